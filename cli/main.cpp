@@ -1,0 +1,41 @@
+// sixnd: one binary, a verb per file (cli/<verb>.cpp). Every error ends here as one line on
+// stderr and exit status 1.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cli/verbs.h"
+#include "core/error.h"
+
+namespace {
+
+void usage(FILE* out) {
+    std::fprintf(out,
+                 "usage: sixnd <verb> [flags]   (sixnd <verb> --help for its flags)\n"
+                 "verbs:\n");
+    for (const auto& v : sixnd::cli::verbs()) std::fprintf(out, "  %-10s %s\n", v.name, v.summary);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (const auto& v : sixnd::cli::verbs()) {
+        if (std::strcmp(argv[1], v.name) != 0) continue;
+        try {
+            return v.run(argc - 1, argv + 1);
+        } catch (const sixnd::Error& e) {
+            std::fprintf(stderr, "sixnd %s: error: %s\n", v.name, e.what());
+            return 1;
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "sixnd %s: error: %s\n", v.name, e.what());
+            return 1;
+        }
+    }
+    std::fprintf(stderr, "sixnd: unknown verb '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

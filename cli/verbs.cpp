@@ -1,0 +1,13 @@
+#include "cli/verbs.h"
+
+namespace sixnd::cli {
+
+const std::vector<Verb>& verbs() {
+    static const std::vector<Verb> table = {
+        {"eval", "loss of a model on a shard set", run_eval},
+        {"tokenizer", "byte-level BPE: train, encode, decode, import-gpt2", run_tokenizer},
+    };
+    return table;
+}
+
+}  // namespace sixnd::cli

@@ -1,0 +1,18 @@
+// The verb table. Each verb lives in cli/<verb>.cpp and parses its own flags with CLI11.
+#pragma once
+#include <vector>
+
+namespace sixnd::cli {
+
+struct Verb {
+    const char* name;
+    const char* summary;
+    int (*run)(int argc, char** argv);  // argv[0] is the verb
+};
+
+const std::vector<Verb>& verbs();
+
+int run_eval(int argc, char** argv);
+int run_tokenizer(int argc, char** argv);
+
+}  // namespace sixnd::cli

@@ -1,0 +1,12 @@
+# The CUDA part of sixnd_model: model/cuda/*.cu, compiled for SIXND_CUDA_ARCHS.
+enable_language(CUDA)
+find_package(CUDAToolkit REQUIRED)
+set(CMAKE_CUDA_STANDARD 17)
+set(CMAKE_CUDA_STANDARD_REQUIRED ON)
+file(GLOB SIXND_CUDA_SRC CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/model/cuda/*.cu ${CMAKE_SOURCE_DIR}/model/cuda/*.cpp)
+if(SIXND_CUDA_SRC)
+  target_sources(sixnd_model PRIVATE ${SIXND_CUDA_SRC})
+  set_target_properties(sixnd_model PROPERTIES CUDA_ARCHITECTURES "${SIXND_CUDA_ARCHS}")
+  target_link_libraries(sixnd_model PUBLIC CUDA::cudart CUDA::cublasLt)
+  target_compile_definitions(sixnd_model PUBLIC SIXND_HAVE_CUDA=1)
+endif()

@@ -1,0 +1,28 @@
+// The one error type: it names where the fault is (a file, a flag, a config key) and what the
+// fault is, so that every bad input ends in a single message a user can act on.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace sixnd {
+
+class Error : public std::runtime_error {
+public:
+    Error(std::string where, std::string fault)
+        : std::runtime_error(where.empty() ? fault : where + ": " + fault),
+          where_(std::move(where)), fault_(std::move(fault)) {}
+    const std::string& where() const { return where_; }
+    const std::string& fault() const { return fault_; }
+
+private:
+    std::string where_;
+    std::string fault_;
+};
+
+// Checks an invariant of an input; the message is only built when the check fails.
+#define SIXND_CHECK(cond, where, fault)                          \
+    do {                                                         \
+        if (!(cond)) throw ::sixnd::Error((where), (fault));     \
+    } while (0)
+
+}  // namespace sixnd

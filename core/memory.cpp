@@ -1,0 +1,100 @@
+#include "core/memory.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace sixnd {
+
+const char* mem_category_name(MemCategory c) {
+    static const char* names[] = {"params", "grads", "master", "adam_m", "adam_v", "activations", "workspace"};
+    return names[static_cast<int>(c)];
+}
+
+void MemoryLedger::add(MemCategory c, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    int i = static_cast<int>(c);
+    cur_[i] += bytes;
+    if (cur_[i] > peak_[i]) peak_[i] = cur_[i];
+    cur_total_ += bytes;
+    if (cur_total_ > peak_total_) peak_total_ = cur_total_;
+}
+
+void MemoryLedger::sub(MemCategory c, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    cur_[static_cast<int>(c)] -= bytes;
+    cur_total_ -= bytes;
+}
+
+size_t MemoryLedger::current(MemCategory c) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cur_[static_cast<int>(c)];
+}
+size_t MemoryLedger::peak(MemCategory c) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return peak_[static_cast<int>(c)];
+}
+size_t MemoryLedger::current_total() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cur_total_;
+}
+size_t MemoryLedger::peak_total() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return peak_total_;
+}
+void MemoryLedger::reset_peaks() {
+    std::lock_guard<std::mutex> lock(mu_);
+    peak_ = cur_;
+    peak_total_ = cur_total_;
+}
+
+void* MemoryBackend::allocate(size_t bytes, MemCategory c) {
+    void* p = raw_allocate(bytes);
+    if (!p) throw Error(name(), "out of memory allocating " + format_bytes(bytes) + " for " + mem_category_name(c));
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        allocs_[p] = Alloc{bytes, c};
+    }
+    ledger_.add(c, bytes);
+    return p;
+}
+
+void MemoryBackend::release(void* p) {
+    if (!p) return;
+    Alloc a{};
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        auto it = allocs_.find(p);
+        if (it == allocs_.end()) throw Error(name(), "release of a pointer this backend did not allocate");
+        a = it->second;
+        allocs_.erase(it);
+    }
+    ledger_.sub(a.category, a.bytes);
+    raw_free(p);
+}
+
+HostMemory::~HostMemory() = default;
+
+void* HostMemory::raw_allocate(size_t bytes) {
+    size_t rounded = (bytes + 63) / 64 * 64;
+    return std::aligned_alloc(64, rounded ? rounded : 64);
+}
+void HostMemory::raw_free(void* p) { std::free(p); }
+void HostMemory::copy_to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void HostMemory::copy_to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+void HostMemory::copy(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
+void HostMemory::memset(void* dst, int value, size_t bytes) { std::memset(dst, value, bytes); }
+
+std::string format_bytes(size_t bytes) {
+    char buf[64];
+    double b = static_cast<double>(bytes);
+    if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1024.0 * 1024));
+    else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.2f KiB", b / 1024.0);
+    else std::snprintf(buf, sizeof buf, "%zu B", bytes);
+    return buf;
+}
+
+}  // namespace sixnd

@@ -1,0 +1,113 @@
+// The op set: everything the GPT forward/backward and the optimizer need from a device.
+// CpuOps (model/cpu) and CudaOps (model/cuda) implement it; the model, trainer and ZeRO
+// engine only ever hold an Ops&.
+//
+// Conventions, as in llm.c:
+//  - "X" buffers (activations, parameters, gradients) are stored in ops.dtype(): float for
+//    fp32, bf16 for bf16. They are passed as void*. Statistics (layernorm mean/rstd, attention
+//    log-sum-exp or probabilities, per-token losses), master weights and Adam moments are
+//    always float. Every reduction accumulates in FP32 (or wider).
+//  - N = B*T rows; C channels; OC output channels; NH heads; hs = C/NH head size.
+//  - Weights are [OC, C] row-major (out, in), as in llm.c; a Linear is out = inp @ W^T + b.
+//  - "+=" below means the op accumulates into its output (gradients accumulate over
+//    micro-steps); "=" means it overwrites.
+//  - Results must be deterministic: the same inputs and thread count give the same bits.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/dtype.h"
+#include "core/memory.h"
+
+namespace sixnd {
+
+enum class AttentionKind { naive, flash };
+AttentionKind parse_attention(const std::string& s);  // "naive" | "flash"
+const char* attention_name(AttentionKind k);
+
+struct AdamWArgs {
+    float lr = 1e-3f;
+    float beta1 = 0.9f;
+    float beta2 = 0.95f;
+    float eps = 1e-8f;
+    float weight_decay = 0.0f;  // decoupled: p -= lr * wd * p; the caller passes 0 for 1-D tensors
+    int step = 1;               // 1-based, for bias correction
+    float grad_scale = 1.0f;    // multiplies every gradient first (clipping, averaging)
+};
+
+class Ops {
+public:
+    virtual ~Ops() = default;
+    virtual const char* name() const = 0;
+    virtual DType dtype() const = 0;
+    virtual MemoryBackend& memory() = 0;
+
+    // out[B,T,C] = wte[inp[b,t],:] + wpe[t,:]
+    virtual void encoder_forward(void* out, const int32_t* inp, const void* wte, const void* wpe, int B, int T,
+                                 int C) = 0;
+    // dwte[inp[b,t],:] += dout[b,t,:];  dwpe[t,:] += sum_b dout[b,t,:]   (deterministic order)
+    virtual void encoder_backward(void* dwte, void* dwpe, const void* dout, const int32_t* inp, int B, int T,
+                                  int C) = 0;
+
+    // out[N,C] = (inp - mean) * rstd * weight + bias, eps 1e-5; mean[N], rstd[N] = saved stats
+    virtual void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
+                                   const void* bias, int N, int C) = 0;
+    // residual[N,C] = inp1 + inp2, then out = layernorm(residual) as above
+    virtual void residual_layernorm_forward(void* residual, void* out, float* mean, float* rstd, const void* inp1,
+                                            const void* inp2, const void* weight, const void* bias, int N,
+                                            int C) = 0;
+    // dinp[N,C] += dL/dinp;  dweight[C] += ...;  dbias[C] += ...
+    virtual void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                                    const void* weight, const float* mean, const float* rstd, int N, int C) = 0;
+
+    // out[N,OC] = inp[N,C] @ weight[OC,C]^T + bias[OC]   (bias may be null)
+    // If pre_gelu is non-null the GELU epilogue is applied: pre_gelu = inp @ W^T + b, out = gelu(pre_gelu).
+    virtual void matmul_forward(void* out, void* pre_gelu, const void* inp, const void* weight, const void* bias,
+                                int N, int C, int OC) = 0;
+    // dinp[N,C] = dout[N,OC] @ weight[OC,C]    (skipped when dinp is null)
+    // dweight[OC,C] += dout^T @ inp;  dbias[OC] += sum_n dout[n,:]   (dbias may be null)
+    virtual void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                                 const void* weight, int N, int C, int OC) = 0;
+
+    // out[n] = gelu_tanh(inp[n])
+    virtual void gelu_forward(void* out, const void* inp, size_t n) = 0;
+    // dinp[n] = gelu_tanh'(inp[n]) * dout[n]   (dinp may alias dout)
+    virtual void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) = 0;
+    // out[n] = a[n] + b[n]
+    virtual void residual_forward(void* out, const void* a, const void* b, size_t n) = 0;
+
+    // Causal multi-head self-attention.
+    // qkv[B,T,3C]: q = [..., 0:C], k = [..., C:2C], v = [..., 2C:3C]; head h uses channels h*hs..(h+1)*hs.
+    // out[B,T,C] = softmax(q k^T / sqrt(hs), causal) v, heads concatenated.
+    // stats: naive -> probabilities [B,NH,T,T] float; flash -> log-sum-exp [B,NH,T] float
+    // (the size is attention_stats_floats). Flash never materialises T x T.
+    static size_t attention_stats_floats(AttentionKind kind, int B, int T, int NH) {
+        return kind == AttentionKind::naive ? static_cast<size_t>(B) * NH * T * T : static_cast<size_t>(B) * NH * T;
+    }
+    virtual void attention_forward(AttentionKind kind, void* out, float* stats, const void* qkv, int B, int T,
+                                   int C, int NH) = 0;
+    // dqkv[B,T,3C] = dL/dqkv (overwritten) given dout[B,T,C] and the forward's qkv, out and stats.
+    virtual void attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv,
+                                    const void* out, const float* stats, int B, int T, int C, int NH) = 0;
+
+    // Fused classifier over logits[N,Vp] where only the first V columns are real vocabulary:
+    // losses[n] = -log softmax(logits[n,0:V])[targets[n]]  (probabilities never materialised);
+    // if write_dlogits, logits is overwritten with dloss * (softmax - onehot) on 0:V and 0 on V:Vp.
+    // targets[N] are in [0, V); losses may be null when only dlogits are wanted.
+    virtual void classifier_forward_backward(void* logits, float* losses, const int32_t* targets, int N, int V,
+                                             int Vp, float dloss, bool write_dlogits) = 0;
+
+    // AdamW on n elements (one tensor, or a shard of one). grads are X. m, v float.
+    // master non-null: master is updated and params = round(master).
+    // master null: params themselves are updated (in bf16 storage small updates vanish; that is
+    // the --master-weights off ablation).
+    virtual void adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n,
+                       const AdamWArgs& a) = 0;
+    // sum of x[i]^2 as double, accumulated in a fixed order (deterministic).
+    virtual double sum_squares(const void* x, size_t n) = 0;
+    // dst[n] = src[n] converted between float and bf16 (RNE); same type is a copy.
+    virtual void cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) = 0;
+};
+
+}  // namespace sixnd

@@ -1,0 +1,38 @@
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/memory.h"
+
+using namespace sixnd;
+
+TEST(MemoryLedger, TracksCurrentAndPeakPerCategory) {
+    HostMemory mem;
+    void* a = mem.allocate(1000, MemCategory::params);
+    void* b = mem.allocate(500, MemCategory::activations);
+    EXPECT_EQ(mem.ledger().current(MemCategory::params), 1000u);
+    EXPECT_EQ(mem.ledger().current_total(), 1500u);
+    mem.release(b);
+    void* c = mem.allocate(200, MemCategory::activations);
+    EXPECT_EQ(mem.ledger().current(MemCategory::activations), 200u);
+    EXPECT_EQ(mem.ledger().peak(MemCategory::activations), 500u);
+    EXPECT_EQ(mem.ledger().peak_total(), 1500u);
+    mem.release(a);
+    mem.release(c);
+    EXPECT_EQ(mem.ledger().current_total(), 0u);
+}
+
+TEST(MemoryLedger, DeviceBufferReleasesOnDestruction) {
+    HostMemory mem;
+    {
+        DeviceBuffer buf(&mem, 4096, MemCategory::grads);
+        EXPECT_EQ(mem.ledger().current(MemCategory::grads), 4096u);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(buf.get()) % 64, 0u);
+    }
+    EXPECT_EQ(mem.ledger().current(MemCategory::grads), 0u);
+}
+
+TEST(MemoryLedger, ForeignPointerIsAnError) {
+    HostMemory mem;
+    int x = 0;
+    EXPECT_THROW(mem.release(&x), Error);
+}

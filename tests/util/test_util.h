@@ -1,0 +1,31 @@
+// Shared test helpers: seeded random inputs, float64 comparison, and where the shared
+// fixtures live.
+#pragma once
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/bf16.h"
+
+namespace sixnd::test {
+
+// Uniform in [lo, hi), from a fixed seed so a failure reproduces.
+std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.0f, float hi = 1.0f);
+std::vector<int32_t> random_ints(size_t n, uint64_t seed, int32_t lo, int32_t hi_exclusive);
+
+// ||a - b|| / ||b||, in double.
+double rel_error(const std::vector<double>& a, const std::vector<double>& ref);
+double rel_error(const std::vector<float>& a, const std::vector<double>& ref);
+double rel_error(const std::vector<float>& a, const std::vector<float>& ref);
+
+std::vector<double> to_double(const std::vector<float>& v);
+std::vector<bf16> to_bf16(const std::vector<float>& v);
+std::vector<float> from_bf16(const std::vector<bf16>& v);
+
+// ../shared/fixtures (or $SIXND_SHARED/fixtures); empty when absent, so tests can skip.
+std::string shared_fixtures_dir();
+// A fresh empty temporary directory, removed by the caller (or left for inspection).
+std::string make_temp_dir(const std::string& prefix);
+
+}  // namespace sixnd::test

@@ -1,0 +1,1 @@
+namespace sixnd { int tokenizer_placeholder; }
