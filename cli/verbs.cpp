@@ -5,6 +5,7 @@ namespace sixnd::cli {
 const std::vector<Verb>& verbs() {
     static const std::vector<Verb> table = {
         {"eval", "loss of a model on a shard set", run_eval},
+        {"data", "raw text -> filtered, deduplicated token shards", run_data},
         {"tokenizer", "byte-level BPE: train, encode, decode, import-gpt2", run_tokenizer},
     };
     return table;

@@ -14,5 +14,6 @@ const std::vector<Verb>& verbs();
 
 int run_eval(int argc, char** argv);
 int run_tokenizer(int argc, char** argv);
+int run_data(int argc, char** argv);
 
 }  // namespace sixnd::cli
