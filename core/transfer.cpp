@@ -1,0 +1,29 @@
+#include "core/transfer.h"
+
+#include "core/bf16.h"
+
+namespace sixnd {
+
+void upload_f32(MemoryBackend& mem, void* dst, DType dst_type, const float* src, size_t n) {
+    if (dst_type == DType::f32) {
+        mem.copy_to_device(dst, src, n * 4);
+        return;
+    }
+    std::vector<bf16> tmp(n);
+    for (size_t i = 0; i < n; i++) tmp[i] = bf16(src[i]);
+    mem.copy_to_device(dst, tmp.data(), n * 2);
+}
+
+std::vector<float> download_f32(MemoryBackend& mem, const void* src, DType src_type, size_t n) {
+    std::vector<float> out(n);
+    if (src_type == DType::f32) {
+        mem.copy_to_host(out.data(), src, n * 4);
+        return out;
+    }
+    std::vector<bf16> tmp(n);
+    mem.copy_to_host(tmp.data(), src, n * 2);
+    for (size_t i = 0; i < n; i++) out[i] = static_cast<float>(tmp[i]);
+    return out;
+}
+
+}  // namespace sixnd

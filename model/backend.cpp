@@ -1,0 +1,49 @@
+#include "model/backend.h"
+
+#include <fstream>
+
+#include "core/error.h"
+#include "model/cpu/cpu_ops.h"
+#ifdef SIXND_HAVE_CUDA
+#include "model/cuda/cuda_ops.h"
+#endif
+
+namespace sixnd {
+
+static std::string cpu_model_name() {
+    std::ifstream f("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.rfind("model name", 0) == 0) {
+            auto p = line.find(':');
+            if (p != std::string::npos) return line.substr(p + 2);
+        }
+    }
+    return "cpu";
+}
+
+Backend make_backend(const std::string& device, DType dtype) {
+    if (device != "cpu" && device != "cuda" && device != "auto")
+        throw Error("--device", "unknown device '" + device + "' (expected cpu, cuda or auto)");
+    Backend b;
+#ifdef SIXND_HAVE_CUDA
+    std::string why;
+    if (device != "cpu" && cuda_device_available(&why)) {
+        b.device = "cuda";
+        b.memory = make_cuda_memory(0);
+        b.ops = make_cuda_ops(dtype, *b.memory);
+        b.device_name = cuda_device_info(0).name;
+        return b;
+    }
+    if (device == "cuda") throw Error("--device cuda", "no usable CUDA device: " + why);
+#else
+    if (device == "cuda") throw Error("--device cuda", "this sixnd was built without CUDA");
+#endif
+    b.device = "cpu";
+    b.device_name = cpu_model_name();
+    b.memory = std::make_unique<HostMemory>();
+    b.ops = make_cpu_ops(dtype, *b.memory);
+    return b;
+}
+
+}  // namespace sixnd

@@ -1,0 +1,23 @@
+// FLOP accounting (DESIGN.md): per token, model FLOPs = 6*N + 12*L*C*T, where N counts the
+// parameters that take part in matrix multiplies — every parameter except the position
+// embeddings, with the tied wte counted once (as the LM head, over the real vocabulary).
+// Hardware FLOPs add what the recompute policy runs again: under `full` each block's forward
+// (2*N_blocks + 4*L*C*T per token); `selective` recomputes only layernorms and GELUs, which are
+// not matmul FLOPs. MFU = model FLOP/s / peak; HFU = hardware FLOP/s / peak.
+#pragma once
+#include <cstddef>
+
+#include "model/config.h"
+#include "model/recompute.h"
+
+namespace sixnd {
+
+struct FlopsPerToken {
+    double model = 0;
+    double hardware = 0;
+};
+
+size_t matmul_param_count(const GPTConfig& cfg);
+FlopsPerToken flops_per_token(const GPTConfig& cfg, int T, Recompute r);
+
+}  // namespace sixnd

@@ -1,0 +1,87 @@
+// GPT-2 forward and backward, orchestrated over an Ops backend. Pre-LN blocks:
+//   x_0 = wte[tokens] + wpe[pos]
+//   block l:  ln1 = LN(x_l); qkv = ln1 W_qkv^T + b; a = attention(qkv); r2 = x_l + a W_proj^T + b
+//             ln2 = LN(r2); h = gelu(ln2 W_fc^T + b); x_{l+1} = r2 + h W_fcproj^T + b
+//   logits = LN_f(x_L) wte^T  (tied head, over the padded vocabulary; padded columns get no
+//   probability), loss = mean cross-entropy over the B*T positions.
+// The model never knows which backend, rank or recompute policy's memory it runs on beyond
+// the Ops it holds; distributed engines see it only through UnitHooks.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/memory.h"
+#include "core/unit_hooks.h"
+#include "model/config.h"
+#include "model/ops.h"
+#include "model/param_layout.h"
+#include "model/recompute.h"
+
+namespace sixnd {
+
+struct ModelOptions {
+    AttentionKind attention = AttentionKind::flash;
+    Recompute recompute = Recompute::none;
+    size_t unit_align = 64;  // elements; ZeRO raises it so each unit splits evenly over ranks
+};
+
+class GPT {
+public:
+    GPT(const GPTConfig& cfg, Ops& ops, const ModelOptions& opt = {});
+    ~GPT();
+    GPT(const GPT&) = delete;
+    GPT& operator=(const GPT&) = delete;
+
+    const GPTConfig& config() const { return cfg_; }
+    const ParamLayout& layout() const { return layout_; }
+    const ModelOptions& options() const { return opt_; }
+    Ops& ops() { return ops_; }
+    void set_hooks(UnitHooks* hooks) { hooks_ = hooks ? hooks : &no_hooks_; }
+
+    // Flat device buffers in ops.dtype(), layout().total() elements each.
+    void* params() const { return params_.get(); }
+    void* grads() const { return grads_.get(); }
+
+    // Host FP32 copies in layout order (padding included), cast to/from the storage dtype.
+    void set_params(const std::vector<float>& host);
+    std::vector<float> get_params() const;
+    std::vector<float> get_grads() const;
+    void zero_grad();
+
+    // Forward over B x T tokens (host arrays; targets may be null). Returns the mean loss,
+    // or NaN without targets. With `for_backward`, the classifier leaves dlogits for
+    // backward(), scaled by dloss_scale / (B*T) — the trainer passes 1/grad_accum_steps.
+    float forward(const int32_t* inputs, const int32_t* targets, int B, int T, bool for_backward = false,
+                  float dloss_scale = 1.0f);
+    // Accumulates the gradient of the last forward(for_backward = true) into grads().
+    void backward();
+
+    // Logits of the last forward (not after a for_backward pass): [B*T, vocab_size] on the host.
+    std::vector<float> get_logits() const;
+    // Per-position losses of the last forward: [B*T].
+    std::vector<float> get_losses() const;
+
+private:
+    struct Activations;
+    void ensure_activations(int B, int T);
+    void block_forward(int l, bool keep_output);
+    void block_backward(int l);
+    void* param(const TensorInfo& t) const;
+    void* grad(const TensorInfo& t) const;
+
+    GPTConfig cfg_;
+    Ops& ops_;
+    MemoryBackend& mem_;
+    ModelOptions opt_;
+    ParamLayout layout_;
+    UnitHooks no_hooks_;
+    UnitHooks* hooks_ = &no_hooks_;
+    DeviceBuffer params_;
+    DeviceBuffer grads_;
+    std::unique_ptr<Activations> act_;
+    int B_ = 0, T_ = 0;
+    bool backward_ready_ = false;
+};
+
+}  // namespace sixnd

@@ -1,0 +1,64 @@
+// Where every parameter lives. All parameters are one flat buffer; GPT-2-named tensors are
+// views into it. The buffer is cut into units — the embeddings, each transformer block, the
+// final layernorm — each padded to a multiple of `unit_align` elements so that a unit splits
+// evenly over ranks. Gradients, master weights and Adam moments share this layout, so a
+// rank's shard is one [begin, end) range in all of them.
+//
+// Inside a block the tensors follow GPT-2's order; weights are [out, in] as in llm.c.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "model/config.h"
+
+namespace sixnd {
+
+struct TensorInfo {
+    std::string name;          // GPT-2 name: wte, wpe, h.3.attn.c_attn.weight, ln_f.bias, ...
+    std::vector<int> shape;    // [out, in] for weights
+    size_t offset = 0;         // in elements, into the flat buffer
+    size_t numel = 0;
+    int unit = 0;
+    bool decay() const { return shape.size() >= 2; }  // weight decay applies to matrices only
+};
+
+struct UnitInfo {
+    std::string name;   // "embeddings", "h.0", ..., "ln_f"
+    size_t begin = 0;   // first element
+    size_t end = 0;     // one past the last element, padding included
+    size_t used = 0;    // elements holding parameters (the rest is padding)
+    size_t size() const { return end - begin; }
+};
+
+// The tensors of one block, in layout order; indices into ParamLayout::block_tensor().
+enum BlockTensor {
+    kLn1W, kLn1B, kQkvW, kQkvB, kAttProjW, kAttProjB, kLn2W, kLn2B, kFcW, kFcB, kFcProjW, kFcProjB, kBlockTensors
+};
+
+class ParamLayout {
+public:
+    explicit ParamLayout(const GPTConfig& cfg, size_t unit_align = 64);
+
+    const std::vector<TensorInfo>& tensors() const { return tensors_; }
+    const std::vector<UnitInfo>& units() const { return units_; }
+    size_t total() const { return total_; }         // elements, padding included
+    size_t num_params() const;                      // elements holding parameters
+    const TensorInfo& find(const std::string& name) const;  // throws Error when unknown
+
+    const TensorInfo& wte() const { return tensors_[0]; }
+    const TensorInfo& wpe() const { return tensors_[1]; }
+    const TensorInfo& block_tensor(int layer, BlockTensor t) const { return tensors_[2 + layer * kBlockTensors + t]; }
+    const TensorInfo& lnf_w() const { return tensors_[tensors_.size() - 2]; }
+    const TensorInfo& lnf_b() const { return tensors_[tensors_.size() - 1]; }
+    int embedding_unit() const { return 0; }
+    int block_unit(int layer) const { return 1 + layer; }
+    int final_unit() const { return static_cast<int>(units_.size()) - 1; }
+
+private:
+    std::vector<TensorInfo> tensors_;
+    std::vector<UnitInfo> units_;
+    size_t total_ = 0;
+};
+
+}  // namespace sixnd

@@ -1,0 +1,234 @@
+// The CPU matmul engine (oneDNN or portable) and the Linear ops built on it, against float64.
+// Tolerances: FP32 results are ~1e-7 * sqrt(K) from exact, so 1e-5 relative; BF16 storage adds
+// one rounding of the output (2^-9 relative at most, ~1e-3 as a norm), so 5e-3.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/memory.h"
+#include "model/cpu/cpu_ops.h"
+#include "model/cpu/matmul.h"
+#include "tests/util/ops_test_util.h"
+#include "tests/util/test_util.h"
+
+using namespace sixnd;
+using namespace sixnd::test;
+
+namespace {
+
+double tol(DType dt) { return dt == DType::f32 ? 1e-5 : 5e-3; }
+
+// c (+)= op(a) op(b) + bias in double, with the GemmShape conventions of matmul.h.
+std::vector<double> gemm_ref(const std::vector<float>& c0, const std::vector<float>& a, const std::vector<float>& b,
+                             const std::vector<float>* bias, const cpu::GemmShape& s) {
+    std::vector<double> c(static_cast<size_t>(s.M) * s.N);
+    for (int m = 0; m < s.M; m++)
+        for (int n = 0; n < s.N; n++) {
+            double acc = bias ? (*bias)[n] : 0.0;
+            for (int k = 0; k < s.K; k++) {
+                double av = s.a_trans ? a[static_cast<size_t>(k) * s.M + m] : a[static_cast<size_t>(m) * s.K + k];
+                double bv = s.b_trans ? b[static_cast<size_t>(n) * s.K + k] : b[static_cast<size_t>(k) * s.N + n];
+                acc += av * bv;
+            }
+            if (s.accumulate) acc += c0[static_cast<size_t>(m) * s.N + n];
+            c[static_cast<size_t>(m) * s.N + n] = acc;
+        }
+    return c;
+}
+
+// Every transpose / accumulate / bias combination through `run`, against gemm_ref.
+template <typename Run> void check_all_forms(DType dt, Run run, int M, int N, int K) {
+    uint64_t seed = 100;
+    for (bool at : {false, true})
+        for (bool bt : {false, true})
+            for (bool accumulate : {false, true})
+                for (bool with_bias : {false, true}) {
+                    cpu::GemmShape s{M, N, K, at, bt, accumulate};
+                    auto a = round_to(dt, random_floats(static_cast<size_t>(M) * K, seed++));
+                    auto b = round_to(dt, random_floats(static_cast<size_t>(K) * N, seed++));
+                    auto bias = round_to(dt, random_floats(N, seed++));
+                    auto c0 = round_to(dt, random_floats(static_cast<size_t>(M) * N, seed++));
+                    XBuf ab(dt, a), bb(dt, b), biasb(dt, bias), cb(dt, c0);
+                    run(cb.ptr(), ab.ptr(), bb.ptr(), with_bias ? biasb.ptr() : nullptr, s);
+                    auto ref = gemm_ref(c0, a, b, with_bias ? &bias : nullptr, s);
+                    EXPECT_LT(rel_error(cb.values(), ref), tol(dt))
+                        << "a_trans " << at << " b_trans " << bt << " accumulate " << accumulate << " bias "
+                        << with_bias << " " << dtype_name(dt);
+                }
+}
+
+}  // namespace
+
+TEST(CpuMatmul, EngineAllFormsMatchFloat64) {
+    for (DType dt : {DType::f32, DType::bf16}) {
+        cpu::Matmul mm(dt);
+        auto run = [&](void* c, const void* a, const void* b, const void* bias, const cpu::GemmShape& s) {
+            mm.run(c, a, b, bias, s);
+        };
+        check_all_forms(dt, run, 37, 71, 83);
+        check_all_forms(dt, run, 130, 97, 300);  // several blocks of every dimension
+    }
+}
+
+TEST(CpuMatmul, PortableAllFormsMatchFloat64) {
+    for (DType dt : {DType::f32, DType::bf16}) {
+        auto run = [&](void* c, const void* a, const void* b, const void* bias, const cpu::GemmShape& s) {
+            cpu::gemm_portable(dt, c, a, b, bias, s);
+        };
+        check_all_forms(dt, run, 37, 71, 83);
+        check_all_forms(dt, run, 130, 97, 300);
+    }
+}
+
+TEST(CpuMatmul, CachedPrimitivesServeRepeatedAndMixedShapes) {
+    cpu::Matmul mm(DType::f32);
+    for (int rep = 0; rep < 3; rep++)
+        for (int M : {5, 17}) {
+            cpu::GemmShape s{M, 9, 11, false, true, false};
+            auto a = random_floats(static_cast<size_t>(M) * 11, 7 + rep);
+            auto b = random_floats(9 * 11, 8 + rep);
+            std::vector<float> c(static_cast<size_t>(M) * 9);
+            mm.run(c.data(), a.data(), b.data(), nullptr, s);
+            EXPECT_LT(rel_error(c, gemm_ref(c, a, b, nullptr, s)), 1e-6);
+        }
+}
+
+// BF16 gradients accumulate in FP32 and are rounded once: every element is within half a bf16
+// ulp (plus FP32 noise) of the exact old + sum, which a second rounding would break.
+TEST(CpuMatmul, Bf16AccumulateRoundsOnce) {
+    const int M = 64, N = 48, K = 96;
+    cpu::GemmShape s{M, N, K, true, false, true};
+    auto a = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * K, 1));
+    auto b = round_to(DType::bf16, random_floats(static_cast<size_t>(K) * N, 2));
+    auto c0 = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * N, 3, -4.0f, 4.0f));
+    auto ref = gemm_ref(c0, a, b, nullptr, s);
+    cpu::Matmul mm(DType::bf16);
+    XBuf ab(DType::bf16, a), bb(DType::bf16, b), cb(DType::bf16, c0);
+    mm.run(cb.ptr(), ab.ptr(), bb.ptr(), nullptr, s);
+    auto out = cb.values();
+    double worst = 0;
+    for (size_t i = 0; i < out.size(); i++) worst = std::max(worst, std::fabs(out[i] - ref[i]) / bf16_half_ulp(ref[i]));
+    EXPECT_LT(worst, 1.01);
+}
+
+namespace {
+
+// out = inp W^T + b in double.
+std::vector<double> linear_ref(const std::vector<double>& inp, const std::vector<double>& w,
+                               const std::vector<double>& b, int N, int C, int OC) {
+    std::vector<double> out(static_cast<size_t>(N) * OC);
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OC; o++) {
+            double acc = b[o];
+            for (int c = 0; c < C; c++) acc += inp[static_cast<size_t>(n) * C + c] * w[static_cast<size_t>(o) * C + c];
+            out[static_cast<size_t>(n) * OC + o] = acc;
+        }
+    return out;
+}
+
+double gelu_ref(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
+
+}  // namespace
+
+TEST(CpuMatmul, LinearForwardWithAndWithoutGelu) {
+    const int N = 23, C = 45, OC = 67;
+    for (DType dt : {DType::f32, DType::bf16}) {
+        HostMemory mem;
+        auto ops = make_cpu_ops(dt, mem);
+        auto inp = round_to(dt, random_floats(static_cast<size_t>(N) * C, 11));
+        auto w = round_to(dt, random_floats(static_cast<size_t>(OC) * C, 12));
+        auto b = round_to(dt, random_floats(OC, 13));
+        auto ref = linear_ref(to_double(inp), to_double(w), to_double(b), N, C, OC);
+        XBuf ib(dt, inp), wb(dt, w), bb(dt, b), out(dt, ref.size()), pre(dt, ref.size());
+        ops->matmul_forward(out.ptr(), nullptr, ib.ptr(), wb.ptr(), bb.ptr(), N, C, OC);
+        EXPECT_LT(rel_error(out.values(), ref), tol(dt)) << dtype_name(dt);
+
+        ops->matmul_forward(out.ptr(), pre.ptr(), ib.ptr(), wb.ptr(), bb.ptr(), N, C, OC);
+        EXPECT_LT(rel_error(pre.values(), ref), tol(dt)) << dtype_name(dt);
+        std::vector<double> gref(ref.size());
+        auto prev = pre.values();  // gelu is applied to the stored pre-activation
+        for (size_t i = 0; i < ref.size(); i++) gref[i] = gelu_ref(prev[i]);
+        EXPECT_LT(rel_error(out.values(), gref), dt == DType::f32 ? 1e-6 : 5e-3) << dtype_name(dt);
+
+        XBuf out_nb(dt, ref.size());
+        ops->matmul_forward(out_nb.ptr(), nullptr, ib.ptr(), wb.ptr(), nullptr, N, C, OC);
+        auto ref_nb = linear_ref(to_double(inp), to_double(w), std::vector<double>(OC, 0.0), N, C, OC);
+        EXPECT_LT(rel_error(out_nb.values(), ref_nb), tol(dt)) << dtype_name(dt);
+    }
+}
+
+// Backward against central differences of the float64 forward, for L = sum(dout * out):
+// dinp is overwritten; dweight and dbias accumulate onto what they held.
+TEST(CpuMatmul, LinearBackwardMatchesFiniteDifferences) {
+    const int N = 7, C = 13, OC = 11;
+    auto inp = random_floats(static_cast<size_t>(N) * C, 21);
+    auto w = random_floats(static_cast<size_t>(OC) * C, 22);
+    auto b = random_floats(OC, 23);
+    auto dout = random_floats(static_cast<size_t>(N) * OC, 24);
+    auto dw0 = random_floats(w.size(), 25);
+    auto db0 = random_floats(OC, 26);
+    auto gi = numeric_grad(
+        [&](const std::vector<double>& x) { return weighted_sum(linear_ref(x, to_double(w), to_double(b), N, C, OC), dout); },
+        to_double(inp));
+    auto gw = numeric_grad(
+        [&](const std::vector<double>& x) { return weighted_sum(linear_ref(to_double(inp), x, to_double(b), N, C, OC), dout); },
+        to_double(w));
+    auto gb = numeric_grad(
+        [&](const std::vector<double>& x) { return weighted_sum(linear_ref(to_double(inp), to_double(w), x, N, C, OC), dout); },
+        to_double(b));
+    for (size_t i = 0; i < gw.size(); i++) gw[i] += dw0[i];
+    for (size_t i = 0; i < gb.size(); i++) gb[i] += db0[i];
+
+    HostMemory mem;
+    auto ops = make_cpu_ops(DType::f32, mem);
+    std::vector<float> dinp(inp.size(), 123.0f), dw = dw0, db = db0;
+    ops->matmul_backward(dinp.data(), dw.data(), db.data(), dout.data(), inp.data(), w.data(), N, C, OC);
+    EXPECT_LT(rel_error(dinp, gi), 1e-5);
+    EXPECT_LT(rel_error(dw, gw), 1e-5);
+    EXPECT_LT(rel_error(db, gb), 1e-5);
+
+    // Without dinp and dbias only dweight moves.
+    std::vector<float> dw2 = dw0;
+    ops->matmul_backward(nullptr, dw2.data(), nullptr, dout.data(), inp.data(), w.data(), N, C, OC);
+    EXPECT_LT(rel_error(dw2, gw), 1e-5);
+}
+
+TEST(CpuMatmul, Bf16LinearBackwardMatchesFp32) {
+    const int N = 29, C = 40, OC = 57;
+    const DType h = DType::bf16;
+    auto inp = round_to(h, random_floats(static_cast<size_t>(N) * C, 31));
+    auto w = round_to(h, random_floats(static_cast<size_t>(OC) * C, 32));
+    auto dout = round_to(h, random_floats(static_cast<size_t>(N) * OC, 33));
+    auto dw0 = round_to(h, random_floats(w.size(), 34));
+    auto db0 = round_to(h, random_floats(OC, 35));
+    std::vector<std::vector<float>> res[2];
+    for (DType dt : {DType::f32, DType::bf16}) {
+        HostMemory mem;
+        auto ops = make_cpu_ops(dt, mem);
+        XBuf ib(dt, inp), wb(dt, w), db(dt, dout), dinp(dt, inp.size()), dw(dt, dw0), dbias(dt, db0);
+        ops->matmul_backward(dinp.ptr(), dw.ptr(), dbias.ptr(), db.ptr(), ib.ptr(), wb.ptr(), N, C, OC);
+        res[dt == DType::bf16] = {dinp.values(), dw.values(), dbias.values()};
+    }
+    for (int i = 0; i < 3; i++) EXPECT_LT(rel_error(res[1][i], res[0][i]), 5e-3) << "output " << i;
+}
+
+TEST(CpuMatmul, BackwardIsDeterministic) {
+    const int N = 64, C = 96, OC = 160;
+    for (DType dt : {DType::f32, DType::bf16}) {
+        HostMemory mem;
+        auto ops = make_cpu_ops(dt, mem);
+        XBuf inp(dt, random_floats(static_cast<size_t>(N) * C, 41)), w(dt, random_floats(static_cast<size_t>(OC) * C, 42)),
+            dout(dt, random_floats(static_cast<size_t>(N) * OC, 43));
+        std::vector<float> first[3];
+        for (int rep = 0; rep < 2; rep++) {
+            XBuf dinp(dt, inp.size()), dw(dt, w.size()), db(dt, static_cast<size_t>(OC));
+            ops->matmul_backward(dinp.ptr(), dw.ptr(), db.ptr(), dout.ptr(), inp.ptr(), w.ptr(), N, C, OC);
+            std::vector<float> got[3] = {dinp.values(), dw.values(), db.values()};
+            for (int i = 0; i < 3; i++) {
+                if (rep == 0) first[i] = got[i];
+                else EXPECT_EQ(first[i], got[i]) << "output " << i << " " << dtype_name(dt);
+            }
+        }
+    }
+}
