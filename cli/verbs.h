@@ -13,6 +13,8 @@ struct Verb {
 const std::vector<Verb>& verbs();
 
 int run_eval(int argc, char** argv);
+int run_train(int argc, char** argv);
+int run_sample(int argc, char** argv);
 int run_tokenizer(int argc, char** argv);
 int run_data(int argc, char** argv);
 

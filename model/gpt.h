@@ -57,6 +57,9 @@ public:
     // Accumulates the gradient of the last forward(for_backward = true) into grads().
     void backward();
 
+    // Device pointer to one parameter tensor (in ops.dtype()).
+    void* param(const TensorInfo& t) const;
+
     // Logits of the last forward (not after a for_backward pass): [B*T, vocab_size] on the host.
     std::vector<float> get_logits() const;
     // Per-position losses of the last forward: [B*T].
@@ -67,7 +70,6 @@ private:
     void ensure_activations(int B, int T);
     void block_forward(int l, bool keep_output);
     void block_backward(int l);
-    void* param(const TensorInfo& t) const;
     void* grad(const TensorInfo& t) const;
 
     GPTConfig cfg_;

@@ -91,6 +91,12 @@ public:
     virtual void attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv,
                                     const void* out, const float* stats, int B, int T, int C, int NH) = 0;
 
+    // One decoding step with a KV cache. qkv[B, S, 3C] holds the q, k, v rows of positions
+    // 0..t of each sequence (S is the cache length, t < S); out[B, C] = causal attention of the
+    // query at row t over the keys and values of rows 0..t. Only decoding uses it, so it has
+    // no backward.
+    virtual void attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH) = 0;
+
     // Fused classifier over logits[N,Vp] where only the first V columns are real vocabulary:
     // losses[n] = -log softmax(logits[n,0:V])[targets[n]]  (probabilities never materialised);
     // if write_dlogits, logits is overwritten with dloss * (softmax - onehot) on 0:V and 0 on V:Vp.

@@ -1,0 +1,77 @@
+// sixnd train: flags -> TrainOptions -> train(). The last stdout line is a JSON summary.
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/model_flags.h"
+#include "cli/on_off.h"
+#include "cli/verbs.h"
+#include "model/ops.h"
+#include "train/trainer.h"
+
+namespace sixnd::cli {
+
+int run_train(int argc, char** argv) {
+    CLI::App app{"Train a GPT on llm.c token shards", "sixnd train"};
+    app.set_config("--config", "", "read flags from a TOML/INI file (key = value, same names as the flags)");
+    ModelFlags mf;
+    add_model_flags(app, mf);
+    TrainOptions o;
+    std::string recompute = "none", shuffle = "on", schedule = "cosine", master = "on";
+    app.add_option("--recompute", recompute, "none, selective or full")->capture_default_str();
+    app.add_option("--train-data", o.train_data, "glob of llm.c token shards")->required();
+    app.add_option("--val-data", o.val_data, "glob of validation shards");
+    app.add_option("--shuffle", shuffle, "on or off")->capture_default_str();
+    app.add_option("--batch", o.batch, "micro-batch size B per process")->capture_default_str();
+    app.add_option("--seq-len", o.seq_len, "sequence length T")->capture_default_str();
+    app.add_option("--total-batch-tokens", o.total_batch_tokens, "tokens per optimizer step (gradient accumulation); default B*T*ranks");
+    app.add_option("--steps", o.steps, "optimizer steps")->capture_default_str();
+    app.add_option("--stop-at", o.stop_at, "stop after this step with a checkpoint; the schedule still spans --steps");
+    app.add_option("--lr", o.schedule.lr, "peak learning rate")->capture_default_str();
+    app.add_option("--schedule", schedule, "constant, cosine or wsd")->capture_default_str();
+    app.add_option("--warmup", o.schedule.warmup, "linear warm-up steps")->capture_default_str();
+    app.add_option("--final-lr-frac", o.schedule.final_frac, "final learning rate as a fraction of --lr")->capture_default_str();
+    app.add_option("--weight-decay", o.optimizer.weight_decay, "decoupled weight decay (matrices only)")->capture_default_str();
+    app.add_option("--beta1", o.optimizer.beta1)->capture_default_str();
+    app.add_option("--beta2", o.optimizer.beta2)->capture_default_str();
+    app.add_option("--eps", o.optimizer.eps)->capture_default_str();
+    app.add_option("--grad-clip", o.grad_clip, "global gradient-norm clip (0 = off)")->capture_default_str();
+    app.add_option("--master-weights", master, "keep FP32 master weights for BF16 parameters: on or off")->capture_default_str();
+    app.add_option("--out", o.out_dir, "run directory (checkpoints go to OUT/checkpoints)")->capture_default_str();
+    app.add_option("--checkpoint-every", o.checkpoint_every, "save every N steps (0: only at the end)")->capture_default_str();
+    app.add_option("--keep-last", o.keep_last, "checkpoints to keep (0: all)")->capture_default_str();
+    app.add_option("--resume", o.resume, "latest, or a checkpoint directory");
+    app.add_option("--log", o.log, "JSON Lines run log");
+    app.add_option("--eval-every", o.eval_every, "validation loss every N steps (needs --val-data)")->capture_default_str();
+    app.add_option("--eval-batches", o.eval_batches, "validation batches per evaluation")->capture_default_str();
+    app.add_option("--max-bad-steps", o.max_bad_steps, "stop after this many non-finite steps in a row")->capture_default_str();
+    app.add_option("--peak-tflops", o.peak_tflops, "override the peak TFLOP/s used for MFU");
+    app.add_option("--tokenizer", o.tokenizer, "sixnd tokenizer file the shards were made with (stored in checkpoints)");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    o.device = mf.device;
+    o.dtype = parse_dtype(mf.dtype);
+    o.attention = parse_attention(mf.attention);
+    o.recompute = parse_recompute(recompute);
+    o.seed = mf.seed;
+    o.shuffle = parse_on_off("--shuffle", shuffle);
+    o.schedule.kind = parse_schedule(schedule);
+    o.optimizer.master_weights = parse_on_off("--master-weights", master);
+    if (o.batch <= 0 || o.seq_len <= 0) throw Error("--batch/--seq-len", "must be positive");
+    if (o.max_bad_steps <= 0) throw Error("--max-bad-steps", "must be positive");
+    if (o.eval_every > 0 && o.val_data.empty()) throw Error("--eval-every", "needs --val-data");
+
+    // With --resume the checkpoint's model replaces this one; it is still built so that
+    // `--resume latest` on a fresh run directory starts from --init.
+    InitialModel im = initial_model(mf);
+    TrainResult r = train(o, im.config, im.params);
+    nlohmann::json out{{"steps", r.steps_done}, {"loss", r.last_loss}, {"checkpoint", r.last_checkpoint}, {"log", o.log}};
+    if (r.last_val_loss >= 0) out["val_loss"] = r.last_val_loss;
+    std::printf("%s\n", out.dump().c_str());
+    return 0;
+}
+
+}  // namespace sixnd::cli

@@ -1,0 +1,54 @@
+#include "data/loader.h"
+
+#include "core/error.h"
+#include "core/rng.h"
+
+namespace sixnd {
+
+DataLoader::DataLoader(const std::string& glob, int B, int T, int rank, int world, bool shuffle, uint64_t seed)
+    : tokens_(glob), B_(B), T_(T), rank_(rank), world_(world), shuffle_(shuffle), seed_(seed),
+      row_(static_cast<size_t>(T) + 1) {
+    if (B <= 0 || T <= 0) throw Error("--batch/--seq-len", "must be positive");
+    samples_ = tokens_.size() > 0 ? (tokens_.size() - 1) / static_cast<uint64_t>(T) : 0;
+    const uint64_t need = static_cast<uint64_t>(world) * B;
+    if (samples_ < need)
+        throw Error(glob, "holds " + std::to_string(tokens_.size()) + " tokens, fewer than one global batch of " +
+                              std::to_string(world) + " x " + std::to_string(B) + " x " + std::to_string(T) +
+                              " (+1) needs");
+    build_order();
+}
+
+void DataLoader::build_order() {
+    order_.clear();
+    if (!shuffle_) return;
+    order_.resize(samples_);
+    for (uint64_t i = 0; i < samples_; i++) order_[i] = i;
+    Rng rng(seed_ ^ (0x5851f42d4c957f2dull * (state_.epoch + 1)));
+    for (uint64_t i = samples_ - 1; i > 0; i--) std::swap(order_[i], order_[rng.below(i + 1)]);
+}
+
+void DataLoader::next(int32_t* inputs, int32_t* targets) {
+    const uint64_t global = static_cast<uint64_t>(world_) * B_;
+    if (state_.cursor + global > samples_) {
+        state_.epoch++;
+        state_.cursor = 0;
+        build_order();
+    }
+    for (int b = 0; b < B_; b++) {
+        uint64_t k = state_.cursor + static_cast<uint64_t>(rank_) * B_ + b;
+        uint64_t sample = shuffle_ ? order_[k] : k;
+        tokens_.read(sample * T_, static_cast<size_t>(T_) + 1, row_.data());
+        std::copy(row_.begin(), row_.end() - 1, inputs + static_cast<size_t>(b) * T_);
+        std::copy(row_.begin() + 1, row_.end(), targets + static_cast<size_t>(b) * T_);
+    }
+    state_.cursor += global;
+}
+
+void DataLoader::set_state(const LoaderState& s) {
+    if (s.cursor > samples_) throw Error("data loader state", "position beyond the data set (was the data changed?)");
+    bool new_epoch = s.epoch != state_.epoch;
+    state_ = s;
+    if (new_epoch) build_order();
+}
+
+}  // namespace sixnd

@@ -1,0 +1,50 @@
+// The training data loader. The token stream (shards concatenated in path order) is cut into
+// samples of T+1 tokens that overlap by one: sample i is tokens [i*T, i*T + T + 1), inputs its
+// first T, targets its last T. A global micro-batch is world*B consecutive samples of the
+// epoch's order; rank r takes the r-th block of B, so ranks see disjoint slices and a run with
+// the same global batch sees the same tokens whatever the world size.
+//
+// shuffle off: the order is 0, 1, 2, ...; one process's batch k is then exactly tokens
+//   [k*B*T, k*B*T + B*T + 1), as in `sixnd eval`.
+// shuffle on: each epoch's order is a permutation drawn from (seed, epoch), so it is the same
+//   on every rank and after a resume.
+// An epoch ends when fewer than world*B samples remain; the remainder is dropped.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/token_set.h"
+
+namespace sixnd {
+
+struct LoaderState {
+    uint64_t epoch = 0;
+    uint64_t cursor = 0;  // samples of this epoch's order already consumed (all ranks)
+};
+
+class DataLoader {
+public:
+    DataLoader(const std::string& glob, int B, int T, int rank, int world, bool shuffle, uint64_t seed);
+
+    // Fills inputs[B*T] and targets[B*T] with this rank's part of the next global micro-batch.
+    void next(int32_t* inputs, int32_t* targets);
+    const LoaderState& state() const { return state_; }
+    void set_state(const LoaderState& s);
+    const TokenSet& tokens() const { return tokens_; }
+    uint64_t samples_per_epoch() const { return samples_; }
+
+private:
+    void build_order();
+
+    TokenSet tokens_;
+    int B_, T_, rank_, world_;
+    bool shuffle_;
+    uint64_t seed_;
+    uint64_t samples_ = 0;
+    LoaderState state_;
+    std::vector<uint64_t> order_;  // empty when shuffle is off
+    std::vector<int32_t> row_;
+};
+
+}  // namespace sixnd

@@ -1,0 +1,33 @@
+// Incremental decoding with a KV cache, one sequence at a time: each step embeds one token at
+// the next position, appends its q, k, v rows to every layer's cache, attends from that one
+// query over the cached positions (Ops::attention_decode), and returns the next-token logits.
+// Work per step is O(t) rather than re-running the whole prefix.
+#pragma once
+#include <vector>
+
+#include "core/memory.h"
+#include "model/gpt.h"
+
+namespace sixnd {
+
+class Decoder {
+public:
+    // max_len: cache length; at most the model's max_seq_len.
+    Decoder(GPT& model, int max_len);
+    // Feeds `token` at the next position; returns logits over the real vocabulary.
+    std::vector<float> step(int token);
+    int position() const { return pos_; }
+    int max_len() const { return S_; }
+
+private:
+    GPT& m_;
+    int S_;
+    int pos_ = 0;
+    std::vector<DeviceBuffer> bufs_;
+    std::vector<void*> cache_;  // per layer [S, 3C]
+    void *x_, *ln_, *atty_, *proj_, *res2_, *fch_, *fch_gelu_, *logits_;
+    float *mean_, *rstd_;
+    int32_t* tok_;
+};
+
+}  // namespace sixnd

@@ -1,0 +1,124 @@
+"""Training parity with PyTorch: `sixnd train` (FP32, CPU) from an llm.c model file, against
+torch.optim.AdamW (betas 0.9/0.95, eps 1e-8) on the same weights and tokens — per-step losses
+to 1e-4 relative and the final parameters — without and with gradient clipping and weight
+decay (matrices only), and with gradient accumulation."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch
+except ImportError:
+    print("SKIP: python3-torch is not installed")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "bench"))
+import numpy as np  # noqa: E402
+import torch_gpt2 as ref  # noqa: E402
+
+SIXND = os.environ["SIXND_BIN"]
+LOSS_TOL = 1e-4
+PARAM_TOL = 1e-4  # relative Frobenius error of each parameter tensor after training
+
+
+def sixnd_layout(cfg, align=64):
+    """(name, offset, shape) of sixnd's flat buffer: units (embeddings, blocks, ln_f), each padded to `align`."""
+    C = cfg.n_embd
+    shapes = dict(ref.tensor_shapes(cfg))
+    units = [["wte", "wpe"]] + [[f"h.{l}.{k}" for k in ref.BLOCK_KINDS] for l in range(cfg.n_layer)] + [["ln_f.weight", "ln_f.bias"]]
+    out, off = [], 0
+    for u in units:
+        for n in u:
+            out.append((n, off, shapes[n]))
+            off += int(np.prod(shapes[n]))
+        off = (off + align - 1) // align * align
+    del C
+    return out
+
+
+def run_case(tmp, name, cfg, B, T, steps, lr, wd, clip, accum):
+    model = ref.GPT2(cfg, dtype=torch.float64, sdpa=False)
+    model.init_gpt2(seed=11)
+    tensors = {n: model.p(n).detach().float().double() for n, _ in ref.tensor_shapes(cfg)}
+    ref.load_into(model, tensors)
+    mpath = os.path.join(tmp, name + ".bin")
+    ref.write_llmc(mpath, cfg, tensors, version=3)
+    g = torch.Generator().manual_seed(3)
+    ntok = steps * accum * B * T + 1
+    tok = torch.randint(0, cfg.vocab_size, (ntok,), generator=g)
+    spath = os.path.join(tmp, name + "_train.bin")
+    ref.write_shard(spath, tok.tolist())
+
+    run = os.path.join(tmp, name + "_run")
+    log = os.path.join(tmp, name + ".jsonl")
+    cmd = [SIXND, "train", "--init", "llmc:" + mpath, "--train-data", spath, "--shuffle", "off", "--device", "cpu",
+           "--dtype", "fp32", "--batch", str(B), "--seq-len", str(T), "--steps", str(steps), "--lr", str(lr),
+           "--weight-decay", str(wd), "--grad-clip", str(clip), "--schedule", "constant", "--warmup", "0",
+           "--log", log, "--out", run, "--total-batch-tokens", str(accum * B * T), "--attention", "flash"]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    got = [json.loads(l) for l in open(log)]
+    got_losses = [r["loss"] for r in got if r.get("type") == "step"]
+
+    decay = [p for n, p in model.params.items() if p.dim() >= 2]
+    no_decay = [p for n, p in model.params.items() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": wd}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=lr, betas=(0.9, 0.95), eps=1e-8)
+    ref_losses = []
+    for s in range(steps):
+        opt.zero_grad()
+        total = 0.0
+        for a in range(accum):
+            base = (s * accum + a) * B * T
+            chunk = tok[base:base + B * T + 1]
+            _, loss = model(chunk[:-1].view(B, T), chunk[1:].view(B, T))
+            (loss / accum).backward()
+            total += loss.item() / accum
+        if clip > 0:
+            norm = torch.sqrt(sum((p.grad ** 2).sum() for p in model.parameters()))
+            if norm > clip:
+                for p in model.parameters():
+                    p.grad.mul_(clip / norm)
+        opt.step()
+        ref_losses.append(total)
+
+    failures = []
+    for i, (a, b) in enumerate(zip(got_losses, ref_losses)):
+        e = abs(a - b) / abs(b)
+        if e > LOSS_TOL:
+            failures.append(f"{name}: step {i + 1} loss {a} vs {b} (rel {e:.2e})")
+    if len(got_losses) != steps:
+        failures.append(f"{name}: {len(got_losses)} step records, expected {steps}")
+    flat = np.fromfile(os.path.join(run, "checkpoints", f"step-{steps:08d}", "params.bin"), dtype=np.float32)
+    worst, worst_name = 0.0, ""
+    for n, off, shape in sixnd_layout(cfg):
+        a = flat[off:off + int(np.prod(shape))].reshape(shape).astype(np.float64)
+        b = model.p(n).detach().numpy()
+        if n == "wte":
+            a, b = a[:cfg.vocab_size], b[:cfg.vocab_size]
+        e = np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30)
+        if e > worst:
+            worst, worst_name = e, n
+    if worst > PARAM_TOL:
+        failures.append(f"{name}: parameter {worst_name} rel error {worst:.2e}")
+    print(f"{name}: losses sixnd {['%.6f' % x for x in got_losses]}")
+    print(f"{name}: losses torch {['%.6f' % x for x in ref_losses]}; worst param {worst_name} {worst:.1e}")
+    return failures
+
+
+def main():
+    cfg = ref.Config(n_layer=2, n_head=2, n_embd=48, vocab_size=211, max_seq_len=32)
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        failures += run_case(tmp, "plain", cfg, B=2, T=16, steps=5, lr=1e-3, wd=0.0, clip=0.0, accum=1)
+        failures += run_case(tmp, "clip_wd", cfg, B=2, T=16, steps=5, lr=1e-3, wd=0.1, clip=0.5, accum=1)
+        failures += run_case(tmp, "accum", cfg, B=2, T=8, steps=4, lr=2e-3, wd=0.1, clip=1.0, accum=3)
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{'FAILED' if failures else 'PASSED'}: torch training parity")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+// Checkpoints: one directory per step, `<root>/step-NNNNNNNN/`, holding meta.json (resolved
+// config, step, tokens seen, world size, ZeRO stage, tokenizer and data hashes, and the size and
+// xxh64 checksum of every other file), the parameters, one optimizer-state file per rank, an
+// optional copy of the tokenizer, and a `DONE` marker written last. Everything is written
+// into `<root>/.step-NNNNNNNN.tmp/` and renamed into place, so a crash mid-save leaves the
+// previous checkpoint whole; a directory without DONE is never loaded.
+#pragma once
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "model/config.h"
+
+namespace sixnd {
+
+class CheckpointWriter {
+public:
+    CheckpointWriter(const std::string& root, int step);
+    ~CheckpointWriter();  // removes the temporary directory unless commit() succeeded
+    void add_file(const std::string& name, const void* data, size_t bytes);
+    void copy_file(const std::string& name, const std::string& src_path);
+    // Writes meta.json (with the file table added), then DONE, then renames into place.
+    // Returns the final directory.
+    std::string commit(nlohmann::json meta);
+
+private:
+    std::string root_, final_, tmp_;
+    nlohmann::json files_ = nlohmann::json::object();
+    bool committed_ = false;
+};
+
+class CheckpointReader {
+public:
+    // Checks DONE, meta.json and every file's size and checksum; throws Error naming the file.
+    explicit CheckpointReader(const std::string& dir);
+    const nlohmann::json& meta() const { return meta_; }
+    const std::string& dir() const { return dir_; }
+    bool has_file(const std::string& name) const { return meta_["files"].contains(name); }
+    std::vector<char> read_file(const std::string& name) const;
+    std::string path_of(const std::string& name) const { return dir_ + "/" + name; }
+
+private:
+    std::string dir_;
+    nlohmann::json meta_;
+};
+
+// The model a checkpoint holds, from its meta.json.
+GPTConfig checkpoint_model_config(const CheckpointReader& ck);
+
+// The newest complete checkpoint under root (by step), or "" when there is none.
+std::string latest_checkpoint(const std::string& root);
+// Removes all but the newest `keep` complete checkpoints, and stale temporary directories.
+void prune_checkpoints(const std::string& root, int keep);
+
+uint64_t xxh64_bytes(const void* data, size_t bytes);
+
+}  // namespace sixnd

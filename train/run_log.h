@@ -1,0 +1,29 @@
+// The JSON Lines run log (--log FILE): a header record (config, build, device, the peak FLOP/s
+// MFU is measured against), one record per step, and event records (eval, checkpoint, skip,
+// spike, stop). Each line is flushed as written so a crashed run still has its history.
+#pragma once
+#include <cstdio>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace sixnd {
+
+class RunLog {
+public:
+    // An empty path makes a disabled log (writes are dropped).
+    RunLog(const std::string& path, bool append);
+    ~RunLog();
+    RunLog(const RunLog&) = delete;
+    RunLog& operator=(const RunLog&) = delete;
+
+    bool enabled() const { return f_ != nullptr; }
+    void write(const nlohmann::json& record);
+    void event(const std::string& name, int step, nlohmann::json fields = nlohmann::json::object());
+
+private:
+    std::string path_;
+    FILE* f_ = nullptr;
+};
+
+}  // namespace sixnd

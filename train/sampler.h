@@ -1,0 +1,25 @@
+// Sampling from next-token logits: temperature (0 = greedy), top-k (0 = all), seeded.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/rng.h"
+#include "model/decoder.h"
+
+namespace sixnd {
+
+struct SampleOptions {
+    int max_tokens = 64;
+    float temperature = 1.0f;
+    int top_k = 0;
+    uint64_t seed = 1337;
+    int stop_token = -1;  // e.g. <|endoftext|>; -1: none
+};
+
+int sample_token(const std::vector<float>& logits, float temperature, int top_k, Rng& rng);
+
+// Feeds the prompt through the decoder, then generates until max_tokens, the stop token or a
+// full cache. Returns the generated ids only.
+std::vector<uint32_t> generate(Decoder& dec, const std::vector<uint32_t>& prompt, const SampleOptions& o);
+
+}  // namespace sixnd

@@ -1,0 +1,69 @@
+// The training loop. For each step: world-many micro-batches of B x T per process until the
+// global batch (--total-batch-tokens) is reached, each forward/backward accumulating into the
+// gradients; then the global gradient norm (clipping), the NaN/Inf guard, the spike detector,
+// AdamW with the scheduled learning rate, the metrics record, periodic validation and
+// checkpoints.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/dtype.h"
+#include "model/config.h"
+#include "model/ops.h"
+#include "model/recompute.h"
+#include "train/optimizer.h"
+#include "train/schedule.h"
+
+namespace sixnd {
+
+struct TrainOptions {
+    std::string device = "auto";
+    DType dtype = DType::bf16;
+    AttentionKind attention = AttentionKind::flash;
+    Recompute recompute = Recompute::none;
+    uint64_t seed = 1337;
+
+    std::string train_data;
+    std::string val_data;
+    bool shuffle = true;
+    int batch = 4;
+    int seq_len = 64;
+    long long total_batch_tokens = 0;  // 0: one micro-batch per step
+
+    int steps = 100;
+    int stop_at = 0;  // stop (with a checkpoint) after this step; the schedule still spans `steps`
+    Schedule schedule;
+    OptimizerConfig optimizer;
+    float grad_clip = 1.0f;
+
+    std::string out_dir = "runs/latest";  // checkpoints go to <out_dir>/checkpoints
+    int checkpoint_every = 0;
+    int keep_last = 3;
+    std::string resume;  // "", "latest" or a checkpoint directory
+    std::string log;     // run log path; "" = none
+    int eval_every = 0;
+    int eval_batches = 4;
+    int max_bad_steps = 5;
+    double peak_tflops = 0;
+    std::string tokenizer;  // copied into checkpoints so `sixnd sample` can decode
+    bool progress = true;
+
+    nlohmann::json to_json() const;
+};
+
+struct TrainResult {
+    int steps_done = 0;
+    float last_loss = 0;
+    float last_val_loss = -1;
+    std::string last_checkpoint;
+    std::vector<float> losses;  // one per step run in this process
+};
+
+// Trains from `params` (ParamLayout(config) order) or from the checkpoint named by
+// opts.resume. Throws Error on bad input or when --max-bad-steps is exceeded.
+TrainResult train(const TrainOptions& opts, const GPTConfig& config, const std::vector<float>& params);
+
+}  // namespace sixnd
