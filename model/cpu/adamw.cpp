@@ -1,0 +1,34 @@
+// AdamW on n elements, elementwise (parallel, vectorised), with FP32 moments:
+//   g = grad_scale * grad;  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+//   p -= lr * (m / (1-b1^step) / (sqrt(v / (1-b2^step)) + eps) + wd * p)   (decoupled decay)
+// p is the FP32 master weight when there is one (params = round(p)); otherwise the stored
+// parameter itself, so in bf16 storage updates below half an ulp are lost (the ablation).
+#include <cmath>
+
+#include "model/cpu/kernels.h"
+
+namespace sixnd::cpu {
+
+template <typename X>
+void adamw(X* params, float* master, const X* grads, float* m, float* v, size_t n, const AdamWArgs& a) {
+    const float bc1 = 1.0f - static_cast<float>(std::pow(static_cast<double>(a.beta1), a.step));
+    const float bc2 = 1.0f - static_cast<float>(std::pow(static_cast<double>(a.beta2), a.step));
+    const float b1 = a.beta1, b2 = a.beta2, lr = a.lr, eps = a.eps, wd = a.weight_decay, gs = a.grad_scale;
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        const float g = to_f32(grads[i]) * gs;
+        const float mi = b1 * m[i] + (1.0f - b1) * g;
+        const float vi = b2 * v[i] + (1.0f - b2) * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        float p = master ? master[i] : to_f32(params[i]);
+        p -= lr * ((mi / bc1) / (std::sqrt(vi / bc2) + eps) + wd * p);
+        if (master) master[i] = p;
+        params[i] = from_f32<X>(p);
+    }
+}
+
+template void adamw<float>(float*, float*, const float*, float*, float*, size_t, const AdamWArgs&);
+template void adamw<bf16>(bf16*, float*, const bf16*, float*, float*, size_t, const AdamWArgs&);
+
+}  // namespace sixnd::cpu

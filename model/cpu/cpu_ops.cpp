@@ -1,0 +1,193 @@
+// CpuOps: the op set on the host. Each member picks the storage type from dtype() and calls the
+// templated kernel of its own file; the kernels do the work with OpenMP.
+#include "model/cpu/cpu_ops.h"
+
+#include "core/error.h"
+#include "model/cpu/kernels.h"
+#include "model/cpu/matmul.h"
+
+namespace sixnd {
+namespace {
+
+template <typename X>
+X* x(void* p) {
+    return static_cast<X*>(p);
+}
+template <typename X>
+const X* x(const void* p) {
+    return static_cast<const X*>(p);
+}
+
+// Calls f with a value of the storage type (float{} or bf16{}), so a generic lambda can name it.
+template <typename F>
+void dispatch(DType dtype, F&& f) {
+    if (dtype == DType::f32)
+        f(float{});
+    else
+        f(bf16{});
+}
+
+class CpuOps final : public Ops {
+public:
+    CpuOps(DType dtype, MemoryBackend& mem) : dtype_(dtype), mem_(mem), mm_(dtype) {
+        SIXND_CHECK(mem.is_host(), "cpu ops", std::string("needs host memory, got '") + mem.name() + "'");
+    }
+    const char* name() const override { return "cpu"; }
+    DType dtype() const override { return dtype_; }
+    MemoryBackend& memory() override { return mem_; }
+
+    void encoder_forward(void* out, const int32_t* inp, const void* wte, const void* wpe, int B, int T,
+                         int C) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::encoder_forward(x<X>(out), inp, x<X>(wte), x<X>(wpe), B, T, C);
+        });
+    }
+    void encoder_backward(void* dwte, void* dwpe, const void* dout, const int32_t* inp, int B, int T, int C) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::encoder_backward(x<X>(dwte), x<X>(dwpe), x<X>(dout), inp, B, T, C);
+        });
+    }
+
+    void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias,
+                           int N, int C) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::layernorm_forward(x<X>(out), mean, rstd, x<X>(inp), x<X>(weight), x<X>(bias), N, C);
+        });
+    }
+    void residual_layernorm_forward(void* residual, void* out, float* mean, float* rstd, const void* inp1,
+                                    const void* inp2, const void* weight, const void* bias, int N, int C) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::residual_layernorm_forward(x<X>(residual), x<X>(out), mean, rstd, x<X>(inp1), x<X>(inp2), x<X>(weight),
+                                            x<X>(bias), N, C);
+        });
+    }
+    void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                            const void* weight, const float* mean, const float* rstd, int N, int C) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::layernorm_backward(x<X>(dinp), x<X>(dweight), x<X>(dbias), x<X>(dout), x<X>(inp), x<X>(weight), mean,
+                                    rstd, N, C);
+        });
+    }
+
+    void matmul_forward(void* out, void* pre_gelu, const void* inp, const void* weight, const void* bias, int N, int C,
+                        int OC) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::matmul_forward(mm_, x<X>(out), x<X>(pre_gelu), x<X>(inp), x<X>(weight), x<X>(bias), N, C, OC);
+        });
+    }
+    void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp, const void* weight,
+                         int N, int C, int OC) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::matmul_backward(mm_, x<X>(dinp), x<X>(dweight), x<X>(dbias), x<X>(dout), x<X>(inp), x<X>(weight), N, C,
+                                 OC);
+        });
+    }
+
+    void gelu_forward(void* out, const void* inp, size_t n) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::gelu_forward(x<X>(out), x<X>(inp), n);
+        });
+    }
+    void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::gelu_backward(x<X>(dinp), x<X>(inp), x<X>(dout), n);
+        });
+    }
+    void residual_forward(void* out, const void* a, const void* b, size_t n) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::residual_forward(x<X>(out), x<X>(a), x<X>(b), n);
+        });
+    }
+
+    void attention_forward(AttentionKind kind, void* out, float* stats, const void* qkv, int B, int T, int C,
+                           int NH) override {
+        check_heads(C, NH);
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            if (kind == AttentionKind::naive)
+                cpu::attention_naive_forward(x<X>(out), stats, x<X>(qkv), B, T, C, NH);
+            else
+                cpu::attention_flash_forward(x<X>(out), stats, x<X>(qkv), B, T, C, NH);
+        });
+    }
+    void attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv, const void* out,
+                            const float* stats, int B, int T, int C, int NH) override {
+        check_heads(C, NH);
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            if (kind == AttentionKind::naive)
+                cpu::attention_naive_backward(x<X>(dqkv), x<X>(dout), x<X>(qkv), stats, B, T, C, NH);
+            else
+                cpu::attention_flash_backward(x<X>(dqkv), x<X>(dout), x<X>(qkv), x<X>(out), stats, B, T, C, NH);
+        });
+    }
+
+    void attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH) override {
+        check_heads(C, NH);
+        SIXND_CHECK(t >= 0 && t < S, "attention decode",
+                    "position " + std::to_string(t) + " outside the cache of " + std::to_string(S));
+        dispatch(dtype_, [&](auto tag) {
+            using X = decltype(tag);
+            cpu::attention_decode(x<X>(out), x<X>(qkv), B, S, t, C, NH);
+        });
+    }
+
+    void classifier_forward_backward(void* logits, float* losses, const int32_t* targets, int N, int V, int Vp,
+                                     float dloss, bool write_dlogits) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::classifier_forward_backward(x<X>(logits), losses, targets, N, V, Vp, dloss, write_dlogits);
+        });
+    }
+
+    void adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n,
+               const AdamWArgs& a) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::adamw(x<X>(params), master, x<X>(grads), m, v, n, a);
+        });
+    }
+    double sum_squares(const void* p, size_t n) override {
+        double r = 0.0;
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            r = cpu::sum_squares(x<X>(p), n);
+        });
+        return r;
+    }
+    void cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) override {
+        dispatch(dst_type, [&](auto d) {
+            using D = decltype(d);
+            dispatch(src_type, [&](auto s) {
+                using S = decltype(s);
+                cpu::cast(x<D>(dst), x<S>(src), n);
+            });
+        });
+    }
+
+private:
+    static void check_heads(int C, int NH) {
+        SIXND_CHECK(NH > 0 && C % NH == 0, "attention",
+                    "channels " + std::to_string(C) + " do not split into " + std::to_string(NH) + " heads");
+    }
+
+    DType dtype_;
+    MemoryBackend& mem_;
+    cpu::Matmul mm_;
+};
+
+}  // namespace
+
+std::unique_ptr<Ops> make_cpu_ops(DType dtype, MemoryBackend& mem) { return std::make_unique<CpuOps>(dtype, mem); }
+
+}  // namespace sixnd

@@ -1,0 +1,69 @@
+// The CPU kernels behind CpuOps, one file each, templated on the storage type X (float or
+// bf16; "X buffers" in model/ops.h). Shapes and semantics are those of the matching Ops
+// member; math and accumulation are FP32 whatever X is, and every "+=" output is read,
+// accumulated in FP32 and rounded to X once.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "core/bf16.h"
+#include "core/dtype.h"
+#include "model/cpu/matmul.h"
+#include "model/ops.h"
+
+namespace sixnd::cpu {
+
+template <typename X>
+void encoder_forward(X* out, const int32_t* inp, const X* wte, const X* wpe, int B, int T, int C);
+template <typename X>
+void encoder_backward(X* dwte, X* dwpe, const X* dout, const int32_t* inp, int B, int T, int C);
+
+template <typename X>
+void layernorm_forward(X* out, float* mean, float* rstd, const X* inp, const X* weight, const X* bias, int N, int C);
+template <typename X>
+void residual_layernorm_forward(X* residual, X* out, float* mean, float* rstd, const X* inp1, const X* inp2,
+                                const X* weight, const X* bias, int N, int C);
+template <typename X>
+void layernorm_backward(X* dinp, X* dweight, X* dbias, const X* dout, const X* inp, const X* weight, const float* mean,
+                        const float* rstd, int N, int C);
+
+template <typename X>
+void matmul_forward(Matmul& mm, X* out, X* pre_gelu, const X* inp, const X* weight, const X* bias, int N, int C,
+                    int OC);
+template <typename X>
+void matmul_backward(Matmul& mm, X* dinp, X* dweight, X* dbias, const X* dout, const X* inp, const X* weight, int N,
+                     int C, int OC);
+
+template <typename X>
+void gelu_forward(X* out, const X* inp, size_t n);
+template <typename X>
+void gelu_backward(X* dinp, const X* inp, const X* dout, size_t n);
+template <typename X>
+void residual_forward(X* out, const X* a, const X* b, size_t n);
+
+template <typename X>
+void attention_naive_forward(X* out, float* probs, const X* qkv, int B, int T, int C, int NH);
+template <typename X>
+void attention_naive_backward(X* dqkv, const X* dout, const X* qkv, const float* probs, int B, int T, int C, int NH);
+template <typename X>
+void attention_flash_forward(X* out, float* lse, const X* qkv, int B, int T, int C, int NH);
+template <typename X>
+void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out, const float* lse, int B, int T, int C,
+                              int NH);
+
+template <typename X>
+void attention_decode(X* out, const X* qkv, int B, int S, int t, int C, int NH);
+
+template <typename X>
+void classifier_forward_backward(X* logits, float* losses, const int32_t* targets, int N, int V, int Vp, float dloss,
+                                 bool write_dlogits);
+
+template <typename X>
+void adamw(X* params, float* master, const X* grads, float* m, float* v, size_t n, const AdamWArgs& a);
+
+template <typename X>
+double sum_squares(const X* x, size_t n);
+template <typename D, typename S>
+void cast(D* dst, const S* src, size_t n);
+
+}  // namespace sixnd::cpu

@@ -1,0 +1,59 @@
+// Branch-free float math for the CPU kernels. libm's expf is a scalar call unless the build
+// uses -ffast-math (which would also cost determinism and NaN checks), so the kernels use this
+// exp, which the compiler vectorises inside `#pragma omp simd` loops. NaN in gives NaN out.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+namespace sixnd::cpu {
+
+// exp(x) to about 2 ulp. Large x gives inf (from x > 88.38, a little before exp truly
+// overflows at 88.72, as 2^128 is built as inf); the argument is clamped below at -87
+// so that 2^n stays a normal float, which makes exp(-inf) 1.6e-38 rather than 0: harmless next
+// to the terms of order 1 it is summed with in a softmax.
+inline float exp_fast(float x) {
+    x = x < -87.0f ? -87.0f : x;
+    x = x > 89.0f ? 89.0f : x;  // n <= 128: the exponent field 255 below is exactly inf
+    // n = round(x / ln2) via the 1.5 * 2^23 trick: its low mantissa bits then hold n, so 2^n is
+    // built with integer operations only (no float-to-int conversion, which is UB for NaN).
+    const float shifter = 12582912.0f;
+    float t = x * 1.44269504088896341f + shifter;
+    float n = t - shifter;
+    // r = x - n ln2 in two parts (Cody-Waite), |r| <= ln2 / 2.
+    float r = x - n * 0.693145751953125f;
+    r = r - n * 1.428606765330187e-06f;
+    // Taylor series to r^7: truncation error (ln2/2)^8 / 8! ~ 5e-9.
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    uint32_t tb;
+    std::memcpy(&tb, &t, 4);
+    uint32_t sb = (tb - 0x4B400000u + 127u) << 23;
+    float s;
+    std::memcpy(&s, &sb, 4);
+    return p * s;
+}
+
+// tanh-approximation GELU, written as x * sigmoid(2u) = 0.5 x (1 + tanh u) so that it needs
+// one exp and has no cancellation near u = 0.
+constexpr float kGeluScale = 0.7978845608028654f;  // sqrt(2 / pi)
+constexpr float kGeluCubic = 0.044715f;
+
+inline float gelu(float x) {
+    float u = kGeluScale * (x + kGeluCubic * x * x * x);
+    return x / (1.0f + exp_fast(-2.0f * u));
+}
+
+inline float gelu_grad(float x) {
+    float u = kGeluScale * (x + kGeluCubic * x * x * x);
+    float s = 1.0f / (1.0f + exp_fast(-2.0f * u));
+    float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
+    return s + 2.0f * x * s * (1.0f - s) * du;
+}
+
+}  // namespace sixnd::cpu

@@ -1,0 +1,116 @@
+// AdamW against a float64 reference over several steps (master weights on/off, weight decay
+// on/off, a grad_scale), the bf16 stall that master weights prevent, and sum_squares against
+// float64 and across thread counts. FP32 tolerance 1e-6 relative (a few FP32 operations per
+// element per step); bf16 parameters are compared after the same per-step rounding, to 1e-3
+// (a rare tie broken differently costs one bf16 ulp on one element).
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/memory.h"
+#include "model/cpu/cpu_ops.h"
+#include "tests/util/ops_test_util.h"
+#include "tests/util/test_util.h"
+
+using namespace sixnd;
+using namespace sixnd::test;
+
+namespace {
+
+struct AdamState {
+    std::vector<double> p, m, v;
+};
+
+// One step in double. store_bf16: the parameter is held in bf16 (no master copy), so it is
+// rounded after every step.
+void adamw_ref(AdamState& s, const std::vector<float>& g, const AdamWArgs& a, bool store_bf16) {
+    for (size_t i = 0; i < s.p.size(); i++) {
+        const double gi = static_cast<double>(g[i]) * a.grad_scale;
+        s.m[i] = a.beta1 * s.m[i] + (1 - a.beta1) * gi;
+        s.v[i] = a.beta2 * s.v[i] + (1 - a.beta2) * gi * gi;
+        const double mh = s.m[i] / (1 - std::pow(static_cast<double>(a.beta1), a.step));
+        const double vh = s.v[i] / (1 - std::pow(static_cast<double>(a.beta2), a.step));
+        s.p[i] -= a.lr * (mh / (std::sqrt(vh) + a.eps) + a.weight_decay * s.p[i]);
+        if (store_bf16) s.p[i] = static_cast<float>(bf16(static_cast<float>(s.p[i])));
+    }
+}
+
+}  // namespace
+
+TEST(CpuAdamW, MatchesFloat64OverSteps) {
+    const size_t n = 1003;
+    for (DType dt : {DType::f32, DType::bf16})
+        for (bool master : {true, false})
+            for (float wd : {0.0f, 0.1f}) {
+                HostMemory mem;
+                auto ops = make_cpu_ops(dt, mem);
+                auto p0 = round_to(dt, random_floats(n, 1));
+                XBuf params(dt, p0);
+                std::vector<float> mw(p0), m(n, 0.0f), v(n, 0.0f);
+                AdamState ref{to_double(p0), std::vector<double>(n), std::vector<double>(n)};
+                AdamWArgs a;
+                a.lr = 1e-2f;
+                a.weight_decay = wd;
+                a.grad_scale = 0.5f;
+                for (int step = 1; step <= 4; step++) {
+                    a.step = step;
+                    auto g = round_to(dt, random_floats(n, 10 + step));
+                    XBuf gb(dt, g);
+                    ops->adamw(params.ptr(), master ? mw.data() : nullptr, gb.ptr(), m.data(), v.data(), n, a);
+                    adamw_ref(ref, g, a, dt == DType::bf16 && !master);
+                }
+                const std::string what =
+                    std::string(dtype_name(dt)) + (master ? " master" : " no master") + " wd " + std::to_string(wd);
+                EXPECT_LT(rel_error(m, ref.m), 1e-6) << what;
+                EXPECT_LT(rel_error(v, ref.v), 1e-6) << what;
+                if (master) {
+                    EXPECT_LT(rel_error(mw, ref.p), 1e-6) << what;
+                    EXPECT_EQ(params.values(), round_to(dt, mw)) << what;  // params = round(master)
+                } else {
+                    EXPECT_LT(rel_error(params.values(), ref.p), dt == DType::f32 ? 1e-6 : 1e-3) << what;
+                }
+            }
+}
+
+// Updates below half a bf16 ulp vanish without master weights and accumulate with them.
+TEST(CpuAdamW, Bf16UpdatesStallWithoutMasterWeights) {
+    const size_t n = 64;
+    HostMemory mem;
+    auto ops = make_cpu_ops(DType::bf16, mem);
+    const std::vector<float> p0(n, 1.0f);  // bf16 ulp at 1 is 2^-7
+    XBuf without(DType::bf16, p0), with(DType::bf16, p0), g(DType::bf16, std::vector<float>(n, 1.0f));
+    std::vector<float> master(p0), m1(n), v1(n), m2(n), v2(n);
+    AdamWArgs a;
+    a.lr = 1e-3f;  // each step moves p by ~1e-3, below half an ulp (3.9e-3)
+    for (int step = 1; step <= 20; step++) {
+        a.step = step;
+        ops->adamw(without.ptr(), nullptr, g.ptr(), m1.data(), v1.data(), n, a);
+        ops->adamw(with.ptr(), master.data(), g.ptr(), m2.data(), v2.data(), n, a);
+    }
+    EXPECT_EQ(without.values(), p0);
+    EXPECT_NEAR(master[0], 1.0f - 20 * 1e-3f, 1e-4f);
+    EXPECT_LT(with.values()[0], 0.99f);
+}
+
+TEST(CpuSumSquares, MatchesFloat64AndIgnoresThreadCount) {
+    const size_t n = 100003;  // not a multiple of any chunk
+    for (DType dt : {DType::f32, DType::bf16}) {
+        HostMemory mem;
+        auto ops = make_cpu_ops(dt, mem);
+        auto x = round_to(dt, random_floats(n, 3, -3.0f, 3.0f));
+        double ref = 0;
+        for (float v : x) ref += static_cast<double>(v) * v;
+        XBuf xb(dt, x);
+        const int saved = omp_get_max_threads();
+        omp_set_num_threads(1);
+        const double one = ops->sum_squares(xb.ptr(), n);
+        omp_set_num_threads(3);
+        const double three = ops->sum_squares(xb.ptr(), n);
+        omp_set_num_threads(saved);
+        EXPECT_NEAR(one, ref, 1e-12 * ref) << dtype_name(dt);
+        EXPECT_EQ(one, three) << dtype_name(dt);
+        EXPECT_EQ(ops->sum_squares(xb.ptr(), 0), 0.0);
+    }
+}
