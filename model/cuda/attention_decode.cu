@@ -1,0 +1,84 @@
+// attention_decode: one decoding step with a KV cache. qkv[B,S,3C] holds rows 0..t of each
+// sequence; out[B,C] = softmax(q_t k_j^T / sqrt(hs), j <= t) v_j per head.
+// One block per (b, h): the query goes to shared memory, warps take keys j in turn for the
+// scores (FP32, in shared memory), the block reduces max and sum in a fixed order, and each
+// thread then owns output channels d, summing p_j v_j[d] over j in order (deterministic).
+#include <cfloat>
+
+#include "model/cuda/kernels.cuh"
+
+namespace sixnd::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ float block_reduce(float v, float* sh, bool is_max) {
+    for (int o = 16; o > 0; o >>= 1) {
+        float w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = is_max ? fmaxf(v, w) : v + w;
+    }
+    __syncthreads();  // sh may still be read from a previous reduction
+    if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
+    __syncthreads();
+    float r = sh[0];
+    for (int w = 1; w < kThreads / 32; w++) r = is_max ? fmaxf(r, sh[w]) : r + sh[w];
+    return r;
+}
+
+template <typename T>
+__global__ void attention_decode_kernel(T* out, const T* qkv, int S, int t, int C, int NH, float scale) {
+    extern __shared__ float sm[];  // [hs] query, [t+1] scores
+    __shared__ float red[kThreads / 32];
+    const int hs = C / NH, b = blockIdx.x / NH, h = blockIdx.x % NH;
+    const size_t stride = 3 * static_cast<size_t>(C);
+    const T* base = qkv + static_cast<size_t>(b) * S * stride + static_cast<size_t>(h) * hs;
+    float* q = sm;
+    float* p = sm + hs;
+    for (int d = threadIdx.x; d < hs; d += kThreads) q[d] = to_float(base[t * stride + d]);
+    __syncthreads();
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    for (int j = warp; j <= t; j += kThreads / 32) {
+        const T* k = base + j * stride + C;
+        float acc = 0.0f;
+        for (int d = lane; d < hs; d += 32) acc += q[d] * to_float(k[d]);
+        acc = warp_sum(acc);
+        if (lane == 0) p[j] = acc * scale;
+    }
+    __syncthreads();
+    float m = -FLT_MAX;
+    for (int j = threadIdx.x; j <= t; j += kThreads) m = fmaxf(m, p[j]);
+    m = block_reduce(m, red, true);
+    float sum = 0.0f;
+    for (int j = threadIdx.x; j <= t; j += kThreads) {
+        float e = __expf(p[j] - m);
+        p[j] = e;
+        sum += e;
+    }
+    sum = block_reduce(sum, red, false);
+    __syncthreads();
+    const float inv = 1.0f / sum;
+    for (int d = threadIdx.x; d < hs; d += kThreads) {
+        float acc = 0.0f;
+        for (int j = 0; j <= t; j++) acc += p[j] * to_float(base[j * stride + 2 * C + d]);
+        out[static_cast<size_t>(b) * C + static_cast<size_t>(h) * hs + d] = from_float<T>(acc * inv);
+    }
+}
+
+}  // namespace
+
+template <typename T>
+void attention_decode(T* out, const T* qkv, int B, int S, int t, int C, int NH, cudaStream_t s) {
+    const int hs = C / NH;
+    const size_t smem = sizeof(float) * (hs + t + 1);
+    SIXND_CHECK(smem <= 200 * 1024, "attention_decode", "cache length " + std::to_string(t + 1) + " too long");
+    if (smem > 48 * 1024)
+        SIXND_CUDA(cudaFuncSetAttribute(attention_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(smem)));
+    attention_decode_kernel<T><<<B * NH, kThreads, smem, s>>>(out, qkv, S, t, C, NH, 1.0f / sqrtf(static_cast<float>(hs)));
+    SIXND_CUDA_LAUNCHED("attention_decode");
+}
+
+template void attention_decode<float>(float*, const float*, int, int, int, int, int, cudaStream_t);
+template void attention_decode<bf16>(bf16*, const bf16*, int, int, int, int, int, cudaStream_t);
+
+}  // namespace sixnd::cuda

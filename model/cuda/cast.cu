@@ -1,0 +1,41 @@
+// cast: dst[n] = src[n] between float and bf16 (round to nearest even). Same-type casts are
+// copies and never reach here. Elementwise, 16-byte packets of the narrower side when aligned.
+#include <type_traits>
+
+#include "model/cuda/elementwise.cuh"
+#include "model/cuda/kernels.cuh"
+
+namespace sixnd::cuda {
+namespace {
+
+template <typename Dst, typename Src, int P> __global__ void cast_kernel(Dst* dst, const Src* src, size_t n) {
+    for_packet<P, Src>(n, [&](size_t i, auto width) {
+        constexpr int W = decltype(width)::value;
+        float f[W];
+#pragma unroll
+        for (int k = 0; k < W; k++) f[k] = to_float(src[i + k]);
+        if constexpr (W == Packed128<Dst>::size) {
+            store_f32<W>(dst + i, f);
+        } else {
+#pragma unroll
+            for (int k = 0; k < W; k++) dst[i + k] = from_float<Dst>(f[k]);
+        }
+    });
+}
+
+}  // namespace
+
+template <typename Dst, typename Src> void cast(Dst* dst, const Src* src, size_t n, cudaStream_t s) {
+    constexpr int P = Packed128<bf16>::size;  // 8: a 16-byte bf16 packet, two float packets
+    const int block = 256;
+    if (aligned16(dst) && aligned16(src))
+        cast_kernel<Dst, Src, P><<<ceil_div(ceil_div(n, P), block), block, 0, s>>>(dst, src, n);
+    else
+        cast_kernel<Dst, Src, 1><<<ceil_div(n, block), block, 0, s>>>(dst, src, n);
+    SIXND_CUDA_LAUNCHED("cast");
+}
+
+template void cast<float, bf16>(float*, const bf16*, size_t, cudaStream_t);
+template void cast<bf16, float>(bf16*, const float*, size_t, cudaStream_t);
+
+}  // namespace sixnd::cuda

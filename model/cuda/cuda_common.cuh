@@ -1,0 +1,88 @@
+// Shared by every CUDA file: error checking that throws sixnd::Error, the storage-type traits
+// (float or bf16 with FP32 math), 16-byte packed vectors and launch helpers.
+#pragma once
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/error.h"
+#include "model/cuda/cuda_check.h"
+
+namespace sixnd::cuda {
+
+using bf16 = __nv_bfloat16;
+
+inline int ceil_div(size_t a, size_t b) { return static_cast<int>((a + b - 1) / b); }
+
+template <typename T> __device__ __forceinline__ float to_float(T x);
+template <> __device__ __forceinline__ float to_float<float>(float x) { return x; }
+template <> __device__ __forceinline__ float to_float<bf16>(bf16 x) { return __bfloat162float(x); }
+
+template <typename T> __device__ __forceinline__ T from_float(float x);
+template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
+template <> __device__ __forceinline__ bf16 from_float<bf16>(float x) { return __float2bfloat16_rn(x); }
+
+template <typename T> struct DataType;
+template <> struct DataType<float> { static constexpr cudaDataType_t value = CUDA_R_32F; };
+template <> struct DataType<bf16> { static constexpr cudaDataType_t value = CUDA_R_16BF; };
+
+// 16 bytes of T: one LDG.128/STG.128 per thread when the address is 16-byte aligned.
+template <typename T> struct alignas(16) Packed128 {
+    static constexpr int size = 16 / sizeof(T);
+    T v[size];
+    __device__ __forceinline__ T& operator[](int i) { return v[i]; }
+    __device__ __forceinline__ const T& operator[](int i) const { return v[i]; }
+};
+template <typename T> __device__ __forceinline__ Packed128<T> load128(const T* p) {
+    return *reinterpret_cast<const Packed128<T>*>(p);
+}
+// Streaming load for data read once (bypasses L1 allocation).
+template <typename T> __device__ __forceinline__ Packed128<T> load128cs(const T* p) {
+    int4 r = __ldcs(reinterpret_cast<const int4*>(p));
+    return *reinterpret_cast<Packed128<T>*>(&r);
+}
+template <typename T> __device__ __forceinline__ void store128(T* p, const Packed128<T>& x) {
+    *reinterpret_cast<Packed128<T>*>(p) = x;
+}
+
+// P consecutive elements to/from FP32: one 16-byte access when P is the packet size.
+template <int P, typename T> __device__ __forceinline__ void load_f32(float (&f)[P], const T* p) {
+    if constexpr (P == Packed128<T>::size) {
+        Packed128<T> v = load128(p);
+#pragma unroll
+        for (int k = 0; k < P; k++) f[k] = to_float(v[k]);
+    } else {
+#pragma unroll
+        for (int k = 0; k < P; k++) f[k] = to_float(p[k]);
+    }
+}
+template <int P, typename T> __device__ __forceinline__ void store_f32(T* p, const float (&f)[P]) {
+    if constexpr (P == Packed128<T>::size) {
+        Packed128<T> v;
+#pragma unroll
+        for (int k = 0; k < P; k++) v[k] = from_float<T>(f[k]);
+        store128(p, v);
+    } else {
+#pragma unroll
+        for (int k = 0; k < P; k++) p[k] = from_float<T>(f[k]);
+    }
+}
+// Round through T: what a value is after it has been stored in T.
+template <typename T> __device__ __forceinline__ float round_to(float x) { return to_float(from_float<T>(x)); }
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+__device__ __forceinline__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v) {
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+
+}  // namespace sixnd::cuda

@@ -1,0 +1,207 @@
+// CudaOps: the op set (model/ops.h) on one CUDA device, for fp32 or bf16 storage. Each member
+// checks its shapes' preconditions and forwards to the kernel file of the same name; matmuls
+// go through cuBLASLt (model/cuda/matmul.cu). Everything runs on the legacy default stream,
+// in order with CudaMemory's copies.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <type_traits>
+
+#include "model/cuda/cuda_ops.h"
+#include "model/cuda/kernels.cuh"
+
+namespace sixnd {
+namespace {
+
+using cuda::bf16;
+
+template <typename T> class CudaOps final : public Ops {
+public:
+    CudaOps(MemoryBackend& mem, const CudaOpsOptions& opt)
+        : mem_(mem), opt_(opt), scratch_(mem), matmul_(mem, stream_) {
+        SIXND_CHECK(!mem.is_host(), "CudaOps", "needs device memory from make_cuda_memory");
+    }
+    const char* name() const override { return "cuda"; }
+    DType dtype() const override { return std::is_same<T, float>::value ? DType::f32 : DType::bf16; }
+    MemoryBackend& memory() override { return mem_; }
+
+    void encoder_forward(void* out, const int32_t* inp, const void* wte, const void* wpe, int B, int T_,
+                         int C) override {
+        cuda::encoder_forward<T>(x(out), inp, cx(wte), cx(wpe), B, T_, C, stream_);
+    }
+    void encoder_backward(void* dwte, void* dwpe, const void* dout, const int32_t* inp, int B, int T_,
+                          int C) override {
+        cuda::encoder_backward<T>(x(dwte), x(dwpe), cx(dout), inp, B, T_, C, scratch_, stream_);
+    }
+    void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias,
+                           int N, int C) override {
+        cuda::layernorm_forward<T>(nullptr, x(out), mean, rstd, cx(inp), nullptr, cx(weight), cx(bias), N, C, stream_);
+    }
+    void residual_layernorm_forward(void* residual, void* out, float* mean, float* rstd, const void* inp1,
+                                    const void* inp2, const void* weight, const void* bias, int N, int C) override {
+        cuda::layernorm_forward<T>(x(residual), x(out), mean, rstd, cx(inp1), cx(inp2), cx(weight), cx(bias), N, C,
+                                   stream_);
+    }
+    void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                            const void* weight, const float* mean, const float* rstd, int N, int C) override {
+        cuda::layernorm_backward<T>(x(dinp), x(dweight), x(dbias), cx(dout), cx(inp), cx(weight), mean, rstd, N, C,
+                                    scratch_, stream_);
+    }
+
+    void matmul_forward(void* out, void* pre_gelu, const void* inp, const void* weight, const void* bias, int N,
+                        int C, int OC) override {
+        cuda::GemmArgs g = linear(N, C, OC, inp, weight);
+        g.bias = bias;
+        if (pre_gelu) {
+            g.C = out;
+            g.gelu_aux = pre_gelu;
+            if (matmul_.gemm(g)) return;
+            // No fused-GELU algorithm for this shape: bias epilogue into pre_gelu, then GELU.
+            g.gelu_aux = nullptr;
+            g.C = pre_gelu;
+            matmul_.gemm(g);
+            cuda::gelu_forward<T>(x(out), cx(pre_gelu), static_cast<size_t>(N) * OC, stream_);
+            return;
+        }
+        g.C = out;
+        matmul_.gemm(g);
+    }
+    void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                         const void* weight, int N, int C, int OC) override {
+        if (dinp) {  // dinp[N,C] = dout[N,OC] @ W[OC,C]
+            cuda::GemmArgs g = gemm_args(N, C, OC, false, false, dout, OC, weight, C, dinp, C);
+            matmul_.gemm(g);
+        }
+        {  // dweight[OC,C] += dout^T @ inp
+            cuda::GemmArgs g = gemm_args(OC, C, N, true, false, dout, OC, inp, C, dweight, C);
+            g.beta = 1.0f;
+            matmul_.gemm(g);
+        }
+        if (dbias) cuda::matmul_backward_bias<T>(x(dbias), cx(dout), N, OC, scratch_, stream_);
+    }
+
+    void gelu_forward(void* out, const void* inp, size_t n) override {
+        cuda::gelu_forward<T>(x(out), cx(inp), n, stream_);
+    }
+    void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) override {
+        cuda::gelu_backward<T>(x(dinp), cx(inp), cx(dout), n, stream_);
+    }
+    void residual_forward(void* out, const void* a, const void* b, size_t n) override {
+        cuda::residual_forward<T>(x(out), cx(a), cx(b), n, stream_);
+    }
+
+    void attention_forward(AttentionKind kind, void* out, float* stats, const void* qkv, int B, int T_, int C,
+                           int NH) override {
+        check_heads(C, NH);
+        if (use_flash(kind, qkv, out, C, NH)) {
+            cuda::flash_attention_forward(reinterpret_cast<bf16*>(out), stats, reinterpret_cast<const bf16*>(qkv), B,
+                                          T_, C, NH, stream_);
+            return;
+        }
+        // naive keeps the probabilities in stats; flash-kind stats hold only the log-sum-exp.
+        bool naive = kind == AttentionKind::naive;
+        cuda::attention_naive_forward<T>(matmul_, x(out), naive ? stats : nullptr, naive ? nullptr : stats, cx(qkv), B,
+                                         T_, C, NH, scratch_, stream_);
+    }
+    void attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv, const void* out,
+                            const float* stats, int B, int T_, int C, int NH) override {
+        check_heads(C, NH);
+        if (use_flash(kind, qkv, out, C, NH) && cuda::aligned16(dqkv) && cuda::aligned16(dout)) {
+            cuda::flash_attention_backward(reinterpret_cast<bf16*>(dqkv), reinterpret_cast<const bf16*>(dout),
+                                           reinterpret_cast<const bf16*>(qkv), reinterpret_cast<const bf16*>(out),
+                                           stats, B, T_, C, NH, opt_.deterministic, scratch_, stream_);
+            return;
+        }
+        bool naive = kind == AttentionKind::naive;
+        cuda::attention_naive_backward<T>(matmul_, x(dqkv), cx(dout), cx(qkv), naive ? stats : nullptr,
+                                          naive ? nullptr : stats, B, T_, C, NH, scratch_, stream_);
+    }
+
+    void attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH) override {
+        check_heads(C, NH);
+        SIXND_CHECK(t >= 0 && t < S, "attention_decode", "position outside the cache");
+        cuda::attention_decode<T>(x(out), cx(qkv), B, S, t, C, NH, stream_);
+    }
+
+    void classifier_forward_backward(void* logits, float* losses, const int32_t* targets, int N, int V, int Vp,
+                                     float dloss, bool write_dlogits) override {
+        SIXND_CHECK(V > 0 && V <= Vp, "classifier", "need 0 < V <= Vp");
+        cuda::classifier_forward_backward<T>(x(logits), losses, targets, N, V, Vp, dloss, write_dlogits, stream_);
+    }
+
+    void adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n,
+               const AdamWArgs& a) override {
+        cuda::AdamWParams p;
+        p.lr = a.lr;
+        p.beta1 = a.beta1;
+        p.beta2 = a.beta2;
+        p.eps = a.eps;
+        p.weight_decay = a.weight_decay;
+        p.grad_scale = a.grad_scale;
+        // The same bias corrections as the CPU backend: computed in double, used as float.
+        p.bc1 = 1.0f - static_cast<float>(std::pow(static_cast<double>(a.beta1), a.step));
+        p.bc2 = 1.0f - static_cast<float>(std::pow(static_cast<double>(a.beta2), a.step));
+        p.stochastic = opt_.stochastic_rounding && master != nullptr;
+        p.seed = static_cast<uint32_t>(opt_.seed * 0x9e3779b97f4a7c15ull >> 32) ^ static_cast<uint32_t>(a.step);
+        cuda::adamw<T>(x(params), master, cx(grads), m, v, n, p, stream_);
+    }
+    double sum_squares(const void* xs, size_t n) override { return cuda::sum_squares<T>(cx(xs), n, scratch_, stream_); }
+    void cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) override {
+        if (dst_type == src_type) {
+            SIXND_CUDA(cudaMemcpyAsync(dst, src, n * dtype_size(dst_type), cudaMemcpyDeviceToDevice, stream_));
+        } else if (dst_type == DType::f32) {
+            cuda::cast<float, bf16>(static_cast<float*>(dst), static_cast<const bf16*>(src), n, stream_);
+        } else {
+            cuda::cast<bf16, float>(static_cast<bf16*>(dst), static_cast<const float*>(src), n, stream_);
+        }
+    }
+
+private:
+    static T* x(void* p) { return static_cast<T*>(p); }
+    static const T* cx(const void* p) { return static_cast<const T*>(p); }
+
+    static void check_heads(int C, int NH) {
+        SIXND_CHECK(NH > 0 && C % NH == 0, "attention", "C must be a multiple of NH");
+    }
+    bool use_flash(AttentionKind kind, const void* qkv, const void* out, int C, int NH) const {
+        return kind == AttentionKind::flash && std::is_same<T, bf16>::value &&
+               cuda::flash_attention_supported(qkv, C, NH) && cuda::aligned16(out);
+    }
+
+    static cuda::GemmArgs gemm_args(int M, int N, int K, bool ta, bool tb, const void* A, int lda, const void* B,
+                                    int ldb, void* C, int ldc) {
+        cuda::GemmArgs g;
+        g.M = M;
+        g.N = N;
+        g.K = K;
+        g.trans_a = ta;
+        g.trans_b = tb;
+        g.A = A;
+        g.lda = lda;
+        g.B = B;
+        g.ldb = ldb;
+        g.C = C;
+        g.ldc = ldc;
+        g.ab_type = g.c_type = cuda::DataType<T>::value;
+        return g;
+    }
+    // out[N,OC] = inp[N,C] @ W[OC,C]^T
+    static cuda::GemmArgs linear(int N, int C, int OC, const void* inp, const void* weight) {
+        return gemm_args(N, OC, C, false, true, inp, C, weight, C, nullptr, OC);
+    }
+
+    MemoryBackend& mem_;
+    CudaOpsOptions opt_;
+    cudaStream_t stream_ = nullptr;
+    cuda::Scratch scratch_;
+    cuda::Matmul matmul_;
+};
+
+}  // namespace
+
+std::unique_ptr<Ops> make_cuda_ops(DType dtype, MemoryBackend& mem, const CudaOpsOptions& options) {
+    if (dtype == DType::f32) return std::make_unique<CudaOps<float>>(mem, options);
+    return std::make_unique<CudaOps<bf16>>(mem, options);
+}
+
+}  // namespace sixnd

@@ -1,0 +1,217 @@
+// flash_attention_backward_dkdv: dK and dV (and, when dq_accum is given, dQ by FP32 atomics).
+// Grid (key tiles of 64, B*NH), heaviest (first) key tiles first; 4 warps x 16 keys. The
+// block's K and V stay in shared memory; query tiles of BQ rows from the diagonal down (causal
+// blocks above it are never visited) are double-buffered with cp.async, with their lse and
+// D = rowsum(dO * O). Per query tile and warp, transposed so each warp owns its keys' rows:
+//   S^T = K Q^T;  P^T = exp2(S^T * scale*log2e - lse*log2e)  (causal mask)
+//   dP^T = V dO^T;  dS^T = P^T * (dP^T - D)
+//   dV += P^T dO;  dK += dS^T Q          (FP32 registers; P^T, dS^T packed from C fragments)
+// With dq_accum: dS^T goes to shared memory and the block adds scale * dS K for its keys to
+// dq_accum[B*NH,T,D] with atomicAdd (fast, but the order of the additions varies).
+// dK = scale * dK and dV are written to dqkv[..., C:2C] and [..., 2C:3C].
+#include "model/cuda/flash_common.cuh"
+#include "model/cuda/kernels.cuh"
+
+namespace sixnd::cuda {
+namespace {
+
+using namespace flash;
+
+constexpr int kWarps = 4, kThreads = 32 * kWarps, kBK = 16 * kWarps;
+
+template <int D, int BQ> constexpr int dkdv_smem_bytes() {
+    return ((2 * kBK + 4 * BQ) * (D + kPad) + kBK * (BQ + kPad)) * 2 + 4 * BQ * 4;
+}
+
+template <int D, int BQ>
+__global__ void __launch_bounds__(kThreads)
+    flash_attention_backward_dkdv_kernel(bf16* dqkv, float* dq_accum, const bf16* dout, const bf16* qkv,
+                                         const float* lse, const float* Dsum, int T, int C, int NH, float scale,
+                                         float scale_log2) {
+    constexpr int LD = D + kPad, LDS = BQ + kPad;
+    extern __shared__ __align__(16) unsigned char smem[];
+    bf16* sK = reinterpret_cast<bf16*>(smem);
+    bf16* sV = sK + kBK * LD;
+    bf16* sQ = sV + kBK * LD;     // [2][BQ][LD]
+    bf16* sdO = sQ + 2 * BQ * LD;  // [2][BQ][LD]
+    bf16* sdS = sdO + 2 * BQ * LD;  // [kBK][LDS], dS^T
+    float* sL = reinterpret_cast<float*>(sdS + kBK * LDS);  // [2][BQ] lse * log2e
+    float* sD = sL + 2 * BQ;                                // [2][BQ]
+
+    const int kt = blockIdx.x;
+    const int bh = blockIdx.y, b = bh / NH, h = bh % NH;
+    const size_t stride = 3 * static_cast<size_t>(C);
+    const bf16* q = qkv + static_cast<size_t>(b) * T * stride + h * D;
+    const bf16* k = q + C;
+    const bf16* v = q + 2 * C;
+    const bf16* dO = dout + static_cast<size_t>(b) * T * C + h * D;
+    const float* lse_bh = lse + static_cast<size_t>(bh) * T;
+    const float* D_bh = Dsum + static_cast<size_t>(bh) * T;
+    const int k0 = kt * kBK;
+    const int i_first = k0 / BQ, i_end = (T + BQ - 1) / BQ;
+
+    auto load_q_tile = [&](int i, int buf) {
+        load_tile<BQ, D, kThreads>(sQ + buf * BQ * LD, q, stride, i * BQ, T);
+        load_tile<BQ, D, kThreads>(sdO + buf * BQ * LD, dO, C, i * BQ, T);
+        for (int r = threadIdx.x; r < BQ; r += kThreads) {
+            int qi = i * BQ + r;
+            sL[buf * BQ + r] = qi < T ? lse_bh[qi] * kLog2e : 0.0f;
+            sD[buf * BQ + r] = qi < T ? D_bh[qi] : 0.0f;
+        }
+    };
+    load_tile<kBK, D, kThreads>(sK, k, stride, k0, T);
+    load_tile<kBK, D, kThreads>(sV, v, stride, k0, T);
+    load_q_tile(i_first, 0);
+    cp_async_commit();
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
+    const int wkey0 = k0 + warp * 16;
+    const int key[2] = {wkey0 + g, wkey0 + g + 8};
+    float dk[D / 8][4], dv[D / 8][4];
+#pragma unroll
+    for (int i = 0; i < D / 8; i++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) dk[i][e] = dv[i][e] = 0.0f;
+
+    for (int i = i_first; i < i_end; i++) {
+        const int buf = (i - i_first) % 2;
+        cp_async_wait_all();
+        __syncthreads();
+        if (i + 1 < i_end) load_q_tile(i + 1, 1 - buf);
+        cp_async_commit();
+        const int q0 = i * BQ;
+        const bf16* cQ = sQ + buf * BQ * LD;
+        const bf16* cdO = sdO + buf * BQ * LD;
+        const float* cL = sL + buf * BQ;
+        const float* cD = sD + buf * BQ;
+        // A warp whose keys all lie past this tile's last query has nothing to add (but
+        // must still write zeros of dS^T for the dQ product).
+        const bool active = wkey0 <= q0 + BQ - 1;
+
+        float s[BQ / 8][4], dp[BQ / 8][4];
+#pragma unroll
+        for (int n = 0; n < BQ / 8; n++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) s[n][e] = dp[n][e] = 0.0f;
+        if (active) {
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++) {
+                uint32_t ak[4], av[4];
+                load_a<LD>(ak, sK, warp * 16, kk * 16);
+                load_a<LD>(av, sV, warp * 16, kk * 16);
+#pragma unroll
+                for (int nn = 0; nn < BQ / 16; nn++) {
+                    uint32_t bq[4], bdo[4];
+                    load_b_nk<LD>(bq, cQ, nn * 16, kk * 16);
+                    load_b_nk<LD>(bdo, cdO, nn * 16, kk * 16);
+                    mma(s[2 * nn], ak, bq[0], bq[1]);
+                    mma(s[2 * nn + 1], ak, bq[2], bq[3]);
+                    mma(dp[2 * nn], av, bdo[0], bdo[1]);
+                    mma(dp[2 * nn + 1], av, bdo[2], bdo[3]);
+                }
+            }
+            // s becomes P^T, dp becomes dS^T.
+#pragma unroll
+            for (int n = 0; n < BQ / 8; n++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    int ql = n * 8 + t4 * 2 + (e & 1);
+                    int qi = q0 + ql;
+                    float p = exp2f(s[n][e] * scale_log2 - cL[ql]);
+                    if (qi < key[e / 2] || qi >= T) p = 0.0f;
+                    s[n][e] = p;
+                    dp[n][e] = p * (dp[n][e] - cD[ql]);
+                }
+            }
+#pragma unroll
+            for (int kk = 0; kk < BQ / 16; kk++) {
+                uint32_t ap[4], ads[4];
+                c_to_a<BQ / 8>(ap, s, kk);
+                c_to_a<BQ / 8>(ads, dp, kk);
+#pragma unroll
+                for (int dn = 0; dn < D / 16; dn++) {
+                    uint32_t bdo[4], bq[4];
+                    load_b_kn<LD>(bdo, cdO, kk * 16, dn * 16);
+                    load_b_kn<LD>(bq, cQ, kk * 16, dn * 16);
+                    mma(dv[2 * dn], ap, bdo[0], bdo[1]);
+                    mma(dv[2 * dn + 1], ap, bdo[2], bdo[3]);
+                    mma(dk[2 * dn], ads, bq[0], bq[1]);
+                    mma(dk[2 * dn + 1], ads, bq[2], bq[3]);
+                }
+            }
+        }
+        if (dq_accum) {
+#pragma unroll
+            for (int n = 0; n < BQ / 8; n++) {
+                int col = n * 8 + t4 * 2;
+                *reinterpret_cast<uint32_t*>(sdS + (warp * 16 + g) * LDS + col) = pack_bf16(dp[n][0], dp[n][1]);
+                *reinterpret_cast<uint32_t*>(sdS + (warp * 16 + g + 8) * LDS + col) = pack_bf16(dp[n][2], dp[n][3]);
+            }
+            __syncthreads();
+            // dQ[BQ, D] += dS[BQ, kBK] K[kBK, D]: warps split the tile into BQ/16 row strips and
+            // (4 / strips) column groups of DC.
+            constexpr int strips = BQ / 16, groups = kWarps / strips, DC = D / groups;
+            const int strip = warp % strips, grp = warp / strips;
+            float acc[DC / 8][4];
+#pragma unroll
+            for (int n = 0; n < DC / 8; n++) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+#pragma unroll
+            for (int kk = 0; kk < kBK / 16; kk++) {
+                uint32_t a[4];
+                load_a_trans<LDS>(a, sdS, kk * 16, strip * 16);
+#pragma unroll
+                for (int dn = 0; dn < DC / 16; dn++) {
+                    uint32_t bb[4];
+                    load_b_kn<LD>(bb, sK, kk * 16, grp * DC + dn * 16);
+                    mma(acc[2 * dn], a, bb[0], bb[1]);
+                    mma(acc[2 * dn + 1], a, bb[2], bb[3]);
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                int qi = q0 + strip * 16 + g + 8 * r;
+                if (qi >= T) continue;
+                float* dst = dq_accum + (static_cast<size_t>(bh) * T + qi) * D + grp * DC + t4 * 2;
+#pragma unroll
+                for (int n = 0; n < DC / 8; n++) {
+                    atomicAdd(dst + n * 8, acc[n][2 * r] * scale);
+                    atomicAdd(dst + n * 8 + 1, acc[n][2 * r + 1] * scale);
+                }
+            }
+        }
+    }
+
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        if (key[r] >= T) continue;
+        bf16* dst = dqkv + (static_cast<size_t>(b) * T + key[r]) * stride + h * D + t4 * 2;
+#pragma unroll
+        for (int n = 0; n < D / 8; n++) {
+            *reinterpret_cast<uint32_t*>(dst + C + n * 8) = pack_bf16(dk[n][2 * r] * scale, dk[n][2 * r + 1] * scale);
+            *reinterpret_cast<uint32_t*>(dst + 2 * C + n * 8) = pack_bf16(dv[n][2 * r], dv[n][2 * r + 1]);
+        }
+    }
+}
+
+template <int D, int BQ>
+void launch_dkdv(bf16* dqkv, float* dq_accum, const bf16* dout, const bf16* qkv, const float* lse, const float* Dsum,
+                 int B, int T, int C, int NH, cudaStream_t s) {
+    constexpr int smem = dkdv_smem_bytes<D, BQ>();
+    static bool configured = (allow_smem(flash_attention_backward_dkdv_kernel<D, BQ>, smem), true);
+    (void)configured;
+    dim3 grid((T + kBK - 1) / kBK, B * NH);
+    float scale = 1.0f / sqrtf(static_cast<float>(D));
+    flash_attention_backward_dkdv_kernel<D, BQ>
+        <<<grid, kThreads, smem, s>>>(dqkv, dq_accum, dout, qkv, lse, Dsum, T, C, NH, scale, scale * kLog2e);
+    SIXND_CUDA_LAUNCHED("flash_attention_backward_dkdv");
+}
+
+}  // namespace
+
+void flash_attention_backward_dkdv(bf16* dqkv, float* dq_accum, const bf16* dout, const bf16* qkv, const float* lse,
+                                   const float* D, int B, int T, int C, int NH, cudaStream_t s) {
+    if (C / NH == 64) launch_dkdv<64, 64>(dqkv, dq_accum, dout, qkv, lse, D, B, T, C, NH, s);
+    else launch_dkdv<128, 32>(dqkv, dq_accum, dout, qkv, lse, D, B, T, C, NH, s);
+}
+
+}  // namespace sixnd::cuda

@@ -1,0 +1,152 @@
+// flash_attention_backward_dq: dQ for the deterministic backward, with no atomics.
+// Grid (query tiles, B*NH), heaviest first; 4 warps x 16 query rows. Q and dO stay in shared
+// memory; K and V tiles of BK keys are double-buffered with cp.async. Per key tile and warp:
+//   S = Q K^T;  P = exp2(S * scale*log2e - lse*log2e)  (causal mask; the forward's lse)
+//   dP = dO V^T;  dS = P * (dP - D_row)  (D = rowsum(dO * O) from the pre-pass)
+//   dQ += dS K   (FP32 registers; dS packed to bf16 from the C fragments)
+// dQ = scale * dQ is written to dqkv[..., 0:C] once, so every element has one fixed
+// summation order.
+#include "model/cuda/flash_common.cuh"
+#include "model/cuda/kernels.cuh"
+
+namespace sixnd::cuda {
+namespace {
+
+using namespace flash;
+
+constexpr int kWarps = 4, kThreads = 32 * kWarps, kBQ = 16 * kWarps;
+
+template <int D, int BK> constexpr int dq_smem_bytes() { return (2 * kBQ + 4 * BK) * (D + kPad) * 2; }
+
+template <int D, int BK>
+__global__ void __launch_bounds__(kThreads)
+    flash_attention_backward_dq_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse,
+                                       const float* Dsum, int T, int C, int NH, float scale, float scale_log2) {
+    constexpr int LD = D + kPad;
+    extern __shared__ __align__(16) unsigned char smem[];
+    bf16* sQ = reinterpret_cast<bf16*>(smem);
+    bf16* sdO = sQ + kBQ * LD;
+    bf16* sK = sdO + kBQ * LD;    // [2][BK][LD]
+    bf16* sV = sK + 2 * BK * LD;  // [2][BK][LD]
+
+    const int qt = gridDim.x - 1 - blockIdx.x;
+    const int bh = blockIdx.y, b = bh / NH, h = bh % NH;
+    const size_t stride = 3 * static_cast<size_t>(C);
+    const bf16* q = qkv + static_cast<size_t>(b) * T * stride + h * D;
+    const bf16* k = q + C;
+    const bf16* v = q + 2 * C;
+    const bf16* dO = dout + static_cast<size_t>(b) * T * C + h * D;
+    const int q0 = qt * kBQ;
+    const int n_kt = min((T + BK - 1) / BK, (q0 + kBQ + BK - 1) / BK);
+
+    load_tile<kBQ, D, kThreads>(sQ, q, stride, q0, T);
+    load_tile<kBQ, D, kThreads>(sdO, dO, C, q0, T);
+    load_tile<BK, D, kThreads>(sK, k, stride, 0, T);
+    load_tile<BK, D, kThreads>(sV, v, stride, 0, T);
+    cp_async_commit();
+
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
+    const int wrow0 = q0 + warp * 16;
+    const int row[2] = {wrow0 + g, wrow0 + g + 8};
+    float lse2[2], drow[2];
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        bool ok = row[r] < T;
+        lse2[r] = ok ? lse[static_cast<size_t>(bh) * T + row[r]] * kLog2e : 0.0f;
+        drow[r] = ok ? Dsum[static_cast<size_t>(bh) * T + row[r]] : 0.0f;
+    }
+    float dq[D / 8][4];
+#pragma unroll
+    for (int i = 0; i < D / 8; i++) dq[i][0] = dq[i][1] = dq[i][2] = dq[i][3] = 0.0f;
+
+    for (int j = 0; j < n_kt; j++) {
+        cp_async_wait_all();
+        __syncthreads();
+        if (j + 1 < n_kt) {
+            load_tile<BK, D, kThreads>(sK + ((j + 1) % 2) * BK * LD, k, stride, (j + 1) * BK, T);
+            load_tile<BK, D, kThreads>(sV + ((j + 1) % 2) * BK * LD, v, stride, (j + 1) * BK, T);
+        }
+        cp_async_commit();
+        const int k0 = j * BK;
+        if (k0 > wrow0 + 15) continue;
+        const bf16* cK = sK + (j % 2) * BK * LD;
+        const bf16* cV = sV + (j % 2) * BK * LD;
+
+        float s[BK / 8][4], dp[BK / 8][4];
+#pragma unroll
+        for (int i = 0; i < BK / 8; i++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) s[i][e] = dp[i][e] = 0.0f;
+#pragma unroll
+        for (int kk = 0; kk < D / 16; kk++) {
+            uint32_t aq[4], ado[4];
+            load_a<LD>(aq, sQ, warp * 16, kk * 16);
+            load_a<LD>(ado, sdO, warp * 16, kk * 16);
+#pragma unroll
+            for (int nn = 0; nn < BK / 16; nn++) {
+                uint32_t bk[4], bv[4];
+                load_b_nk<LD>(bk, cK, nn * 16, kk * 16);
+                load_b_nk<LD>(bv, cV, nn * 16, kk * 16);
+                mma(s[2 * nn], aq, bk[0], bk[1]);
+                mma(s[2 * nn + 1], aq, bk[2], bk[3]);
+                mma(dp[2 * nn], ado, bv[0], bv[1]);
+                mma(dp[2 * nn + 1], ado, bv[2], bv[3]);
+            }
+        }
+        const bool mask = k0 + BK - 1 > wrow0 || k0 + BK > T;
+#pragma unroll
+        for (int i = 0; i < BK / 8; i++) {
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int col = k0 + i * 8 + t4 * 2 + (e & 1);
+                float p = exp2f(s[i][e] * scale_log2 - lse2[e / 2]);
+                if (mask && (col > row[e / 2] || col >= T)) p = 0.0f;
+                s[i][e] = p * (dp[i][e] - drow[e / 2]);  // dS
+            }
+        }
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; kk++) {
+            uint32_t a[4];
+            c_to_a<BK / 8>(a, s, kk);
+#pragma unroll
+            for (int dn = 0; dn < D / 16; dn++) {
+                uint32_t bb[4];
+                load_b_kn<LD>(bb, cK, kk * 16, dn * 16);
+                mma(dq[2 * dn], a, bb[0], bb[1]);
+                mma(dq[2 * dn + 1], a, bb[2], bb[3]);
+            }
+        }
+    }
+
+#pragma unroll
+    for (int r = 0; r < 2; r++) {
+        if (row[r] >= T) continue;
+        bf16* dst = dqkv + (static_cast<size_t>(b) * T + row[r]) * stride + h * D + t4 * 2;
+#pragma unroll
+        for (int i = 0; i < D / 8; i++)
+            *reinterpret_cast<uint32_t*>(dst + i * 8) = pack_bf16(dq[i][2 * r] * scale, dq[i][2 * r + 1] * scale);
+    }
+}
+
+template <int D, int BK>
+void launch_dq(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse, const float* Dsum, int B, int T, int C,
+               int NH, cudaStream_t s) {
+    constexpr int smem = dq_smem_bytes<D, BK>();
+    static bool configured = (allow_smem(flash_attention_backward_dq_kernel<D, BK>, smem), true);
+    (void)configured;
+    dim3 grid((T + kBQ - 1) / kBQ, B * NH);
+    float scale = 1.0f / sqrtf(static_cast<float>(D));
+    flash_attention_backward_dq_kernel<D, BK>
+        <<<grid, kThreads, smem, s>>>(dqkv, dout, qkv, lse, Dsum, T, C, NH, scale, scale * kLog2e);
+    SIXND_CUDA_LAUNCHED("flash_attention_backward_dq");
+}
+
+}  // namespace
+
+void flash_attention_backward_dq(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse, const float* D,
+                                 int B, int T, int C, int NH, cudaStream_t s) {
+    if (C / NH == 64) launch_dq<64, 64>(dqkv, dout, qkv, lse, D, B, T, C, NH, s);
+    else launch_dq<128, 32>(dqkv, dout, qkv, lse, D, B, T, C, NH, s);
+}
+
+}  // namespace sixnd::cuda

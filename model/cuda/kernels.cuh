@@ -1,0 +1,171 @@
+// The CUDA kernels behind CudaOps, one file each (named for the kernel), templated on the
+// storage type T (float or bf16). Shapes and semantics are those of the matching Ops member in
+// model/ops.h; every launcher runs on `stream` and checks its launch.
+#pragma once
+#include <map>
+#include <tuple>
+
+#include "core/memory.h"
+#include "model/cuda/cuda_common.cuh"
+
+namespace sixnd::cuda {
+
+// Device scratch that grows on demand and is reused by every op (they run in stream order).
+class Scratch {
+public:
+    explicit Scratch(MemoryBackend& mem) : mem_(mem) {}
+    void* get(size_t bytes) {
+        if (bytes > buf_.bytes()) buf_ = DeviceBuffer(&mem_, bytes + bytes / 4, MemCategory::workspace);
+        return buf_.get();
+    }
+
+private:
+    MemoryBackend& mem_;
+    DeviceBuffer buf_;
+};
+
+// Cuts one scratch allocation into 256-byte aligned pieces: first sized with add(), then taken
+// in the same order with take().
+class Carve {
+public:
+    template <typename U> void add(size_t n) { bytes_ += round(n * sizeof(U)); }
+    size_t bytes() const { return bytes_; }
+    void start(void* base) { p_ = static_cast<char*>(base); }
+    template <typename U> U* take(size_t n) {
+        U* r = reinterpret_cast<U*>(p_);
+        p_ += round(n * sizeof(U));
+        return r;
+    }
+
+private:
+    static size_t round(size_t b) { return (b + 255) / 256 * 256; }
+    size_t bytes_ = 0;
+    char* p_ = nullptr;
+};
+
+// cuBLASLt GEMMs in row-major terms: C[M,N] = alpha * op(A) @ op(B) + beta * C, where op(A) is
+// [M,K] (A stored [K,M] when trans_a) and op(B) is [K,N] (B stored [N,K] when trans_b);
+// batched with element strides. The heuristic's algorithm is chosen once per shape, types,
+// epilogue and pointer alignment and cached.
+struct GemmArgs {
+    int M = 0, N = 0, K = 0;
+    bool trans_a = false, trans_b = false;
+    const void* A = nullptr;
+    int lda = 0;
+    long long stride_a = 0;
+    const void* B = nullptr;
+    int ldb = 0;
+    long long stride_b = 0;
+    void* C = nullptr;
+    int ldc = 0;
+    long long stride_c = 0;
+    int batch = 1;
+    float alpha = 1.0f, beta = 0.0f;
+    cudaDataType_t ab_type = CUDA_R_32F, c_type = CUDA_R_32F;
+    const void* bias = nullptr;  // [N], added to every row of C
+    void* gelu_aux = nullptr;    // non-null: C = gelu(A@B + bias) and gelu_aux = A@B + bias ([M,N], ld N)
+};
+
+class Matmul {
+public:
+    Matmul(MemoryBackend& mem, cudaStream_t stream);
+    ~Matmul();
+    Matmul(const Matmul&) = delete;
+    Matmul& operator=(const Matmul&) = delete;
+    // False when cuBLASLt offers no algorithm (e.g. the GELU epilogue for an odd shape); the
+    // caller then falls back to an unfused path.
+    bool gemm(const GemmArgs& g);
+
+private:
+    struct Plan;
+    cublasLtHandle_t handle_ = nullptr;
+    cudaStream_t stream_;
+    DeviceBuffer workspace_;
+    std::map<std::string, Plan*> plans_;
+};
+
+template <typename T>
+void encoder_forward(T* out, const int32_t* inp, const T* wte, const T* wpe, int B, int T_, int C, cudaStream_t s);
+template <typename T>
+void encoder_backward(T* dwte, T* dwpe, const T* dout, const int32_t* inp, int B, int T_, int C, Scratch& scratch,
+                      cudaStream_t s);
+
+template <typename T>
+void layernorm_forward(T* residual, T* out, float* mean, float* rstd, const T* inp1, const T* inp2,
+                       const T* weight, const T* bias, int N, int C, cudaStream_t s);
+template <typename T>
+void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
+                        const float* mean, const float* rstd, int N, int C, Scratch& scratch, cudaStream_t s);
+
+// dbias[OC] += sum_n dout[n, :]  (fixed-order partial sums: deterministic)
+template <typename T>
+void matmul_backward_bias(T* dbias, const T* dout, int N, int OC, Scratch& scratch, cudaStream_t s);
+
+template <typename T> void gelu_forward(T* out, const T* inp, size_t n, cudaStream_t s);
+template <typename T> void gelu_backward(T* dinp, const T* inp, const T* dout, size_t n, cudaStream_t s);
+template <typename T> void residual_forward(T* out, const T* a, const T* b, size_t n, cudaStream_t s);
+
+template <typename T>
+void classifier_forward_backward(T* logits, float* losses, const int32_t* targets, int N, int V, int Vp,
+                                 float dloss, bool write_dlogits, cudaStream_t s);
+
+struct AdamWParams {
+    float lr, beta1, beta2, eps, weight_decay, grad_scale, bc1, bc2;
+    bool stochastic;
+    uint32_t seed;
+};
+template <typename T>
+void adamw(T* params, float* master, const T* grads, float* m, float* v, size_t n, const AdamWParams& p,
+           cudaStream_t s);
+
+// sum of x^2 in double, fixed grid and order: deterministic on any device.
+template <typename T> double sum_squares(const T* x, size_t n, Scratch& scratch, cudaStream_t s);
+
+template <typename Dst, typename Src> void cast(Dst* dst, const Src* src, size_t n, cudaStream_t s);
+
+// Naive attention: permute qkv to [B,NH,T,hs], cuBLASLt batched GEMMs, a causal softmax kernel.
+// The probabilities go to probs [B,NH,T,T] (--attention naive); with probs null they live in
+// scratch and only the log-sum-exp is kept in lse [B,NH,T] (--attention flash where the flash
+// kernel does not apply: fp32 storage or another head size), and backward recomputes them.
+template <typename T>
+void attention_naive_forward(Matmul& mm, T* out, float* probs, float* lse, const T* qkv, int B, int T_, int C,
+                             int NH, Scratch& scratch, cudaStream_t s);
+template <typename T>
+void attention_naive_backward(Matmul& mm, T* dqkv, const T* dout, const T* qkv, const float* probs,
+                              const float* lse, int B, int T_, int C, int NH, Scratch& scratch, cudaStream_t s);
+// The pieces of the naive path, one file each.
+// Between the row layout rows[B,T,S,NH,hs] (qkv: S = 3; out: S = 1) and S head-major buffers
+// heads[s][B,NH,T,hs] (each B*NH*T*hs long, one after another).
+template <typename T>
+void attention_permute(T* heads, T* rows, int S, int B, int T_, int NH, int hs, bool to_heads, cudaStream_t s);
+// probs[r, 0:T] = causal softmax(scale * scores[r, :]) over rows r of B*NH*T (row r is query
+// r % T); probs may alias scores; probs_t (a copy in T for the next GEMM) may be null.
+// lse_out (may be null) receives each row's log-sum-exp; given lse_in, the row's
+// normaliser is taken from it instead (recomputing the forward's probabilities).
+template <typename T>
+void attention_softmax_forward(float* probs, T* probs_t, float* lse_out, const float* scores, const float* lse_in,
+                               int rows, int T_, float scale, cudaStream_t s);
+// dscores = scale * probs * (dprobs - rowsum(probs * dprobs)), zero above the diagonal.
+template <typename T>
+void attention_softmax_backward(T* dscores, const float* probs, const float* dprobs, int rows, int T_, float scale,
+                                cudaStream_t s);
+
+// One decoding step over a KV cache (model/ops.h attention_decode).
+template <typename T>
+void attention_decode(T* out, const T* qkv, int B, int S, int t, int C, int NH, cudaStream_t s);
+
+// FlashAttention-style kernels (bf16, head size 64 or 128; qkv and out 16-byte aligned).
+bool flash_attention_supported(const void* qkv, int C, int NH);
+void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T_, int C, int NH, cudaStream_t s);
+void flash_attention_backward(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* out, const float* lse,
+                              int B, int T_, int C, int NH, bool deterministic, Scratch& scratch, cudaStream_t s);
+// D[b,h,t] = sum_d dout * out; also zeroes the FP32 dQ accumulator when one is given.
+void flash_attention_backward_preprocess(float* D, float* dq_accum, const bf16* dout, const bf16* out, int B,
+                                         int T_, int C, int NH, cudaStream_t s);
+void flash_attention_backward_dkdv(bf16* dqkv, float* dq_accum, const bf16* dout, const bf16* qkv,
+                                   const float* lse, const float* D, int B, int T_, int C, int NH, cudaStream_t s);
+void flash_attention_backward_dq(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse, const float* D,
+                                 int B, int T_, int C, int NH, cudaStream_t s);
+void flash_attention_dq_convert(bf16* dqkv, const float* dq_accum, int B, int T_, int C, int NH, cudaStream_t s);
+
+}  // namespace sixnd::cuda

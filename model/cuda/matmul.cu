@@ -1,0 +1,136 @@
+// matmul: row-major GEMMs through cuBLASLt, FP32 accumulation (CUBLAS_COMPUTE_32F: bf16
+// inputs accumulate in FP32; fp32 inputs stay full FP32, no TF32, as the reference path).
+// Row-major C[M,N] = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so B is cuBLASLt's
+// first operand and A its second, m = N and n = M. Bias and GELU(+aux) are epilogues; the
+// workspace is 32 MiB (what cuBLASLt asks for on Hopper); the heuristic runs once per
+// distinct shape, types, epilogue and pointer alignment, and its algorithm is cached.
+#include <cstdio>
+#include <string>
+
+#include "model/cuda/kernels.cuh"
+
+namespace sixnd::cuda {
+
+namespace {
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+int alignment(const void* p) {
+    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    int al = 256;
+    while (al > 1 && (a % al) != 0) al /= 2;
+    return al;
+}
+}  // namespace
+
+struct Matmul::Plan {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    bool ok = false;
+    ~Plan() {
+        if (desc) cublasLtMatmulDescDestroy(desc);
+        if (a) cublasLtMatrixLayoutDestroy(a);
+        if (b) cublasLtMatrixLayoutDestroy(b);
+        if (c) cublasLtMatrixLayoutDestroy(c);
+    }
+};
+
+Matmul::Matmul(MemoryBackend& mem, cudaStream_t stream)
+    : stream_(stream), workspace_(&mem, kWorkspaceBytes, MemCategory::workspace) {
+    SIXND_CUBLAS(cublasLtCreate(&handle_));
+}
+
+Matmul::~Matmul() {
+    for (auto& kv : plans_) delete kv.second;
+    if (handle_) cublasLtDestroy(handle_);
+}
+
+namespace {
+void set_layout_batch(cublasLtMatrixLayout_t l, int batch, long long stride) {
+    if (batch <= 1) return;
+    SIXND_CUBLAS(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
+    SIXND_CUBLAS(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                                  sizeof(stride)));
+}
+}  // namespace
+
+bool Matmul::gemm(const GemmArgs& g) {
+    const bool gelu = g.gelu_aux != nullptr;
+    const int al_a = alignment(g.A), al_b = alignment(g.B), al_c = alignment(g.C);
+    const int al_bias = g.bias ? alignment(g.bias) : 0, al_aux = gelu ? alignment(g.gelu_aux) : 0;
+    char key[512];
+    std::snprintf(key, sizeof key, "%d,%d,%d,%d%d,%d,%lld,%d,%lld,%d,%lld,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", g.M, g.N, g.K,
+                  g.trans_a, g.trans_b, g.lda, g.stride_a, g.ldb, g.stride_b, g.ldc, g.stride_c, g.batch,
+                  static_cast<int>(g.ab_type), static_cast<int>(g.c_type), g.bias != nullptr, gelu, al_a, al_b, al_c,
+                  al_bias, al_aux);
+    Plan*& plan = plans_[key];
+    if (!plan) {
+        plan = new Plan();
+        SIXND_CUBLAS(cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        // cuBLASLt's first operand is row-major B: stored [K,N] it is column-major N x K (op N).
+        cublasOperation_t op1 = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+        cublasOperation_t op2 = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+        SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op1, sizeof(op1)));
+        SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op2, sizeof(op2)));
+        cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+        if (gelu) epi = g.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+        else if (g.bias) epi = CUBLASLT_EPILOGUE_BIAS;
+        SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+        if (g.bias) {
+            cudaDataType_t bt = g.c_type;
+            SIXND_CUBLAS(
+                cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt)));
+        }
+        if (gelu) {
+            int64_t ld_aux = g.N;
+            SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld_aux,
+                                                        sizeof(ld_aux)));
+        }
+        // Column-major shapes (rows, cols, ld) of the stored matrices.
+        int r1 = g.trans_b ? g.K : g.N, c1 = g.trans_b ? g.N : g.K;
+        int r2 = g.trans_a ? g.M : g.K, c2 = g.trans_a ? g.K : g.M;
+        SIXND_CUBLAS(cublasLtMatrixLayoutCreate(&plan->a, g.ab_type, r1, c1, g.ldb));
+        SIXND_CUBLAS(cublasLtMatrixLayoutCreate(&plan->b, g.ab_type, r2, c2, g.lda));
+        SIXND_CUBLAS(cublasLtMatrixLayoutCreate(&plan->c, g.c_type, g.N, g.M, g.ldc));
+        set_layout_batch(plan->a, g.batch, g.stride_b);
+        set_layout_batch(plan->b, g.batch, g.stride_a);
+        set_layout_batch(plan->c, g.batch, g.stride_c);
+
+        cublasLtMatmulPreference_t pref;
+        SIXND_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+        size_t ws = kWorkspaceBytes;
+        uint32_t a1 = al_b, a2 = al_a, a3 = al_c;
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &a1, sizeof(a1));
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &a2, sizeof(a2));
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &a3, sizeof(a3));
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &a3, sizeof(a3));
+        cublasLtMatmulHeuristicResult_t result{};
+        int found = 0;
+        cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->a, plan->b, plan->c, plan->c,
+                                                           pref, 1, &result, &found);
+        cublasLtMatmulPreferenceDestroy(pref);
+        if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
+            plan->algo = result.algo;
+            plan->ok = true;
+        } else if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED) {
+            throw_cublas_error("cublasLtMatmulAlgoGetHeuristic", st, __FILE__, __LINE__);
+        }
+    }
+    if (!plan->ok) {
+        if (gelu) return false;
+        throw Error("cuBLASLt", "no algorithm for a " + std::to_string(g.M) + "x" + std::to_string(g.N) + "x" +
+                                    std::to_string(g.K) + " matmul (batch " + std::to_string(g.batch) + ")");
+    }
+    if (g.bias)
+        SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias,
+                                                    sizeof(g.bias)));
+    if (gelu)
+        SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &g.gelu_aux,
+                                                    sizeof(g.gelu_aux)));
+    SIXND_CUBLAS(cublasLtMatmul(handle_, plan->desc, &g.alpha, g.B, plan->a, g.A, plan->b, &g.beta, g.C, plan->c,
+                                g.C, plan->c, &plan->algo, workspace_.get(), kWorkspaceBytes, stream_));
+    return true;
+}
+
+}  // namespace sixnd::cuda

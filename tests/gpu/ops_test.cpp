@@ -1,0 +1,269 @@
+// Every CUDA op against the CPU op (FP32 reference on the same inputs) on fresh random
+// inputs, for fp32 storage (tolerance 1e-4) and bf16 storage (1e-2), error as
+// ||dev - ref|| / ||ref||. "+=" outputs start from random values on both sides. Each output is
+// poisoned with NaN on the device first, so an unwritten element fails. Skips without a device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model/cpu/cpu_ops.h"
+#include "tests/gpu/gpu_harness.h"
+
+namespace sixnd::test {
+namespace {
+
+class CudaOpsTest : public ::testing::TestWithParam<DType> {
+protected:
+    void SetUp() override {
+        SIXND_SKIP_WITHOUT_CUDA();
+        s = std::make_unique<Sides>(GetParam(), &make_cpu_ops, DType::f32);
+    }
+    double tol() const { return GetParam() == DType::bf16 ? 1e-2 : 1e-4; }
+    std::vector<float> rnd(size_t n, float lo = -1.0f, float hi = 1.0f) { return random_floats(n, seed_++, lo, hi); }
+    std::unique_ptr<Sides> s;
+
+private:
+    uint64_t seed_ = 20240901;
+};
+
+TEST_P(CudaOpsTest, Encoder) {
+    const int B = 3, T = 37, C = 72, V = 50;  // few tokens, so rows of dwte collect many positions
+    auto tok = random_ints(B * T, 7, 0, V);
+    auto wte_v = rnd(V * C), wpe_v = rnd(T * C), dout_v = rnd(B * T * C), dwte_v = rnd(V * C), dwpe_v = rnd(T * C);
+    Tensor inp = s->i(tok), wte = s->x(wte_v), wpe = s->x(wpe_v), out = s->alloc(Kind::x, B * T * C);
+    Tensor dout = s->x(dout_v), dwte = s->x(dwte_v), dwpe = s->x(dwpe_v);
+    s->poison(out);
+    s->ref().encoder_forward(out.r(), inp.ri(), wte.r(), wpe.r(), B, T, C);
+    s->dev().encoder_forward(out.d(), inp.di(), wte.d(), wpe.d(), B, T, C);
+    EXPECT_TRUE(s->close(out, tol(), "out"));
+    s->ref().encoder_backward(dwte.r(), dwpe.r(), dout.r(), inp.ri(), B, T, C);
+    s->dev().encoder_backward(dwte.d(), dwpe.d(), dout.d(), inp.di(), B, T, C);
+    EXPECT_TRUE(s->close(dwte, tol(), "dwte"));
+    EXPECT_TRUE(s->close(dwpe, tol(), "dwpe"));
+}
+
+TEST_P(CudaOpsTest, LayerNorm) {
+    for (int C : {768, 100}) {  // packed and scalar paths
+        const int N = 45;
+        auto a_v = rnd(N * C, -2, 2), b_v = rnd(N * C), w_v = rnd(C), bias_v = rnd(C), dout_v = rnd(N * C);
+        auto dinp_v = rnd(N * C), dw_v = rnd(C), db_v = rnd(C);
+        Tensor a = s->x(a_v), b = s->x(b_v), w = s->x(w_v), bias = s->x(bias_v), dout = s->x(dout_v);
+        Tensor res = s->alloc(Kind::x, N * C), out = s->alloc(Kind::x, N * C);
+        Tensor mean = s->alloc(Kind::f32, N), rstd = s->alloc(Kind::f32, N);
+        Tensor dinp = s->x(dinp_v), dw = s->x(dw_v), db = s->x(db_v);
+        s->poison(out);
+        s->poison(mean);
+        s->ref().layernorm_forward(out.r(), mean.rf(), rstd.rf(), a.r(), w.r(), bias.r(), N, C);
+        s->dev().layernorm_forward(out.d(), mean.df(), rstd.df(), a.d(), w.d(), bias.d(), N, C);
+        EXPECT_TRUE(s->close(out, tol(), "out"));
+        EXPECT_TRUE(s->close(mean, tol(), "mean"));
+        EXPECT_TRUE(s->close(rstd, tol(), "rstd"));
+        s->poison(res);
+        s->poison(out);
+        s->ref().residual_layernorm_forward(res.r(), out.r(), mean.rf(), rstd.rf(), a.r(), b.r(), w.r(), bias.r(), N, C);
+        s->dev().residual_layernorm_forward(res.d(), out.d(), mean.df(), rstd.df(), a.d(), b.d(), w.d(), bias.d(), N, C);
+        EXPECT_TRUE(s->close(res, tol(), "residual"));
+        EXPECT_TRUE(s->close(out, tol(), "residual out"));
+        s->ref().layernorm_backward(dinp.r(), dw.r(), db.r(), dout.r(), res.r(), w.r(), mean.rf(), rstd.rf(), N, C);
+        s->dev().layernorm_backward(dinp.d(), dw.d(), db.d(), dout.d(), res.d(), w.d(), mean.df(), rstd.df(), N, C);
+        EXPECT_TRUE(s->close(dinp, tol(), "dinp"));
+        EXPECT_TRUE(s->close(dw, tol(), "dweight"));
+        EXPECT_TRUE(s->close(db, tol(), "dbias"));
+    }
+}
+
+TEST_P(CudaOpsTest, Matmul) {
+    struct Shape { int N, C, OC; };
+    for (Shape sh : {Shape{70, 128, 192}, Shape{33, 72, 100}}) {
+        const int N = sh.N, C = sh.C, OC = sh.OC;
+        auto inp_v = rnd(N * C), w_v = rnd(OC * C), b_v = rnd(OC), dout_v = rnd(N * OC), dw_v = rnd(OC * C),
+             db_v = rnd(OC);
+        Tensor inp = s->x(inp_v), w = s->x(w_v), bias = s->x(b_v), dout = s->x(dout_v);
+        Tensor out = s->alloc(Kind::x, N * OC), pre = s->alloc(Kind::x, N * OC), dinp = s->alloc(Kind::x, N * C);
+        Tensor dw = s->x(dw_v), db = s->x(db_v);
+        for (bool with_bias : {false, true}) {
+            s->poison(out);
+            const void* br = with_bias ? bias.r() : nullptr;
+            const void* bd = with_bias ? bias.d() : nullptr;
+            s->ref().matmul_forward(out.r(), nullptr, inp.r(), w.r(), br, N, C, OC);
+            s->dev().matmul_forward(out.d(), nullptr, inp.d(), w.d(), bd, N, C, OC);
+            EXPECT_TRUE(s->close(out, tol(), with_bias ? "out (bias)" : "out"));
+        }
+        s->poison(out);
+        s->poison(pre);
+        s->ref().matmul_forward(out.r(), pre.r(), inp.r(), w.r(), bias.r(), N, C, OC);
+        s->dev().matmul_forward(out.d(), pre.d(), inp.d(), w.d(), bias.d(), N, C, OC);
+        EXPECT_TRUE(s->close(out, tol(), "gelu out"));
+        EXPECT_TRUE(s->close(pre, tol(), "pre_gelu"));
+        s->poison(dinp);
+        s->ref().matmul_backward(dinp.r(), dw.r(), db.r(), dout.r(), inp.r(), w.r(), N, C, OC);
+        s->dev().matmul_backward(dinp.d(), dw.d(), db.d(), dout.d(), inp.d(), w.d(), N, C, OC);
+        EXPECT_TRUE(s->close(dinp, tol(), "dinp"));
+        EXPECT_TRUE(s->close(dw, tol(), "dweight"));
+        EXPECT_TRUE(s->close(db, tol(), "dbias"));
+    }
+}
+
+TEST_P(CudaOpsTest, Elementwise) {
+    for (size_t n : {size_t{4096}, size_t{1003}}) {
+        auto a_v = rnd(n, -4, 4), b_v = rnd(n), d_v = rnd(n);
+        Tensor a = s->x(a_v), b = s->x(b_v), d = s->x(d_v), out = s->alloc(Kind::x, n);
+        s->poison(out);
+        s->ref().gelu_forward(out.r(), a.r(), n);
+        s->dev().gelu_forward(out.d(), a.d(), n);
+        EXPECT_TRUE(s->close(out, tol(), "gelu"));
+        s->poison(out);
+        s->ref().residual_forward(out.r(), a.r(), b.r(), n);
+        s->dev().residual_forward(out.d(), a.d(), b.d(), n);
+        EXPECT_TRUE(s->close(out, tol(), "residual"));
+        s->ref().gelu_backward(d.r(), a.r(), d.r(), n);  // in place, as the model uses it
+        s->dev().gelu_backward(d.d(), a.d(), d.d(), n);
+        EXPECT_TRUE(s->close(d, tol(), "gelu backward"));
+    }
+}
+
+TEST_P(CudaOpsTest, Attention) {
+    struct Shape { int B, T, NH, hs; };
+    for (Shape sh : {Shape{2, 67, 3, 64}, Shape{1, 40, 2, 128}, Shape{2, 33, 2, 48}}) {
+        const int B = sh.B, T = sh.T, NH = sh.NH, C = NH * sh.hs;
+        for (AttentionKind kind : {AttentionKind::naive, AttentionKind::flash}) {
+            SCOPED_TRACE(std::string(attention_name(kind)) + " hs=" + std::to_string(sh.hs));
+            auto qkv_v = rnd(B * T * 3 * C, -2, 2), dout_v = rnd(B * T * C);
+            Tensor qkv = s->x(qkv_v), dout = s->x(dout_v);
+            Tensor out = s->alloc(Kind::x, B * T * C), dqkv = s->alloc(Kind::x, B * T * 3 * C);
+            Tensor stats = s->alloc(Kind::f32, Ops::attention_stats_floats(kind, B, T, NH));
+            s->poison(out);
+            s->poison(stats);
+            s->poison(dqkv);
+            s->ref().attention_forward(kind, out.r(), stats.rf(), qkv.r(), B, T, C, NH);
+            s->dev().attention_forward(kind, out.d(), stats.df(), qkv.d(), B, T, C, NH);
+            EXPECT_TRUE(s->close(out, tol(), "out"));
+            EXPECT_TRUE(s->close(stats, tol(), "stats"));
+            s->ref().attention_backward(kind, dqkv.r(), dout.r(), qkv.r(), out.r(), stats.rf(), B, T, C, NH);
+            s->dev().attention_backward(kind, dqkv.d(), dout.d(), qkv.d(), out.d(), stats.df(), B, T, C, NH);
+            EXPECT_TRUE(s->close(dqkv, tol(), "dqkv"));
+        }
+    }
+}
+
+TEST_P(CudaOpsTest, AttentionDecode) {
+    const int B = 2, S = 50, C = 128, NH = 2;
+    auto qkv_v = rnd(B * S * 3 * C);
+    Tensor qkv = s->x(qkv_v), out = s->alloc(Kind::x, B * C);
+    for (int t : {0, 17, S - 1}) {
+        s->poison(out);
+        s->ref().attention_decode(out.r(), qkv.r(), B, S, t, C, NH);
+        s->dev().attention_decode(out.d(), qkv.d(), B, S, t, C, NH);
+        EXPECT_TRUE(s->close(out, tol(), "out"));
+    }
+}
+
+TEST_P(CudaOpsTest, Classifier) {
+    for (int V : {1000, 997}) {
+        const int N = 19, Vp = 1024;
+        auto logits_v = rnd(N * Vp, -5, 5);
+        auto targets_v = random_ints(N, 11, 0, V);
+        Tensor logits = s->x(logits_v), targets = s->i(targets_v), losses = s->alloc(Kind::f32, N);
+        s->poison(losses);
+        s->ref().classifier_forward_backward(logits.r(), losses.rf(), targets.ri(), N, V, Vp, 1.0f / N, true);
+        s->dev().classifier_forward_backward(logits.d(), losses.df(), targets.di(), N, V, Vp, 1.0f / N, true);
+        EXPECT_TRUE(s->close(losses, tol(), "losses"));
+        EXPECT_TRUE(s->close(logits, tol(), "dlogits"));
+    }
+}
+
+TEST_P(CudaOpsTest, AdamW) {
+    const size_t n = 5003;
+    AdamWArgs a;
+    a.lr = 1e-2f;
+    a.weight_decay = 0.1f;
+    a.step = 3;
+    a.grad_scale = 0.5f;
+    for (bool with_master : {true, false}) {
+        auto p_v = rnd(n), g_v = rnd(n), m_v = rnd(n, -0.1f, 0.1f), v_v = rnd(n, 0.0f, 0.01f);
+        Tensor p = s->x(p_v), g = s->x(g_v), m = s->f(m_v), v = s->f(v_v), master = s->f(p_v);
+        float* mr = with_master ? master.rf() : nullptr;
+        float* md = with_master ? master.df() : nullptr;
+        s->ref().adamw(p.r(), mr, g.r(), m.rf(), v.rf(), n, a);
+        s->dev().adamw(p.d(), md, g.d(), m.df(), v.df(), n, a);
+        EXPECT_TRUE(s->close(p, tol(), "params"));
+        EXPECT_TRUE(s->close(m, 1e-5, "m"));
+        EXPECT_TRUE(s->close(v, 1e-5, "v"));
+        if (with_master) {
+            EXPECT_TRUE(s->close(master, 1e-5, "master"));
+        }
+    }
+}
+
+TEST_P(CudaOpsTest, SumSquaresAndCast) {
+    const size_t n = 100003;
+    auto x_v = rnd(n);
+    Tensor x = s->x(x_v);
+    double r = s->ref().sum_squares(x.r(), n), d = s->dev().sum_squares(x.d(), n);
+    EXPECT_NEAR(d, r, 1e-6 * r);
+    EXPECT_EQ(d, s->dev().sum_squares(x.d(), n)) << "sum_squares is not deterministic";
+
+    Tensor f = s->alloc(Kind::f32, n), back = s->alloc(Kind::x, n);
+    s->dev().cast(f.d(), DType::f32, x.d(), s->dtype(), n);
+    s->dev().cast(back.d(), s->dtype(), f.d(), DType::f32, n);
+    EXPECT_EQ(s->get_dev(f), x_v);  // x_v holds the stored values, so both casts are exact
+    EXPECT_EQ(s->get_dev(back), x_v);
+}
+
+// The backward ops that reduce over rows must give the same bits every time.
+TEST_P(CudaOpsTest, DeterministicBackward) {
+    const int B = 4, T = 64, C = 256, V = 30, N = B * T;
+    auto tok = random_ints(N, 5, 0, V);
+    auto dout_v = rnd(N * C), x_v = rnd(N * C), w_v = rnd(C), mean_v = rnd(N), rstd_v = rnd(N, 0.5f, 2.0f);
+    Tensor inp = s->i(tok), dout = s->x(dout_v), xin = s->x(x_v), w = s->x(w_v);
+    Tensor mean = s->f(mean_v), rstd = s->f(rstd_v);
+    std::vector<std::vector<float>> runs;
+    for (int run = 0; run < 2; run++) {
+        Tensor dwte = s->alloc(Kind::x, V * C), dwpe = s->alloc(Kind::x, T * C), dinp = s->alloc(Kind::x, N * C);
+        Tensor dw = s->alloc(Kind::x, C), db = s->alloc(Kind::x, C);
+        for (Tensor* t : {&dwte, &dwpe, &dinp, &dw, &db}) s->dev_memory().memset(t->d(), 0, t->dev.bytes());
+        s->dev().encoder_backward(dwte.d(), dwpe.d(), dout.d(), inp.di(), B, T, C);
+        s->dev().layernorm_backward(dinp.d(), dw.d(), db.d(), dout.d(), xin.d(), w.d(), mean.df(), rstd.df(), N, C);
+        std::vector<float> all;
+        for (Tensor* t : {&dwte, &dwpe, &dinp, &dw, &db}) {
+            auto v = s->get_dev(*t);
+            all.insert(all.end(), v.begin(), v.end());
+        }
+        runs.push_back(all);
+    }
+    EXPECT_EQ(runs[0], runs[1]);
+}
+
+INSTANTIATE_TEST_SUITE_P(DTypes, CudaOpsTest, ::testing::Values(DType::f32, DType::bf16),
+                         [](const ::testing::TestParamInfo<DType>& i) { return std::string(dtype_name(i.param)); });
+
+TEST(CudaDevice, PeakTable) {
+    double bf16 = 0, tf32 = 0;
+    ASSERT_TRUE(cuda_peak_tflops("NVIDIA H200", &bf16, &tf32));
+    EXPECT_NEAR(bf16, 989.4, 0.5);
+    ASSERT_TRUE(cuda_peak_tflops("NVIDIA H100 80GB HBM3", &bf16, &tf32));
+    EXPECT_NEAR(bf16, 989.4, 0.5);
+    ASSERT_TRUE(cuda_peak_tflops("NVIDIA H100 PCIe", &bf16, &tf32));
+    EXPECT_NEAR(bf16, 756.0, 0.5);
+    ASSERT_TRUE(cuda_peak_tflops("NVIDIA A100-SXM4-80GB", &bf16, &tf32));
+    EXPECT_NEAR(bf16, 312.0, 0.5);
+    EXPECT_NEAR(tf32, 156.0, 0.5);
+    EXPECT_FALSE(cuda_peak_tflops("Some Future GPU", &bf16, &tf32));
+}
+
+TEST(CudaDevice, InfoOrReason) {
+    std::string why;
+    if (!cuda_device_available(&why)) {
+        EXPECT_FALSE(why.empty());
+        GTEST_SKIP() << "no CUDA device (" << why << ")";
+    }
+    CudaDeviceInfo info = cuda_device_info(0);
+    EXPECT_FALSE(info.name.empty());
+    EXPECT_GT(info.total_bytes, 0u);
+    std::printf("device: %s, sm_%d%d, %d SMs, peak bf16 %.1f TFLOP/s (%s), %.1f/%.1f GiB free\n", info.name.c_str(),
+                info.cc_major, info.cc_minor, info.multiprocessors, info.peak_bf16_tflops,
+                info.peak_known ? "table" : "unknown", info.free_bytes / 1073741824.0, info.total_bytes / 1073741824.0);
+}
+
+}  // namespace
+}  // namespace sixnd::test
