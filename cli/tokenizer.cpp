@@ -1,2 +1,345 @@
+// sixnd tokenizer train|encode|decode|import-gpt2|export-hf|info: byte-level BPE from the
+// command line. Results go to stdout (ids, bytes, one JSON summary line); progress to stderr.
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
 #include "cli/verbs.h"
-namespace sixnd::cli { int run_tokenizer(int, char**) { return 1; } }
+#include "core/error.h"
+#include "core/log.h"
+#include "data/shard.h"
+#include "tokenizer/atomic_file.h"
+#include "tokenizer/bpe_trainer.h"
+#include "tokenizer/gpt2_import.h"
+#include "tokenizer/hf_export.h"
+#include "tokenizer/pretokenizer.h"
+#include "tokenizer/read_file.h"
+#include "tokenizer/stream_encoder.h"
+
+namespace sixnd::cli {
+namespace {
+
+constexpr size_t kChunkBytes = size_t(4) << 20;
+
+uint64_t file_size(const std::string& path) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
+    SIXND_CHECK(!S_ISDIR(st.st_mode), path, "is a directory, not a file");
+    return static_cast<uint64_t>(st.st_size);
+}
+
+// Splits the inputs into a training part and a held-out tail of about `fraction` of the bytes
+// (at most 16 MB: enough to measure compression).
+void split_heldout(const std::vector<std::string>& files, double fraction, std::vector<InputRange>* train,
+                   std::vector<InputRange>* heldout) {
+    uint64_t total = 0;
+    std::vector<uint64_t> sizes;
+    for (const auto& f : files) total += sizes.emplace_back(file_size(f));
+    uint64_t hold = std::min<uint64_t>(static_cast<uint64_t>(static_cast<double>(total) * fraction), 16u << 20);
+    for (size_t i = files.size(); i-- > 0;) {
+        uint64_t take = std::min(hold, sizes[i]);
+        hold -= take;
+        if (take > 0) heldout->insert(heldout->begin(), InputRange{files[i], sizes[i] - take, sizes[i]});
+        if (take < sizes[i]) train->insert(train->begin(), InputRange{files[i], 0, sizes[i] - take});
+    }
+}
+
+void add_threads(CLI::App* cmd, int* threads) {
+    cmd->add_option("--threads", *threads, "worker threads (0: all cores)")->check(CLI::NonNegativeNumber);
+}
+
+int train(const std::vector<std::string>& inputs, size_t vocab_size, const std::vector<std::string>& specials,
+          const std::string& out, const std::string& pattern, const std::string& heldout_file,
+          double heldout_fraction, const std::string& hf_out, int threads) {
+    std::vector<InputRange> train_ranges, heldout_ranges;
+    if (!heldout_file.empty()) {
+        for (const auto& f : inputs) train_ranges.push_back({f, 0, file_size(f)});
+        heldout_ranges.push_back({heldout_file, 0, file_size(heldout_file)});
+    } else {
+        split_heldout(inputs, heldout_fraction, &train_ranges, &heldout_ranges);
+    }
+    BpeTrainOptions opt;
+    opt.vocab_size = vocab_size;
+    opt.specials = specials;
+    opt.pattern = resolve_pattern(pattern);
+    opt.threads = threads;
+    opt.progress = true;
+    auto start = std::chrono::steady_clock::now();
+    Tokenizer tok = train_bpe(train_ranges, opt);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    tok.save(out);
+    if (!hf_out.empty()) export_hf_tokenizer_json(tok, hf_out);
+
+    nlohmann::ordered_json summary = {{"out", out},
+                                      {"vocab_size", tok.vocab_size()},
+                                      {"merges", tok.spec().merges.size()},
+                                      {"train_seconds", secs},
+                                      {"hash", tok.hash()}};
+    if (!heldout_ranges.empty()) {
+        EncodeStats s = encode_stream(tok, heldout_ranges, threads, kChunkBytes, [](const std::vector<uint32_t>&) {});
+        double bpt = s.tokens ? static_cast<double>(s.bytes) / static_cast<double>(s.tokens) : 0.0;
+        log_info("held-out text: " + std::to_string(s.bytes) + " bytes -> " + std::to_string(s.tokens) +
+                 " tokens, " + std::to_string(bpt) + " bytes per token");
+        summary["heldout_bytes"] = s.bytes;
+        summary["heldout_tokens"] = s.tokens;
+        summary["bytes_per_token"] = bpt;
+    }
+    log_info("wrote " + out + " (" + std::to_string(tok.vocab_size()) + " tokens) in " + std::to_string(secs) + " s");
+    std::printf("%s\n", summary.dump().c_str());
+    return 0;
+}
+
+// Ids to stdout as one JSON array, written as they come so memory stays bounded.
+class JsonIdWriter {
+public:
+    JsonIdWriter() { std::fputc('[', stdout); }
+    void write(const std::vector<uint32_t>& ids) {
+        std::string buf;
+        buf.reserve(ids.size() * 7);
+        char num[16];
+        for (uint32_t id : ids) {
+            if (!first_) buf += ", ";
+            first_ = false;
+            buf.append(num, std::to_chars(num, num + sizeof num, id).ptr);
+        }
+        std::fwrite(buf.data(), 1, buf.size(), stdout);
+    }
+    void finish() {
+        std::fputs("]\n", stdout);
+        SIXND_CHECK(std::fflush(stdout) == 0, "stdout", std::string("write failed: ") + std::strerror(errno));
+    }
+
+private:
+    bool first_ = true;
+};
+
+// An llm.c shard written as the ids arrive: the token count goes into the header at the end.
+class ShardWriter {
+public:
+    ShardWriter(const std::string& path, size_t vocab_size) : file_(path), wide_(vocab_size > 65536) {
+        int32_t header[kShardHeaderInts] = {};
+        file_.write(header, sizeof header);
+    }
+    void write(const std::vector<uint32_t>& ids) {
+        if (wide_) {
+            file_.write(ids.data(), ids.size() * sizeof(uint32_t));
+        } else {
+            std::vector<uint16_t> narrow(ids.begin(), ids.end());
+            file_.write(narrow.data(), narrow.size() * sizeof(uint16_t));
+        }
+        count_ += ids.size();
+    }
+    void finish(const std::string& path) {
+        SIXND_CHECK(count_ <= INT32_MAX, path,
+                    std::to_string(count_) + " tokens do not fit one llm.c shard (at most 2^31 - 1)");
+        int32_t header[3] = {wide_ ? kShardMagicU32 : kShardMagicU16, wide_ ? kShardVersionU32 : kShardVersionU16,
+                             static_cast<int32_t>(count_)};
+        file_.write_at(0, header, sizeof header);
+        file_.commit();
+    }
+
+private:
+    AtomicFile file_;
+    bool wide_;
+    uint64_t count_ = 0;
+};
+
+int encode(const std::string& tokenizer_path, const std::string& input, const std::string& out, bool ordinary,
+           int threads) {
+    Tokenizer tok = Tokenizer::load(tokenizer_path);
+    if (ordinary) {
+        TokenizerSpec spec = tok.spec();
+        spec.specials.clear();
+        tok = Tokenizer::from_spec(std::move(spec), tokenizer_path);
+    }
+    std::vector<InputRange> inputs = {{input}};
+    if (input != "-") file_size(input);
+    EncodeStats s;
+    if (out == "-") {
+        JsonIdWriter w;
+        s = encode_stream(tok, inputs, threads, kChunkBytes, [&](const std::vector<uint32_t>& ids) { w.write(ids); });
+        w.finish();
+    } else {
+        ShardWriter w(out, tok.vocab_size());
+        s = encode_stream(tok, inputs, threads, kChunkBytes, [&](const std::vector<uint32_t>& ids) { w.write(ids); });
+        w.finish(out);
+    }
+    double mb = static_cast<double>(s.bytes) / 1e6;
+    log_info("encoded " + std::to_string(mb) + " MB into " + std::to_string(s.tokens) + " tokens in " +
+             std::to_string(s.seconds) + " s (" + std::to_string(s.seconds > 0 ? mb / s.seconds : 0.0) + " MB/s)");
+    return 0;
+}
+
+// Ids from an llm.c shard, or from text: a JSON array or ids separated by spaces/commas.
+std::vector<uint32_t> read_ids(const std::string& input) {
+    if (input != "-") {
+        std::FILE* f = std::fopen(input.c_str(), "rb");
+        int32_t magic = 0;
+        bool shard = f && std::fread(&magic, sizeof magic, 1, f) == 1 &&
+                     (magic == kShardMagicU16 || magic == kShardMagicU32);
+        if (f) std::fclose(f);
+        if (shard) {
+            Shard s(input);
+            std::vector<uint32_t> ids(s.size());
+            for (size_t i = 0; i < s.size(); i++) ids[i] = s[i];
+            return ids;
+        }
+    }
+    std::string text;
+    if (input == "-") {
+        char buf[1 << 16];
+        size_t got;
+        while ((got = std::fread(buf, 1, sizeof buf, stdin)) > 0) text.append(buf, got);
+    } else {
+        text = read_whole_file(input);
+    }
+    std::vector<uint32_t> ids;
+    size_t line = 1;
+    for (size_t i = 0; i < text.size();) {
+        char c = text[i];
+        if (c >= '0' && c <= '9') {
+            uint32_t v = 0;
+            auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), v);
+            SIXND_CHECK(ec == std::errc(), input + ":" + std::to_string(line), "a token id is too large");
+            ids.push_back(v);
+            i = static_cast<size_t>(end - text.data());
+        } else if (c == '[' || c == ']' || c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
+            line += c == '\n';
+            i++;
+        } else {
+            throw Error(input + ":" + std::to_string(line),
+                        std::string("expected token ids (a JSON array or numbers), found '") + c + "'");
+        }
+    }
+    return ids;
+}
+
+int decode(const std::string& tokenizer_path, const std::string& input, const std::string& out, bool as_text) {
+    Tokenizer tok = Tokenizer::load(tokenizer_path);
+    std::vector<uint32_t> ids = read_ids(input);
+    std::string bytes = as_text ? tok.decode_text(ids) : tok.decode(ids);
+    if (out == "-") {
+        std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+        SIXND_CHECK(std::fflush(stdout) == 0, "stdout", std::string("write failed: ") + std::strerror(errno));
+    } else {
+        write_file_atomically(out, bytes);
+    }
+    return 0;
+}
+
+int info(const std::string& tokenizer_path) {
+    Tokenizer tok = Tokenizer::load(tokenizer_path);
+    nlohmann::ordered_json specials = nlohmann::ordered_json::object();
+    for (const auto& [text, id] : tok.spec().specials) specials[text] = id;
+    nlohmann::ordered_json j = {{"vocab_size", tok.vocab_size()},
+                                {"merges", tok.spec().merges.size()},
+                                {"specials", specials},
+                                {"pattern", pattern_name(tok.spec().pattern)},
+                                {"hash", tok.hash()}};
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+}
+
+}  // namespace
+
+int run_tokenizer(int argc, char** argv) {
+    CLI::App app{"byte-level BPE tokenizers: train, encode, decode, import GPT-2's, export to Hugging Face",
+                 "sixnd tokenizer"};
+    app.require_subcommand(1);
+    int threads = 0;
+    std::string out, tokenizer_path, input = "-", pattern = "gpt2", hf_out;
+    std::vector<std::string> specials;
+
+    auto* train_cmd = app.add_subcommand("train", "learn a byte-level BPE vocabulary from text files");
+    std::vector<std::string> inputs;
+    size_t vocab_size = 0;
+    std::string heldout;
+    double heldout_fraction = 0.01;
+    train_cmd->add_option("--input", inputs, "training text files")->required()->expected(1, -1);
+    train_cmd->add_option("--vocab-size", vocab_size, "tokens in all: 256 bytes + merges + specials")->required();
+    train_cmd->add_option("--special", specials, "a special token, e.g. <|endoftext|> (repeatable)");
+    train_cmd->add_option("--out", out, "the sixnd tokenizer file to write")->required();
+    train_cmd->add_option("--pattern", pattern, "pre-tokenizer: gpt2, gpt4 or a PCRE2 regex")->capture_default_str();
+    train_cmd->add_option("--heldout", heldout, "text to report compression on (else a tail of the input)");
+    train_cmd->add_option("--heldout-fraction", heldout_fraction, "tail of the input held out of training")->capture_default_str()
+        ->check(CLI::Range(0.0, 0.5));
+    train_cmd->add_option("--hf-out", hf_out, "also write a Hugging Face tokenizer.json");
+    add_threads(train_cmd, &threads);
+
+    auto* encode_cmd = app.add_subcommand("encode", "text -> token ids (an llm.c shard, or a JSON array with -)");
+    bool ordinary = false;
+    encode_cmd->add_option("--tokenizer", tokenizer_path, "sixnd tokenizer file")->required();
+    encode_cmd->add_option("--input", input, "text file (- for stdin)")->capture_default_str();
+    std::string encode_out = "-";
+    encode_cmd->add_option("--out", encode_out, "llm.c shard to write, or - for a JSON array on stdout")->capture_default_str();
+    encode_cmd->add_flag("--ordinary", ordinary, "treat special-token strings as ordinary text");
+    add_threads(encode_cmd, &threads);
+
+    auto* decode_cmd = app.add_subcommand("decode", "token ids (llm.c shard or JSON array) -> bytes");
+    bool as_text = false;
+    std::string decode_out = "-";
+    decode_cmd->add_option("--tokenizer", tokenizer_path, "sixnd tokenizer file")->required();
+    decode_cmd->add_option("--input", input, "shard or ids file (- for stdin)")->capture_default_str();
+    decode_cmd->add_option("--out", decode_out, "file to write (- for stdout)")->capture_default_str();
+    decode_cmd->add_flag("--text", as_text, "replace invalid UTF-8 with U+FFFD");
+
+    auto* import_cmd = app.add_subcommand("import-gpt2", "GPT-2's vocab.json + merges.txt -> sixnd tokenizer file");
+    std::string vocab_path, merges_path;
+    import_cmd->add_option("--vocab", vocab_path, "vocab.json")->required();
+    import_cmd->add_option("--merges", merges_path, "merges.txt")->required();
+    import_cmd->add_option("--out", out, "the sixnd tokenizer file to write")->required();
+    import_cmd->add_option("--special", specials, "special tokens (default: <|endoftext|>)");
+    import_cmd->add_option("--pattern", pattern, "pre-tokenizer: gpt2, gpt4 or a PCRE2 regex")->capture_default_str();
+    import_cmd->add_option("--hf-out", hf_out, "also write a Hugging Face tokenizer.json");
+
+    auto* export_cmd = app.add_subcommand("export-hf", "sixnd tokenizer file -> Hugging Face tokenizer.json");
+    export_cmd->add_option("--tokenizer", tokenizer_path, "sixnd tokenizer file")->required();
+    export_cmd->add_option("--out", out, "tokenizer.json to write")->required();
+
+    auto* info_cmd = app.add_subcommand("info", "summary of a tokenizer file as one JSON line");
+    info_cmd->add_option("--tokenizer", tokenizer_path, "sixnd tokenizer file")->required();
+
+    // CLI11 would report a misspelt subcommand as "a subcommand is required"; name it instead.
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+        known = known || (argc > 1 && sub->get_name() == argv[1]);
+    }
+    if (argc < 2) throw Error("", "a subcommand is required: " + names);
+    if (!known && argv[1][0] != '-') throw Error("", std::string("unknown subcommand '") + argv[1] + "' (" + names + ")");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) return app.exit(e);
+        throw Error("", e.what());
+    }
+
+    if (train_cmd->parsed())
+        return train(inputs, vocab_size, specials, out, pattern, heldout, heldout_fraction, hf_out, threads);
+    if (encode_cmd->parsed()) return encode(tokenizer_path, input, encode_out, ordinary, threads);
+    if (decode_cmd->parsed()) return decode(tokenizer_path, input, decode_out, as_text);
+    if (import_cmd->parsed()) {
+        if (specials.empty()) specials = {"<|endoftext|>"};
+        Tokenizer tok = import_gpt2(vocab_path, merges_path, specials, resolve_pattern(pattern));
+        tok.save(out);
+        if (!hf_out.empty()) export_hf_tokenizer_json(tok, hf_out);
+        log_info("wrote " + out + " (" + std::to_string(tok.vocab_size()) + " tokens, " +
+                 std::to_string(tok.spec().merges.size()) + " merges)");
+        return 0;
+    }
+    if (export_cmd->parsed()) {
+        export_hf_tokenizer_json(Tokenizer::load(tokenizer_path), out);
+        return 0;
+    }
+    return info(tokenizer_path);
+}
+
+}  // namespace sixnd::cli

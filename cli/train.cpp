@@ -1,15 +1,29 @@
 // sixnd train: flags -> TrainOptions -> train(). The last stdout line is a JSON summary.
+#include <omp.h>
+
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/model_flags.h"
 #include "cli/on_off.h"
 #include "cli/verbs.h"
+#include "dist/comm.h"
+#include "model/backend.h"
 #include "model/ops.h"
 #include "train/trainer.h"
 
 namespace sixnd::cli {
+
+// Ranks on one machine split its cores, unless OMP_NUM_THREADS says otherwise.
+static void share_cores() {
+    if (std::getenv("OMP_NUM_THREADS")) return;
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    const int ranks = local ? std::max(1, std::atoi(local)) : 1;
+    omp_set_num_threads(std::max(1, omp_get_num_procs() / ranks));
+}
 
 int run_train(int argc, char** argv) {
     CLI::App app{"Train a GPT on llm.c token shards", "sixnd train"};
@@ -19,6 +33,7 @@ int run_train(int argc, char** argv) {
     TrainOptions o;
     std::string recompute = "none", shuffle = "on", schedule = "cosine", master = "on";
     app.add_option("--recompute", recompute, "none, selective or full")->capture_default_str();
+    app.add_option("--zero", o.zero_stage, "ZeRO stage 0-3 (under mpirun)")->capture_default_str();
     app.add_option("--train-data", o.train_data, "glob of llm.c token shards")->required();
     app.add_option("--val-data", o.val_data, "glob of validation shards");
     app.add_option("--shuffle", shuffle, "on or off")->capture_default_str();
@@ -63,11 +78,20 @@ int run_train(int argc, char** argv) {
     if (o.batch <= 0 || o.seq_len <= 0) throw Error("--batch/--seq-len", "must be positive");
     if (o.max_bad_steps <= 0) throw Error("--max-bad-steps", "must be positive");
     if (o.eval_every > 0 && o.val_data.empty()) throw Error("--eval-every", "needs --val-data");
+    if (o.zero_stage < 0 || o.zero_stage > 3) throw Error("--zero", "stage must be 0, 1, 2 or 3");
+
+    // Under mpirun: MPI between CPU processes, NCCL between GPUs (one per local rank).
+    std::unique_ptr<Comm> comm;
+    if (launched_under_mpi()) {
+        comm = resolve_device(mf.device) == "cuda" ? make_nccl_comm() : make_mpi_comm();
+        share_cores();
+    }
 
     // With --resume the checkpoint's model replaces this one; it is still built so that
     // `--resume latest` on a fresh run directory starts from --init.
     InitialModel im = initial_model(mf);
-    TrainResult r = train(o, im.config, im.params);
+    TrainResult r = train(o, im.config, im.params, comm.get());
+    if (comm && comm->rank() != 0) return 0;
     nlohmann::json out{{"steps", r.steps_done}, {"loss", r.last_loss}, {"checkpoint", r.last_checkpoint}, {"log", o.log}};
     if (r.last_val_loss >= 0) out["val_loss"] = r.last_val_loss;
     std::printf("%s\n", out.dump().c_str());

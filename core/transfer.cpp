@@ -1,5 +1,7 @@
 #include "core/transfer.h"
 
+#include <algorithm>
+
 #include "core/bf16.h"
 
 namespace sixnd {
@@ -23,6 +25,17 @@ std::vector<float> download_f32(MemoryBackend& mem, const void* src, DType src_t
     std::vector<bf16> tmp(n);
     mem.copy_to_host(tmp.data(), src, n * 2);
     for (size_t i = 0; i < n; i++) out[i] = static_cast<float>(tmp[i]);
+    return out;
+}
+
+std::vector<char> to_storage(const std::vector<float>& v, DType t) {
+    std::vector<char> out(v.size() * dtype_size(t));
+    if (t == DType::f32) {
+        std::copy(reinterpret_cast<const char*>(v.data()), reinterpret_cast<const char*>(v.data()) + out.size(), out.data());
+        return out;
+    }
+    uint16_t* b = reinterpret_cast<uint16_t*>(out.data());
+    for (size_t i = 0; i < v.size(); i++) b[i] = bf16::from_float(v[i]);
     return out;
 }
 

@@ -22,22 +22,32 @@ static std::string cpu_model_name() {
     return "cpu";
 }
 
-Backend make_backend(const std::string& device, DType dtype) {
+std::string resolve_device(const std::string& device) {
     if (device != "cpu" && device != "cuda" && device != "auto")
         throw Error("--device", "unknown device '" + device + "' (expected cpu, cuda or auto)");
-    Backend b;
 #ifdef SIXND_HAVE_CUDA
     std::string why;
-    if (device != "cpu" && cuda_device_available(&why)) {
-        b.device = "cuda";
-        b.memory = make_cuda_memory(0);
-        b.ops = make_cuda_ops(dtype, *b.memory);
-        b.device_name = cuda_device_info(0).name;
-        return b;
-    }
+    if (device != "cpu" && cuda_device_available(&why)) return "cuda";
     if (device == "cuda") throw Error("--device cuda", "no usable CUDA device: " + why);
 #else
     if (device == "cuda") throw Error("--device cuda", "this sixnd was built without CUDA");
+#endif
+    return "cpu";
+}
+
+Backend make_backend(const std::string& device, DType dtype, int device_index) {
+    Backend b;
+#ifdef SIXND_HAVE_CUDA
+    if (resolve_device(device) == "cuda") {
+        b.device = "cuda";
+        b.memory = make_cuda_memory(device_index);
+        b.ops = make_cuda_ops(dtype, *b.memory);
+        b.device_name = cuda_device_info(device_index).name;
+        return b;
+    }
+#else
+    (void)device_index;
+    resolve_device(device);
 #endif
     b.device = "cpu";
     b.device_name = cpu_model_name();

@@ -17,6 +17,10 @@ struct Backend {
     std::unique_ptr<Ops> ops;
 };
 
-Backend make_backend(const std::string& device, DType dtype);
+// "cpu" or "cuda": what `device` (cpu, cuda or auto) resolves to on this machine.
+std::string resolve_device(const std::string& device);
+
+// device_index: the GPU to use (the local rank under mpirun); ignored on the CPU.
+Backend make_backend(const std::string& device, DType dtype, int device_index = 0);
 
 }  // namespace sixnd

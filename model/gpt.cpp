@@ -46,23 +46,43 @@ struct GPT::Activations {
 GPT::GPT(const GPTConfig& cfg, Ops& ops, const ModelOptions& opt)
     : cfg_(cfg), ops_(ops), mem_(ops.memory()), opt_(opt), layout_(cfg, opt.unit_align) {
     cfg_.validate("model config");
-    const size_t bytes = layout_.total() * dtype_size(ops.dtype());
-    params_ = DeviceBuffer(&mem_, bytes, MemCategory::params);
-    grads_ = DeviceBuffer(&mem_, bytes, MemCategory::grads);
-    mem_.memset(params_.get(), 0, bytes);
-    mem_.memset(grads_.get(), 0, bytes);
+    const size_t es = dtype_size(ops.dtype()), bytes = layout_.total() * es;
+    if (opt.allocate_params) {
+        params_ = DeviceBuffer(&mem_, bytes, MemCategory::params);
+        mem_.memset(params_.get(), 0, bytes);
+    }
+    if (opt.allocate_grads) {
+        grads_ = DeviceBuffer(&mem_, bytes, MemCategory::grads);
+        mem_.memset(grads_.get(), 0, bytes);
+    }
+    for (const auto& u : layout_.units()) {
+        unit_params_.push_back(params_ ? params_.as<char>() + u.begin * es : nullptr);
+        unit_grads_.push_back(grads_ ? grads_.as<char>() + u.begin * es : nullptr);
+    }
+}
+
+std::vector<UnitSpan> GPT::unit_spans() const {
+    std::vector<UnitSpan> out;
+    for (const auto& u : layout_.units()) out.push_back({u.begin, u.end});
+    return out;
+}
+
+void GPT::map_unit(int unit, void* params, void* grads) {
+    if (params) unit_params_.at(unit) = params;
+    if (grads) unit_grads_.at(unit) = grads;
 }
 
 GPT::~GPT() = default;
 
 void* GPT::param(const TensorInfo& t) const {
-    return static_cast<char*>(params_.get()) + t.offset * dtype_size(ops_.dtype());
+    return static_cast<char*>(unit_params_[t.unit]) + (t.offset - layout_.units()[t.unit].begin) * dtype_size(ops_.dtype());
 }
 void* GPT::grad(const TensorInfo& t) const {
-    return static_cast<char*>(grads_.get()) + t.offset * dtype_size(ops_.dtype());
+    return static_cast<char*>(unit_grads_[t.unit]) + (t.offset - layout_.units()[t.unit].begin) * dtype_size(ops_.dtype());
 }
 
 void GPT::set_params(const std::vector<float>& host) {
+    if (!params_) throw Error("model parameters", "this model does not hold the full parameters (ZeRO-3)");
     if (host.size() != layout_.total())
         throw Error("model parameters", "expected " + std::to_string(layout_.total()) + " values, got " +
                                             std::to_string(host.size()));
@@ -70,7 +90,9 @@ void GPT::set_params(const std::vector<float>& host) {
 }
 std::vector<float> GPT::get_params() const { return download_f32(mem_, params_.get(), ops_.dtype(), layout_.total()); }
 std::vector<float> GPT::get_grads() const { return download_f32(mem_, grads_.get(), ops_.dtype(), layout_.total()); }
-void GPT::zero_grad() { mem_.memset(grads_.get(), 0, grads_.bytes()); }
+void GPT::zero_grad() {
+    if (grads_) mem_.memset(grads_.get(), 0, grads_.bytes());
+}
 
 void GPT::ensure_activations(int B, int T) {
     if (T <= 0 || B <= 0) throw Error("batch", "batch size and sequence length must be positive");

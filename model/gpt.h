@@ -24,12 +24,16 @@ struct ModelOptions {
     AttentionKind attention = AttentionKind::flash;
     Recompute recompute = Recompute::none;
     size_t unit_align = 64;  // elements; ZeRO raises it so each unit splits evenly over ranks
+    // ZeRO 2/3 keep full gradients (and, at stage 3, full parameters) for one unit at a time in
+    // buffers of their own; then the model does not allocate the flat buffers at all.
+    bool allocate_params = true;
+    bool allocate_grads = true;
 };
 
-class GPT {
+class GPT : public UnitMemory {
 public:
     GPT(const GPTConfig& cfg, Ops& ops, const ModelOptions& opt = {});
-    ~GPT();
+    ~GPT() override;
     GPT(const GPT&) = delete;
     GPT& operator=(const GPT&) = delete;
 
@@ -39,9 +43,14 @@ public:
     Ops& ops() { return ops_; }
     void set_hooks(UnitHooks* hooks) { hooks_ = hooks ? hooks : &no_hooks_; }
 
-    // Flat device buffers in ops.dtype(), layout().total() elements each.
+    // Flat device buffers in ops.dtype(), layout().total() elements each (null when not allocated).
     void* params() const { return params_.get(); }
     void* grads() const { return grads_.get(); }
+    // Points the parameters and/or gradients of one unit at other memory (unit-sized, in the
+    // unit's layout, padding included); null leaves that side as it is. Engines call this from
+    // their hooks, before the model touches the unit.
+    void map_unit(int unit, void* params, void* grads) override;
+    std::vector<UnitSpan> unit_spans() const;
 
     // Host FP32 copies in layout order (padding included), cast to/from the storage dtype.
     void set_params(const std::vector<float>& host);
@@ -81,6 +90,8 @@ private:
     UnitHooks* hooks_ = &no_hooks_;
     DeviceBuffer params_;
     DeviceBuffer grads_;
+    std::vector<void*> unit_params_;  // base pointer of each unit's parameters
+    std::vector<void*> unit_grads_;
     std::unique_ptr<Activations> act_;
     int B_ = 0, T_ = 0;
     bool backward_ready_ = false;

@@ -1,5 +1,8 @@
 #include "model/param_layout.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "core/error.h"
 
 namespace sixnd {
@@ -64,6 +67,18 @@ const TensorInfo& ParamLayout::find(const std::string& name) const {
     for (const auto& t : tensors_)
         if (t.name == name) return t;
     throw Error(name, "no such parameter tensor");
+}
+
+void relayout_range(const ParamLayout& from, const ParamLayout& to, size_t from_begin, size_t count, const void* src,
+                    void* dst_full, size_t es) {
+    const auto& ft = from.tensors();
+    const auto& tt = to.tensors();
+    for (size_t i = 0; i < ft.size(); i++) {
+        size_t lo = std::max(from_begin, ft[i].offset), hi = std::min(from_begin + count, ft[i].offset + ft[i].numel);
+        if (lo >= hi) continue;
+        std::memcpy(static_cast<char*>(dst_full) + (tt[i].offset + lo - ft[i].offset) * es,
+                    static_cast<const char*>(src) + (lo - from_begin) * es, (hi - lo) * es);
+    }
 }
 
 }  // namespace sixnd

@@ -61,4 +61,10 @@ private:
     size_t total_ = 0;
 };
 
+// Copies elements [from_begin, from_begin + count) of a buffer in layout `from` to their places
+// in a full buffer in layout `to` (same model, other unit alignment: another world size).
+// Padding is dropped; es is the element size in bytes.
+void relayout_range(const ParamLayout& from, const ParamLayout& to, size_t from_begin, size_t count, const void* src,
+                    void* dst_full, size_t es);
+
 }  // namespace sixnd

@@ -92,18 +92,18 @@ else
 fi
 step "attention bench (torch SDPA)" 150 torch_attention.md python3 bench/torch_attention.py
 
-# --- GPT-2 124M training benchmark (T=1024, bf16), sixnd and PyTorch ----------------------------
-# PENDING THE TRAINER: these run once their files exist; until then they say so and skip.
-if [[ -f bench/torch_gpt2.py ]]; then
-    step "GPT-2 124M train (torch)" 120 torch_gpt2.log python3 bench/torch_gpt2.py
+# --- GPT-2 124M training step (T=1024, bf16), sixnd (each recompute policy) and PyTorch -------
+MB="$BUILD/bench/model_bench"
+if [[ -x "$MB" ]]; then
+    for rc in none selective full; do
+        step "GPT-2 124M train (sixnd, recompute $rc)" 120 "sixnd_train_$rc.log" \
+            "$MB" --shape gpt2-124m --dtype bf16 --mode train --batch 8 --seq-len 1024 --recompute "$rc" --device cuda --warmup 3 --iters 10
+    done
 else
-    note "GPT-2 124M train (torch)" "skipped" "bench/torch_gpt2.py not written yet"
+    note "GPT-2 124M train (sixnd)" "skipped" "no $MB"
 fi
-if [[ -x "$BUILD/train_bench" ]]; then
-    step "GPT-2 124M train (sixnd)" 150 sixnd_train.log "$BUILD/train_bench"
-else
-    note "GPT-2 124M train (sixnd)" "skipped" "no $BUILD/train_bench yet (the trainer's benchmark)"
-fi
+step "GPT-2 124M train (torch)" 150 torch_gpt2.log \
+    python3 bench/torch_gpt2.py --shape gpt2-124m --device cuda --dtype bf16 --mode train --batch 8 --seq-len 1024 --compile --warmup 3 --iters 10
 
 # --- summary -------------------------------------------------------------------------------
 {
@@ -118,7 +118,9 @@ fi
     echo "| impl | hs | T | B | NH | fwd ms | fwd TFLOP/s | fwd+bwd ms | fwd+bwd TFLOP/s |"
     echo "|---|---|---|---|---|---|---|---|---|"
     cat "$OUT/attention_bench.md" "$OUT/torch_attention.md" 2>/dev/null | grep -E "^\| (sixnd|torch)" | sort -t'|' -k3,3n -k4,4n -s
-    for f in torch_gpt2.log sixnd_train.log; do
-        [[ -f "$OUT/$f" ]] && { echo; echo "## $f (last lines)"; tail -5 "$OUT/$f"; }
+    echo
+    echo "## GPT-2 124M training step, T=1024, B=8, bf16 (one JSON line each)"
+    for f in sixnd_train_none.log sixnd_train_selective.log sixnd_train_full.log torch_gpt2.log; do
+        [[ -f "$OUT/$f" ]] && grep -h '^{' "$OUT/$f" | tail -1
     done
 } | tee "$OUT/summary.md"

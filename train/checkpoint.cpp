@@ -52,8 +52,9 @@ std::vector<char> read_all(const std::string& path) {
 
 uint64_t xxh64_bytes(const void* data, size_t bytes) { return XXH64(data, bytes, 0); }
 
-CheckpointWriter::CheckpointWriter(const std::string& root, int step)
-    : root_(root), final_(root + "/" + step_name(step)), tmp_(root + "/." + step_name(step) + ".tmp") {
+CheckpointWriter::CheckpointWriter(const std::string& root, int step, bool create)
+    : root_(root), final_(root + "/" + step_name(step)), tmp_(root + "/." + step_name(step) + ".tmp"), create_(create) {
+    if (!create) return;
     std::error_code ec;
     fs::create_directories(root, ec);
     if (ec) throw Error(root, "cannot create checkpoint directory: " + ec.message());
@@ -63,14 +64,13 @@ CheckpointWriter::CheckpointWriter(const std::string& root, int step)
 }
 
 CheckpointWriter::~CheckpointWriter() {
-    if (committed_) return;
+    if (committed_ || !create_) return;
     std::error_code ec;
     fs::remove_all(tmp_, ec);
 }
 
 void CheckpointWriter::add_file(const std::string& name, const void* data, size_t bytes) {
     write_all(tmp_ + "/" + name, data, bytes);
-    files_[name] = {{"bytes", bytes}, {"xxh64", hex64(xxh64_bytes(data, bytes))}};
 }
 
 void CheckpointWriter::copy_file(const std::string& name, const std::string& src_path) {
@@ -79,7 +79,12 @@ void CheckpointWriter::copy_file(const std::string& name, const std::string& src
 }
 
 std::string CheckpointWriter::commit(nlohmann::json meta) {
-    meta["files"] = files_;
+    nlohmann::json files = nlohmann::json::object();
+    for (const auto& e : fs::directory_iterator(tmp_)) {
+        std::vector<char> buf = read_all(e.path().string());
+        files[e.path().filename().string()] = {{"bytes", buf.size()}, {"xxh64", hex64(xxh64_bytes(buf.data(), buf.size()))}};
+    }
+    meta["files"] = files;
     const std::string text = meta.dump(2) + "\n";
     write_all(tmp_ + "/meta.json", text.data(), text.size());
     write_all(tmp_ + "/DONE", "", 0);

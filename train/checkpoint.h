@@ -16,19 +16,22 @@
 
 namespace sixnd {
 
+// Under ZeRO every rank writes its own optimizer file into the same temporary directory:
+// rank 0 creates it (create = true) and commits; the other ranks only add files, between
+// barriers the trainer places.
 class CheckpointWriter {
 public:
-    CheckpointWriter(const std::string& root, int step);
-    ~CheckpointWriter();  // removes the temporary directory unless commit() succeeded
+    CheckpointWriter(const std::string& root, int step, bool create);
+    ~CheckpointWriter();  // the creator removes the temporary directory unless commit() succeeded
     void add_file(const std::string& name, const void* data, size_t bytes);
     void copy_file(const std::string& name, const std::string& src_path);
-    // Writes meta.json (with the file table added), then DONE, then renames into place.
+    // Checksums every file in the directory into meta.json, writes DONE, renames into place.
     // Returns the final directory.
     std::string commit(nlohmann::json meta);
 
 private:
     std::string root_, final_, tmp_;
-    nlohmann::json files_ = nlohmann::json::object();
+    bool create_;
     bool committed_ = false;
 };
 

@@ -1,12 +1,15 @@
-// AdamW over a [begin, end) range of the flat parameter buffer — the whole buffer in one
-// process, this rank's shard under ZeRO. It owns the FP32 master copy (when the storage dtype
-// is BF16 and master weights are on) and both FP32 moments for that range only, and applies
-// weight decay to matrices (tensors of 2+ dimensions) only. Unit padding is never touched.
+// AdamW over a rank's shard: a list of spans of the flat parameter layout (the whole buffer in
+// one process; one slice per unit under ZeRO). It owns the FP32 master copy (when the storage
+// dtype is BF16 and master weights are on) and both FP32 moments for those spans only, in shard
+// order, and applies weight decay to matrices (tensors of 2+ dimensions) only. Unit padding is
+// never touched.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "core/memory.h"
+#include "dist/zero.h"
 #include "model/ops.h"
 #include "model/param_layout.h"
 
@@ -22,32 +25,41 @@ struct OptimizerConfig {
 
 class AdamW {
 public:
-    // params: the model's flat buffer (ops.dtype()); master is seeded from it.
-    AdamW(Ops& ops, const ParamLayout& layout, size_t begin, size_t end, const OptimizerConfig& cfg, const void* params);
+    // Where a span's parameters or gradients are, in the storage dtype.
+    using Locate = std::function<void*(const ShardSpan&)>;
 
-    // One update of the range with learning rate lr; grad_scale multiplies every gradient first
-    // (clipping). step is 1-based.
-    void step(void* params, const void* grads, float lr, float grad_scale, int step);
+    // Master weights are seeded from the parameters `params` locates.
+    AdamW(Ops& ops, const ParamLayout& layout, std::vector<ShardSpan> spans, const OptimizerConfig& cfg,
+          const Locate& params);
+
+    // One update with learning rate lr; grad_scale multiplies every gradient first (clipping).
+    // step is 1-based.
+    void step(const Locate& params, const Locate& grads, float lr, float grad_scale, int step);
 
     bool has_master() const { return static_cast<bool>(master_); }
-    size_t begin() const { return begin_; }
-    size_t end() const { return end_; }
-    // Device buffers of the state, for checkpoints: master (may be empty), m, v; (end-begin) floats each.
+    const std::vector<ShardSpan>& spans() const { return spans_; }
+    size_t size() const { return size_; }  // floats in each state buffer
+    // State buffers, size() floats each, in shard order; master may be empty.
     DeviceBuffer& master() { return master_; }
     DeviceBuffer& m() { return m_; }
     DeviceBuffer& v() { return v_; }
 
 private:
     struct Piece {
-        size_t offset;  // into the flat buffer
+        size_t span;    // index into spans_
+        size_t offset;  // elements into the span
         size_t count;
         bool decay;
     };
     Ops& ops_;
     OptimizerConfig cfg_;
-    size_t begin_, end_;
+    std::vector<ShardSpan> spans_;
+    size_t size_ = 0;
     std::vector<Piece> pieces_;
     DeviceBuffer master_, m_, v_;
 };
+
+// The whole flat buffer as one span (one process, no ZeRO).
+std::vector<ShardSpan> whole_buffer(size_t total);
 
 }  // namespace sixnd

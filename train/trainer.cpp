@@ -10,12 +10,15 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/transfer.h"
 #include "data/loader.h"
+#include "dist/zero.h"
 #include "model/backend.h"
 #include "model/flops.h"
 #include "model/gpt.h"
 #include "tokenizer/tokenizer.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_state.h"
 #include "train/peak_flops.h"
 #include "train/run_log.h"
 #include "train/spike_detector.h"
@@ -29,6 +32,7 @@ nlohmann::json TrainOptions::to_json() const {
                 {"dtype", dtype_name(dtype)},
                 {"attention", attention_name(attention)},
                 {"recompute", recompute_name(recompute)},
+                {"zero", zero_stage},
                 {"seed", seed},
                 {"train_data", train_data},
                 {"val_data", val_data},
@@ -81,47 +85,6 @@ std::string format_duration(double s) {
     return buf;
 }
 
-// The optimizer-state file of one rank: a small header, then master (if kept), m and v.
-struct OptimHeader {
-    char magic[8];
-    uint64_t begin, end, has_master;
-};
-
-std::vector<char> pack_optimizer(AdamW& opt, MemoryBackend& mem) {
-    const size_t n = opt.end() - opt.begin();
-    OptimHeader h{};
-    std::memcpy(h.magic, "SIXNDOPT", 8);
-    h.begin = opt.begin();
-    h.end = opt.end();
-    h.has_master = opt.has_master();
-    std::vector<char> buf(sizeof h + n * 4 * (opt.has_master() ? 3 : 2));
-    std::memcpy(buf.data(), &h, sizeof h);
-    char* p = buf.data() + sizeof h;
-    for (DeviceBuffer* b : {&opt.master(), &opt.m(), &opt.v()}) {
-        if (!*b) continue;
-        mem.copy_to_host(p, b->get(), n * 4);
-        p += n * 4;
-    }
-    return buf;
-}
-
-void unpack_optimizer(AdamW& opt, MemoryBackend& mem, const std::vector<char>& buf, const std::string& where) {
-    const size_t n = opt.end() - opt.begin();
-    OptimHeader h{};
-    if (buf.size() < sizeof h) throw Error(where, "optimizer state is shorter than its header");
-    std::memcpy(&h, buf.data(), sizeof h);
-    if (std::memcmp(h.magic, "SIXNDOPT", 8) != 0) throw Error(where, "not a sixnd optimizer-state file");
-    if (h.begin != opt.begin() || h.end != opt.end() || static_cast<bool>(h.has_master) != opt.has_master())
-        throw Error(where, "optimizer state does not match this run (range or master weights differ)");
-    if (buf.size() != sizeof h + n * 4 * (opt.has_master() ? 3 : 2)) throw Error(where, "optimizer state has the wrong size");
-    const char* p = buf.data() + sizeof h;
-    for (DeviceBuffer* b : {&opt.master(), &opt.m(), &opt.v()}) {
-        if (!*b) continue;
-        mem.copy_to_device(b->get(), p, n * 4);
-        p += n * 4;
-    }
-}
-
 json data_json(const TokenSet& ts) {
     json shards = json::array();
     std::string ident;
@@ -136,8 +99,10 @@ json data_json(const TokenSet& ts) {
 
 }  // namespace
 
-TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::vector<float>& params_in) {
+TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::vector<float>& params_in, Comm* comm_in) {
     const std::string ckpt_root = o.out_dir + "/checkpoints";
+    if (o.steps <= 0) throw Error("--steps", "must be positive");
+    if (o.train_data.empty()) throw Error("--train-data", "is required");
     std::unique_ptr<CheckpointReader> ck;
     if (!o.resume.empty()) {
         std::string dir = o.resume == "latest" ? latest_checkpoint(ckpt_root) : o.resume;
@@ -145,47 +110,70 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
         else ck = std::make_unique<CheckpointReader>(dir);
     }
     GPTConfig cfg = config_in;
+    size_t written_align = 64;
     if (ck) {
         cfg = checkpoint_model_config(*ck);
-        if (ck->meta().value("dtype", "") != dtype_name(o.dtype))
-            throw Error(ck->dir(), "checkpoint was written with --dtype " + ck->meta().value("dtype", std::string("?")) +
-                                       "; resume with the same dtype");
+        const std::string where = ck->dir() + "/meta.json";
+        try {
+            if (ck->meta().at("dtype").get<std::string>() != dtype_name(o.dtype))
+                throw Error(ck->dir(), "checkpoint was written with --dtype " + ck->meta().at("dtype").get<std::string>() +
+                                           "; resume with the same dtype");
+            written_align = ck->meta().at("unit_align").get<size_t>();
+        } catch (const nlohmann::json::exception& e) {
+            throw Error(where, e.what());
+        }
     }
-    if (o.steps <= 0) throw Error("--steps", "must be positive");
-    if (o.train_data.empty()) throw Error("--train-data", "is required");
 
-    Backend be = make_backend(o.device, o.dtype);
+    Backend be = make_backend(o.device, o.dtype, comm_in ? comm_in->local_rank() : 0);
     Ops& ops = *be.ops;
     MemoryBackend& mem = *be.memory;
+    LocalComm local_comm(mem);
+    Comm& comm = comm_in ? *comm_in : local_comm;
+    const int world = comm.size(), rank = comm.rank();
+    const bool root = rank == 0;
+
     ModelOptions mo;
     mo.attention = o.attention;
     mo.recompute = o.recompute;
+    mo.unit_align = 64 * static_cast<size_t>(world);
+    mo.allocate_params = o.zero_stage < 3;
+    mo.allocate_grads = o.zero_stage < 2;
     GPT model(cfg, ops, mo);
     const ParamLayout& layout = model.layout();
-    const size_t param_bytes = layout.total() * dtype_size(o.dtype);
+    const size_t es = dtype_size(o.dtype);
+    ZeroEngine engine(o.zero_stage, comm, mem, o.dtype, model.unit_spans(), model, model.params(), model.grads(),
+                      [&ops](void* dst, const void* src, size_t n) { ops.residual_forward(dst, dst, src, n); });
+    model.set_hooks(&engine);
+    auto param_at = [&engine](const ShardSpan& s) { return engine.param_at(s); };
+    auto grad_at = [&engine](const ShardSpan& s) { return engine.grad_at(s); };
 
     int start_step = 0, applied = 0, bad_steps = 0;
     uint64_t tokens_seen = 0;
+    const ParamLayout written(cfg, written_align);
     if (ck) {
-        std::vector<char> p = ck->read_file("params.bin");
-        if (p.size() != param_bytes) throw Error(ck->path_of("params.bin"), "size does not match the model in meta.json");
-        mem.copy_to_device(model.params(), p.data(), p.size());
-        start_step = ck->meta().at("step");
-        applied = ck->meta().at("applied_steps");
-        bad_steps = ck->meta().at("bad_steps");
-        tokens_seen = ck->meta().at("tokens_seen");
+        engine.load_params(restore_params(*ck, written, layout, es).data());
+        try {
+            start_step = ck->meta().at("step");
+            applied = ck->meta().at("applied_steps");
+            bad_steps = ck->meta().at("bad_steps");
+            tokens_seen = ck->meta().at("tokens_seen");
+        } catch (const nlohmann::json::exception& e) {
+            throw Error(ck->dir() + "/meta.json", e.what());
+        }
     } else {
-        model.set_params(params_in);
+        if (params_in.size() != ParamLayout(cfg).total()) throw Error("initial parameters", "size does not match the model");
+        std::vector<float> placed(layout.total(), 0.0f);
+        relayout_range(ParamLayout(cfg), layout, 0, params_in.size(), params_in.data(), placed.data(), 4);
+        engine.load_params(to_storage(placed, o.dtype).data());
     }
-    AdamW opt(ops, layout, 0, layout.total(), o.optimizer, model.params());
+    AdamW opt(ops, layout, engine.shard(), o.optimizer, param_at);
 
-    const int world = 1, rank = 0;
     const int B = o.batch, T = o.seq_len;
     DataLoader loader(o.train_data, B, T, rank, world, o.shuffle, o.seed);
     loader.tokens().check_vocab(cfg.vocab_size);
     std::unique_ptr<DataLoader> val;
     if (!o.val_data.empty()) {
-        val = std::make_unique<DataLoader>(o.val_data, B, T, 0, 1, false, 0);
+        val = std::make_unique<DataLoader>(o.val_data, B, T, rank, world, false, 0);
         val->tokens().check_vocab(cfg.vocab_size);
     }
     const long long micro_tokens = static_cast<long long>(B) * T * world;
@@ -195,9 +183,13 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
                                                 std::to_string(micro_tokens));
     const int accum = static_cast<int>(step_tokens / micro_tokens);
     if (ck) {
-        unpack_optimizer(opt, mem, ck->read_file("optim-rank0.bin"), ck->path_of("optim-rank0.bin"));
-        const json& ls = ck->meta().at("ranks").at(0).at("loader");
-        loader.set_state(LoaderState{ls.at("epoch"), ls.at("cursor")});
+        restore_optimizer(opt, mem, *ck, written, layout);
+        try {
+            const json& ls = ck->meta().at("loader");
+            loader.set_state(LoaderState{ls.at("epoch"), ls.at("cursor")});
+        } catch (const nlohmann::json::exception& e) {
+            throw Error(ck->dir() + "/meta.json", e.what());
+        }
     }
     const int last_step = o.stop_at > 0 ? std::min(o.stop_at, o.steps) : o.steps;
     if (start_step >= last_step) throw Error("--steps", "the checkpoint is already at step " + std::to_string(start_step));
@@ -210,13 +202,16 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
     const PeakFlops peak = peak_flops(be, o.peak_tflops);
     const json data_info = data_json(loader.tokens());
 
-    RunLog log(o.log, ck != nullptr);
+    RunLog log(root ? o.log : "", ck != nullptr);
     log.write({{"type", "header"},
                {"config", o.to_json()},
                {"model", config_json(cfg)},
                {"params", layout.num_params()},
                {"device", be.device},
                {"device_name", be.device_name},
+               {"world_size", world},
+               {"comm", comm.name()},
+               {"zero_stage", o.zero_stage},
                {"peak_flops", peak.flops_per_s},
                {"peak_source", peak.source},
                {"flops_per_token", fpt.model},
@@ -226,40 +221,52 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
                {"resumed_from", ck ? ck->dir() : ""},
                {"data", data_info},
                {"build", {{"compiler", __VERSION__}, {"date", __DATE__}}}});
-    log_info("training " + cfg.describe() + " (" + std::to_string(layout.num_params()) + " parameters) on " +
-             be.device + " [" + be.device_name + "], " + dtype_name(o.dtype) + ", " + std::to_string(step_tokens) +
-             " tokens/step (" + std::to_string(accum) + " micro-steps of " + std::to_string(B) + "x" + std::to_string(T) + ")");
+    if (root)
+        log_info("training " + cfg.describe() + " (" + std::to_string(layout.num_params()) + " parameters) on " +
+                 std::to_string(world) + " x " + be.device + " [" + be.device_name + "], " + dtype_name(o.dtype) +
+                 ", ZeRO-" + std::to_string(o.zero_stage) + ", " + std::to_string(step_tokens) + " tokens/step (" +
+                 std::to_string(accum) + " micro-steps of " + std::to_string(world) + "x" + std::to_string(B) + "x" +
+                 std::to_string(T) + ")");
 
+    // Collective: every rank writes its optimizer state; rank 0 the parameters, meta and DONE.
     auto save = [&](int step) {
-        CheckpointWriter w(ckpt_root, step);
-        std::vector<char> p(param_bytes);
-        mem.copy_to_host(p.data(), model.params(), param_bytes);
-        w.add_file("params.bin", p.data(), p.size());
+        std::vector<char> params = engine.gather_params();
+        std::unique_ptr<CheckpointWriter> w;
+        if (root) w = std::make_unique<CheckpointWriter>(ckpt_root, step, true);
+        comm.barrier();
+        if (!root) w = std::make_unique<CheckpointWriter>(ckpt_root, step, false);
         std::vector<char> os = pack_optimizer(opt, mem);
-        w.add_file("optim-rank0.bin", os.data(), os.size());
-        if (!o.tokenizer.empty()) w.copy_file("tokenizer.bin", o.tokenizer);
-        json meta{{"format", "sixnd-checkpoint"},
-                  {"version", 1},
-                  {"step", step},
-                  {"applied_steps", applied},
-                  {"bad_steps", bad_steps},
-                  {"tokens_seen", tokens_seen},
-                  {"world_size", world},
-                  {"zero_stage", 0},
-                  {"dtype", dtype_name(o.dtype)},
-                  {"model", config_json(cfg)},
-                  {"config", o.to_json()},
-                  {"tokenizer_hash", tokenizer_hash},
-                  {"data", data_info},
-                  {"ranks", json::array({{{"rank", 0}, {"loader", {{"epoch", loader.state().epoch}, {"cursor", loader.state().cursor}}}}})}};
-        std::string dir = w.commit(meta);
-        prune_checkpoints(ckpt_root, o.keep_last);
-        log.event("checkpoint", step, {{"dir", dir}});
-        return dir;
+        w->add_file("optim-rank" + std::to_string(rank) + ".bin", os.data(), os.size());
+        comm.barrier();
+        std::string dir;
+        if (root) {
+            w->add_file("params.bin", params.data(), params.size());
+            if (!o.tokenizer.empty()) w->copy_file("tokenizer.bin", o.tokenizer);
+            json meta{{"format", "sixnd-checkpoint"},
+                      {"version", 1},
+                      {"step", step},
+                      {"applied_steps", applied},
+                      {"bad_steps", bad_steps},
+                      {"tokens_seen", tokens_seen},
+                      {"world_size", world},
+                      {"zero_stage", o.zero_stage},
+                      {"unit_align", mo.unit_align},
+                      {"dtype", dtype_name(o.dtype)},
+                      {"model", config_json(cfg)},
+                      {"config", o.to_json()},
+                      {"tokenizer_hash", tokenizer_hash},
+                      {"data", data_info},
+                      {"loader", {{"epoch", loader.state().epoch}, {"cursor", loader.state().cursor}}}};
+            dir = w->commit(meta);
+            prune_checkpoints(ckpt_root, o.keep_last);
+            log.event("checkpoint", step, {{"dir", dir}});
+        }
+        comm.barrier();
+        return root ? dir : latest_checkpoint(ckpt_root);
     };
     auto evaluate = [&]() {
         val->set_state(LoaderState{});
-        const long long avail = static_cast<long long>(val->samples_per_epoch() / B);
+        const long long avail = static_cast<long long>(val->samples_per_epoch() / (static_cast<uint64_t>(B) * world));
         const long long n = std::max(1LL, std::min<long long>(o.eval_batches, avail));
         std::vector<int32_t> in(size_t(B) * T), tg(size_t(B) * T);
         double sum = 0;
@@ -267,26 +274,47 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
             val->next(in.data(), tg.data());
             sum += model.forward(in.data(), tg.data(), B, T);
         }
-        return static_cast<float>(sum / n);
+        return static_cast<float>(comm.all_reduce_sum_host(sum / n) / world);
+    };
+    auto gathered_memory = [&]() {
+        const MemoryLedger& l = mem.ledger();
+        std::vector<double> mine;
+        for (int i = 0; i < kMemCategories; i++) mine.push_back(static_cast<double>(l.current(static_cast<MemCategory>(i))));
+        mine.push_back(static_cast<double>(l.peak_total()));
+        std::vector<double> all = comm.all_gather_host(mine);
+        json ranks = json::array();
+        for (int r = 0; r < world; r++) {
+            json m;
+            for (int i = 0; i < kMemCategories; i++) m[mem_category_name(static_cast<MemCategory>(i))] = all[r * mine.size() + i];
+            m["peak"] = all[r * mine.size() + kMemCategories];
+            ranks.push_back(m);
+        }
+        return ranks;
     };
 
     TrainResult result;
     SpikeDetector spikes;
-    const bool tty = o.progress && isatty(fileno(stderr));
+    const bool tty = root && o.progress && isatty(fileno(stderr));
     const int report_every = std::max(1, (last_step - start_step) / 20);
     std::vector<int32_t> inputs(size_t(B) * T), targets(size_t(B) * T);
     auto run_start = std::chrono::steady_clock::now();
     for (int step = start_step; step < last_step; step++) {
         auto t0 = std::chrono::steady_clock::now();
+        const size_t sent0 = comm.bytes_sent_total();
+        engine.begin_step();
         model.zero_grad();
-        double loss = 0;
+        double local_loss = 0;
         for (int micro = 0; micro < accum; micro++) {
+            engine.set_last_micro(micro == accum - 1);
             loader.next(inputs.data(), targets.data());
-            loss += model.forward(inputs.data(), targets.data(), B, T, true, 1.0f / accum);
+            local_loss += model.forward(inputs.data(), targets.data(), B, T, true, 1.0f / static_cast<float>(accum * world));
             model.backward();
         }
-        loss /= accum;
-        const double norm = std::sqrt(ops.sum_squares(model.grads(), layout.total()));
+        const double loss = comm.all_reduce_sum_host(local_loss / accum) / world;
+        double sumsq = 0;
+        for (const ShardSpan& s : engine.shard()) sumsq += ops.sum_squares(engine.grad_at(s), s.count);
+        if (engine.norm_is_partial()) sumsq = comm.all_reduce_sum_host(sumsq);
+        const double norm = std::sqrt(sumsq);
         tokens_seen += static_cast<uint64_t>(step_tokens);
         const int done = step + 1;
         if (!std::isfinite(loss) || !std::isfinite(norm)) {
@@ -294,8 +322,9 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
             log.event("skip", done, {{"loss", std::isfinite(loss) ? json(loss) : json(nullptr)},
                                      {"grad_norm", std::isfinite(norm) ? json(norm) : json(nullptr)},
                                      {"consecutive", bad_steps}});
-            log_warn("step " + std::to_string(done) + ": non-finite loss or gradient; update skipped (" +
-                     std::to_string(bad_steps) + " in a row)");
+            if (root)
+                log_warn("step " + std::to_string(done) + ": non-finite loss or gradient; update skipped (" +
+                         std::to_string(bad_steps) + " in a row)");
             if (bad_steps >= o.max_bad_steps) {
                 std::string last = latest_checkpoint(ckpt_root);
                 log.event("stop", done, {{"reason", "max_bad_steps"}, {"last_checkpoint", last}});
@@ -310,12 +339,14 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
             log.event("spike", done, {{"loss", loss}, {"ema", spikes.mean()}, {"ema_std", spikes.stddev()}});
         const float scale = (o.grad_clip > 0 && norm > o.grad_clip) ? static_cast<float>(o.grad_clip / norm) : 1.0f;
         const float lr = sched.lr_at(step);
-        opt.step(model.params(), model.grads(), lr, scale, ++applied);
+        opt.step(param_at, grad_at, lr, scale, ++applied);
+        engine.after_optimizer();
         mem.sync();
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         const double flops = fpt.model * static_cast<double>(step_tokens);
-        const double mfu = peak.flops_per_s > 0 ? flops / secs / peak.flops_per_s : 0;
-        const double hfu = peak.flops_per_s > 0 ? fpt.hardware * static_cast<double>(step_tokens) / secs / peak.flops_per_s : 0;
+        // MFU is per device: each of the `world` devices did 1/world of the work.
+        const double mfu = peak.flops_per_s > 0 ? flops / world / secs / peak.flops_per_s : 0;
+        const double hfu = peak.flops_per_s > 0 ? fpt.hardware * static_cast<double>(step_tokens) / world / secs / peak.flops_per_s : 0;
         result.losses.push_back(static_cast<float>(loss));
         result.last_loss = static_cast<float>(loss);
         json rec{{"type", "step"},           {"step", done},
@@ -324,7 +355,9 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
                  {"tokens", tokens_seen},    {"step_ms", secs * 1e3},
                  {"tokens_per_s", step_tokens / secs}, {"flops", flops},
                  {"mfu", mfu},               {"hfu", hfu},
+                 {"comm_bytes", comm.bytes_sent_total() - sent0},
                  {"memory", memory_json(mem.ledger())}};
+        if (world > 1) rec["memory_ranks"] = gathered_memory();
         if (val && o.eval_every > 0 && (done % o.eval_every == 0 || done == last_step)) {
             result.last_val_loss = evaluate();
             rec["val_loss"] = result.last_val_loss;
@@ -340,7 +373,7 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
                       rec.contains("val_loss") ? (" val " + std::to_string(result.last_val_loss).substr(0, 6)).c_str() : "",
                       lr, norm, step_tokens / secs, mfu * 100, format_duration(eta).c_str());
         if (tty) std::fprintf(stderr, "\r%-120s", line);
-        else if (o.progress && (done % report_every == 0 || done == last_step)) std::fprintf(stderr, "%s\n", line);
+        else if (root && o.progress && (done % report_every == 0 || done == last_step)) std::fprintf(stderr, "%s\n", line);
 
         if (o.checkpoint_every > 0 && done % o.checkpoint_every == 0 && done != last_step) result.last_checkpoint = save(done);
         result.steps_done = done;

@@ -14,6 +14,7 @@
 #include "model/config.h"
 #include "model/ops.h"
 #include "model/recompute.h"
+#include "dist/comm.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
 
@@ -24,6 +25,7 @@ struct TrainOptions {
     DType dtype = DType::bf16;
     AttentionKind attention = AttentionKind::flash;
     Recompute recompute = Recompute::none;
+    int zero_stage = 0;
     uint64_t seed = 1337;
 
     std::string train_data;
@@ -62,8 +64,10 @@ struct TrainResult {
     std::vector<float> losses;  // one per step run in this process
 };
 
-// Trains from `params` (ParamLayout(config) order) or from the checkpoint named by
-// opts.resume. Throws Error on bad input or when --max-bad-steps is exceeded.
-TrainResult train(const TrainOptions& opts, const GPTConfig& config, const std::vector<float>& params);
+// Trains from `params` (in ParamLayout(config) order, default alignment) or from the checkpoint
+// named by opts.resume, on the ranks of `comm` (null: one process). Throws Error on bad input or
+// when --max-bad-steps is exceeded.
+TrainResult train(const TrainOptions& opts, const GPTConfig& config, const std::vector<float>& params,
+                  Comm* comm = nullptr);
 
 }  // namespace sixnd

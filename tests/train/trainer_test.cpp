@@ -192,7 +192,8 @@ TEST(Trainer, ModelStateBytesPerParameter) {
         GPT m(c, *be.ops);
         OptimizerConfig oc;
         oc.master_weights = k.master;
-        AdamW opt(*be.ops, m.layout(), 0, m.layout().total(), oc, m.params());
+        void* base = m.params();
+        AdamW opt(*be.ops, m.layout(), whole_buffer(m.layout().total()), oc, [base](const ShardSpan&) { return base; });
         const MemoryLedger& l = be.memory->ledger();
         size_t state = l.current(MemCategory::params) + l.current(MemCategory::grads) + l.current(MemCategory::master) +
                        l.current(MemCategory::adam_m) + l.current(MemCategory::adam_v);

@@ -1,0 +1,54 @@
+#include "dist/comm.h"
+
+#include <cstdlib>
+
+#include "core/error.h"
+
+namespace sixnd {
+
+const char* collective_name(Collective c) {
+    static const char* names[] = {"all_reduce", "reduce_scatter", "all_gather", "broadcast"};
+    return names[static_cast<int>(c)];
+}
+
+size_t Comm::bytes_sent_total() const {
+    size_t t = 0;
+    for (size_t b : sent_) t += b;
+    return t;
+}
+
+namespace {
+struct DoneRequest final : CommRequest {
+    void wait() override {}
+};
+}  // namespace
+
+void LocalComm::reduce_scatter_sum(void* out, const void* in, size_t n, DType t) {
+    if (out != in) mem_.copy(out, in, n * dtype_size(t));
+}
+
+std::unique_ptr<CommRequest> LocalComm::all_gather_async(void* out, const void* in, size_t n, DType t) {
+    if (out != in) mem_.copy(out, in, n * dtype_size(t));
+    return std::make_unique<DoneRequest>();
+}
+
+bool launched_under_mpi() {
+    for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"}) {
+        const char* v = std::getenv(var);
+        if (v && std::atoi(v) > 1) return true;
+    }
+    return false;
+}
+
+#ifndef SIXND_HAVE_MPI
+std::unique_ptr<Comm> make_mpi_comm() {
+    throw Error("mpirun", "this sixnd was built without MPI; rebuild with OpenMPI installed (libopenmpi-dev)");
+}
+#endif
+#ifndef SIXND_HAVE_NCCL_COMM
+std::unique_ptr<Comm> make_nccl_comm() {
+    throw Error("mpirun", "this sixnd was built without NCCL and CUDA; multi-GPU runs need both");
+}
+#endif
+
+}  // namespace sixnd

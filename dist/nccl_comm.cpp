@@ -1,0 +1,100 @@
+// NcclComm: collectives on device buffers through NCCL, one GPU per local rank, bootstrapped
+// over MPI (rank 0 makes the NCCL id and broadcasts it). Collectives run on a stream of their
+// own; the compute work they depend on is finished first (device synchronisation), and
+// all_gather_async returns while the gather is still in flight, so ZeRO-3 can prefetch the
+// next unit during the current one's compute.
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "core/error.h"
+#include "dist/comm.h"
+
+namespace sixnd {
+
+namespace {
+
+void cuda_check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) throw Error(std::string("CUDA ") + what, cudaGetErrorString(e));
+}
+void nccl_check(ncclResult_t r, const char* what) {
+    if (r != ncclSuccess) throw Error(std::string("NCCL ") + what, ncclGetErrorString(r));
+}
+
+ncclDataType_t nccl_type(DType t) { return t == DType::f32 ? ncclFloat : ncclBfloat16; }
+
+struct NcclRequest final : CommRequest {
+    cudaEvent_t done{};
+    explicit NcclRequest(cudaStream_t s) {
+        cuda_check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event");
+        cuda_check(cudaEventRecord(done, s), "event record");
+    }
+    ~NcclRequest() override {
+        cudaEventSynchronize(done);
+        cudaEventDestroy(done);
+    }
+    void wait() override { cuda_check(cudaEventSynchronize(done), "wait for all-gather"); }
+};
+
+class NcclComm final : public Comm {
+public:
+    NcclComm() : mpi_(make_mpi_comm()) {
+        cuda_check(cudaSetDevice(mpi_->local_rank()), "set device");
+        ncclUniqueId id{};
+        if (mpi_->rank() == 0) nccl_check(ncclGetUniqueId(&id), "unique id");
+        mpi_->broadcast(&id, sizeof id, 0);
+        nccl_check(ncclCommInitRank(&comm_, mpi_->size(), id, mpi_->rank()), "init");
+        cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream");
+    }
+    ~NcclComm() override {
+        cudaStreamSynchronize(stream_);
+        ncclCommDestroy(comm_);
+        cudaStreamDestroy(stream_);
+    }
+    const char* name() const override { return "nccl"; }
+    int rank() const override { return mpi_->rank(); }
+    int size() const override { return mpi_->size(); }
+    int local_rank() const override { return mpi_->local_rank(); }
+
+    void all_reduce_sum(void* buf, size_t n, DType t) override {
+        ready();
+        nccl_check(ncclAllReduce(buf, buf, n, nccl_type(t), ncclSum, comm_, stream_), "all-reduce");
+        finish();
+        count(Collective::all_reduce, 2.0 * (size() - 1) / size() * n * dtype_size(t));
+    }
+    void reduce_scatter_sum(void* out, const void* in, size_t n, DType t) override {
+        ready();
+        nccl_check(ncclReduceScatter(in, out, n, nccl_type(t), ncclSum, comm_, stream_), "reduce-scatter");
+        finish();
+        count(Collective::reduce_scatter, static_cast<double>(size() - 1) * n * dtype_size(t));
+    }
+    std::unique_ptr<CommRequest> all_gather_async(void* out, const void* in, size_t n, DType t) override {
+        ready();
+        nccl_check(ncclAllGather(in, out, n, nccl_type(t), comm_, stream_), "all-gather");
+        count(Collective::all_gather, static_cast<double>(size() - 1) * n * dtype_size(t));
+        return std::make_unique<NcclRequest>(stream_);
+    }
+    void broadcast(void* buf, size_t bytes, int root) override {
+        ready();
+        nccl_check(ncclBroadcast(buf, buf, bytes, ncclUint8, root, comm_, stream_), "broadcast");
+        finish();
+        count(Collective::broadcast, rank() == root ? static_cast<double>(bytes) * (size() - 1) : 0.0);
+    }
+    void barrier() override { mpi_->barrier(); }
+    double all_reduce_sum_host(double v) override { return mpi_->all_reduce_sum_host(v); }
+    std::vector<double> all_gather_host(const std::vector<double>& mine) override { return mpi_->all_gather_host(mine); }
+
+private:
+    // The inputs were written by kernels on other streams: finish them before communicating.
+    void ready() { cuda_check(cudaDeviceSynchronize(), "synchronize before a collective"); }
+    void finish() { cuda_check(cudaStreamSynchronize(stream_), "collective"); }
+
+    std::unique_ptr<Comm> mpi_;
+    ncclComm_t comm_{};
+    cudaStream_t stream_{};
+};
+
+}  // namespace
+
+std::unique_ptr<Comm> make_nccl_comm() { return std::make_unique<NcclComm>(); }
+
+}  // namespace sixnd

@@ -1,0 +1,98 @@
+#include "train/checkpoint_state.h"
+
+#include <cstring>
+
+#include "core/error.h"
+
+namespace sixnd {
+
+namespace {
+
+struct OptimHeader {
+    char magic[8];
+    uint64_t spans, has_master, floats;
+};
+struct SpanRecord {
+    uint64_t flat_begin, count, local;
+};
+
+}  // namespace
+
+std::vector<char> pack_optimizer(AdamW& opt, MemoryBackend& mem) {
+    const size_t n = opt.size();
+    OptimHeader h{};
+    std::memcpy(h.magic, "SIXNDOPT", 8);
+    h.spans = opt.spans().size();
+    h.has_master = opt.has_master();
+    h.floats = n;
+    const size_t arrays = opt.has_master() ? 3 : 2;
+    std::vector<char> buf(sizeof h + h.spans * sizeof(SpanRecord) + arrays * n * 4);
+    char* p = buf.data();
+    std::memcpy(p, &h, sizeof h);
+    p += sizeof h;
+    for (const ShardSpan& s : opt.spans()) {
+        SpanRecord r{s.flat_begin, s.count, s.local};
+        std::memcpy(p, &r, sizeof r);
+        p += sizeof r;
+    }
+    for (DeviceBuffer* b : {&opt.master(), &opt.m(), &opt.v()}) {
+        if (!*b) continue;
+        mem.copy_to_host(p, b->get(), n * 4);
+        p += n * 4;
+    }
+    return buf;
+}
+
+void restore_optimizer(AdamW& opt, MemoryBackend& mem, const CheckpointReader& ck, const ParamLayout& written,
+                       const ParamLayout& now) {
+    const int ranks = ck.meta().at("world_size").get<int>();
+    // Every saved state lands in full buffers of this run's layout; then this rank takes its spans.
+    std::vector<float> full_master(now.total()), full_m(now.total()), full_v(now.total());
+    bool saved_master = true;
+    for (int r = 0; r < ranks; r++) {
+        const std::string name = "optim-rank" + std::to_string(r) + ".bin";
+        const std::string where = ck.path_of(name);
+        std::vector<char> buf = ck.read_file(name);
+        OptimHeader h{};
+        if (buf.size() < sizeof h || std::memcmp(buf.data(), "SIXNDOPT", 8) != 0)
+            throw Error(where, "not a sixnd optimizer-state file");
+        std::memcpy(&h, buf.data(), sizeof h);
+        const size_t arrays = h.has_master ? 3 : 2;
+        if (buf.size() != sizeof h + h.spans * sizeof(SpanRecord) + arrays * h.floats * 4)
+            throw Error(where, "size does not match its header");
+        saved_master = saved_master && h.has_master;
+        const char* spans = buf.data() + sizeof h;
+        const char* data = spans + h.spans * sizeof(SpanRecord);
+        for (uint64_t i = 0; i < h.spans; i++) {
+            SpanRecord s{};
+            std::memcpy(&s, spans + i * sizeof s, sizeof s);
+            if (s.local + s.count > h.floats || s.flat_begin + s.count > written.total())
+                throw Error(where, "span outside the model");
+            size_t a = 0;
+            for (std::vector<float>* full : {&full_master, &full_m, &full_v}) {
+                if (full == &full_master && !h.has_master) continue;
+                relayout_range(written, now, s.flat_begin, s.count, data + (a * h.floats + s.local) * 4, full->data(), 4);
+                a++;
+            }
+        }
+    }
+    for (const ShardSpan& s : opt.spans()) {
+        mem.copy_to_device(opt.m().as<float>() + s.local, full_m.data() + s.flat_begin, s.count * 4);
+        mem.copy_to_device(opt.v().as<float>() + s.local, full_v.data() + s.flat_begin, s.count * 4);
+        // Without saved master weights (an FP32 run, or master weights off), the master copy
+        // the optimizer seeded from the parameters stands.
+        if (opt.has_master() && saved_master)
+            mem.copy_to_device(opt.master().as<float>() + s.local, full_master.data() + s.flat_begin, s.count * 4);
+    }
+}
+
+std::vector<char> restore_params(const CheckpointReader& ck, const ParamLayout& written, const ParamLayout& now,
+                                 size_t es) {
+    std::vector<char> p = ck.read_file("params.bin");
+    if (p.size() != written.total() * es) throw Error(ck.path_of("params.bin"), "size does not match the model in meta.json");
+    std::vector<char> out(now.total() * es, 0);
+    relayout_range(written, now, 0, written.total(), p.data(), out.data(), es);
+    return out;
+}
+
+}  // namespace sixnd
