@@ -42,7 +42,10 @@ Backend make_backend(const std::string& device, DType dtype, int device_index) {
         b.device = "cuda";
         b.memory = make_cuda_memory(device_index);
         b.ops = make_cuda_ops(dtype, *b.memory);
-        b.device_name = cuda_device_info(device_index).name;
+        b.device_index = device_index;
+        const CudaDeviceInfo info = cuda_device_info(device_index);
+        b.device_name = info.name;
+        if (info.peak_known) b.table_peak_tflops = dtype == DType::bf16 ? info.peak_bf16_tflops : info.peak_tf32_tflops;
         return b;
     }
 #else
@@ -54,6 +57,17 @@ Backend make_backend(const std::string& device, DType dtype, int device_index) {
     b.memory = std::make_unique<HostMemory>();
     b.ops = make_cpu_ops(dtype, *b.memory);
     return b;
+}
+
+size_t device_bytes_in_use(const Backend& b) {
+#ifdef SIXND_HAVE_CUDA
+    if (b.device == "cuda") {
+        const CudaDeviceInfo info = cuda_device_info(b.device_index);
+        return info.total_bytes - info.free_bytes;
+    }
+#endif
+    (void)b;
+    return 0;
 }
 
 }  // namespace sixnd

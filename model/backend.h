@@ -13,6 +13,10 @@ namespace sixnd {
 struct Backend {
     std::string device;       // "cpu" or "cuda"
     std::string device_name;  // e.g. the CPU model or "NVIDIA H200"
+    int device_index = 0;
+    // Dense peak TFLOP/s of the device in the model's dtype from the table (0: not known —
+    // CPUs and devices missing from the table; the trainer then measures a matmul ceiling).
+    double table_peak_tflops = 0;
     std::unique_ptr<MemoryBackend> memory;
     std::unique_ptr<Ops> ops;
 };
@@ -22,5 +26,9 @@ std::string resolve_device(const std::string& device);
 
 // device_index: the GPU to use (the local rank under mpirun); ignored on the CPU.
 Backend make_backend(const std::string& device, DType dtype, int device_index = 0);
+
+// Bytes in use on the device as the driver sees it (cudaMemGetInfo), beyond what the ledger
+// knows (the CUDA context, library workspaces); 0 on the CPU.
+size_t device_bytes_in_use(const Backend& b);
 
 }  // namespace sixnd

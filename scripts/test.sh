@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: set up, build the CPU code with AddressSanitizer + UBSan and run every
-# test through ctest.
+# The whole test suite: set up; build the CPU code with AddressSanitizer + UBSan and run every
+# test through ctest (GoogleTest, the PyTorch parity scripts, the mpirun tests); then, where the
+# CUDA toolkit is installed, compile all CUDA code for sm_80 and sm_90 (warnings are errors,
+# no register spills in the attention kernels) and run the gpu tests, which skip with the
+# reason when no device is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -14,5 +17,15 @@ echo "== build (CPU, ASan + UBSan) ==" >&2
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIXND_SANITIZE=ON -DSIXND_CUDA=OFF >/dev/null
 cmake --build build-asan -j"$JOBS"
 
-echo "== test ==" >&2
-ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout 900
+echo "== test (CPU) ==" >&2
+ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout 1200
+
+if command -v nvcc >/dev/null; then
+  echo "== build (CUDA, sm_80 + sm_90) ==" >&2
+  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIXND_CUDA=ON -DSIXND_CUDA_ARCHS="80;90" >/dev/null
+  cmake --build build-cuda -j"$JOBS" --target sixnd gpu_ops_test gpu_attention_test gpu_train_test attention_bench model_bench
+  echo "== test (gpu label) ==" >&2
+  ctest --test-dir build-cuda --output-on-failure -L gpu
+else
+  echo "== CUDA: nvcc not found; the CUDA code was not compiled ==" >&2
+fi

@@ -5,9 +5,6 @@
 #include <vector>
 
 #include "core/transfer.h"
-#ifdef SIXND_HAVE_CUDA
-#include "model/cuda/cuda_ops.h"
-#endif
 
 namespace sixnd {
 
@@ -36,14 +33,9 @@ static double measure_matmul_ceiling(Backend& be) {
 
 PeakFlops peak_flops(Backend& be, double override_tflops) {
     if (override_tflops > 0) return {override_tflops * 1e12, "--peak-tflops"};
-#ifdef SIXND_HAVE_CUDA
-    if (be.device == "cuda") {
-        CudaDeviceInfo info = cuda_device_info(0);
-        double t = be.ops->dtype() == DType::bf16 ? info.peak_bf16_tflops : info.peak_tf32_tflops;
-        if (t > 0)
-            return {t * 1e12, std::string("table: ") + info.name + (be.ops->dtype() == DType::bf16 ? " bf16 dense" : " tf32 dense")};
-    }
-#endif
+    if (be.table_peak_tflops > 0)
+        return {be.table_peak_tflops * 1e12,
+                "table: " + be.device_name + (be.ops->dtype() == DType::bf16 ? " bf16 dense" : " tf32 dense")};
     return {measure_matmul_ceiling(be), "measured matmul ceiling (" + be.device_name + ", " + dtype_name(be.ops->dtype()) + ")"};
 }
 

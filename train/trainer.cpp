@@ -357,6 +357,7 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
                  {"mfu", mfu},               {"hfu", hfu},
                  {"comm_bytes", comm.bytes_sent_total() - sent0},
                  {"memory", memory_json(mem.ledger())}};
+        if (be.device == "cuda") rec["memory"]["device_in_use"] = device_bytes_in_use(be);
         if (world > 1) rec["memory_ranks"] = gathered_memory();
         if (val && o.eval_every > 0 && (done % o.eval_every == 0 || done == last_step)) {
             result.last_val_loss = evaluate();

@@ -1,0 +1,52 @@
+"""ZeRO on CPU ranks (MPI): bytes each rank sends per step against the ZeRO paper's 2Ψ (stages
+0-2) and 3Ψ (stage 3) — as ring collectives send them, (n-1)/n of that — step time per stage
+with 2 and 4 ranks, and peak memory per rank. One gradient-accumulation step per optimizer
+step, BF16 storage. Usage: python3 bench/zero_bench.py BUILD_DIR"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    sixnd = os.path.join(build, "sixnd")
+    print("| ranks | stage | bytes sent/rank/step | paper (n-1)/n·kΨ·2B | ratio | step ms | peak MiB/rank | model-state MiB/rank |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "train.bin")
+        toks = np.random.default_rng(0).integers(0, 4096, 400000)
+        with open(data, "wb") as f:
+            f.write(struct.pack("256i", 20240520, 1, len(toks), *([0] * 253)))
+            f.write(toks.astype(np.uint16).tobytes())
+        for n in (2, 4):
+            for stage in (0, 1, 2, 3):
+                log = os.path.join(tmp, f"n{n}s{stage}.jsonl")
+                cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n), sixnd, "train", "--init",
+                       "random", "--model", "d6", "--vocab-size", "4096", "--device", "cpu", "--dtype", "bf16",
+                       "--train-data", data, "--batch", str(8 // n), "--seq-len", "128", "--steps", "6", "--zero",
+                       str(stage), "--out", os.path.join(tmp, f"r{n}{stage}"), "--log", log, "--peak-tflops", "1"]
+                subprocess.run(cmd, check=True, capture_output=True, env=ENV)
+                recs = [json.loads(l) for l in open(log)]
+                head = recs[0]
+                steps = [r for r in recs if r.get("type") == "step"][2:]
+                psi = head["params"]
+                k = 3 if stage == 3 else 2
+                paper = (n - 1) / n * k * psi * 2
+                sent = np.mean([s["comm_bytes"] for s in steps])
+                ms = np.median([s["step_ms"] for s in steps])
+                mem = steps[-1]["memory_ranks"][0]
+                state = sum(mem[c] for c in ("params", "grads", "master", "adam_m", "adam_v"))
+                print(f"| {n} | {stage} | {sent / 2**20:.2f} MiB | {paper / 2**20:.2f} MiB | {sent / paper:.2f} | {ms:.0f} | "
+                      f"{mem['peak'] / 2**20:.0f} | {state / 2**20:.1f} |", flush=True)
+    print(f"\nmodel: d6 with vocabulary 4096 (Ψ = {psi:,} parameters), global batch 8×128, BF16 + FP32 master")
+
+
+if __name__ == "__main__":
+    main()
