@@ -1,8 +1,8 @@
 """GPT-2 in PyTorch, in llm.c's tensor layout: the independent oracle for sixnd's parity tests
 and the peer its benchmarks are measured against.
 
-As a module: GPT2, read_llmc / write_llmc (llm.c model files, version 3 fp32 / 5 bf16),
-write_shard. As a script: the benchmark peer (see --help)."""
+As a module: GPT2, read_llmc / write_llmc (llm.c model files, version 3 fp32 / 5 bf16).
+As a script: the benchmark peer (see --help)."""
 import argparse
 import json
 import math
@@ -142,14 +142,6 @@ def write_llmc(path, cfg, tensors, version=3):
                 u = a.view(np.uint32)
                 a = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
             f.write(a.tobytes())
-
-
-def write_shard(path, tokens):
-    h = [0] * 256
-    h[:3] = [20240520, 1, len(tokens)]
-    with open(path, "wb") as f:
-        f.write(struct.pack("256i", *h))
-        f.write(np.asarray(tokens, dtype=np.uint16).tobytes())
 
 
 def load_into(model, tensors):

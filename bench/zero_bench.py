@@ -4,12 +4,14 @@ with 2 and 4 ranks, and peak memory per rank. One gradient-accumulation step per
 step, BF16 storage. Usage: python3 bench/zero_bench.py BUILD_DIR"""
 import json
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "util"))
+import sixnd_files  # noqa: E402
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
@@ -22,9 +24,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "train.bin")
         toks = np.random.default_rng(0).integers(0, 4096, 400000)
-        with open(data, "wb") as f:
-            f.write(struct.pack("256i", 20240520, 1, len(toks), *([0] * 253)))
-            f.write(toks.astype(np.uint16).tobytes())
+        sixnd_files.write_shard(data, toks)
         for n in (2, 4):
             for stage in (0, 1, 2, 3):
                 log = os.path.join(tmp, f"n{n}s{stage}.jsonl")

@@ -115,47 +115,33 @@ void GPT::ensure_activations(int B, int T) {
     a->targets = static_cast<int32_t*>(alloc(N * 4, MemCategory::activations));
     for (size_t l = 0; l <= L; l++) a->x.push_back(X(N * C));
     const size_t stats = Ops::attention_stats_floats(opt_.attention, B, T, cfg_.n_head);
-    auto make_layer = [&]() {
+    // A layer's tensors; those already set in `shared` are reused instead of allocated.
+    auto make_layer = [&](const Activations::Layer& shared) {
         Activations::Layer y{};
-        y.ln1 = X(N * C);
+        y.ln1 = shared.ln1 ? shared.ln1 : X(N * C);
         y.ln1_mean = F(N);
         y.ln1_rstd = F(N);
         y.qkv = X(N * 3 * C);
         y.atty = X(N * C);
         y.att_stats = F(stats);
         y.res2 = X(N * C);
-        y.ln2 = X(N * C);
+        y.ln2 = shared.ln2 ? shared.ln2 : X(N * C);
         y.ln2_mean = F(N);
         y.ln2_rstd = F(N);
         y.fch = X(N * 4 * C);
-        y.fch_gelu = X(N * 4 * C);
+        y.fch_gelu = shared.fch_gelu ? shared.fch_gelu : X(N * 4 * C);
         return y;
     };
+    Activations::Layer shared{};
     if (opt_.recompute == Recompute::full) {
-        a->layers.assign(L, make_layer());
+        a->layers.assign(L, make_layer(shared));
     } else {
-        Activations::Layer shared{};
         if (opt_.recompute == Recompute::selective) {
             shared.ln1 = X(N * C);
             shared.ln2 = X(N * C);
             shared.fch_gelu = X(N * 4 * C);
         }
-        for (size_t l = 0; l < L; l++) {
-            Activations::Layer y{};
-            y.ln1 = shared.ln1 ? shared.ln1 : X(N * C);
-            y.ln1_mean = F(N);
-            y.ln1_rstd = F(N);
-            y.qkv = X(N * 3 * C);
-            y.atty = X(N * C);
-            y.att_stats = F(stats);
-            y.res2 = X(N * C);
-            y.ln2 = shared.ln2 ? shared.ln2 : X(N * C);
-            y.ln2_mean = F(N);
-            y.ln2_rstd = F(N);
-            y.fch = X(N * 4 * C);
-            y.fch_gelu = shared.fch_gelu ? shared.fch_gelu : X(N * 4 * C);
-            a->layers.push_back(y);
-        }
+        for (size_t l = 0; l < L; l++) a->layers.push_back(make_layer(shared));
     }
     a->proj = X(N * C);
     a->lnf = X(N * C);

@@ -6,6 +6,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import sixnd_files  # noqa: E402
+
 SIXND = os.environ["SIXND_BIN"]
 L, NH, C, V, MAXT = 1, 2, 16, 50, 16
 VP = (V + 127) // 128 * 128
@@ -20,20 +23,12 @@ def model_file(path, magic=20240326, version=3, drop=0):
         f.write(b"\0" * (NPARAMS * 4 - drop))
 
 
-def shard(path, tokens, magic=20240520):
-    h = [0] * 256
-    h[:3] = [magic, 1, len(tokens)]
-    with open(path, "wb") as f:
-        f.write(struct.pack("256i", *h))
-        f.write(struct.pack(f"{len(tokens)}H", *tokens))
-
-
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as d:
         good_model, good_data = os.path.join(d, "good.bin"), os.path.join(d, "data.bin")
         model_file(good_model)
-        shard(good_data, [i % V for i in range(200)])
+        sixnd_files.write_shard(good_data, [i % V for i in range(200)])
         base = ["eval", "--device", "cpu", "--dtype", "fp32", "--batch", "2", "--seq-len", "8"]
 
         def case(name, args, expect):
@@ -58,13 +53,13 @@ def main():
         model_file(version, version=4)
         case("unknown version", base + ["--init", "llmc:" + version, "--data", good_data], [version, "version 4"])
         big = os.path.join(d, "big.bin")
-        shard(big, [1, 2, 3, V + 7] + [0] * 100)
+        sixnd_files.write_shard(big, [1, 2, 3, V + 7] + [0] * 100)
         case("token >= vocab", base + ["--init", "llmc:" + good_model, "--data", big], [big, "token 57", "position 3"])
         badshard = os.path.join(d, "badshard.bin")
-        shard(badshard, [1, 2, 3], magic=999)
+        sixnd_files.write_shard(badshard, [1, 2, 3], magic=999)
         case("bad shard magic", base + ["--init", "llmc:" + good_model, "--data", badshard], [badshard, "bad magic"])
         small = os.path.join(d, "small.bin")
-        shard(small, [1] * 10)
+        sixnd_files.write_shard(small, [1] * 10)
         case("batch does not fit", base + ["--init", "llmc:" + good_model, "--data", small], [small, "needs 17"])
         case("too many batches", base + ["--init", "llmc:" + good_model, "--data", good_data, "--batches", "99"],
              ["--batches", "at most 12 fit"])
@@ -75,8 +70,7 @@ def main():
         case("seq-len over max", base[:-1] + ["64", "--init", "llmc:" + good_model, "--data", good_data],
              ["--seq-len", "exceeds"])
         case("unknown verb", ["frobnicate"], ["unknown verb 'frobnicate'"])
-    print(f"{'FAILED' if failures else 'PASSED'}: {len(failures)} failures {failures}")
-    return 1 if failures else 0
+    return sixnd_files.report(failures, "sixnd eval bad input")
 
 
 if __name__ == "__main__":

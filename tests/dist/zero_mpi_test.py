@@ -7,7 +7,6 @@ import json
 import os
 import shutil
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -24,14 +23,6 @@ BF16_TOL = 2e-2
 GLOBAL_B, T, STEPS = 4, 16, 10
 ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_rmaps_base_oversubscribe="1",
            OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
-
-
-def shard(path, tokens):
-    h = [0] * 256
-    h[:3] = [20240520, 1, len(tokens)]
-    with open(path, "wb") as f:
-        f.write(struct.pack("256i", *h))
-        f.write(np.asarray(tokens, dtype=np.uint16).tobytes())
 
 
 def train(tmp, name, np_, stage, dtype="fp32", extra=()):
@@ -96,7 +87,7 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         rng = np.random.default_rng(0)
-        shard(os.path.join(tmp, "train.bin"), rng.integers(0, 101, 20000))
+        sixnd_files.write_shard(os.path.join(tmp, "train.bin"), rng.integers(0, 101, 20000))
 
         base_out, base = train(tmp, "base", 1, 0)
         base_loss = [s["loss"] for s in base]
@@ -188,10 +179,7 @@ def main():
             except subprocess.TimeoutExpired:
                 p.kill()
                 failures.append("rank death: the other rank hung for 60 s")
-    for f in failures:
-        print("FAIL:", f)
-    print(f"{'FAILED' if failures else 'PASSED'}: zero under mpirun")
-    return 1 if failures else 0
+    return sixnd_files.report(failures, "zero under mpirun")
 
 
 if __name__ == "__main__":

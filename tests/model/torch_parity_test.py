@@ -15,7 +15,9 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "bench"))
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 import numpy as np  # noqa: E402
+import sixnd_files  # noqa: E402
 import torch_gpt2 as ref  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
@@ -54,7 +56,7 @@ def main():
             tpath = os.path.join(tmp, f"tokens{si}.bin")
             tok.numpy().astype(np.int32).tofile(tpath)
             spath = os.path.join(tmp, f"shard{si}.bin")
-            ref.write_shard(spath, tok.tolist())
+            sixnd_files.write_shard(spath, tok.tolist())
 
             idx, tgt = tok[:-1].view(B, T), tok[1:].view(B, T)
             model.zero_grad()
@@ -97,10 +99,7 @@ def main():
                 print(f"shape{si} sixnd eval ({attention}): {ev['loss']:.7f} vs PyTorch {loss.item():.7f} (rel {e:.1e})")
                 if e > LOSS_TOL or ev["tokens"] != B * T:
                     failures.append(f"shape{si} eval {attention}: rel error {e:.2e}, tokens {ev['tokens']}")
-    for f in failures:
-        print("FAIL:", f)
-    print(f"{'FAILED' if failures else 'PASSED'}: torch parity")
-    return 1 if failures else 0
+    return sixnd_files.report(failures, "torch parity")
 
 
 if __name__ == "__main__":

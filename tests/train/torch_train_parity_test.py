@@ -15,27 +15,14 @@ except ImportError:
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "bench"))
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 import numpy as np  # noqa: E402
+import sixnd_files  # noqa: E402
 import torch_gpt2 as ref  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
 LOSS_TOL = 1e-4
 PARAM_TOL = 1e-4  # relative Frobenius error of each parameter tensor after training
-
-
-def sixnd_layout(cfg, align=64):
-    """(name, offset, shape) of sixnd's flat buffer: units (embeddings, blocks, ln_f), each padded to `align`."""
-    C = cfg.n_embd
-    shapes = dict(ref.tensor_shapes(cfg))
-    units = [["wte", "wpe"]] + [[f"h.{l}.{k}" for k in ref.BLOCK_KINDS] for l in range(cfg.n_layer)] + [["ln_f.weight", "ln_f.bias"]]
-    out, off = [], 0
-    for u in units:
-        for n in u:
-            out.append((n, off, shapes[n]))
-            off += int(np.prod(shapes[n]))
-        off = (off + align - 1) // align * align
-    del C
-    return out
 
 
 def run_case(tmp, name, cfg, B, T, steps, lr, wd, clip, accum):
@@ -49,7 +36,7 @@ def run_case(tmp, name, cfg, B, T, steps, lr, wd, clip, accum):
     ntok = steps * accum * B * T + 1
     tok = torch.randint(0, cfg.vocab_size, (ntok,), generator=g)
     spath = os.path.join(tmp, name + "_train.bin")
-    ref.write_shard(spath, tok.tolist())
+    sixnd_files.write_shard(spath, tok.tolist())
 
     run = os.path.join(tmp, name + "_run")
     log = os.path.join(tmp, name + ".jsonl")
@@ -90,10 +77,9 @@ def run_case(tmp, name, cfg, B, T, steps, lr, wd, clip, accum):
             failures.append(f"{name}: step {i + 1} loss {a} vs {b} (rel {e:.2e})")
     if len(got_losses) != steps:
         failures.append(f"{name}: {len(got_losses)} step records, expected {steps}")
-    flat = np.fromfile(os.path.join(run, "checkpoints", f"step-{steps:08d}", "params.bin"), dtype=np.float32)
+    params = sixnd_files.checkpoint_params(os.path.join(run, "checkpoints", f"step-{steps:08d}"))
     worst, worst_name = 0.0, ""
-    for n, off, shape in sixnd_layout(cfg):
-        a = flat[off:off + int(np.prod(shape))].reshape(shape).astype(np.float64)
+    for n, a in params.items():
         b = model.p(n).detach().numpy()
         if n == "wte":
             a, b = a[:cfg.vocab_size], b[:cfg.vocab_size]
@@ -114,10 +100,7 @@ def main():
         failures += run_case(tmp, "plain", cfg, B=2, T=16, steps=5, lr=1e-3, wd=0.0, clip=0.0, accum=1)
         failures += run_case(tmp, "clip_wd", cfg, B=2, T=16, steps=5, lr=1e-3, wd=0.1, clip=0.5, accum=1)
         failures += run_case(tmp, "accum", cfg, B=2, T=8, steps=4, lr=2e-3, wd=0.1, clip=1.0, accum=3)
-    for f in failures:
-        print("FAIL:", f)
-    print(f"{'FAILED' if failures else 'PASSED'}: torch training parity")
-    return 1 if failures else 0
+    return sixnd_files.report(failures, "torch training parity")
 
 
 if __name__ == "__main__":

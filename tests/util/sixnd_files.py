@@ -1,7 +1,9 @@
-"""Reading sixnd's own files from the Python tests: the flat parameter layout (units padded to
-`unit_align` elements) and a checkpoint's parameters by tensor name."""
+"""sixnd's files from Python, for the script tests and benchmarks: llm.c token shards, the flat
+parameter layout (units padded to `unit_align` elements), a checkpoint's parameters by tensor
+name, and the closing line a script test prints."""
 import json
 import os
+import struct
 
 import numpy as np
 
@@ -40,3 +42,20 @@ def checkpoint_params(ckpt_dir):
         flat = (flat.astype(np.uint32) << 16).view(np.float32)
     tensors, _ = layout(meta["model"], meta["unit_align"])
     return {n: flat[o:o + int(np.prod(s))].reshape(s).astype(np.float64) for n, o, s in tensors}
+
+
+def write_shard(path, tokens, magic=20240520, version=1):
+    """An llm.c token shard of uint16 tokens (magic and version may be set wrong on purpose)."""
+    h = [0] * 256
+    h[:3] = [magic, version, len(tokens)]
+    with open(path, "wb") as f:
+        f.write(struct.pack("256i", *h))
+        f.write(np.asarray(tokens, dtype=np.uint16).tobytes())
+
+
+def report(failures, what):
+    """Prints each failure and the closing line; returns the exit status."""
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{'FAILED' if failures else 'PASSED'}: {what}")
+    return 1 if failures else 0
