@@ -2,10 +2,13 @@
 // machinery behind it lives in the other files of tokenizer/.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "tokenizer/tokenizer_spec.h"
 
 namespace sixnd {
 
@@ -30,6 +33,18 @@ public:
     // Hex content hash of the vocabulary, merges, specials and pattern: recorded in data
     // manifests and checkpoints so a vocabulary mismatch is caught.
     std::string hash() const;
+
+    // Validates the spec (every byte has a token, every merge yields a token, specials are
+    // distinct); throws Error(where, ...) naming what is wrong.
+    static Tokenizer from_spec(TokenizerSpec spec, const std::string& where);
+    const TokenizerSpec& spec() const;
+    // Like decode(), with each invalid UTF-8 sequence replaced by U+FFFD, so it shows.
+    std::string decode_text(const std::vector<uint32_t>& ids) const;
+
+private:
+    struct Impl;
+    explicit Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+    std::shared_ptr<const Impl> impl_;  // immutable, so copies share it and threads may too
 };
 
 }  // namespace sixnd

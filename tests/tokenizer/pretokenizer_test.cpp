@@ -1,0 +1,83 @@
+// Pre-tokenization and safe chunk cuts.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/error.h"
+#include "tests/tokenizer/fixtures.h"
+#include "tokenizer/chunk_reader.h"
+#include "tokenizer/pretokenizer.h"
+
+using namespace sixnd;
+
+namespace {
+
+std::vector<std::string> split(const std::string& pattern, const std::string& text) {
+    Pretokenizer p(resolve_pattern(pattern), "test");
+    std::vector<std::string_view> views;
+    p.split(text, views);
+    return {views.begin(), views.end()};
+}
+
+using V = std::vector<std::string>;
+
+}  // namespace
+
+TEST(Pretokenizer, Gpt2Pieces) {
+    EXPECT_EQ(split("gpt2", "Hello world's 123 tests!!  \n\nok"),
+              (V{"Hello", " world", "'s", " 123", " tests", "!!", "  \n", "\n", "ok"}));
+    EXPECT_EQ(split("gpt2", "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87"), (V{"caf\xc3\xa9", " \xe4\xb8\xad\xe6\x96\x87"}));
+    EXPECT_EQ(split("gpt2", ""), V{});
+}
+
+TEST(Pretokenizer, Gpt4PiecesSplitDigitsInThrees) {
+    EXPECT_EQ(split("gpt4", "In 12345 DON'T\n\n"), (V{"In", " ", "123", "45", " DON", "'T", "\n\n"}));
+}
+
+TEST(Pretokenizer, InvalidUtf8BecomesItsOwnPieces) {
+    V pieces = split("gpt2", "ab\xff\xfe cd\xc3");
+    std::string joined;
+    for (const auto& p : pieces) joined += p;
+    EXPECT_EQ(joined, "ab\xff\xfe cd\xc3");
+    EXPECT_EQ(pieces.front(), "ab");
+}
+
+TEST(Pretokenizer, CustomPatternGapsAndEmptyMatchesAreCovered) {
+    EXPECT_EQ(split("[a-z]+", "ab12cd"), (V{"ab", "12", "cd"}));
+    EXPECT_EQ(split("x*", "abxxc"), (V{"ab", "xx", "c"}));
+}
+
+TEST(Pretokenizer, BadPatternIsAnError) {
+    EXPECT_THROW(Pretokenizer("(unclosed", "--pattern"), Error);
+}
+
+TEST(SafeCut, CutsDoNotChangePieces) {
+    // Every safe cut in varied text splits it into two parts whose pieces, joined, are the
+    // pieces of the whole.
+    SIXND_NEED_FIXTURES();
+    std::string text = sixnd::test::slurp(sixnd::test::tokenizer_fixtures() + "/tinystories_sample.txt");
+    text += " x\n\n\ny  z.\n'tis 12 34\t\tq <|endoftext|> end";
+    std::vector<std::pair<std::string, uint32_t>> specials = {{"<|endoftext|>", 0}, {"ty ", 1}};
+    SpecialTokens sp(specials);
+    for (const char* pattern : {"gpt2", "gpt4"}) {
+        V whole = split(pattern, text);
+        int cuts = 0;
+        for (size_t end = text.size(); end > 2;) {
+            size_t cut = last_safe_cut(std::string_view(text).substr(0, end), sp);
+            if (cut == 0) break;
+            EXPECT_FALSE(sp.straddles(text, cut));
+            V left = split(pattern, text.substr(0, cut)), right = split(pattern, text.substr(cut));
+            left.insert(left.end(), right.begin(), right.end());
+            ASSERT_EQ(left, whole) << pattern << " cut at " << cut;
+            end = cut;
+            cuts++;
+        }
+        EXPECT_GT(cuts, 100);
+    }
+}
+
+TEST(SafeCut, NeverInsideASpecialToken) {
+    SpecialTokens sp({{"a b", 0}});
+    EXPECT_EQ(last_safe_cut("xa b", sp), 0u);
+    EXPECT_EQ(last_safe_cut("x bxa b", sp), 1u);
+}

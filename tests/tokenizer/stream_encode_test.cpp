@@ -1,0 +1,40 @@
+// Streaming encode of a multi-megabyte file: the ids equal one encode() of the whole text, and
+// the text held in memory stays a small multiple of the chunk size.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+
+#include "tests/tokenizer/fixtures.h"
+#include "tokenizer/stream_encoder.h"
+
+using namespace sixnd;
+using namespace sixnd::test;
+
+TEST(StreamEncode, MultiMegabyteFileEqualsOneShotInBoundedMemory) {
+    SIXND_NEED_FIXTURES();
+    const Tokenizer& tok = *gpt2_tokenizer();
+    std::string base = slurp(tokenizer_fixtures() + "/corpus.en") + slurp(tokenizer_fixtures() + "/german.txt");
+    std::mt19937_64 rng(3);
+    std::string text;
+    while (text.size() < (size_t(3) << 20)) {
+        size_t at = rng() % base.size();
+        text += base.substr(at, 2000 + rng() % 4000);
+        if (rng() % 4 == 0) text += "<|endoftext|>";
+        if (rng() % 8 == 0) text += "\n\n   \t";
+    }
+    std::string dir = make_temp_dir("sixnd-stream-");
+    spit(dir + "/big.txt", text);
+
+    const size_t chunk = 64 << 10;
+    std::vector<uint32_t> streamed;
+    EncodeStats s = encode_stream(tok, {{dir + "/big.txt"}}, 2, chunk, [&](const std::vector<uint32_t>& ids) {
+        streamed.insert(streamed.end(), ids.begin(), ids.end());
+    });
+    std::filesystem::remove_all(dir);
+
+    EXPECT_EQ(s.bytes, text.size());
+    EXPECT_EQ(s.tokens, streamed.size());
+    EXPECT_LE(s.peak_buffer_bytes, 6 * chunk);
+    EXPECT_EQ(streamed, tok.encode(text));
+}

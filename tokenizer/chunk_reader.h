@@ -1,0 +1,62 @@
+// Streaming large inputs in pieces that pre-tokenize exactly as the whole would: each chunk ends
+// at a "safe cut", a place no pre-token and no special token can span, so chunks can be counted
+// or encoded independently (and in parallel) with the same result as one pass over the file.
+//
+// A safe cut is just before a space that follows a printable ASCII character and precedes an
+// ASCII letter ("a| b"), or just after a newline between two printable ASCII characters
+// ("a\n|b"). For the gpt2 and gpt4 patterns no pre-token crosses either place. A custom pattern
+// that joins such pieces would see slightly different pieces at chunk edges.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/special_tokens.h"
+
+namespace sixnd {
+
+// The last safe cut in text (a position in (0, size)), or 0 when there is none.
+size_t last_safe_cut(std::string_view text, const SpecialTokens& specials);
+
+// A file, or a byte range of one; "-" is standard input. Each range ends a chunk: pre-tokens
+// never span two inputs.
+struct InputRange {
+    std::string path;
+    uint64_t begin = 0;
+    uint64_t end = UINT64_MAX;  // past the end: to the end of the file
+};
+
+class ChunkReader {
+public:
+    // chunk_bytes is the target size; a chunk grows beyond it only when text lacks safe cuts.
+    ChunkReader(std::vector<InputRange> inputs, size_t chunk_bytes, const SpecialTokens* specials);
+    ~ChunkReader();
+    ChunkReader(const ChunkReader&) = delete;
+    ChunkReader& operator=(const ChunkReader&) = delete;
+
+    // Replaces chunk with the next one; false at the end. Throws Error naming an unreadable input.
+    bool next(std::string& chunk);
+    uint64_t bytes_read() const { return bytes_read_; }
+    // The largest buffer held so far (the reader's share of memory).
+    size_t peak_buffer() const { return peak_buffer_; }
+
+private:
+    void open_next();
+    // Appends up to n bytes of the current input; false when it has ended.
+    bool read_more(std::string& buf, size_t n);
+
+    std::vector<InputRange> inputs_;
+    size_t chunk_bytes_;
+    SpecialTokens no_specials_;
+    const SpecialTokens* specials_;
+    size_t index_ = 0;  // next input to open
+    FILE* file_ = nullptr;
+    uint64_t left_ = 0;  // bytes left in the current range
+    std::string carry_;
+    uint64_t bytes_read_ = 0;
+    size_t peak_buffer_ = 0;
+};
+
+}  // namespace sixnd

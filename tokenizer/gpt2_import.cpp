@@ -1,0 +1,99 @@
+#include "tokenizer/gpt2_import.h"
+
+#include <unordered_map>
+
+#include "tokenizer/flat_map.h"
+
+#include "core/error.h"
+#include "core/log.h"
+#include "tokenizer/byte_unicode.h"
+#include "tokenizer/read_file.h"
+#include "tokenizer/vocab_json_reader.h"
+
+namespace sixnd {
+namespace {
+
+std::string at(const std::string& path, size_t line) { return path + ":" + std::to_string(line); }
+
+}  // namespace
+
+Tokenizer import_gpt2(const std::string& vocab_path, const std::string& merges_path,
+                      const std::vector<std::string>& specials, const std::string& pattern) {
+    std::vector<VocabEntry> entries = read_vocab_json(vocab_path);
+    SIXND_CHECK(!entries.empty(), vocab_path, "the vocabulary is empty");
+
+    TokenizerSpec spec;
+    spec.pattern = pattern;
+    spec.tokens.resize(entries.size());
+    std::vector<size_t> line_of(entries.size(), 0);
+    std::unordered_map<std::string, uint32_t> id_of;  // by the written (printable) form
+    for (const VocabEntry& e : entries) {
+        SIXND_CHECK(e.id < entries.size(), at(vocab_path, e.line),
+                    "id " + std::to_string(e.id) + " is out of range: ids must run 0.." +
+                        std::to_string(entries.size() - 1) + " for " + std::to_string(entries.size()) + " tokens");
+        SIXND_CHECK(line_of[e.id] == 0, at(vocab_path, e.line),
+                    "id " + std::to_string(e.id) + " was already given on line " + std::to_string(line_of[e.id]));
+        SIXND_CHECK(id_of.emplace(e.token, static_cast<uint32_t>(e.id)).second, at(vocab_path, e.line),
+                    "token \"" + e.token + "\" appears twice");
+        line_of[e.id] = e.line;
+        auto bytes = printable_to_bytes(e.token);
+        bool special = false;
+        for (const auto& s : specials) special = special || s == e.token;
+        if (special) {
+            spec.tokens[e.id] = e.token;
+            spec.specials.emplace_back(e.token, static_cast<uint32_t>(e.id));
+        } else {
+            SIXND_CHECK(bytes, at(vocab_path, e.line),
+                        "token \"" + e.token + "\" has a character outside GPT-2's byte-to-unicode table");
+            spec.tokens[e.id] = std::move(*bytes);
+        }
+    }
+    for (const auto& s : specials) {
+        if (id_of.count(s)) continue;
+        log_info("special token " + s + " is not in " + vocab_path + "; adding it as id " +
+                 std::to_string(spec.tokens.size()));
+        spec.specials.emplace_back(s, static_cast<uint32_t>(spec.tokens.size()));
+        spec.tokens.push_back(s);
+    }
+
+    std::string text = read_whole_file(merges_path);
+    size_t line = 0;
+    bpe::FlatMap<size_t> merge_line;
+    for (size_t pos = 0; pos < text.size();) {
+        size_t end = text.find('\n', pos);
+        if (end == std::string::npos) end = text.size();
+        std::string_view l(text.data() + pos, end - pos);
+        pos = end + 1;
+        line++;
+        if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+        if (l.empty() || (line == 1 && l.substr(0, 8) == "#version")) continue;
+        size_t space = l.find(' ');
+        SIXND_CHECK(space != std::string_view::npos && space > 0 && space + 1 < l.size() &&
+                        l.find(' ', space + 1) == std::string_view::npos,
+                    at(merges_path, line), "expected two tokens separated by one space, got \"" + std::string(l) + "\"");
+        uint32_t ids[2];
+        std::string_view parts[2] = {l.substr(0, space), l.substr(space + 1)};
+        for (int k = 0; k < 2; k++) {
+            auto it = id_of.find(std::string(parts[k]));
+            SIXND_CHECK(it != id_of.end(), at(merges_path, line),
+                        "token \"" + std::string(parts[k]) + "\" is not in " + vocab_path);
+            ids[k] = it->second;
+        }
+        std::string joined = std::string(parts[0]) + std::string(parts[1]);
+        SIXND_CHECK(id_of.count(joined), at(merges_path, line),
+                    "the merged token \"" + joined + "\" is not in " + vocab_path);
+        size_t& first = merge_line.get(bpe::pair_key(ids[0], ids[1]));
+        SIXND_CHECK(first == 0, at(merges_path, line), "this merge was already given on line " + std::to_string(first));
+        first = line;
+        spec.merges.emplace_back(ids[0], ids[1]);
+    }
+    try {
+        return Tokenizer::from_spec(std::move(spec), vocab_path);
+    } catch (const Error& e) {
+        // The file/line checks above catch what a damaged file usually gets wrong; what is left
+        // (a missing byte, a merge listed twice) is about the pair of files as a whole.
+        throw Error(vocab_path + " + " + merges_path, e.fault());
+    }
+}
+
+}  // namespace sixnd

@@ -1,0 +1,76 @@
+#include "tokenizer/hf_export.h"
+
+#include <nlohmann/json.hpp>
+
+#include "tokenizer/atomic_file.h"
+#include "tokenizer/byte_unicode.h"
+#include "tokenizer/pretokenizer.h"
+
+namespace sixnd {
+
+std::string hf_tokenizer_json(const Tokenizer& tok) {
+    using json = nlohmann::ordered_json;
+    const TokenizerSpec& spec = tok.spec();
+    auto byte_level = [](bool use_regex) {
+        return json{{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", use_regex}};
+    };
+
+    json added = json::array();
+    std::vector<bool> special(spec.tokens.size(), false);
+    for (const auto& [text, id] : spec.specials) {
+        special[id] = true;
+        added.push_back({{"id", id}, {"content", text}, {"single_word", false}, {"lstrip", false},
+                         {"rstrip", false}, {"normalized", false}, {"special", true}});
+    }
+    // HF's ByteLevel pre-tokenizer has GPT-2's regex built in; any other pattern is given to a
+    // Split step first, and ByteLevel then only maps bytes.
+    json pre;
+    if (pattern_name(spec.pattern) == "gpt2") {
+        pre = byte_level(true);
+    } else {
+        pre = {{"type", "Sequence"},
+               {"pretokenizers",
+                json::array({json{{"type", "Split"},
+                                  {"pattern", {{"Regex", spec.pattern}}},
+                                  {"behavior", "Isolated"},
+                                  {"invert", false}},
+                             byte_level(false)})}};
+    }
+    // Appended directly: ordered_json's operator[] searches the keys linearly, which is
+    // quadratic over 50K tokens. Keys are distinct because tokens are.
+    json vocab = json::object();
+    auto& entries = vocab.get_ref<json::object_t&>();
+    entries.reserve(spec.tokens.size());
+    for (uint32_t id = 0; id < spec.tokens.size(); id++)
+        entries.emplace_back(special[id] ? spec.tokens[id] : bytes_to_printable(spec.tokens[id]), id);
+    json merges = json::array();
+    for (const auto& [a, b] : spec.merges)
+        merges.push_back(bytes_to_printable(spec.tokens[a]) + " " + bytes_to_printable(spec.tokens[b]));
+
+    // The fields of Hugging Face's own GPT-2 tokenizer.json, no more, so that old and new
+    // versions of `tokenizers` both accept the file.
+    json doc = {{"version", "1.0"},
+                {"truncation", nullptr},
+                {"padding", nullptr},
+                {"added_tokens", added},
+                {"normalizer", nullptr},
+                {"pre_tokenizer", pre},
+                {"post_processor", byte_level(true)},
+                {"decoder", byte_level(true)},
+                {"model",
+                 {{"type", "BPE"},
+                  {"dropout", nullptr},
+                  {"unk_token", nullptr},
+                  {"continuing_subword_prefix", ""},
+                  {"end_of_word_suffix", ""},
+                  {"fuse_unk", false},
+                  {"vocab", vocab},
+                  {"merges", merges}}}};
+    return doc.dump(1) + "\n";
+}
+
+void export_hf_tokenizer_json(const Tokenizer& tok, const std::string& path) {
+    write_file_atomically(path, hf_tokenizer_json(tok));
+}
+
+}  // namespace sixnd

@@ -1,1 +1,0 @@
-namespace sixnd { int tokenizer_placeholder; }

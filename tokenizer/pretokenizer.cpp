@@ -1,0 +1,93 @@
+#include "tokenizer/pretokenizer.h"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "core/error.h"
+
+namespace sixnd {
+namespace {
+
+const char* kGpt2 = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+const char* kGpt4 =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+std::string pcre2_message(int code) {
+    PCRE2_UCHAR buf[256];
+    pcre2_get_error_message(code, buf, sizeof buf);
+    return reinterpret_cast<const char*>(buf);
+}
+
+// One match-data block per thread, reused across calls: allocating it per call costs more
+// than matching a short piece. Only the whole-match offsets are read.
+pcre2_match_data* thread_match_data() {
+    struct Holder {
+        pcre2_match_data* md = pcre2_match_data_create(1, nullptr);
+        ~Holder() { pcre2_match_data_free(md); }
+    };
+    thread_local Holder h;
+    return h.md;
+}
+
+}  // namespace
+
+std::string resolve_pattern(const std::string& name_or_regex) {
+    if (name_or_regex == "gpt2") return kGpt2;
+    if (name_or_regex == "gpt4" || name_or_regex == "cl100k") return kGpt4;
+    return name_or_regex;
+}
+
+std::string pattern_name(const std::string& regex) {
+    if (regex == kGpt2) return "gpt2";
+    if (regex == kGpt4) return "gpt4";
+    return "custom";
+}
+
+struct Pretokenizer::Code {
+    pcre2_code* code = nullptr;
+    bool jit = false;
+    ~Code() { pcre2_code_free(code); }
+};
+
+Pretokenizer::Pretokenizer(const std::string& regex, const std::string& where)
+    : regex_(regex), code_(std::make_unique<Code>()) {
+    SIXND_CHECK(!regex.empty(), where, "the pre-tokenizer pattern is empty");
+    int err = 0;
+    PCRE2_SIZE offset = 0;
+    // MATCH_INVALID_UTF: arbitrary bytes are legal input; invalid sequences simply never match.
+    code_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(regex.data()), regex.size(),
+                                PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err, &offset, nullptr);
+    if (!code_->code)
+        throw Error(where, "pattern does not compile at offset " + std::to_string(offset) + ": " +
+                               pcre2_message(err));
+    code_->jit = pcre2_jit_compile(code_->code, PCRE2_JIT_COMPLETE) == 0;
+}
+
+Pretokenizer::~Pretokenizer() = default;
+
+void Pretokenizer::split(std::string_view text, std::vector<std::string_view>& out) const {
+    auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+    const size_t n = text.size();
+    pcre2_match_data* md = thread_match_data();
+    size_t pos = 0, covered = 0;
+    while (pos < n) {
+        int rc = code_->jit ? pcre2_jit_match(code_->code, subject, n, pos, 0, md, nullptr)
+                            : pcre2_match(code_->code, subject, n, pos, 0, md, nullptr);
+        if (rc == PCRE2_ERROR_NOMATCH) break;
+        if (rc < 0) throw Error("pre-tokenizer", "regex match failed: " + pcre2_message(rc));
+        const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md);
+        size_t begin = ov[0], end = ov[1];
+        if (end == begin) {
+            // An empty match would loop forever; step over one character and leave it to the gap.
+            pos = begin + 1;
+            while (pos < n && (static_cast<unsigned char>(text[pos]) & 0xC0) == 0x80) pos++;
+            continue;
+        }
+        if (begin > covered) out.push_back(text.substr(covered, begin - covered));
+        out.push_back(text.substr(begin, end - begin));
+        pos = covered = end;
+    }
+    if (covered < n) out.push_back(text.substr(covered));
+}
+
+}  // namespace sixnd

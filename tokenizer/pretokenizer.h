@@ -1,0 +1,38 @@
+// Pre-tokenization: the regex that cuts text into the pieces BPE works inside (merges never
+// cross a piece boundary). PCRE2 with JIT and Unicode classes, as GPT-2's pattern needs \p{L}
+// and \p{N}.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sixnd {
+
+// "gpt2" and "gpt4" (cl100k) name the published patterns; anything else is taken as a regex.
+std::string resolve_pattern(const std::string& name_or_regex);
+// "gpt2"/"gpt4" when the regex is one of the published ones, else "custom".
+std::string pattern_name(const std::string& regex);
+
+class Pretokenizer {
+public:
+    // Throws Error(where, ...) when the regex does not compile.
+    Pretokenizer(const std::string& regex, const std::string& where);
+    ~Pretokenizer();
+    Pretokenizer(const Pretokenizer&) = delete;
+    Pretokenizer& operator=(const Pretokenizer&) = delete;
+
+    const std::string& regex() const { return regex_; }
+
+    // Appends the pieces of text to out. The pieces cover every byte in order: bytes the regex
+    // does not match (invalid UTF-8, or gaps a custom pattern leaves) become pieces of their
+    // own, so byte-level encoding always round-trips. Thread-safe.
+    void split(std::string_view text, std::vector<std::string_view>& out) const;
+
+private:
+    std::string regex_;
+    struct Code;
+    std::unique_ptr<Code> code_;
+};
+
+}  // namespace sixnd

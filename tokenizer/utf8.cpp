@@ -1,0 +1,48 @@
+#include "tokenizer/utf8.h"
+
+namespace sixnd {
+
+std::string replace_invalid_utf8(std::string_view s) {
+    static const char kReplacement[] = "\xEF\xBF\xBD";
+    std::string out;
+    out.reserve(s.size());
+    const size_t n = s.size();
+    auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+    for (size_t i = 0; i < n;) {
+        unsigned char c = byte(i);
+        if (c < 0x80) {
+            out += static_cast<char>(c);
+            i++;
+            continue;
+        }
+        // Expected length and the allowed range of the second byte (which rules out overlongs,
+        // surrogates and code points past U+10FFFF).
+        size_t len = 0;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF) len = 2;
+        else if (c == 0xE0) len = 3, lo = 0xA0;
+        else if (c >= 0xE1 && c <= 0xEC) len = 3;
+        else if (c == 0xED) len = 3, hi = 0x9F;
+        else if (c >= 0xEE && c <= 0xEF) len = 3;
+        else if (c == 0xF0) len = 4, lo = 0x90;
+        else if (c >= 0xF1 && c <= 0xF3) len = 4;
+        else if (c == 0xF4) len = 4, hi = 0x8F;
+        size_t good = 1;  // bytes that still form a valid prefix
+        if (len > 0) {
+            for (; good < len && i + good < n; good++) {
+                unsigned char b = byte(i + good);
+                unsigned char l = good == 1 ? lo : 0x80, h = good == 1 ? hi : 0xBF;
+                if (b < l || b > h) break;
+            }
+        }
+        if (len > 0 && good == len) {
+            out.append(s.substr(i, len));
+        } else {
+            out += kReplacement;
+        }
+        i += good;
+    }
+    return out;
+}
+
+}  // namespace sixnd
