@@ -1,0 +1,280 @@
+#include "data/ingest.h"
+
+#include <utf8proc.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "data/shard.h"
+
+namespace sixnd::data {
+
+namespace fs = std::filesystem;
+
+InputFormat parse_format(const std::string& name) {
+    if (name == "auto") return InputFormat::automatic;
+    if (name == "text") return InputFormat::text;
+    if (name == "jsonl") return InputFormat::jsonl;
+    if (name == "fortune") return InputFormat::fortune;
+    throw Error("--format", "unknown format '" + name + "' (auto, text, jsonl or fortune)");
+}
+
+const char* format_name(InputFormat f) {
+    switch (f) {
+        case InputFormat::text: return "text";
+        case InputFormat::jsonl: return "jsonl";
+        case InputFormat::fortune: return "fortune";
+        default: return "auto";
+    }
+}
+
+std::vector<std::string> list_source_files(const std::string& pattern) {
+    std::vector<std::string> out;
+    for (const auto& p : expand_glob(pattern)) {
+        std::error_code ec;
+        if (!fs::is_directory(p, ec)) {
+            out.push_back(p);
+            continue;
+        }
+        for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::follow_directory_symlink, ec);
+             !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+            if (it->is_regular_file(ec)) out.push_back(it->path().string());
+        if (ec) throw Error(p, "cannot walk directory: " + ec.message());
+    }
+    std::sort(out.begin(), out.end());
+    // One file reached by two names (fortune's "art" and its link "art.u8") is read once, under
+    // the first name.
+    std::vector<std::string> unique;
+    std::set<std::string> seen;
+    for (auto& p : out) {
+        std::error_code ec;
+        fs::path real = fs::canonical(p, ec);
+        if (seen.insert(ec ? p : real.string()).second) unique.push_back(std::move(p));
+    }
+    return unique;
+}
+
+static bool ends_with(const std::string& s, const char* suffix) {
+    size_t n = std::strlen(suffix);
+    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+DocReader::DocReader(const std::string& path, const IngestOptions& opts)
+    : path_(path), opts_(opts), format_(opts.format), buf_(1 << 20) {
+    hash_state_ = XXH3_createState();
+    XXH3_64bits_reset(static_cast<XXH3_state_t*>(hash_state_));
+    errno = 0;
+    gz_ = gzopen(path.c_str(), "rb");  // reads uncompressed files transparently
+    if (!gz_) {
+        XXH3_freeState(static_cast<XXH3_state_t*>(hash_state_));
+        throw Error(path, std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
+    }
+    gzbuffer(gz_, 1 << 17);
+    if (format_ != InputFormat::automatic) return;
+    std::string base = ends_with(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+    if (ends_with(base, ".jsonl") || ends_with(base, ".ndjson")) {
+        format_ = InputFormat::jsonl;
+        return;
+    }
+    // A fortune file is text whose documents are separated by "%" lines; look for one early on.
+    try {
+        fill();
+    } catch (...) {  // the destructor will not run for a half-built reader
+        gzclose(gz_);
+        XXH3_freeState(static_cast<XXH3_state_t*>(hash_state_));
+        throw;
+    }
+    std::string_view head(buf_.data(), end_);
+    format_ = (head.rfind("%\n", 0) == 0 || head.find("\n%\n") != std::string_view::npos) ? InputFormat::fortune
+                                                                                           : InputFormat::text;
+}
+
+DocReader::~DocReader() {
+    if (gz_) gzclose(gz_);
+    XXH3_freeState(static_cast<XXH3_state_t*>(hash_state_));
+}
+
+uint64_t DocReader::content_hash() const { return XXH3_64bits_digest(static_cast<XXH3_state_t*>(hash_state_)); }
+
+// zlib prefixes its messages with the path, which the Error already names.
+std::string DocReader::without_path(const char* msg) const {
+    std::string m = msg;
+    return m.rfind(path_ + ": ", 0) == 0 ? m.substr(path_.size() + 2) : m;
+}
+
+// Appends more decompressed bytes to the buffer (compacting it first); false at end of file.
+bool DocReader::fill() {
+    if (eof_) return false;
+    if (pos_ > 0) {
+        std::memmove(buf_.data(), buf_.data() + pos_, end_ - pos_);
+        end_ -= pos_;
+        pos_ = 0;
+    }
+    if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
+    int n = gzread(gz_, buf_.data() + end_, static_cast<unsigned>(buf_.size() - end_));
+    if (n < 0) {
+        int err = 0;
+        const char* msg = gzerror(gz_, &err);
+        throw Error(path_, "read failed: " + (err == Z_ERRNO ? std::string(std::strerror(errno)) : without_path(msg)));
+    }
+    if (n == 0) {
+        int err = 0;
+        const char* msg = gzerror(gz_, &err);
+        if (err != Z_OK) throw Error(path_, "corrupt or truncated gzip data: " + without_path(msg));
+        eof_ = true;
+        return false;
+    }
+    XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), buf_.data() + end_, static_cast<size_t>(n));
+    bytes_ += static_cast<uint64_t>(n);
+    end_ += static_cast<size_t>(n);
+    return true;
+}
+
+// One line without its "\n" (and "\r"); false when the file is exhausted.
+bool DocReader::read_line(std::string& line) {
+    size_t scan = pos_;
+    for (;;) {
+        const char* nl = static_cast<const char*>(std::memchr(buf_.data() + scan, '\n', end_ - scan));
+        if (nl) {
+            size_t e = static_cast<size_t>(nl - buf_.data());
+            line.assign(buf_.data() + pos_, e - pos_);
+            pos_ = e + 1;
+            break;
+        }
+        scan = end_ - pos_;
+        if (!fill()) {
+            if (pos_ == end_) return false;
+            line.assign(buf_.data() + pos_, end_ - pos_);
+            pos_ = end_;
+            break;
+        }
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    line_no_++;
+    return true;
+}
+
+bool DocReader::next(std::string& doc) {
+    if (done_) return false;
+    doc.clear();
+    switch (format_) {
+        case InputFormat::jsonl:
+            if (next_jsonl(doc)) return true;
+            break;
+        case InputFormat::fortune: {
+            std::string line;
+            bool any = false;
+            while (read_line(line)) {
+                if (line == "%") {
+                    if (any) return true;
+                    continue;  // "%%" or a leading "%" separates nothing
+                }
+                if (any) doc.push_back('\n');
+                doc += line;
+                any = true;
+            }
+            if (any) return true;
+            break;
+        }
+        default:
+            while (fill()) {
+            }
+            if (end_ > pos_) {
+                doc.assign(buf_.data() + pos_, end_ - pos_);
+                pos_ = end_;
+                return true;
+            }
+    }
+    done_ = true;
+    return false;
+}
+
+bool DocReader::next_jsonl(std::string& doc) {
+    std::string line;
+    while (read_line(line)) {
+        if (line.find_first_not_of(" \t") == std::string::npos) continue;
+        std::string fault;
+        auto j = nlohmann::json::parse(line, nullptr, false);
+        if (j.is_discarded())
+            fault = "broken JSON line";
+        else if (!j.is_object() || !j.contains(opts_.jsonl_field))
+            fault = "no field \"" + opts_.jsonl_field + "\" (see --jsonl-field)";
+        else if (!j[opts_.jsonl_field].is_string())
+            fault = "field \"" + opts_.jsonl_field + "\" is not a string";
+        if (fault.empty()) {
+            doc = j[opts_.jsonl_field].get<std::string>();
+            return true;
+        }
+        std::string where = path_ + ":" + std::to_string(line_no_);
+        if (opts_.on_error == OnError::fail) throw Error(where, fault + " (--on-error skip skips such lines)");
+        if (broken_lines_++ < 5) log_warn(where + ": " + fault + "; skipped");
+    }
+    return false;
+}
+
+// Code points that NFC leaves alone in any context: below U+0300 (ASCII, Latin-1, Latin
+// Extended: no combining marks) and General Punctuation from U+2002 (dashes, quotes, ellipsis;
+// U+2000 and U+2001 are singletons that NFC replaces). Text made only of these is already NFC,
+// and skipping utf8proc's full normalisation for it makes ingest several times faster.
+static bool nfc_stable(utf8proc_int32_t cp) { return cp < 0x300 || (cp >= 0x2002 && cp < 0x2070); }
+
+CleanResult clean_text(std::string& text, InvalidUtf8 policy) {
+    const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(text.data());
+    size_t n = text.size();
+    bool valid = true, stable = true;
+    for (size_t i = 0; i < n;) {
+        if (p[i] < 0x80) {
+            i++;
+            continue;
+        }
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate(p + i, static_cast<utf8proc_ssize_t>(n - i), &cp);
+        if (k < 0) {
+            valid = false;
+            break;
+        }
+        stable = stable && nfc_stable(cp);
+        i += static_cast<size_t>(k);
+    }
+    if (valid && stable) return CleanResult::ok;
+    CleanResult result = CleanResult::ok;
+    if (!valid) {
+        if (policy == InvalidUtf8::drop) return CleanResult::dropped;
+        std::string fixed;
+        fixed.reserve(n + 16);
+        for (size_t i = 0; i < n;) {
+            utf8proc_int32_t cp;
+            utf8proc_ssize_t k = utf8proc_iterate(p + i, static_cast<utf8proc_ssize_t>(n - i), &cp);
+            if (k < 0) {
+                fixed += "\xEF\xBF\xBD";
+                i++;
+            } else {
+                fixed.append(text, i, static_cast<size_t>(k));
+                i += static_cast<size_t>(k);
+            }
+        }
+        text.swap(fixed);
+        result = CleanResult::repaired;
+    }
+    utf8proc_uint8_t* out = nullptr;
+    utf8proc_ssize_t len = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
+                                        static_cast<utf8proc_ssize_t>(text.size()), &out,
+                                        static_cast<utf8proc_option_t>(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+    if (len < 0) {  // only on out-of-memory once the text is valid; keep it un-normalised
+        std::free(out);
+        return result;
+    }
+    text.assign(reinterpret_cast<const char*>(out), static_cast<size_t>(len));
+    std::free(out);
+    return result;
+}
+
+}  // namespace sixnd::data

@@ -1,0 +1,196 @@
+// Ingest: every input format, gzip, directories, UTF-8 repair and NFC, and bad input that
+// must name the file (and line).
+#include "data/ingest.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "tests/util/test_util.h"
+
+using namespace sixnd::data;
+
+namespace {
+
+class Ingest : public ::testing::Test {
+protected:
+    void SetUp() override { dir_ = sixnd::test::make_temp_dir("ingest"); }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    std::string write(const std::string& name, const std::string& text) {
+        std::string p = dir_ + "/" + name;
+        std::filesystem::create_directories(std::filesystem::path(p).parent_path());
+        std::ofstream(p, std::ios::binary) << text;
+        return p;
+    }
+    std::string write_gz(const std::string& name, const std::string& text) {
+        std::string p = dir_ + "/" + name;
+        gzFile g = gzopen(p.c_str(), "wb");
+        gzwrite(g, text.data(), static_cast<unsigned>(text.size()));
+        gzclose(g);
+        return p;
+    }
+    static std::vector<std::string> read_all(const std::string& path, const IngestOptions& o = {}) {
+        DocReader r(path, o);
+        std::vector<std::string> docs;
+        std::string d;
+        while (r.next(d)) docs.push_back(d);
+        return docs;
+    }
+    std::string dir_;
+};
+
+}  // namespace
+
+TEST_F(Ingest, PlainTextIsOneDocument) {
+    auto docs = read_all(write("a.txt", "line one\nline two\n"));
+    EXPECT_EQ(docs, std::vector<std::string>{"line one\nline two\n"});
+}
+
+TEST_F(Ingest, FortuneFilesSplitAtPercentLines) {
+    std::string p = write("fortunes", "first\nfortune\n%\nsecond\n%\n%\nthird\r\n%\n");
+    DocReader r(p, {});
+    EXPECT_EQ(r.format(), InputFormat::fortune);
+    EXPECT_EQ(read_all(p), (std::vector<std::string>{"first\nfortune", "second", "third"}));
+}
+
+TEST_F(Ingest, JsonlWithChosenField) {
+    std::string p = write("x.jsonl", "{\"text\": \"a\", \"body\": \"b1\"}\n\n{\"body\": \"b2\\n\"}\n");
+    IngestOptions o;
+    o.jsonl_field = "body";
+    EXPECT_EQ(read_all(p, o), (std::vector<std::string>{"b1", "b2\n"}));
+}
+
+TEST_F(Ingest, GzipIsTransparent) {
+    std::string p = write_gz("x.jsonl.gz", "{\"text\": \"zipped\"}\n");
+    EXPECT_EQ(read_all(p), std::vector<std::string>{"zipped"});
+    std::string big(3 << 20, 'x');  // larger than one read buffer
+    EXPECT_EQ(read_all(write_gz("big.txt.gz", big)), std::vector<std::string>{big});
+}
+
+TEST_F(Ingest, ContentHashAndBytes) {
+    std::string p = write("h.txt", "hello");
+    DocReader r(p, {});
+    std::string d;
+    while (r.next(d)) {
+    }
+    EXPECT_EQ(r.bytes_read(), 5u);
+    DocReader again(write_gz("h.txt.gz", "hello"), {});
+    while (again.next(d)) {
+    }
+    EXPECT_EQ(again.content_hash(), r.content_hash());
+}
+
+TEST_F(Ingest, BrokenJsonlLineFailsWithFileAndLine) {
+    std::string p = write("bad.jsonl", "{\"text\": \"ok\"}\n{\"text\": \"unterminated\n{\"text\": \"fine\"}\n{\"other\": 1}\n");
+    try {
+        read_all(p);
+        FAIL() << "expected an error";
+    } catch (const sixnd::Error& e) {
+        EXPECT_EQ(e.where(), p + ":2");
+        EXPECT_NE(std::string(e.what()).find("broken JSON"), std::string::npos) << e.what();
+    }
+    IngestOptions skip;
+    skip.on_error = OnError::skip;
+    DocReader r(p, skip);
+    std::vector<std::string> docs;
+    std::string d;
+    while (r.next(d)) docs.push_back(d);
+    EXPECT_EQ(docs, (std::vector<std::string>{"ok", "fine"}));
+    EXPECT_EQ(r.broken_lines(), 2u);
+}
+
+TEST_F(Ingest, MissingFieldNamesTheLine) {
+    std::string p = write("f.jsonl", "{\"text\": 3}\n");
+    try {
+        read_all(p);
+        FAIL();
+    } catch (const sixnd::Error& e) {
+        EXPECT_EQ(e.where(), p + ":1");
+        EXPECT_NE(std::string(e.what()).find("not a string"), std::string::npos);
+    }
+}
+
+TEST_F(Ingest, UnreadableFileNamesIt) {
+    EXPECT_THROW(DocReader(dir_ + "/absent.txt", {}), sixnd::Error);
+    std::string p = write("locked.txt", "secret");
+    chmod(p.c_str(), 0);
+    if (access(p.c_str(), R_OK) == 0) GTEST_SKIP() << "running as root: permissions are not enforced";
+    try {
+        DocReader r(p, {});
+        FAIL();
+    } catch (const sixnd::Error& e) {
+        EXPECT_EQ(e.where(), p);
+    }
+}
+
+TEST_F(Ingest, ReadFailureNamesTheFile) {
+    std::filesystem::create_directory(dir_ + "/adir");
+    try {
+        read_all(dir_ + "/adir");
+        FAIL();
+    } catch (const sixnd::Error& e) {
+        EXPECT_EQ(e.where(), dir_ + "/adir");
+    }
+}
+
+TEST_F(Ingest, CorruptGzipIsAnError) {
+    std::string p = write_gz("c.txt.gz", std::string(100000, 'y'));
+    std::filesystem::resize_file(p, std::filesystem::file_size(p) / 2);
+    EXPECT_THROW(read_all(p), sixnd::Error);
+}
+
+TEST_F(Ingest, DirectoriesAreWalkedInSortedOrder) {
+    write("tree/b/2.txt", "x");
+    write("tree/a.txt", "x");
+    write("tree/b/1.txt", "x");
+    auto files = list_source_files(dir_ + "/tree");
+    ASSERT_EQ(files.size(), 3u);
+    EXPECT_EQ(files[0], dir_ + "/tree/a.txt");
+    EXPECT_EQ(files[2], dir_ + "/tree/b/2.txt");
+    EXPECT_THROW(list_source_files(dir_ + "/nothing*"), sixnd::Error);
+    // A file reached by a second name (a symbolic link) is listed once.
+    std::filesystem::create_symlink(dir_ + "/tree/a.txt", dir_ + "/tree/a.txt.u8");
+    EXPECT_EQ(list_source_files(dir_ + "/tree").size(), 3u);
+}
+
+TEST(CleanText, RepairsOrDropsInvalidUtf8) {
+    std::string s = "ok \xC3 then \xFF";
+    EXPECT_EQ(clean_text(s, InvalidUtf8::repair), CleanResult::repaired);
+    EXPECT_EQ(s, "ok \uFFFD then \uFFFD");
+    std::string t = "bad \xE2\x82";
+    EXPECT_EQ(clean_text(t, InvalidUtf8::drop), CleanResult::dropped);
+}
+
+TEST(CleanText, NormalisesToNfc) {
+    std::string s = "cafe\u0301";
+    EXPECT_EQ(clean_text(s, InvalidUtf8::repair), CleanResult::ok);
+    EXPECT_EQ(s, "caf\u00e9");
+    std::string ascii = "plain";
+    EXPECT_EQ(clean_text(ascii, InvalidUtf8::drop), CleanResult::ok);
+}
+
+TEST(Format, ParsesNames) {
+    EXPECT_EQ(parse_format("jsonl"), InputFormat::jsonl);
+    EXPECT_THROW(parse_format("xml"), sixnd::Error);
+}
+
+TEST(CleanText, FastPathAgreesWithUtf8proc) {
+    // Punctuation that takes the fast path, and the two singletons just before it that do not.
+    std::string s = "\u201cquoted\u201d \u2014 dash\u2026 caf\u00e9";
+    EXPECT_EQ(clean_text(s, InvalidUtf8::repair), CleanResult::ok);
+    EXPECT_EQ(s, "\u201cquoted\u201d \u2014 dash\u2026 caf\u00e9");
+    std::string quad = "a\u2000b\u2001c";
+    clean_text(quad, InvalidUtf8::repair);
+    EXPECT_EQ(quad, "a\u2002b\u2003c");
+    std::string ohm = "\u2126";  // OHM SIGN -> GREEK CAPITAL OMEGA
+    clean_text(ohm, InvalidUtf8::repair);
+    EXPECT_EQ(ohm, "\u03a9");
+}

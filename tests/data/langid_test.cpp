@@ -1,0 +1,31 @@
+#include "data/langid.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+using namespace sixnd::data;
+
+TEST(LangId, DetectsCommonLanguages) {
+    auto en = detect_language("The committee will publish its report next week, after the members have read the draft.");
+    EXPECT_EQ(language_code(en.lang), "en");
+    EXPECT_GT(en.confidence, 0.9);
+    auto de = detect_language("Der Ausschuss wird seinen Bericht nächste Woche veröffentlichen, nachdem die Mitglieder ihn gelesen haben.");
+    EXPECT_EQ(language_code(de.lang), "de");
+    auto un = detect_language("12345 67890");
+    EXPECT_EQ(language_code(un.lang), "un");
+}
+
+TEST(LangId, ParsesCodesAndRejectsUnknownOnes) {
+    auto v = parse_languages("en,de");
+    ASSERT_EQ(v.size(), 2u);
+    EXPECT_EQ(language_code(v[1]), "de");
+    try {
+        parse_languages("en,xx");
+        FAIL();
+    } catch (const sixnd::Error& e) {
+        EXPECT_EQ(e.where(), "--langs");
+        EXPECT_NE(std::string(e.what()).find("'xx'"), std::string::npos);
+    }
+    EXPECT_THROW(parse_languages(""), sixnd::Error);
+}

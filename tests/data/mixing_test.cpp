@@ -1,0 +1,34 @@
+#include "data/mixing.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+
+using namespace sixnd::data;
+
+TEST(Mixing, ParsesSourceSpecs) {
+    auto s = parse_source("web=/data/*.jsonl.gz:2.5");
+    EXPECT_EQ(s.name, "web");
+    EXPECT_EQ(s.pattern, "/data/*.jsonl.gz");
+    EXPECT_DOUBLE_EQ(s.weight, 2.5);
+    EXPECT_DOUBLE_EQ(parse_source("a=dir").weight, 1.0);
+    EXPECT_EQ(parse_source("a=C:/odd:path").pattern, "C:/odd:path");  // not a number: part of the path
+    EXPECT_THROW(parse_source("noequals"), sixnd::Error);
+    EXPECT_THROW(parse_source("=x"), sixnd::Error);
+    EXPECT_THROW(parse_source("a b=x"), sixnd::Error);
+    EXPECT_THROW(parse_source("a=x:-1"), sixnd::Error);
+}
+
+TEST(Mixing, CopiesAverageTheWeightAndRepeat) {
+    for (double w : {0.0, 0.3, 1.0, 2.5}) {
+        uint64_t total = 0;
+        const int n = 20000;
+        for (int i = 0; i < n; i++) {
+            uint32_t c = mix_copies(w, 0x1234567ull * (i + 1), 42);
+            EXPECT_TRUE(c == static_cast<uint32_t>(w) || c == static_cast<uint32_t>(w) + 1);
+            total += c;
+            EXPECT_EQ(c, mix_copies(w, 0x1234567ull * (i + 1), 42));
+        }
+        EXPECT_NEAR(static_cast<double>(total) / n, w, 0.02) << w;
+    }
+}

@@ -1,0 +1,92 @@
+// Shards written by the pipeline's writer pass the loader (data/shard.h) and llm.c's rules:
+// header magic and version, token count, file size; every shard but the last is full.
+#include "data/output.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <vector>
+
+#include "data/shard.h"
+#include "tests/util/test_util.h"
+
+using namespace sixnd::data;
+
+namespace {
+
+std::vector<int32_t> header(const std::string& path) {
+    std::vector<int32_t> h(256);
+    FILE* f = std::fopen(path.c_str(), "rb");
+    EXPECT_EQ(std::fread(h.data(), 4, 256, f), 256u);
+    std::fclose(f);
+    return h;
+}
+
+}  // namespace
+
+TEST(Output, ShardsFollowLlmcRules) {
+    std::string dir = sixnd::test::make_temp_dir("shards");
+    const uint32_t eot = 50256;
+    ShardWriter w(dir, "train", 1000, eot);
+    std::vector<uint32_t> expect;
+    for (uint32_t d = 0; d < 37; d++) {
+        std::vector<uint32_t> doc(40 + d * 3);
+        for (size_t i = 0; i < doc.size(); i++) doc[i] = (d * 131 + static_cast<uint32_t>(i)) % 50000;
+        w.add_document(doc.data(), doc.size());
+        expect.push_back(eot);
+        expect.insert(expect.end(), doc.begin(), doc.end());
+    }
+    w.finish();
+    ASSERT_EQ(w.tokens(), expect.size());
+    ASSERT_EQ(w.shards().size(), (expect.size() + 999) / 1000);
+    std::vector<uint32_t> got;
+    for (size_t s = 0; s < w.shards().size(); s++) {
+        std::string path = dir + "/" + w.shards()[s].file;
+        EXPECT_EQ(w.shards()[s].file, "train_00000" + std::to_string(s) + ".bin");
+        auto h = header(path);
+        EXPECT_EQ(h[0], 20240520);
+        EXPECT_EQ(h[1], 1);
+        EXPECT_EQ(static_cast<uint64_t>(h[2]), w.shards()[s].tokens);
+        EXPECT_EQ(std::filesystem::file_size(path), 1024 + 2 * w.shards()[s].tokens);
+        if (s + 1 < w.shards().size()) {
+            EXPECT_EQ(w.shards()[s].tokens, 1000u);
+        }
+        sixnd::Shard shard(path);
+        for (size_t i = 0; i < shard.size(); i++) got.push_back(shard[i]);
+    }
+    EXPECT_EQ(got, expect);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Output, WideVocabulariesUseVersion7) {
+    std::string dir = sixnd::test::make_temp_dir("shards");
+    ShardWriter w(dir, "val", 100, 70000);
+    std::vector<uint32_t> doc = {1, 2, 3};
+    w.add_document(doc.data(), doc.size());
+    w.finish();
+    auto h = header(dir + "/val_000000.bin");
+    EXPECT_EQ(h[0], 20240801);
+    EXPECT_EQ(h[1], 7);
+    sixnd::Shard s(dir + "/val_000000.bin");
+    EXPECT_EQ(s[0], 70000u);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Output, SpoolRoundTrips) {
+    std::string dir = sixnd::test::make_temp_dir("spool");
+    TokenSpool sp(dir + "/t.tmp");
+    EXPECT_EQ(sp.append({5, 6, 7}), 0u);
+    EXPECT_EQ(sp.append({}), 1u);
+    EXPECT_EQ(sp.append({9}), 2u);
+    sp.finish();
+    size_t n = 0;
+    const uint32_t* t = sp.doc(0, n);
+    ASSERT_EQ(n, 3u);
+    EXPECT_EQ(t[2], 7u);
+    sp.doc(1, n);
+    EXPECT_EQ(n, 0u);
+    t = sp.doc(2, n);
+    EXPECT_EQ(t[0], 9u);
+    std::filesystem::remove_all(dir);
+}
