@@ -10,6 +10,9 @@ bash scripts/setup.sh
 
 JOBS=$(nproc)
 export OPENBLAS_CORETYPE=SkylakeX
+# ctest runs one test per core at once: one OpenMP thread each keeps them from fighting over
+# the cores (an OpenMP join waits for every thread, and a descheduled one costs milliseconds).
+export OMP_NUM_THREADS=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 

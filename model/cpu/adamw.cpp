@@ -14,7 +14,7 @@ void adamw(X* params, float* master, const X* grads, float* m, float* v, size_t 
     const float bc1 = 1.0f - static_cast<float>(std::pow(static_cast<double>(a.beta1), a.step));
     const float bc2 = 1.0f - static_cast<float>(std::pow(static_cast<double>(a.beta2), a.step));
     const float b1 = a.beta1, b2 = a.beta2, lr = a.lr, eps = a.eps, wd = a.weight_decay, gs = a.grad_scale;
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if(worth_threads(n))
     for (size_t i = 0; i < n; i++) {
         const float g = to_f32(grads[i]) * gs;
         const float mi = b1 * m[i] + (1.0f - b1) * g;

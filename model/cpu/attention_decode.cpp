@@ -16,7 +16,7 @@ void attention_decode(X* out, const X* qkv, int B, int S, int t, int C, int NH) 
     const HeadView hv{S, C, C / NH};
     const int hs = hv.hs;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-#pragma omp parallel
+#pragma omp parallel if(worth_threads(size_t(B) * C * (t + 1)))
     {
         std::vector<float> q(hs), row(hs), acc(hs), p(static_cast<size_t>(t) + 1);
 #pragma omp for collapse(2)

@@ -28,7 +28,7 @@ void attention_flash_forward(X* out, float* lse, const X* qkv, int B, int T, int
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
     const int tiles = (T + kTile - 1) / kTile;
     const size_t tile = static_cast<size_t>(kTile) * hs;
-#pragma omp parallel
+#pragma omp parallel if(worth_threads(size_t(B) * NH * T * T * hs))
     {
         std::vector<float> q(tile), o(tile), kt(tile), v(tile), s(kTile), m(kTile), l(kTile);
 #pragma omp for collapse(3) schedule(dynamic)
@@ -88,7 +88,7 @@ void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
     const size_t th = static_cast<size_t>(T) * hs;
     const size_t tile = static_cast<size_t>(kTile) * hs;
-#pragma omp parallel
+#pragma omp parallel if(worth_threads(size_t(B) * NH * T * T * hs))
     {
         std::vector<float> q(th), dO(th), dq(th), D(T), k(tile), kt(tile), vt(tile), dk(tile), dv(tile), orow(hs),
             sp(kTile), sds(kTile);

@@ -21,7 +21,7 @@ void attention_naive_forward(X* out, float* probs, const X* qkv, int B, int T, i
     const int hs = hv.hs;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
     const size_t th = static_cast<size_t>(T) * hs;
-#pragma omp parallel
+#pragma omp parallel if(worth_threads(size_t(B) * NH * T * T * hs))
     {
         std::vector<float> q(th), kt(th), v(th), acc(hs);
 #pragma omp for collapse(2) schedule(dynamic)
@@ -65,7 +65,7 @@ void attention_naive_backward(X* dqkv, const X* dout, const X* qkv, const float*
     const int hs = hv.hs;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
     const size_t th = static_cast<size_t>(T) * hs;
-#pragma omp parallel
+#pragma omp parallel if(worth_threads(size_t(B) * NH * T * T * hs))
     {
         std::vector<float> q(th), k(th), vt(th), dq(th), dk(th), dv(th), dO(hs), ds(T);
 #pragma omp for collapse(2) schedule(dynamic)

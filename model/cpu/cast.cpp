@@ -6,7 +6,7 @@ namespace sixnd::cpu {
 
 template <typename D, typename S>
 void cast(D* dst, const S* src, size_t n) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if(worth_threads(n))
     for (size_t i = 0; i < n; i++) dst[i] = from_f32<D>(to_f32(src[i]));
 }
 

@@ -12,7 +12,7 @@ namespace sixnd::cpu {
 template <typename X>
 void classifier_forward_backward(X* logits, float* losses, const int32_t* targets, int N, int V, int Vp, float dloss,
                                  bool write_dlogits) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(worth_threads(size_t(N) * Vp))
     for (int n = 0; n < N; n++) {
         X* row = logits + static_cast<size_t>(n) * Vp;
         float mx = -INFINITY;

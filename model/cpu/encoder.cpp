@@ -13,7 +13,7 @@ namespace sixnd::cpu {
 
 template <typename X>
 void encoder_forward(X* out, const int32_t* inp, const X* wte, const X* wpe, int B, int T, int C) {
-#pragma omp parallel for collapse(2)
+#pragma omp parallel for collapse(2) if(worth_threads(size_t(B) * T * C))
     for (int b = 0; b < B; b++) {
         for (int t = 0; t < T; t++) {
             X* o = out + (static_cast<size_t>(b) * T + t) * C;
@@ -37,7 +37,7 @@ void encoder_backward(X* dwte, X* dwpe, const X* dout, const int32_t* inp, int B
     group_start.push_back(N);
     const int groups = static_cast<int>(group_start.size()) - 1;
 
-#pragma omp parallel
+#pragma omp parallel if(worth_threads(size_t(N) * C))
     {
         std::vector<float> acc(C);
 #pragma omp for schedule(dynamic, 4)

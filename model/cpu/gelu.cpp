@@ -7,14 +7,14 @@ namespace sixnd::cpu {
 
 template <typename X>
 void gelu_forward(X* out, const X* inp, size_t n) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if(worth_threads(n))
     for (size_t i = 0; i < n; i++) out[i] = from_f32<X>(gelu(to_f32(inp[i])));
 }
 
 // dinp may alias dout (the model overwrites the gradient in place), so no restrict here.
 template <typename X>
 void gelu_backward(X* dinp, const X* inp, const X* dout, size_t n) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if(worth_threads(n))
     for (size_t i = 0; i < n; i++) dinp[i] = from_f32<X>(gelu_grad(to_f32(inp[i])) * to_f32(dout[i]));
 }
 

@@ -13,6 +13,12 @@
 
 namespace sixnd::cpu {
 
+// An OpenMP region costs a fork and a join — microseconds on an idle machine, milliseconds
+// when other processes hold the cores (CI runs tests side by side) — so an op with less work
+// than this runs on the calling thread. Every kernel gives the same bits either way.
+constexpr size_t kMinParallelWork = size_t(1) << 16;
+inline bool worth_threads(size_t work) { return work >= kMinParallelWork; }
+
 template <typename X>
 void encoder_forward(X* out, const int32_t* inp, const X* wte, const X* wpe, int B, int T, int C);
 template <typename X>

@@ -38,7 +38,7 @@ void normalize_row(X* o, float* mean, float* rstd, const X* x, const X* w, const
 
 template <typename X>
 void layernorm_forward(X* out, float* mean, float* rstd, const X* inp, const X* weight, const X* bias, int N, int C) {
-#pragma omp parallel for
+#pragma omp parallel for if(worth_threads(size_t(N) * C))
     for (int n = 0; n < N; n++) {
         const size_t off = static_cast<size_t>(n) * C;
         normalize_row(out + off, mean + n, rstd + n, inp + off, weight, bias, C);
@@ -48,7 +48,7 @@ void layernorm_forward(X* out, float* mean, float* rstd, const X* inp, const X* 
 template <typename X>
 void residual_layernorm_forward(X* residual, X* out, float* mean, float* rstd, const X* inp1, const X* inp2,
                                 const X* weight, const X* bias, int N, int C) {
-#pragma omp parallel for
+#pragma omp parallel for if(worth_threads(size_t(N) * C))
     for (int n = 0; n < N; n++) {
         const size_t off = static_cast<size_t>(n) * C;
         X* res = residual + off;
@@ -63,7 +63,7 @@ template <typename X>
 void layernorm_backward(X* dinp, X* dweight, X* dbias, const X* dout, const X* inp, const X* weight, const float* mean,
                         const float* rstd, int N, int C) {
     const int blocks = (C + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel
+#pragma omp parallel if(worth_threads(size_t(N) * C))
     {
 #pragma omp for nowait
         for (int n = 0; n < N; n++) {

@@ -16,7 +16,7 @@ constexpr int kColumnBlock = 64;
 template <typename X>
 void bias_backward(X* dbias, const X* dout, int N, int OC) {
     const int blocks = (OC + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(worth_threads(size_t(N) * OC))
     for (int blk = 0; blk < blocks; blk++) {
         const int o0 = blk * kColumnBlock;
         const int w = std::min(kColumnBlock, OC - o0);

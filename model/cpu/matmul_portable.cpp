@@ -60,7 +60,7 @@ template <typename X>
 void gemm(X* c, const X* a, const X* b, const X* bias, const GemmShape& sh) {
     const int M = sh.M, N = sh.N, K = sh.K;
     const int mt = (M + kMt - 1) / kMt, nt = (N + kNt - 1) / kNt;
-#pragma omp parallel
+#pragma omp parallel if(worth_threads(size_t(M) * N * K))
     {
         std::vector<float> acc(kMt * kNt), ap(static_cast<size_t>(kKb) * kMt), bp(static_cast<size_t>(kKb) * kNt);
 #pragma omp for collapse(2) schedule(static)

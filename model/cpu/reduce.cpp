@@ -14,7 +14,7 @@ template <typename X>
 double sum_squares(const X* x, size_t n) {
     const size_t chunks = (n + kChunk - 1) / kChunk;
     std::vector<double> partial(chunks);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if(worth_threads(n))
     for (size_t k = 0; k < chunks; k++) {
         const size_t end = k * kChunk + kChunk < n ? k * kChunk + kChunk : n;
         double s = 0.0;

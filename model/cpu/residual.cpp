@@ -5,7 +5,7 @@ namespace sixnd::cpu {
 
 template <typename X>
 void residual_forward(X* out, const X* a, const X* b, size_t n) {
-#pragma omp parallel for simd schedule(static)
+#pragma omp parallel for simd schedule(static) if(worth_threads(n))
     for (size_t i = 0; i < n; i++) out[i] = from_f32<X>(to_f32(a[i]) + to_f32(b[i]));
 }
 
