@@ -106,12 +106,7 @@ int run_data(int argc, char** argv) {
     data::PrepareOptions o;
     RawFlags r;
     add_prepare_flags(*prep, o, r);
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) return app.exit(e);  // --help
-        throw Error("", e.what());  // one line and exit status 1, like every other bad input
-    }
+    if (!parse_flags(app, argc, argv)) return 0;
 
     o.langid = !r.no_langid;
     o.quality = !r.no_quality;

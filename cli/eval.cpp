@@ -26,11 +26,7 @@ int run_eval(int argc, char** argv) {
     app.add_option("--batch", B, "batch size B")->capture_default_str();
     app.add_option("--seq-len", T, "sequence length T")->capture_default_str();
     app.add_option("--batches", batches, "number of batches (default: all that fit)");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e);
-    }
+    if (!parse_flags(app, argc, argv)) return 0;
     if (B <= 0 || T <= 0) throw Error("--batch/--seq-len", "must be positive");
 
     Backend be = make_backend(mf.device, parse_dtype(mf.dtype));

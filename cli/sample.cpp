@@ -32,11 +32,7 @@ int run_sample(int argc, char** argv) {
     app.add_option("--seed", so.seed)->capture_default_str();
     app.add_option("--samples", samples, "number of samples")->capture_default_str();
     app.add_option("--device", device, "cpu, cuda or auto")->capture_default_str();
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e);
-    }
+    if (!parse_flags(app, argc, argv)) return 0;
     if (so.max_tokens <= 0) throw Error("--max-tokens", "must be positive");
 
     CheckpointReader ck(checkpoint);

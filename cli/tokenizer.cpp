@@ -315,12 +315,7 @@ int run_tokenizer(int argc, char** argv) {
     }
     if (argc < 2) throw Error("", "a subcommand is required: " + names);
     if (!known && argv[1][0] != '-') throw Error("", std::string("unknown subcommand '") + argv[1] + "' (" + names + ")");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) return app.exit(e);
-        throw Error("", e.what());
-    }
+    if (!parse_flags(app, argc, argv)) return 0;
 
     if (train_cmd->parsed())
         return train(inputs, vocab_size, specials, out, pattern, heldout, heldout_fraction, hf_out, threads);

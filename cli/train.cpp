@@ -62,11 +62,7 @@ int run_train(int argc, char** argv) {
     app.add_option("--max-bad-steps", o.max_bad_steps, "stop after this many non-finite steps in a row")->capture_default_str();
     app.add_option("--peak-tflops", o.peak_tflops, "override the peak TFLOP/s used for MFU");
     app.add_option("--tokenizer", o.tokenizer, "sixnd tokenizer file the shards were made with (stored in checkpoints)");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e);
-    }
+    if (!parse_flags(app, argc, argv)) return 0;
     o.device = mf.device;
     o.dtype = parse_dtype(mf.dtype);
     o.attention = parse_attention(mf.attention);

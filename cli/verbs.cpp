@@ -1,6 +1,21 @@
 #include "cli/verbs.h"
 
+#include "core/error.h"
+
 namespace sixnd::cli {
+
+bool parse_flags(CLI::App& app, int argc, char** argv) {
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) {
+            app.exit(e);
+            return false;
+        }
+        throw Error("", e.what());
+    }
+    return true;
+}
 
 const std::vector<Verb>& verbs() {
     static const std::vector<Verb> table = {

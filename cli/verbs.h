@@ -1,5 +1,7 @@
 // The verb table. Each verb lives in cli/<verb>.cpp and parses its own flags with CLI11.
 #pragma once
+#include <CLI/CLI.hpp>
+
 #include <vector>
 
 namespace sixnd::cli {
@@ -11,6 +13,11 @@ struct Verb {
 };
 
 const std::vector<Verb>& verbs();
+
+// Parses a verb's flags: true to go on, false when --help was printed (the verb returns 0).
+// A parse error (unknown flag, bad value) is thrown as one Error line, exit status 1, like
+// every other bad input.
+bool parse_flags(CLI::App& app, int argc, char** argv);
 
 int run_eval(int argc, char** argv);
 int run_train(int argc, char** argv);
