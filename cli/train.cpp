@@ -34,8 +34,8 @@ int run_train(int argc, char** argv) {
     std::string recompute = "none", shuffle = "on", schedule = "cosine", master = "on";
     app.add_option("--recompute", recompute, "none, selective or full")->capture_default_str();
     app.add_option("--zero", o.zero_stage, "ZeRO stage 0-3 (under mpirun)")->capture_default_str();
-    app.add_option("--train-data", o.train_data, "glob of llm.c token shards")->required();
-    app.add_option("--val-data", o.val_data, "glob of validation shards");
+    app.add_option("--train-data", o.train_data, "glob of llm.c token shards, or DIR/manifest.json of sixnd data prepare")->required();
+    app.add_option("--val-data", o.val_data, "glob of validation shards, or DIR/manifest.json:val");
     app.add_option("--shuffle", shuffle, "on or off")->capture_default_str();
     app.add_option("--batch", o.batch, "micro-batch size B per process")->capture_default_str();
     app.add_option("--seq-len", o.seq_len, "sequence length T")->capture_default_str();

@@ -1,17 +1,50 @@
 #include "data/token_set.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 
 namespace sixnd {
 
-TokenSet::TokenSet(const std::string& glob) : pattern_(glob) {
-    for (const auto& p : expand_glob(glob)) {
-        shards_.emplace_back(p);
-        starts_.push_back(total_);
-        total_ += shards_.back().size();
+void TokenSet::add(const std::string& path) {
+    shards_.emplace_back(path);
+    starts_.push_back(total_);
+    total_ += shards_.back().size();
+}
+
+TokenSet::TokenSet(const std::string& spec) : pattern_(spec) {
+    const std::string key = "manifest.json";
+    const size_t at = spec.rfind(key);
+    const bool manifest = at != std::string::npos && (at + key.size() == spec.size() || spec[at + key.size()] == ':');
+    if (!manifest) {
+        for (const auto& p : expand_glob(spec)) add(p);
+        return;
     }
+    const std::string path = spec.substr(0, at + key.size());
+    const std::string split = at + key.size() < spec.size() ? spec.substr(at + key.size() + 1) : "train";
+    std::ifstream f(path);
+    if (!f) throw Error(path, "cannot open data manifest");
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    try {
+        nlohmann::json m = nlohmann::json::parse(f);
+        if (m.value("format", "") != "sixnd data manifest") throw Error(path, "not a sixnd data manifest");
+        if (!m.at("output").contains(split)) throw Error(spec, "the manifest has no '" + split + "' split");
+        tokenizer_hash_ = m.at("tokenizer").value("hash", "");
+        for (const auto& sh : m.at("output").at(split).at("shards")) {
+            const std::string file = (dir.empty() ? "" : dir + "/") + sh.at("file").get<std::string>();
+            add(file);
+            if (shards_.back().size() != sh.at("tokens").get<size_t>())
+                throw Error(file, "holds " + std::to_string(shards_.back().size()) + " tokens but " + path + " says " +
+                                      std::to_string(sh.at("tokens").get<size_t>()));
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(path, std::string("malformed data manifest: ") + e.what());
+    }
+    if (shards_.empty()) throw Error(spec, "the manifest lists no shards for this split");
 }
 
 void TokenSet::read(size_t begin, size_t count, int32_t* out) const {

@@ -1,4 +1,8 @@
-// A set of llm.c shards seen as one concatenated token sequence, in sorted path order.
+// A set of llm.c shards seen as one concatenated token sequence. It is named either by a glob
+// (shards in sorted path order) or by the manifest.json that `sixnd data prepare` wrote —
+// `DIR/manifest.json` for its training shards, `DIR/manifest.json:val` for the validation
+// split — in which case the shards' token counts are checked against the manifest and the
+// tokenizer hash it records is kept, so a vocabulary mismatch can be caught.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -11,7 +15,7 @@ namespace sixnd {
 
 class TokenSet {
 public:
-    explicit TokenSet(const std::string& glob);
+    explicit TokenSet(const std::string& spec);
 
     size_t size() const { return total_; }
     const std::vector<Shard>& shards() const { return shards_; }
@@ -20,9 +24,14 @@ public:
     void read(size_t begin, size_t count, int32_t* out) const;
     // Throws Error naming the shard and position of the first token >= vocab_size.
     void check_vocab(int vocab_size) const;
+    // The tokenizer hash the manifest records ("" for a glob).
+    const std::string& tokenizer_hash() const { return tokenizer_hash_; }
 
 private:
+    void add(const std::string& path);
+
     std::string pattern_;
+    std::string tokenizer_hash_;
     std::vector<Shard> shards_;
     std::vector<size_t> starts_;  // starts_[i] = global index of shard i's first token
     size_t total_ = 0;

@@ -45,7 +45,7 @@ fi
 rm -rf "$RUN/checkpoints" "$RUN/run.jsonl"
 echo "== train: d6 preset (6 layers, 384 channels) with the 4096-token vocabulary, $STEPS steps on $DEVICE ==" >&2
 $SIXND train --init random --model d6 --vocab-size 4096 --max-seq-len 256 --device "$DEVICE" --dtype bf16 \
-  --train-data "$RUN/data/train_*.bin" --val-data "$RUN/data/val_*.bin" --tokenizer "$RUN/tokenizer.bin" \
+  --train-data "$RUN/data/manifest.json" --val-data "$RUN/data/manifest.json:val" --tokenizer "$RUN/tokenizer.bin" \
   --batch 8 --seq-len 128 --steps "$STEPS" --lr 2e-3 --warmup 30 --schedule cosine --final-lr-frac 0.1 \
   --weight-decay 0.1 --grad-clip 1.0 --eval-every 100 --eval-batches 8 \
   --out "$RUN" --checkpoint-every 200 --keep-last 2 --log "$RUN/run.jsonl" > "$RUN/train_summary.json"

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The whole test suite: set up; build the CPU code with AddressSanitizer + UBSan and run every
-# test through ctest (GoogleTest, the PyTorch parity scripts, the mpirun tests); then, where the
-# CUDA toolkit is installed, compile all CUDA code for sm_80 and sm_90 (warnings are errors,
-# no register spills in the attention kernels) and run the gpu tests, which skip with the
-# reason when no device is present.
+# The whole test suite: set up; where the CUDA toolkit is installed, compile all CUDA code for
+# sm_80 and sm_90 (warnings are errors, no register spills in the attention kernels) and run
+# the gpu tests, which skip with the reason when no device is present; then build the CPU code
+# with AddressSanitizer + UBSan and run every test through ctest (GoogleTest, the PyTorch
+# parity scripts, the mpirun tests). The CPU suite runs last, so its summary closes the output.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -16,13 +16,6 @@ export OMP_NUM_THREADS=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-echo "== build (CPU, ASan + UBSan) ==" >&2
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIXND_SANITIZE=ON -DSIXND_CUDA=OFF >/dev/null
-cmake --build build-asan -j"$JOBS"
-
-echo "== test (CPU) ==" >&2
-ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout 1200
-
 if command -v nvcc >/dev/null; then
   echo "== build (CUDA, sm_80 + sm_90) ==" >&2
   cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIXND_CUDA=ON -DSIXND_CUDA_ARCHS="80;90" >/dev/null
@@ -32,3 +25,10 @@ if command -v nvcc >/dev/null; then
 else
   echo "== CUDA: nvcc not found; the CUDA code was not compiled ==" >&2
 fi
+
+echo "== build (CPU, ASan + UBSan) ==" >&2
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIXND_SANITIZE=ON -DSIXND_CUDA=OFF >/dev/null
+cmake --build build-asan -j"$JOBS"
+
+echo "== test (CPU) ==" >&2
+ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout 1200

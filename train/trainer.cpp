@@ -196,6 +196,10 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
 
     std::string tokenizer_hash;
     if (!o.tokenizer.empty()) tokenizer_hash = Tokenizer::load(o.tokenizer).hash();
+    const std::string& data_tokenizer = loader.tokens().tokenizer_hash();
+    if (!tokenizer_hash.empty() && !data_tokenizer.empty() && data_tokenizer != tokenizer_hash)
+        throw Error(o.train_data, "was made with tokenizer " + data_tokenizer + ", but --tokenizer " + o.tokenizer +
+                                      " is " + tokenizer_hash + ": a vocabulary mismatch");
     Schedule sched = o.schedule;
     sched.total_steps = o.steps;
     const FlopsPerToken fpt = flops_per_token(cfg, T, o.recompute);

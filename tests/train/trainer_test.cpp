@@ -13,6 +13,8 @@
 #include "tests/util/test_util.h"
 #include "train/checkpoint.h"
 #include "train/optimizer.h"
+#include "tokenizer/pretokenizer.h"
+#include "tokenizer/tokenizer.h"
 #include "train/trainer.h"
 
 using namespace sixnd;
@@ -272,4 +274,33 @@ TEST(Trainer, DataSmallerThanOneBatchIsAnError) {
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find(data + ": holds 20 tokens"), std::string::npos) << e.what();
     }
+}
+
+// Shards made with one tokenizer and a run that names another: refused before any step.
+TEST(Trainer, VocabularyMismatchWithTheDataManifest) {
+    TmpDir t;
+    GPTConfig c = preset_config("tiny", 256);
+    auto v = test::random_ints(2000, 9, 0, 256);
+    write_shard(t.dir + "/train_000000.bin", std::vector<uint32_t>(v.begin(), v.end()));
+    TokenizerSpec spec;
+    spec.pattern = resolve_pattern("gpt2");
+    for (int b = 0; b < 256; b++) spec.tokens.push_back(std::string(1, static_cast<char>(b)));
+    Tokenizer tok = Tokenizer::from_spec(spec, "test");
+    tok.save(t.dir + "/tok.bin");
+    auto manifest = [&](const std::string& hash) {
+        std::ofstream(t.dir + "/manifest.json") << R"({"format": "sixnd data manifest", "tokenizer": {"hash": ")" << hash
+                                                << R"("}, "output": {"train": {"shards": [{"file": "train_000000.bin", "tokens": 2000}]}}})";
+    };
+    TrainOptions o = base_options(t.dir, t.dir + "/manifest.json");
+    o.steps = 1;
+    o.tokenizer = t.dir + "/tok.bin";
+    manifest("0123456789abcdef");
+    try {
+        train(o, c, init_params(c));
+        FAIL() << "a vocabulary mismatch was not caught";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("vocabulary mismatch"), std::string::npos) << e.what();
+    }
+    manifest(tok.hash());
+    EXPECT_EQ(train(o, c, init_params(c)).steps_done, 1);
 }
