@@ -16,24 +16,11 @@ namespace {
 template <typename T>
 void head_gemm(Matmul& mm, int M, int N, int K, bool ta, bool tb, const void* A, const void* B, void* C,
                cudaDataType_t c_type, int batch) {
-    GemmArgs g;
-    g.M = M;
-    g.N = N;
-    g.K = K;
-    g.trans_a = ta;
-    g.trans_b = tb;
-    g.A = A;
-    g.lda = ta ? M : K;
+    GemmArgs g = dense_gemm(M, N, K, ta, tb, A, B, C, DataType<T>::value, c_type);
     g.stride_a = static_cast<long long>(M) * K;
-    g.B = B;
-    g.ldb = tb ? K : N;
     g.stride_b = static_cast<long long>(K) * N;
-    g.C = C;
-    g.ldc = N;
     g.stride_c = static_cast<long long>(M) * N;
     g.batch = batch;
-    g.ab_type = DataType<T>::value;
-    g.c_type = c_type;
     mm.gemm(g);
 }
 

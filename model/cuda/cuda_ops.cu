@@ -69,11 +69,11 @@ public:
     void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
                          const void* weight, int N, int C, int OC) override {
         if (dinp) {  // dinp[N,C] = dout[N,OC] @ W[OC,C]
-            cuda::GemmArgs g = gemm_args(N, C, OC, false, false, dout, OC, weight, C, dinp, C);
+            cuda::GemmArgs g = gemm_args(N, C, OC, false, false, dout, weight, dinp);
             matmul_.gemm(g);
         }
         {  // dweight[OC,C] += dout^T @ inp
-            cuda::GemmArgs g = gemm_args(OC, C, N, true, false, dout, OC, inp, C, dweight, C);
+            cuda::GemmArgs g = gemm_args(OC, C, N, true, false, dout, inp, dweight);
             g.beta = 1.0f;
             matmul_.gemm(g);
         }
@@ -168,26 +168,12 @@ private:
                cuda::flash_attention_supported(qkv, C, NH) && cuda::aligned16(out);
     }
 
-    static cuda::GemmArgs gemm_args(int M, int N, int K, bool ta, bool tb, const void* A, int lda, const void* B,
-                                    int ldb, void* C, int ldc) {
-        cuda::GemmArgs g;
-        g.M = M;
-        g.N = N;
-        g.K = K;
-        g.trans_a = ta;
-        g.trans_b = tb;
-        g.A = A;
-        g.lda = lda;
-        g.B = B;
-        g.ldb = ldb;
-        g.C = C;
-        g.ldc = ldc;
-        g.ab_type = g.c_type = cuda::DataType<T>::value;
-        return g;
+    static cuda::GemmArgs gemm_args(int M, int N, int K, bool ta, bool tb, const void* A, const void* B, void* C) {
+        return cuda::dense_gemm(M, N, K, ta, tb, A, B, C, cuda::DataType<T>::value, cuda::DataType<T>::value);
     }
     // out[N,OC] = inp[N,C] @ W[OC,C]^T
     static cuda::GemmArgs linear(int N, int C, int OC, const void* inp, const void* weight) {
-        return gemm_args(N, OC, C, false, true, inp, C, weight, C, nullptr, OC);
+        return gemm_args(N, OC, C, false, true, inp, weight, nullptr);
     }
 
     MemoryBackend& mem_;

@@ -66,6 +66,26 @@ struct GemmArgs {
     void* gelu_aux = nullptr;    // non-null: C = gelu(A@B + bias) and gelu_aux = A@B + bias ([M,N], ld N)
 };
 
+// A dense row-major C[M,N] (+)= op(A) op(B): the leading dimensions follow from the shapes.
+inline GemmArgs dense_gemm(int M, int N, int K, bool ta, bool tb, const void* A, const void* B, void* C,
+                           cudaDataType_t ab_type, cudaDataType_t c_type) {
+    GemmArgs g;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.trans_a = ta;
+    g.trans_b = tb;
+    g.A = A;
+    g.lda = ta ? M : K;
+    g.B = B;
+    g.ldb = tb ? K : N;
+    g.C = C;
+    g.ldc = N;
+    g.ab_type = ab_type;
+    g.c_type = c_type;
+    return g;
+}
+
 class Matmul {
 public:
     Matmul(MemoryBackend& mem, cudaStream_t stream);
