@@ -11,9 +11,8 @@ void upload_f32(MemoryBackend& mem, void* dst, DType dst_type, const float* src,
         mem.copy_to_device(dst, src, n * 4);
         return;
     }
-    std::vector<bf16> tmp(n);
-    for (size_t i = 0; i < n; i++) tmp[i] = bf16(src[i]);
-    mem.copy_to_device(dst, tmp.data(), n * 2);
+    std::vector<char> bytes = to_storage(src, n, dst_type);
+    mem.copy_to_device(dst, bytes.data(), bytes.size());
 }
 
 std::vector<float> download_f32(MemoryBackend& mem, const void* src, DType src_type, size_t n) {
@@ -28,14 +27,14 @@ std::vector<float> download_f32(MemoryBackend& mem, const void* src, DType src_t
     return out;
 }
 
-std::vector<char> to_storage(const std::vector<float>& v, DType t) {
-    std::vector<char> out(v.size() * dtype_size(t));
+std::vector<char> to_storage(const float* v, size_t n, DType t) {
+    std::vector<char> out(n * dtype_size(t));
     if (t == DType::f32) {
-        std::copy(reinterpret_cast<const char*>(v.data()), reinterpret_cast<const char*>(v.data()) + out.size(), out.data());
+        std::copy(reinterpret_cast<const char*>(v), reinterpret_cast<const char*>(v) + out.size(), out.data());
         return out;
     }
     uint16_t* b = reinterpret_cast<uint16_t*>(out.data());
-    for (size_t i = 0; i < v.size(); i++) b[i] = bf16::from_float(v[i]);
+    for (size_t i = 0; i < n; i++) b[i] = bf16::from_float(v[i]);
     return out;
 }
 

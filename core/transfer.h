@@ -13,6 +13,6 @@ void upload_f32(MemoryBackend& mem, void* dst, DType dst_type, const float* src,
 std::vector<float> download_f32(MemoryBackend& mem, const void* src, DType src_type, size_t n);
 
 // Host-only conversion of FP32 values to the bytes of a storage dtype.
-std::vector<char> to_storage(const std::vector<float>& v, DType t);
+std::vector<char> to_storage(const float* v, size_t n, DType t);
 
 }  // namespace sixnd

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <memory>
 
 #include "core/error.h"
@@ -164,7 +163,7 @@ TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::
         if (params_in.size() != ParamLayout(cfg).total()) throw Error("initial parameters", "size does not match the model");
         std::vector<float> placed(layout.total(), 0.0f);
         relayout_range(ParamLayout(cfg), layout, 0, params_in.size(), params_in.data(), placed.data(), 4);
-        engine.load_params(to_storage(placed, o.dtype).data());
+        engine.load_params(to_storage(placed.data(), placed.size(), o.dtype).data());
     }
     AdamW opt(ops, layout, engine.shard(), o.optimizer, param_at);
 
