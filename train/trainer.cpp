@@ -98,293 +98,368 @@ json data_json(const TokenSet& ts) {
 
 }  // namespace
 
-TrainResult train(const TrainOptions& o, const GPTConfig& config_in, const std::vector<float>& params_in, Comm* comm_in) {
-    const std::string ckpt_root = o.out_dir + "/checkpoints";
-    if (o.steps <= 0) throw Error("--steps", "must be positive");
-    if (o.train_data.empty()) throw Error("--train-data", "is required");
-    std::unique_ptr<CheckpointReader> ck;
-    if (!o.resume.empty()) {
-        std::string dir = o.resume == "latest" ? latest_checkpoint(ckpt_root) : o.resume;
-        if (dir.empty()) log_info("--resume latest: no checkpoint under " + ckpt_root + "; starting fresh");
-        else ck = std::make_unique<CheckpointReader>(dir);
+namespace {
+
+// One training run: everything train() sets up, and the loop over steps, one method a part.
+class Run {
+public:
+    Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float>& params, Comm* comm);
+    TrainResult go();
+
+private:
+    static std::unique_ptr<CheckpointReader> open_resume(const TrainOptions& o);
+    void load_initial_state(const std::vector<float>& params);
+    void check_tokenizer();
+    void write_header();
+    double global_grad_norm();
+    // Logs the skipped step; throws once --max-bad-steps in a row are reached.
+    void skip(int done, double loss, double norm);
+    void progress(int done, double loss, double norm, float lr, double secs, double mfu);
+    float evaluate();
+    json gathered_memory();
+    std::string save(int step);
+
+    const TrainOptions& o_;
+    const std::string ckpt_root_;
+    std::unique_ptr<CheckpointReader> ck_;
+    GPTConfig cfg_;
+    Backend be_;
+    Ops& ops_;
+    MemoryBackend& mem_;
+    LocalComm local_comm_;
+    Comm& comm_;
+    const int world_, rank_;
+    const bool root_;
+    ModelOptions mo_;
+    GPT model_;
+    ZeroEngine engine_;
+    AdamW::Locate param_at_, grad_at_;
+    std::unique_ptr<AdamW> opt_;
+    DataLoader loader_;
+    std::unique_ptr<DataLoader> val_;
+    int accum_ = 1;
+    long long step_tokens_ = 0;
+    int start_step_ = 0, last_step_ = 0, applied_ = 0, bad_steps_ = 0;
+    uint64_t tokens_seen_ = 0;
+    std::string tokenizer_hash_;
+    Schedule sched_;
+    FlopsPerToken fpt_;
+    PeakFlops peak_;
+    json data_info_;
+    std::unique_ptr<RunLog> log_;
+    bool tty_ = false;
+    std::chrono::steady_clock::time_point run_start_;
+    float evaluated_ = 0;  // the last validation loss
+};
+
+std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o) {
+    if (o.resume.empty()) return nullptr;
+    const std::string root = o.out_dir + "/checkpoints";
+    std::string dir = o.resume == "latest" ? latest_checkpoint(root) : o.resume;
+    if (dir.empty()) {
+        log_info("--resume latest: no checkpoint under " + root + "; starting fresh");
+        return nullptr;
     }
-    GPTConfig cfg = config_in;
-    size_t written_align = 64;
-    if (ck) {
-        cfg = checkpoint_model_config(*ck);
-        const std::string where = ck->dir() + "/meta.json";
-        try {
-            if (ck->meta().at("dtype").get<std::string>() != dtype_name(o.dtype))
-                throw Error(ck->dir(), "checkpoint was written with --dtype " + ck->meta().at("dtype").get<std::string>() +
-                                           "; resume with the same dtype");
-            written_align = ck->meta().at("unit_align").get<size_t>();
-        } catch (const nlohmann::json::exception& e) {
-            throw Error(where, e.what());
-        }
-    }
+    auto ck = std::make_unique<CheckpointReader>(dir);
+    const std::string written = ck->meta().value("dtype", std::string("?"));
+    if (written != dtype_name(o.dtype))
+        throw Error(dir, "checkpoint was written with --dtype " + written + "; resume with the same dtype");
+    return ck;
+}
 
-    Backend be = make_backend(o.device, o.dtype, comm_in ? comm_in->local_rank() : 0);
-    Ops& ops = *be.ops;
-    MemoryBackend& mem = *be.memory;
-    LocalComm local_comm(mem);
-    Comm& comm = comm_in ? *comm_in : local_comm;
-    const int world = comm.size(), rank = comm.rank();
-    const bool root = rank == 0;
-
-    ModelOptions mo;
-    mo.attention = o.attention;
-    mo.recompute = o.recompute;
-    mo.unit_align = 64 * static_cast<size_t>(world);
-    mo.allocate_params = o.zero_stage < 3;
-    mo.allocate_grads = o.zero_stage < 2;
-    GPT model(cfg, ops, mo);
-    const ParamLayout& layout = model.layout();
-    const size_t es = dtype_size(o.dtype);
-    ZeroEngine engine(o.zero_stage, comm, mem, o.dtype, model.unit_spans(), model, model.params(), model.grads(),
-                      [&ops](void* dst, const void* src, size_t n) { ops.residual_forward(dst, dst, src, n); });
-    model.set_hooks(&engine);
-    auto param_at = [&engine](const ShardSpan& s) { return engine.param_at(s); };
-    auto grad_at = [&engine](const ShardSpan& s) { return engine.grad_at(s); };
-
-    int start_step = 0, applied = 0, bad_steps = 0;
-    uint64_t tokens_seen = 0;
-    const ParamLayout written(cfg, written_align);
-    if (ck) {
-        engine.load_params(restore_params(*ck, written, layout, es).data());
-        try {
-            start_step = ck->meta().at("step");
-            applied = ck->meta().at("applied_steps");
-            bad_steps = ck->meta().at("bad_steps");
-            tokens_seen = ck->meta().at("tokens_seen");
-        } catch (const nlohmann::json::exception& e) {
-            throw Error(ck->dir() + "/meta.json", e.what());
-        }
-    } else {
-        if (params_in.size() != ParamLayout(cfg).total()) throw Error("initial parameters", "size does not match the model");
-        std::vector<float> placed(layout.total(), 0.0f);
-        relayout_range(ParamLayout(cfg), layout, 0, params_in.size(), params_in.data(), placed.data(), 4);
-        engine.load_params(to_storage(placed.data(), placed.size(), o.dtype).data());
-    }
-    AdamW opt(ops, layout, engine.shard(), o.optimizer, param_at);
-
-    const int B = o.batch, T = o.seq_len;
-    DataLoader loader(o.train_data, B, T, rank, world, o.shuffle, o.seed);
-    loader.tokens().check_vocab(cfg.vocab_size);
-    std::unique_ptr<DataLoader> val;
+Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float>& params, Comm* comm)
+    : o_(o),
+      ckpt_root_(o.out_dir + "/checkpoints"),
+      ck_(open_resume(o)),
+      cfg_(ck_ ? checkpoint_model_config(*ck_) : config),
+      be_(make_backend(o.device, o.dtype, comm ? comm->local_rank() : 0)),
+      ops_(*be_.ops),
+      mem_(*be_.memory),
+      local_comm_(mem_),
+      comm_(comm ? *comm : local_comm_),
+      world_(comm_.size()),
+      rank_(comm_.rank()),
+      root_(rank_ == 0),
+      mo_{o.attention, o.recompute, 64 * static_cast<size_t>(world_), o.zero_stage < 3, o.zero_stage < 2},
+      model_(cfg_, ops_, mo_),
+      engine_(o.zero_stage, comm_, mem_, o.dtype, model_.unit_spans(), model_, model_.params(), model_.grads(),
+              [this](void* dst, const void* src, size_t n) { ops_.residual_forward(dst, dst, src, n); }),
+      param_at_([this](const ShardSpan& s) { return engine_.param_at(s); }),
+      grad_at_([this](const ShardSpan& s) { return engine_.grad_at(s); }),
+      loader_(o.train_data, o.batch, o.seq_len, rank_, world_, o.shuffle, o.seed) {
+    model_.set_hooks(&engine_);
+    loader_.tokens().check_vocab(cfg_.vocab_size);
     if (!o.val_data.empty()) {
-        val = std::make_unique<DataLoader>(o.val_data, B, T, rank, world, false, 0);
-        val->tokens().check_vocab(cfg.vocab_size);
+        val_ = std::make_unique<DataLoader>(o.val_data, o.batch, o.seq_len, rank_, world_, false, 0);
+        val_->tokens().check_vocab(cfg_.vocab_size);
     }
-    const long long micro_tokens = static_cast<long long>(B) * T * world;
-    const long long step_tokens = o.total_batch_tokens > 0 ? o.total_batch_tokens : micro_tokens;
-    if (step_tokens % micro_tokens != 0)
-        throw Error("--total-batch-tokens", std::to_string(step_tokens) + " is not a multiple of batch x seq-len x ranks = " +
-                                                std::to_string(micro_tokens));
-    const int accum = static_cast<int>(step_tokens / micro_tokens);
-    if (ck) {
-        restore_optimizer(opt, mem, *ck, written, layout);
-        try {
-            const json& ls = ck->meta().at("loader");
-            loader.set_state(LoaderState{ls.at("epoch"), ls.at("cursor")});
-        } catch (const nlohmann::json::exception& e) {
-            throw Error(ck->dir() + "/meta.json", e.what());
-        }
+    const long long micro_tokens = static_cast<long long>(o.batch) * o.seq_len * world_;
+    step_tokens_ = o.total_batch_tokens > 0 ? o.total_batch_tokens : micro_tokens;
+    if (step_tokens_ % micro_tokens != 0)
+        throw Error("--total-batch-tokens", std::to_string(step_tokens_) +
+                                                " is not a multiple of batch x seq-len x ranks = " + std::to_string(micro_tokens));
+    accum_ = static_cast<int>(step_tokens_ / micro_tokens);
+    load_initial_state(params);
+    last_step_ = o.stop_at > 0 ? std::min(o.stop_at, o.steps) : o.steps;
+    if (start_step_ >= last_step_) throw Error("--steps", "the checkpoint is already at step " + std::to_string(start_step_));
+    check_tokenizer();
+    sched_ = o.schedule;
+    sched_.total_steps = o.steps;
+    fpt_ = flops_per_token(cfg_, o.seq_len, o.recompute);
+    peak_ = peak_flops(be_, o.peak_tflops);
+    data_info_ = data_json(loader_.tokens());
+    log_ = std::make_unique<RunLog>(root_ ? o.log : "", ck_ != nullptr);
+    tty_ = root_ && o.progress && isatty(fileno(stderr));
+}
+
+// Parameters, optimizer state, counters and the loader position: from the checkpoint (in the
+// layout it was written with, resharded to this run's) or from the initial parameters.
+void Run::load_initial_state(const std::vector<float>& params) {
+    const ParamLayout& layout = model_.layout();
+    const size_t es = dtype_size(o_.dtype);
+    if (!ck_) {
+        const ParamLayout given(cfg_);
+        if (params.size() != given.total()) throw Error("initial parameters", "size does not match the model");
+        std::vector<float> placed(layout.total(), 0.0f);
+        relayout_range(given, layout, 0, params.size(), params.data(), placed.data(), 4);
+        engine_.load_params(to_storage(placed.data(), placed.size(), o_.dtype).data());
+        opt_ = std::make_unique<AdamW>(ops_, layout, engine_.shard(), o_.optimizer, param_at_);
+        return;
     }
-    const int last_step = o.stop_at > 0 ? std::min(o.stop_at, o.steps) : o.steps;
-    if (start_step >= last_step) throw Error("--steps", "the checkpoint is already at step " + std::to_string(start_step));
+    try {
+        const json& m = ck_->meta();
+        const ParamLayout written(cfg_, m.at("unit_align").get<size_t>());
+        engine_.load_params(restore_params(*ck_, written, layout, es).data());
+        opt_ = std::make_unique<AdamW>(ops_, layout, engine_.shard(), o_.optimizer, param_at_);
+        restore_optimizer(*opt_, mem_, *ck_, written, layout);
+        start_step_ = m.at("step");
+        applied_ = m.at("applied_steps");
+        bad_steps_ = m.at("bad_steps");
+        tokens_seen_ = m.at("tokens_seen");
+        loader_.set_state(LoaderState{m.at("loader").at("epoch"), m.at("loader").at("cursor")});
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(ck_->dir() + "/meta.json", e.what());
+    }
+}
 
-    std::string tokenizer_hash;
-    if (!o.tokenizer.empty()) tokenizer_hash = Tokenizer::load(o.tokenizer).hash();
-    const std::string& data_tokenizer = loader.tokens().tokenizer_hash();
-    if (!tokenizer_hash.empty() && !data_tokenizer.empty() && data_tokenizer != tokenizer_hash)
-        throw Error(o.train_data, "was made with tokenizer " + data_tokenizer + ", but --tokenizer " + o.tokenizer +
-                                      " is " + tokenizer_hash + ": a vocabulary mismatch");
-    Schedule sched = o.schedule;
-    sched.total_steps = o.steps;
-    const FlopsPerToken fpt = flops_per_token(cfg, T, o.recompute);
-    const PeakFlops peak = peak_flops(be, o.peak_tflops);
-    const json data_info = data_json(loader.tokens());
+void Run::check_tokenizer() {
+    if (o_.tokenizer.empty()) return;
+    tokenizer_hash_ = Tokenizer::load(o_.tokenizer).hash();
+    const std::string& data_tokenizer = loader_.tokens().tokenizer_hash();
+    if (!data_tokenizer.empty() && data_tokenizer != tokenizer_hash_)
+        throw Error(o_.train_data, "was made with tokenizer " + data_tokenizer + ", but --tokenizer " + o_.tokenizer +
+                                       " is " + tokenizer_hash_ + ": a vocabulary mismatch");
+}
 
-    RunLog log(root ? o.log : "", ck != nullptr);
-    log.write({{"type", "header"},
-               {"config", o.to_json()},
-               {"model", config_json(cfg)},
-               {"params", layout.num_params()},
-               {"device", be.device},
-               {"device_name", be.device_name},
-               {"world_size", world},
-               {"comm", comm.name()},
-               {"zero_stage", o.zero_stage},
-               {"peak_flops", peak.flops_per_s},
-               {"peak_source", peak.source},
-               {"flops_per_token", fpt.model},
-               {"hw_flops_per_token", fpt.hardware},
-               {"grad_accum_steps", accum},
-               {"batch_tokens", step_tokens},
-               {"resumed_from", ck ? ck->dir() : ""},
-               {"data", data_info},
-               {"build", {{"compiler", __VERSION__}, {"date", __DATE__}}}});
-    if (root)
-        log_info("training " + cfg.describe() + " (" + std::to_string(layout.num_params()) + " parameters) on " +
-                 std::to_string(world) + " x " + be.device + " [" + be.device_name + "], " + dtype_name(o.dtype) +
-                 ", ZeRO-" + std::to_string(o.zero_stage) + ", " + std::to_string(step_tokens) + " tokens/step (" +
-                 std::to_string(accum) + " micro-steps of " + std::to_string(world) + "x" + std::to_string(B) + "x" +
-                 std::to_string(T) + ")");
+void Run::write_header() {
+    log_->write({{"type", "header"},
+                 {"config", o_.to_json()},
+                 {"model", config_json(cfg_)},
+                 {"params", model_.layout().num_params()},
+                 {"device", be_.device},
+                 {"device_name", be_.device_name},
+                 {"world_size", world_},
+                 {"comm", comm_.name()},
+                 {"zero_stage", o_.zero_stage},
+                 {"peak_flops", peak_.flops_per_s},
+                 {"peak_source", peak_.source},
+                 {"flops_per_token", fpt_.model},
+                 {"hw_flops_per_token", fpt_.hardware},
+                 {"grad_accum_steps", accum_},
+                 {"batch_tokens", step_tokens_},
+                 {"resumed_from", ck_ ? ck_->dir() : ""},
+                 {"data", data_info_},
+                 {"build", {{"compiler", __VERSION__}, {"date", __DATE__}}}});
+    if (root_)
+        log_info("training " + cfg_.describe() + " (" + std::to_string(model_.layout().num_params()) + " parameters) on " +
+                 std::to_string(world_) + " x " + be_.device + " [" + be_.device_name + "], " + dtype_name(o_.dtype) +
+                 ", ZeRO-" + std::to_string(o_.zero_stage) + ", " + std::to_string(step_tokens_) + " tokens/step (" +
+                 std::to_string(accum_) + " micro-steps of " + std::to_string(world_) + "x" + std::to_string(o_.batch) +
+                 "x" + std::to_string(o_.seq_len) + ")");
+}
 
-    // Collective: every rank writes its optimizer state; rank 0 the parameters, meta and DONE.
-    auto save = [&](int step) {
-        std::vector<char> params = engine.gather_params();
-        std::unique_ptr<CheckpointWriter> w;
-        if (root) w = std::make_unique<CheckpointWriter>(ckpt_root, step, true);
-        comm.barrier();
-        if (!root) w = std::make_unique<CheckpointWriter>(ckpt_root, step, false);
-        std::vector<char> os = pack_optimizer(opt, mem);
-        w->add_file("optim-rank" + std::to_string(rank) + ".bin", os.data(), os.size());
-        comm.barrier();
-        std::string dir;
-        if (root) {
-            w->add_file("params.bin", params.data(), params.size());
-            if (!o.tokenizer.empty()) w->copy_file("tokenizer.bin", o.tokenizer);
-            json meta{{"format", "sixnd-checkpoint"},
-                      {"version", 1},
-                      {"step", step},
-                      {"applied_steps", applied},
-                      {"bad_steps", bad_steps},
-                      {"tokens_seen", tokens_seen},
-                      {"world_size", world},
-                      {"zero_stage", o.zero_stage},
-                      {"unit_align", mo.unit_align},
-                      {"dtype", dtype_name(o.dtype)},
-                      {"model", config_json(cfg)},
-                      {"config", o.to_json()},
-                      {"tokenizer_hash", tokenizer_hash},
-                      {"data", data_info},
-                      {"loader", {{"epoch", loader.state().epoch}, {"cursor", loader.state().cursor}}}};
-            dir = w->commit(meta);
-            prune_checkpoints(ckpt_root, o.keep_last);
-            log.event("checkpoint", step, {{"dir", dir}});
-        }
-        comm.barrier();
-        return root ? dir : latest_checkpoint(ckpt_root);
-    };
-    auto evaluate = [&]() {
-        val->set_state(LoaderState{});
-        const long long avail = static_cast<long long>(val->samples_per_epoch() / (static_cast<uint64_t>(B) * world));
-        const long long n = std::max(1LL, std::min<long long>(o.eval_batches, avail));
-        std::vector<int32_t> in(size_t(B) * T), tg(size_t(B) * T);
-        double sum = 0;
-        for (long long k = 0; k < n; k++) {
-            val->next(in.data(), tg.data());
-            sum += model.forward(in.data(), tg.data(), B, T);
-        }
-        return static_cast<float>(comm.all_reduce_sum_host(sum / n) / world);
-    };
-    auto gathered_memory = [&]() {
-        const MemoryLedger& l = mem.ledger();
-        std::vector<double> mine;
-        for (int i = 0; i < kMemCategories; i++) mine.push_back(static_cast<double>(l.current(static_cast<MemCategory>(i))));
-        mine.push_back(static_cast<double>(l.peak_total()));
-        std::vector<double> all = comm.all_gather_host(mine);
-        json ranks = json::array();
-        for (int r = 0; r < world; r++) {
-            json m;
-            for (int i = 0; i < kMemCategories; i++) m[mem_category_name(static_cast<MemCategory>(i))] = all[r * mine.size() + i];
-            m["peak"] = all[r * mine.size() + kMemCategories];
-            ranks.push_back(m);
-        }
-        return ranks;
-    };
+// The global gradient norm: each rank sums the squares of the gradients it holds; stages 1-3
+// hold disjoint shards, so those partial sums are added over the ranks.
+double Run::global_grad_norm() {
+    double sumsq = 0;
+    for (const ShardSpan& s : engine_.shard()) sumsq += ops_.sum_squares(engine_.grad_at(s), s.count);
+    if (engine_.norm_is_partial()) sumsq = comm_.all_reduce_sum_host(sumsq);
+    return std::sqrt(sumsq);
+}
 
+void Run::skip(int done, double loss, double norm) {
+    bad_steps_++;
+    log_->event("skip", done, {{"loss", std::isfinite(loss) ? json(loss) : json(nullptr)},
+                               {"grad_norm", std::isfinite(norm) ? json(norm) : json(nullptr)},
+                               {"consecutive", bad_steps_}});
+    if (root_)
+        log_warn("step " + std::to_string(done) + ": non-finite loss or gradient; update skipped (" +
+                 std::to_string(bad_steps_) + " in a row)");
+    if (bad_steps_ < o_.max_bad_steps) return;
+    std::string last = latest_checkpoint(ckpt_root_);
+    log_->event("stop", done, {{"reason", "max_bad_steps"}, {"last_checkpoint", last}});
+    throw Error("training", std::to_string(bad_steps_) + " consecutive steps with a non-finite loss or gradient (--max-bad-steps " +
+                                std::to_string(o_.max_bad_steps) + "); stopped at step " + std::to_string(done) +
+                                ". The last good checkpoint is " + (last.empty() ? std::string("(none written)") : last));
+}
+
+void Run::progress(int done, double loss, double norm, float lr, double secs, double mfu) {
+    if (!root_ || !o_.progress) return;
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+    const double eta = elapsed / (done - start_step_) * (last_step_ - done);
+    char val[32] = "";
+    if (val_ && o_.eval_every > 0 && (done % o_.eval_every == 0 || done == last_step_))
+        std::snprintf(val, sizeof val, " val %.4f", evaluated_);
+    char line[256];
+    std::snprintf(line, sizeof line, "step %d/%d | loss %.4f%s | lr %.2e | norm %.3f | %.0f tok/s | MFU %.1f%% | ETA %s", done,
+                  o_.steps, loss, val, lr, norm, step_tokens_ / secs, mfu * 100, format_duration(eta).c_str());
+    const int report_every = std::max(1, (last_step_ - start_step_) / 20);
+    if (tty_) std::fprintf(stderr, "\r%-120s", line);
+    else if (done % report_every == 0 || done == last_step_) std::fprintf(stderr, "%s\n", line);
+}
+
+float Run::evaluate() {
+    const int B = o_.batch, T = o_.seq_len;
+    val_->set_state(LoaderState{});
+    const long long avail = static_cast<long long>(val_->samples_per_epoch() / (static_cast<uint64_t>(B) * world_));
+    const long long n = std::max(1LL, std::min<long long>(o_.eval_batches, avail));
+    std::vector<int32_t> in(size_t(B) * T), tg(size_t(B) * T);
+    double sum = 0;
+    for (long long k = 0; k < n; k++) {
+        val_->next(in.data(), tg.data());
+        sum += model_.forward(in.data(), tg.data(), B, T);
+    }
+    evaluated_ = static_cast<float>(comm_.all_reduce_sum_host(sum / n) / world_);
+    return evaluated_;
+}
+
+json Run::gathered_memory() {
+    const MemoryLedger& l = mem_.ledger();
+    std::vector<double> mine;
+    for (int i = 0; i < kMemCategories; i++) mine.push_back(static_cast<double>(l.current(static_cast<MemCategory>(i))));
+    mine.push_back(static_cast<double>(l.peak_total()));
+    std::vector<double> all = comm_.all_gather_host(mine);
+    json ranks = json::array();
+    for (int r = 0; r < world_; r++) {
+        json m;
+        for (int i = 0; i < kMemCategories; i++) m[mem_category_name(static_cast<MemCategory>(i))] = all[r * mine.size() + i];
+        m["peak"] = all[r * mine.size() + kMemCategories];
+        ranks.push_back(m);
+    }
+    return ranks;
+}
+
+// Collective: every rank writes its optimizer state; rank 0 the parameters, meta and DONE.
+std::string Run::save(int step) {
+    std::vector<char> params = engine_.gather_params();
+    std::unique_ptr<CheckpointWriter> w;
+    if (root_) w = std::make_unique<CheckpointWriter>(ckpt_root_, step, true);
+    comm_.barrier();
+    if (!root_) w = std::make_unique<CheckpointWriter>(ckpt_root_, step, false);
+    std::vector<char> os = pack_optimizer(*opt_, mem_);
+    w->add_file("optim-rank" + std::to_string(rank_) + ".bin", os.data(), os.size());
+    comm_.barrier();
+    std::string dir;
+    if (root_) {
+        w->add_file("params.bin", params.data(), params.size());
+        if (!o_.tokenizer.empty()) w->copy_file("tokenizer.bin", o_.tokenizer);
+        json meta{{"format", "sixnd-checkpoint"},
+                  {"version", 1},
+                  {"step", step},
+                  {"applied_steps", applied_},
+                  {"bad_steps", bad_steps_},
+                  {"tokens_seen", tokens_seen_},
+                  {"world_size", world_},
+                  {"zero_stage", o_.zero_stage},
+                  {"unit_align", mo_.unit_align},
+                  {"dtype", dtype_name(o_.dtype)},
+                  {"model", config_json(cfg_)},
+                  {"config", o_.to_json()},
+                  {"tokenizer_hash", tokenizer_hash_},
+                  {"data", data_info_},
+                  {"loader", {{"epoch", loader_.state().epoch}, {"cursor", loader_.state().cursor}}}};
+        dir = w->commit(meta);
+        prune_checkpoints(ckpt_root_, o_.keep_last);
+        log_->event("checkpoint", step, {{"dir", dir}});
+    }
+    comm_.barrier();
+    return root_ ? dir : latest_checkpoint(ckpt_root_);
+}
+
+TrainResult Run::go() {
+    write_header();
+    const int B = o_.batch, T = o_.seq_len;
     TrainResult result;
     SpikeDetector spikes;
-    const bool tty = root && o.progress && isatty(fileno(stderr));
-    const int report_every = std::max(1, (last_step - start_step) / 20);
     std::vector<int32_t> inputs(size_t(B) * T), targets(size_t(B) * T);
-    auto run_start = std::chrono::steady_clock::now();
-    for (int step = start_step; step < last_step; step++) {
-        auto t0 = std::chrono::steady_clock::now();
-        const size_t sent0 = comm.bytes_sent_total();
-        engine.begin_step();
-        model.zero_grad();
+    run_start_ = std::chrono::steady_clock::now();
+    for (int step = start_step_; step < last_step_; step++) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const size_t sent0 = comm_.bytes_sent_total();
+        engine_.begin_step();
+        model_.zero_grad();
         double local_loss = 0;
-        for (int micro = 0; micro < accum; micro++) {
-            engine.set_last_micro(micro == accum - 1);
-            loader.next(inputs.data(), targets.data());
-            local_loss += model.forward(inputs.data(), targets.data(), B, T, true, 1.0f / static_cast<float>(accum * world));
-            model.backward();
+        for (int micro = 0; micro < accum_; micro++) {
+            engine_.set_last_micro(micro == accum_ - 1);
+            loader_.next(inputs.data(), targets.data());
+            local_loss += model_.forward(inputs.data(), targets.data(), B, T, true, 1.0f / static_cast<float>(accum_ * world_));
+            model_.backward();
         }
-        const double loss = comm.all_reduce_sum_host(local_loss / accum) / world;
-        double sumsq = 0;
-        for (const ShardSpan& s : engine.shard()) sumsq += ops.sum_squares(engine.grad_at(s), s.count);
-        if (engine.norm_is_partial()) sumsq = comm.all_reduce_sum_host(sumsq);
-        const double norm = std::sqrt(sumsq);
-        tokens_seen += static_cast<uint64_t>(step_tokens);
+        const double loss = comm_.all_reduce_sum_host(local_loss / accum_) / world_;
+        const double norm = global_grad_norm();
+        tokens_seen_ += static_cast<uint64_t>(step_tokens_);
         const int done = step + 1;
         if (!std::isfinite(loss) || !std::isfinite(norm)) {
-            bad_steps++;
-            log.event("skip", done, {{"loss", std::isfinite(loss) ? json(loss) : json(nullptr)},
-                                     {"grad_norm", std::isfinite(norm) ? json(norm) : json(nullptr)},
-                                     {"consecutive", bad_steps}});
-            if (root)
-                log_warn("step " + std::to_string(done) + ": non-finite loss or gradient; update skipped (" +
-                         std::to_string(bad_steps) + " in a row)");
-            if (bad_steps >= o.max_bad_steps) {
-                std::string last = latest_checkpoint(ckpt_root);
-                log.event("stop", done, {{"reason", "max_bad_steps"}, {"last_checkpoint", last}});
-                throw Error("training", std::to_string(bad_steps) + " consecutive steps with a non-finite loss or gradient (--max-bad-steps " +
-                                            std::to_string(o.max_bad_steps) + "); stopped at step " + std::to_string(done) +
-                                            ". The last good checkpoint is " + (last.empty() ? std::string("(none written)") : last));
-            }
+            skip(done, loss, norm);
             continue;
         }
-        bad_steps = 0;
-        if (spikes.update(loss))
-            log.event("spike", done, {{"loss", loss}, {"ema", spikes.mean()}, {"ema_std", spikes.stddev()}});
-        const float scale = (o.grad_clip > 0 && norm > o.grad_clip) ? static_cast<float>(o.grad_clip / norm) : 1.0f;
-        const float lr = sched.lr_at(step);
-        opt.step(param_at, grad_at, lr, scale, ++applied);
-        engine.after_optimizer();
-        mem.sync();
+        bad_steps_ = 0;
+        if (spikes.update(loss)) log_->event("spike", done, {{"loss", loss}, {"ema", spikes.mean()}, {"ema_std", spikes.stddev()}});
+        const float scale = (o_.grad_clip > 0 && norm > o_.grad_clip) ? static_cast<float>(o_.grad_clip / norm) : 1.0f;
+        const float lr = sched_.lr_at(step);
+        opt_->step(param_at_, grad_at_, lr, scale, ++applied_);
+        engine_.after_optimizer();
+        mem_.sync();
+
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        const double flops = fpt.model * static_cast<double>(step_tokens);
+        const double flops = fpt_.model * static_cast<double>(step_tokens_);
         // MFU is per device: each of the `world` devices did 1/world of the work.
-        const double mfu = peak.flops_per_s > 0 ? flops / world / secs / peak.flops_per_s : 0;
-        const double hfu = peak.flops_per_s > 0 ? fpt.hardware * static_cast<double>(step_tokens) / world / secs / peak.flops_per_s : 0;
+        const double per_device_s = static_cast<double>(step_tokens_) / world_ / secs;
+        const double mfu = peak_.flops_per_s > 0 ? fpt_.model * per_device_s / peak_.flops_per_s : 0;
+        const double hfu = peak_.flops_per_s > 0 ? fpt_.hardware * per_device_s / peak_.flops_per_s : 0;
         result.losses.push_back(static_cast<float>(loss));
         result.last_loss = static_cast<float>(loss);
         json rec{{"type", "step"},           {"step", done},
                  {"loss", loss},             {"lr", lr},
                  {"grad_norm", norm},        {"clip_scale", scale},
-                 {"tokens", tokens_seen},    {"step_ms", secs * 1e3},
-                 {"tokens_per_s", step_tokens / secs}, {"flops", flops},
+                 {"tokens", tokens_seen_},   {"step_ms", secs * 1e3},
+                 {"tokens_per_s", step_tokens_ / secs}, {"flops", flops},
                  {"mfu", mfu},               {"hfu", hfu},
-                 {"comm_bytes", comm.bytes_sent_total() - sent0},
-                 {"memory", memory_json(mem.ledger())}};
-        if (be.device == "cuda") rec["memory"]["device_in_use"] = device_bytes_in_use(be);
-        if (world > 1) rec["memory_ranks"] = gathered_memory();
-        if (val && o.eval_every > 0 && (done % o.eval_every == 0 || done == last_step)) {
+                 {"comm_bytes", comm_.bytes_sent_total() - sent0},
+                 {"memory", memory_json(mem_.ledger())}};
+        if (be_.device == "cuda") rec["memory"]["device_in_use"] = device_bytes_in_use(be_);
+        if (world_ > 1) rec["memory_ranks"] = gathered_memory();
+        if (val_ && o_.eval_every > 0 && (done % o_.eval_every == 0 || done == last_step_)) {
             result.last_val_loss = evaluate();
             rec["val_loss"] = result.last_val_loss;
-            log.event("eval", done, {{"val_loss", result.last_val_loss}});
+            log_->event("eval", done, {{"val_loss", result.last_val_loss}});
         }
-        log.write(rec);
-
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
-        const double eta = elapsed / (done - start_step) * (last_step - done);
-        char line[256];
-        std::snprintf(line, sizeof line, "step %d/%d | loss %.4f%s | lr %.2e | norm %.3f | %.0f tok/s | MFU %.1f%% | ETA %s",
-                      done, o.steps, loss,
-                      rec.contains("val_loss") ? (" val " + std::to_string(result.last_val_loss).substr(0, 6)).c_str() : "",
-                      lr, norm, step_tokens / secs, mfu * 100, format_duration(eta).c_str());
-        if (tty) std::fprintf(stderr, "\r%-120s", line);
-        else if (root && o.progress && (done % report_every == 0 || done == last_step)) std::fprintf(stderr, "%s\n", line);
-
-        if (o.checkpoint_every > 0 && done % o.checkpoint_every == 0 && done != last_step) result.last_checkpoint = save(done);
+        log_->write(rec);
+        progress(done, loss, norm, lr, secs, mfu);
+        if (o_.checkpoint_every > 0 && done % o_.checkpoint_every == 0 && done != last_step_) result.last_checkpoint = save(done);
         result.steps_done = done;
     }
-    if (tty) std::fprintf(stderr, "\n");
+    if (tty_) std::fprintf(stderr, "\n");
     if (result.steps_done > 0) result.last_checkpoint = save(result.steps_done);
     return result;
+}
+
+}  // namespace
+
+TrainResult train(const TrainOptions& o, const GPTConfig& config, const std::vector<float>& params, Comm* comm) {
+    if (o.steps <= 0) throw Error("--steps", "must be positive");
+    if (o.train_data.empty()) throw Error("--train-data", "is required");
+    return Run(o, config, params, comm).go();
 }
 
 }  // namespace sixnd
