@@ -117,6 +117,9 @@ private:
     void progress(int done, double loss, double norm, float lr, double secs, double mfu);
     float evaluate();
     json gathered_memory();
+    // Every rank's bytes sent this step, by collective (sent_before: the counters at its start).
+    json gathered_comm(const std::vector<size_t>& sent_before);
+    std::vector<size_t> comm_counters() const;
     std::string save(int step);
 
     const TrainOptions& o_;
@@ -349,6 +352,26 @@ json Run::gathered_memory() {
     return ranks;
 }
 
+std::vector<size_t> Run::comm_counters() const {
+    std::vector<size_t> c;
+    for (int i = 0; i < static_cast<int>(Collective::count); i++) c.push_back(comm_.bytes_sent(static_cast<Collective>(i)));
+    return c;
+}
+
+json Run::gathered_comm(const std::vector<size_t>& sent_before) {
+    const std::vector<size_t> now = comm_counters();
+    std::vector<double> mine;
+    for (size_t i = 0; i < now.size(); i++) mine.push_back(static_cast<double>(now[i] - sent_before[i]));
+    std::vector<double> all = comm_.all_gather_host(mine);
+    json ranks = json::array();
+    for (int r = 0; r < world_; r++) {
+        json m;
+        for (size_t i = 0; i < mine.size(); i++) m[collective_name(static_cast<Collective>(i))] = all[r * mine.size() + i];
+        ranks.push_back(m);
+    }
+    return ranks;
+}
+
 // Collective: every rank writes its optimizer state; rank 0 the parameters, meta and DONE.
 std::string Run::save(int step) {
     std::vector<char> params = engine_.gather_params();
@@ -396,6 +419,7 @@ TrainResult Run::go() {
     for (int step = start_step_; step < last_step_; step++) {
         const auto t0 = std::chrono::steady_clock::now();
         const size_t sent0 = comm_.bytes_sent_total();
+        const std::vector<size_t> sent_by_collective = comm_counters();
         engine_.begin_step();
         model_.zero_grad();
         double local_loss = 0;
@@ -438,7 +462,10 @@ TrainResult Run::go() {
                  {"comm_bytes", comm_.bytes_sent_total() - sent0},
                  {"memory", memory_json(mem_.ledger())}};
         if (be_.device == "cuda") rec["memory"]["device_in_use"] = device_bytes_in_use(be_);
-        if (world_ > 1) rec["memory_ranks"] = gathered_memory();
+        if (world_ > 1) {
+            rec["memory_ranks"] = gathered_memory();
+            rec["comm_ranks"] = gathered_comm(sent_by_collective);
+        }
         if (val_ && o_.eval_every > 0 && (done % o_.eval_every == 0 || done == last_step_)) {
             result.last_val_loss = evaluate();
             rec["val_loss"] = result.last_val_loss;

@@ -105,6 +105,11 @@ def main():
                       f"{steps[-1]['comm_bytes']}")
                 if len(steps) != STEPS or e_loss > FP32_TOL or e_param > FP32_TOL:
                     failures.append(f"{name}: loss {e_loss:.2e} params {e_param:.2e} ({len(steps)} steps)")
+                if np_ > 1:
+                    used = {c for r in steps[-1]["comm_ranks"] for c, b in r.items() if b > 0}
+                    want = {"all_reduce"} if stage == 0 else {"reduce_scatter", "all_gather"}
+                    if len(steps[-1]["comm_ranks"]) != np_ or used != want:
+                        failures.append(f"{name}: collectives used {sorted(used)}, expected {sorted(want)}")
                 meta = json.load(open(os.path.join(ck, "meta.json")))
                 mem = steps[-1].get("memory_ranks", [steps[-1]["memory"]])
                 exp = zero_table(meta, stage, np_, 4, master=False)
