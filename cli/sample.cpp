@@ -39,7 +39,7 @@ int run_sample(int argc, char** argv) {
     const GPTConfig cfg = checkpoint_model_config(ck);
     Backend be = make_backend(device, parse_dtype(ck.meta().at("dtype").get<std::string>()));
     GPT model(cfg, *be.ops);
-    std::vector<char> params = ck.read_file("params.bin");
+    const std::string params = ck.read_file("params.bin");
     if (params.size() != model.layout().total() * dtype_size(be.ops->dtype()))
         throw Error(ck.path_of("params.bin"), "size does not match the model in meta.json");
     be.memory->copy_to_device(model.params(), params.data(), params.size());

@@ -15,12 +15,12 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "data/shard.h"
-#include "tokenizer/atomic_file.h"
+#include "core/atomic_file.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/gpt2_import.h"
 #include "tokenizer/hf_export.h"
 #include "tokenizer/pretokenizer.h"
-#include "tokenizer/read_file.h"
+#include "core/read_file.h"
 #include "tokenizer/stream_encoder.h"
 
 namespace sixnd::cli {

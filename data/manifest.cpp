@@ -1,10 +1,6 @@
 #include "data/manifest.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-
-#include "core/error.h"
+#include "core/atomic_file.h"
 
 namespace sixnd::data {
 
@@ -18,23 +14,6 @@ nlohmann::json StageCount::to_json() const {
     return j;
 }
 
-std::string hex64(uint64_t v) {
-    char b[17];
-    std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
-    return b;
-}
-
-void write_json(const std::string& path, const nlohmann::json& j) {
-    std::string tmp = path + ".tmp";
-    std::string text = j.dump(2) + "\n";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw Error(path, std::string("cannot write: ") + std::strerror(errno));
-    bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-    ok = std::fclose(f) == 0 && ok;
-    if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw Error(path, std::string("write failed: ") + std::strerror(errno));
-    }
-}
+void write_json(const std::string& path, const nlohmann::json& j) { write_file_atomically(path, j.dump(2) + "\n"); }
 
 }  // namespace sixnd::data

@@ -28,7 +28,6 @@ struct StageCount {
     nlohmann::json to_json() const;
 };
 
-std::string hex64(uint64_t v);
 
 // Writes the JSON (pretty-printed) atomically: temporary name, then rename.
 void write_json(const std::string& path, const nlohmann::json& j);

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/hex.h"
 #include "core/log.h"
 #include "data/dedup_exact.h"
 #include "data/doc_filter.h"

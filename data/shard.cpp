@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 namespace sixnd {
@@ -83,21 +84,15 @@ void write_shard(const std::string& path, const std::vector<uint32_t>& tokens) {
     header[0] = wide ? kShardMagicU32 : kShardMagicU16;
     header[1] = wide ? kShardVersionU32 : kShardVersionU16;
     header[2] = static_cast<int32_t>(tokens.size());
-    std::string tmp = path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw Error(path, std::string("cannot write token shard: ") + std::strerror(errno));
-    bool ok = std::fwrite(header, sizeof header, 1, f) == 1;
+    AtomicFile f(path);
+    f.write(header, sizeof header);
     if (wide) {
-        ok = ok && (tokens.empty() || std::fwrite(tokens.data(), 4, tokens.size(), f) == tokens.size());
+        f.write(tokens.data(), tokens.size() * 4);
     } else {
         std::vector<uint16_t> narrow(tokens.begin(), tokens.end());
-        ok = ok && (narrow.empty() || std::fwrite(narrow.data(), 2, narrow.size(), f) == narrow.size());
+        f.write(narrow.data(), narrow.size() * 2);
     }
-    ok = (std::fclose(f) == 0) && ok;
-    if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw Error(path, std::string("failed writing token shard: ") + std::strerror(errno));
-    }
+    f.commit();
 }
 
 std::vector<std::string> expand_glob(const std::string& pattern) {

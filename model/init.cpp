@@ -6,9 +6,11 @@
 #include <cstring>
 #include <functional>
 
+#include "core/atomic_file.h"
 #include "core/bf16.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/transfer.h"
 
 namespace sixnd {
 
@@ -110,9 +112,7 @@ void save_llmc_model(const std::string& path, const GPTConfig& cfg, const std::v
     if (version != 3 && version != 5) throw Error(path, "llm.c model version must be 3 or 5");
     ParamLayout layout(cfg);
     if (params.size() != layout.total()) throw Error(path, "parameter count does not match the config");
-    std::string tmp = path + ".tmp";
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw Error(path, std::string("cannot write llm.c model file: ") + std::strerror(errno));
+    AtomicFile f(path);
     int32_t h[256] = {};
     h[0] = kLlmcMagic;
     h[1] = version;
@@ -122,23 +122,13 @@ void save_llmc_model(const std::string& path, const GPTConfig& cfg, const std::v
     h[5] = cfg.n_head;
     h[6] = cfg.n_embd;
     h[7] = cfg.padded_vocab_size;
-    bool ok = std::fwrite(h, sizeof h, 1, f) == 1;
-    std::vector<uint16_t> narrow;
+    f.write(h, sizeof h);
     for_each_llmc_tensor(layout, cfg, [&](const TensorInfo& t) {
         const float* src = params.data() + t.offset;
-        if (version == 3) {
-            ok = ok && std::fwrite(src, 4, t.numel, f) == t.numel;
-        } else {
-            narrow.resize(t.numel);
-            for (size_t i = 0; i < t.numel; i++) narrow[i] = bf16::from_float(src[i]);
-            ok = ok && std::fwrite(narrow.data(), 2, t.numel, f) == t.numel;
-        }
+        if (version == 3) f.write(src, t.numel * 4);
+        else f.write(to_storage(src, t.numel, DType::bf16).data(), t.numel * 2);
     });
-    ok = (std::fclose(f) == 0) && ok;
-    if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw Error(path, std::string("failed writing llm.c model file: ") + std::strerror(errno));
-    }
+    f.commit();
 }
 
 }  // namespace sixnd

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "tokenizer/byte_unicode.h"
-#include "tokenizer/read_file.h"
+#include "core/read_file.h"
 #include "tokenizer/vocab_json_reader.h"
 
 namespace sixnd {

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tokenizer/atomic_file.h"
+#include "core/atomic_file.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenizer.h"
 

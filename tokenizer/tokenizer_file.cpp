@@ -3,10 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "tokenizer/atomic_file.h"
+#include "core/atomic_file.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenizer.h"
-#include "tokenizer/read_file.h"
+#include "core/read_file.h"
 #include "tokenizer/tokenizer.h"
 
 namespace sixnd {

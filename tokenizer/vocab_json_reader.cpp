@@ -1,7 +1,7 @@
 #include "tokenizer/vocab_json_reader.h"
 
 #include "core/error.h"
-#include "tokenizer/read_file.h"
+#include "core/read_file.h"
 
 namespace sixnd {
 namespace {

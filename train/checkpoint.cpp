@@ -3,13 +3,14 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <string_view>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/hex.h"
+#include "core/read_file.h"
 
 namespace fs = std::filesystem;
 
@@ -20,31 +21,6 @@ namespace {
 std::string step_name(int step) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "step-%08d", step);
-    return buf;
-}
-
-std::string hex64(uint64_t v) {
-    char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-    return buf;
-}
-
-void write_all(const std::string& path, const void* data, size_t bytes) {
-    FILE* f = std::fopen(path.c_str(), "wb");
-    if (!f) throw Error(path, std::string("cannot write: ") + std::strerror(errno));
-    bool ok = bytes == 0 || std::fwrite(data, 1, bytes, f) == bytes;
-    ok = (std::fflush(f) == 0) && ok;
-    ok = (std::fclose(f) == 0) && ok;
-    if (!ok) throw Error(path, std::string("write failed: ") + std::strerror(errno));
-}
-
-std::vector<char> read_all(const std::string& path) {
-    std::ifstream f(path, std::ios::binary | std::ios::ate);
-    if (!f) throw Error(path, "cannot open checkpoint file");
-    std::vector<char> buf(static_cast<size_t>(f.tellg()));
-    f.seekg(0);
-    if (!buf.empty() && !f.read(buf.data(), static_cast<std::streamsize>(buf.size())))
-        throw Error(path, "read failed");
     return buf;
 }
 
@@ -70,24 +46,23 @@ CheckpointWriter::~CheckpointWriter() {
 }
 
 void CheckpointWriter::add_file(const std::string& name, const void* data, size_t bytes) {
-    write_all(tmp_ + "/" + name, data, bytes);
+    write_file_atomically(tmp_ + "/" + name, std::string_view(static_cast<const char*>(data), bytes));
 }
 
 void CheckpointWriter::copy_file(const std::string& name, const std::string& src_path) {
-    std::vector<char> buf = read_all(src_path);
-    add_file(name, buf.data(), buf.size());
+    write_file_atomically(tmp_ + "/" + name, read_whole_file(src_path));
 }
 
 std::string CheckpointWriter::commit(nlohmann::json meta) {
     nlohmann::json files = nlohmann::json::object();
     for (const auto& e : fs::directory_iterator(tmp_)) {
-        std::vector<char> buf = read_all(e.path().string());
+        const std::string buf = read_whole_file(e.path().string());
         files[e.path().filename().string()] = {{"bytes", buf.size()}, {"xxh64", hex64(xxh64_bytes(buf.data(), buf.size()))}};
     }
     meta["files"] = files;
     const std::string text = meta.dump(2) + "\n";
-    write_all(tmp_ + "/meta.json", text.data(), text.size());
-    write_all(tmp_ + "/DONE", "", 0);
+    write_file_atomically(tmp_ + "/meta.json", text);
+    write_file_atomically(tmp_ + "/DONE", "");
     std::error_code ec;
     if (fs::exists(final_)) {
         // Saving the same step again (a resumed run): replace the old copy only once the new one is whole.
@@ -110,7 +85,7 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
     if (!fs::is_directory(dir)) throw Error(dir, "no such checkpoint directory");
     if (!fs::exists(dir + "/DONE")) throw Error(dir, "incomplete checkpoint: the DONE marker is missing");
     const std::string mpath = dir + "/meta.json";
-    std::vector<char> text = read_all(mpath);
+    const std::string text = read_whole_file(mpath);
     try {
         meta_ = nlohmann::json::parse(text.begin(), text.end());
     } catch (const std::exception& e) {
@@ -121,7 +96,7 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
     for (auto& [name, info] : meta_["files"].items()) {
         const std::string p = dir + "/" + name;
         if (!fs::exists(p)) throw Error(p, "missing checkpoint file");
-        std::vector<char> buf = read_all(p);
+        const std::string buf = read_whole_file(p);
         size_t want = info.at("bytes").get<size_t>();
         if (buf.size() != want)
             throw Error(p, "truncated or resized: " + std::to_string(buf.size()) + " bytes, expected " + std::to_string(want));
@@ -130,9 +105,9 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
     }
 }
 
-std::vector<char> CheckpointReader::read_file(const std::string& name) const {
+std::string CheckpointReader::read_file(const std::string& name) const {
     if (!has_file(name)) throw Error(dir_, "checkpoint has no file '" + name + "'");
-    return read_all(dir_ + "/" + name);
+    return read_whole_file(dir_ + "/" + name);
 }
 
 GPTConfig checkpoint_model_config(const CheckpointReader& ck) {

@@ -42,7 +42,7 @@ public:
     const nlohmann::json& meta() const { return meta_; }
     const std::string& dir() const { return dir_; }
     bool has_file(const std::string& name) const { return meta_["files"].contains(name); }
-    std::vector<char> read_file(const std::string& name) const;
+    std::string read_file(const std::string& name) const;
     std::string path_of(const std::string& name) const { return dir_ + "/" + name; }
 
 private:

@@ -52,7 +52,7 @@ void restore_optimizer(AdamW& opt, MemoryBackend& mem, const CheckpointReader& c
     for (int r = 0; r < ranks; r++) {
         const std::string name = "optim-rank" + std::to_string(r) + ".bin";
         const std::string where = ck.path_of(name);
-        std::vector<char> buf = ck.read_file(name);
+        const std::string buf = ck.read_file(name);
         OptimHeader h{};
         if (buf.size() < sizeof h || std::memcmp(buf.data(), "SIXNDOPT", 8) != 0)
             throw Error(where, "not a sixnd optimizer-state file");
@@ -88,7 +88,7 @@ void restore_optimizer(AdamW& opt, MemoryBackend& mem, const CheckpointReader& c
 
 std::vector<char> restore_params(const CheckpointReader& ck, const ParamLayout& written, const ParamLayout& now,
                                  size_t es) {
-    std::vector<char> p = ck.read_file("params.bin");
+    const std::string p = ck.read_file("params.bin");
     if (p.size() != written.total() * es) throw Error(ck.path_of("params.bin"), "size does not match the model in meta.json");
     std::vector<char> out(now.total() * es, 0);
     relayout_range(written, now, 0, written.total(), p.data(), out.data(), es);

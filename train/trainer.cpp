@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/hex.h"
 #include "core/log.h"
 #include "core/transfer.h"
 #include "data/loader.h"
@@ -91,9 +92,8 @@ json data_json(const TokenSet& ts) {
         shards.push_back({{"path", s.path()}, {"tokens", s.size()}});
         ident += s.path() + ":" + std::to_string(s.size()) + ";";
     }
-    char hash[17];
-    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(xxh64_bytes(ident.data(), ident.size())));
-    return json{{"pattern", ts.pattern()}, {"tokens", ts.size()}, {"shards", shards}, {"hash", hash}};
+    return json{{"pattern", ts.pattern()}, {"tokens", ts.size()}, {"shards", shards},
+                {"hash", hex64(xxh64_bytes(ident.data(), ident.size()))}};
 }
 
 }  // namespace

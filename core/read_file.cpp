@@ -1,4 +1,4 @@
-#include "tokenizer/read_file.h"
+#include "core/read_file.h"
 
 #include <sys/stat.h>
 

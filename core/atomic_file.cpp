@@ -1,4 +1,4 @@
-#include "tokenizer/atomic_file.h"
+#include "core/atomic_file.h"
 
 #include <unistd.h>
 
