@@ -4,13 +4,10 @@
 
 namespace sixnd {
 
-enum class LogLevel { debug = 0, info = 1, warn = 2, error = 3 };
+enum class LogLevel { info, warn, error };
 
-void set_log_level(LogLevel level);
-LogLevel log_level();
 void log(LogLevel level, const std::string& msg);
 inline void log_info(const std::string& msg) { log(LogLevel::info, msg); }
 inline void log_warn(const std::string& msg) { log(LogLevel::warn, msg); }
-inline void log_debug(const std::string& msg) { log(LogLevel::debug, msg); }
 
 }  // namespace sixnd

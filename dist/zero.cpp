@@ -64,8 +64,6 @@ void* ZeroEngine::param_at(const ShardSpan& s) const {
 void* ZeroEngine::grad_at(const ShardSpan& s) const {
     return stage_ >= 2 ? grad_shard_.as<char>() + s.local * es_ : static_cast<char*>(full_grads_) + s.flat_begin * es_;
 }
-const void* ZeroEngine::grads_held() const { return stage_ >= 2 ? grad_shard_.get() : full_grads_; }
-size_t ZeroEngine::grads_held_elems() const { return stage_ >= 2 ? shard_elems_ : units_.back().end; }
 
 void ZeroEngine::begin_step() {
     if (stage_ >= 2) mem_.memset(grad_shard_.get(), 0, grad_shard_.bytes());

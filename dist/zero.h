@@ -55,9 +55,6 @@ public:
     // Where the rank's parameters and gradients for a span are.
     void* param_at(const ShardSpan& s) const;
     void* grad_at(const ShardSpan& s) const;
-    // All gradients this rank holds, contiguous: the full buffer (0/1) or the shard (2/3).
-    const void* grads_held() const;
-    size_t grads_held_elems() const;
 
     void begin_step();                 // zeroes the gradient shard (stages 2/3)
     void set_last_micro(bool last) { last_micro_ = last; }

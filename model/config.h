@@ -14,7 +14,6 @@ struct GPTConfig {
     int padded_vocab_size = 0;
     int max_seq_len = 0;
 
-    int head_size() const { return n_embd / n_head; }
     // Checks the invariants (positive sizes, heads divide channels, padded >= vocab).
     void validate(const std::string& where) const;
     std::string describe() const;

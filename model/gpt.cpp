@@ -268,11 +268,4 @@ std::vector<float> GPT::get_logits() const {
     return out;
 }
 
-std::vector<float> GPT::get_losses() const {
-    if (!act_) throw Error("losses", "no forward pass has run");
-    std::vector<float> out(static_cast<size_t>(B_) * T_);
-    mem_.copy_to_host(out.data(), act_->losses, out.size() * 4);
-    return out;
-}
-
 }  // namespace sixnd

@@ -71,8 +71,6 @@ public:
 
     // Logits of the last forward (not after a for_backward pass): [B*T, vocab_size] on the host.
     std::vector<float> get_logits() const;
-    // Per-position losses of the last forward: [B*T].
-    std::vector<float> get_losses() const;
 
 private:
     struct Activations;

@@ -51,9 +51,6 @@ public:
     const TensorInfo& block_tensor(int layer, BlockTensor t) const { return tensors_[2 + layer * kBlockTensors + t]; }
     const TensorInfo& lnf_w() const { return tensors_[tensors_.size() - 2]; }
     const TensorInfo& lnf_b() const { return tensors_[tensors_.size() - 1]; }
-    int embedding_unit() const { return 0; }
-    int block_unit(int layer) const { return 1 + layer; }
-    int final_unit() const { return static_cast<int>(units_.size()) - 1; }
 
 private:
     std::vector<TensorInfo> tensors_;
