@@ -1,0 +1,88 @@
+#include "plan/memory.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace sixnd::plan {
+
+double LayoutShape::max_other() const {
+    return units.size() < 2 ? 0 : *std::max_element(units.begin() + 1, units.end());
+}
+double LayoutShape::max_unit() const { return units.empty() ? 0 : *std::max_element(units.begin(), units.end()); }
+
+LayoutShape layout_from_count(double params) {
+    LayoutShape l;
+    l.total = params;
+    return l;
+}
+
+StateBytes model_state_bytes(const LayoutShape& l, int stage, int n, int e, bool master) {
+    StateBytes s;
+    const double psi = l.total, shard = stage > 0 ? psi / n : psi;
+    s.adam_m = s.adam_v = 4 * shard;
+    s.master = master && e < 4 ? 4 * shard : 0;
+    s.params = e * (stage < 3 ? psi : psi / n + l.unit0() + 2 * l.max_other());
+    s.grads = e * (stage < 2 ? psi : psi / n + l.unit0() + l.max_other());
+    s.workspace = stage >= 1 ? e * l.max_unit() / n : 0;
+    return s;
+}
+
+double zero_bytes_per_param(int stage, int n) {
+    switch (stage) {
+        case 0: return 16;
+        case 1: return 4 + 12.0 / n;
+        case 2: return 2 + 14.0 / n;
+        default: return 16.0 / n;
+    }
+}
+
+Recompute parse_recompute(const std::string& s) {
+    if (s == "none") return Recompute::none;
+    if (s == "selective") return Recompute::selective;
+    if (s == "full") return Recompute::full;
+    throw Error("--recompute", "unknown policy '" + s + "' (expected none, selective or full)");
+}
+
+ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_len, Recompute r, int e) {
+    const double N = static_cast<double>(batch) * seq_len, C = s.n_embd, L = s.n_layer;
+    const double stats = s.flash ? s.n_head : static_cast<double>(s.n_head) * seq_len;
+    const double layer_always = N * (9 * C * e + 16 + 4 * stats);
+    const double layer_kept = N * 6 * C * e;
+    double layers = 0;
+    switch (r) {
+        case Recompute::none: layers = L * (layer_always + layer_kept); break;
+        case Recompute::selective: layers = L * layer_always + layer_kept; break;
+        case Recompute::full: layers = layer_always + layer_kept; break;
+    }
+    ActivationBytes a;
+    a.activations = layers + N * ((L + 1) * C * e + 2 * C * e + 8 + s.padded_vocab * static_cast<double>(e) + 4 + 8);
+    a.workspace = N * 9 * C * e;
+    return a;
+}
+
+CommBytes comm_bytes_per_step(const LayoutShape& l, int stage, int n, int e, int micro) {
+    CommBytes c;
+    if (n <= 1) return c;
+    const double part = (n - 1.0) / n * e;  // of a buffer, per reduce-scatter or all-gather
+    const double psi = l.total;
+    switch (stage) {
+        case 0: c.all_reduce = 2 * part * psi; break;
+        case 1: c.reduce_scatter = part * psi; c.all_gather = part * psi; break;
+        case 2: c.reduce_scatter = micro * part * psi; c.all_gather = part * psi; break;
+        default: {
+            c.reduce_scatter = micro * part * psi;
+            const int last = static_cast<int>(l.units.size()) - 1;
+            auto sum = [&](int a, int b) {
+                double t = 0;
+                for (int u = std::max(a, 0); u <= b && u <= last; u++) t += l.units[u];
+                return t;
+            };
+            const double first_forward = psi, later_forward = sum(3, last), backward = sum(1, last - 2);
+            c.all_gather = part * (first_forward + (micro - 1) * later_forward + micro * backward);
+        }
+    }
+    return c;
+}
+
+}  // namespace sixnd::plan

@@ -1,0 +1,81 @@
+// Memory per device and bytes sent per rank, predicted from the shape of the parameter layout.
+//
+// Model states follow sixnd's ZeRO engine: psi = padded elements of the flat layout, n ranks,
+// e = bytes per parameter element (2 for bf16, 4 for fp32), optimizer state 4 bytes each:
+//   stage 0: params e psi, grads e psi, master/m/v 4 psi each       (16 psi with bf16 + master)
+//   stage 1: params e psi, grads e psi, master/m/v 4 psi / n        (4 + 12/n)
+//   stage 2: params e psi, grads e psi / n + the unit buckets       (2 + 14/n)
+//   stage 3: params e psi / n + three gathered unit slots, grads as stage 2   (16/n)
+// The buckets and slots are sized by the embeddings unit and the largest other unit; stage
+// >= 1 also holds one scratch slice (largest unit / n) as workspace. The layout itself (vocab
+// padded to 128, units padded to 64 x n elements) is model/param_layout's: the caller passes
+// its unit sizes in (from a run log header, or from a ParamLayout it built), so the padding
+// rule lives in one place.
+//
+// Activations follow sixnd's kept tensors per token of a micro-batch (N = B T tokens, C
+// channels, L layers, e bytes; statistics are float):
+//   every layer      qkv 3C, attention output C, residual C, pre-GELU 4C         9 C e
+//                    layernorm mean/rstd x2                                       16 bytes
+//                    attention statistics: flash NH floats, naive NH T floats
+//   kept unless recomputed: ln1 C, ln2 C, post-GELU 4C                            6 C e
+//     none: in every layer; selective: one shared copy; full: one layer's tensors in all
+//   the stream       x_0 .. x_L  (L + 1) C e;  projection, final LN C e each + 8 bytes stats
+//   head             logits Vp e + loss 4 bytes;  token ids 8 bytes
+// Backward workspace: dres C, dbuf C, dfch 4C, dqkv 3C = 9 C e per token.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace sixnd::plan {
+
+// The parameter layout as the ZeRO engine sees it: unit sizes in elements, padding included.
+struct LayoutShape {
+    std::vector<double> units;  // embeddings first; empty: only a parameter count is known
+    double total = 0;           // sum of units (or the parameter count)
+    double unit0() const { return units.empty() ? 0 : units[0]; }
+    double max_other() const;   // largest unit after the embeddings
+    double max_unit() const;    // largest unit
+};
+LayoutShape layout_from_count(double params);
+
+struct StateBytes {
+    double params = 0, grads = 0, master = 0, adam_m = 0, adam_v = 0, workspace = 0;
+    double total() const { return params + grads + master + adam_m + adam_v; }  // workspace apart
+};
+// e: bytes per element of parameters and gradients; master: FP32 master weights are kept
+// (only meaningful when e < 4).
+StateBytes model_state_bytes(const LayoutShape& layout, int zero_stage, int ranks, int e, bool master);
+
+// The ZeRO paper's bytes per parameter at stage s on n ranks for bf16 + fp32 master + Adam:
+// 16, 4 + 12/n, 2 + 14/n, 16/n.
+double zero_bytes_per_param(int zero_stage, int ranks);
+
+enum class Recompute { none, selective, full };
+Recompute parse_recompute(const std::string& s);  // none | selective | full
+
+struct ActivationShape {
+    int n_layer = 0, n_head = 0, n_embd = 0, padded_vocab = 0;
+    bool flash = true;
+};
+struct ActivationBytes {
+    double activations = 0, workspace = 0;
+};
+ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_len, Recompute r, int e);
+
+// Bytes one rank sends per optimizer step, by collective, as sixnd's communicators count them
+// (ring algorithms: all-reduce 2(n-1)/n of the buffer; reduce-scatter and all-gather (n-1)/n):
+//   stage 0: all-reduce of every unit's gradient on the last micro-step
+//   stage 1: reduce-scatter of every unit on the last micro-step; all-gather after the update
+//   stage 2: reduce-scatter of every unit on every micro-step; all-gather after the update
+//   stage 3: reduce-scatter as stage 2; all-gathers of parameter units: the first micro-step's
+//            forward gathers every unit, later forwards only units 3..last (the two slots still
+//            hold units 1 and 2 from the backward before), and every backward units
+//            last-2 .. 1 (the last two are still in their slots from the forward).
+struct CommBytes {
+    double all_reduce = 0, reduce_scatter = 0, all_gather = 0;
+    double total() const { return all_reduce + reduce_scatter + all_gather; }
+};
+CommBytes comm_bytes_per_step(const LayoutShape& layout, int zero_stage, int ranks, int e, int micro_steps);
+
+}  // namespace sixnd::plan

@@ -1,0 +1,272 @@
+#include "plan/planner.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/error.h"
+#include "plan/scaling.h"
+
+namespace sixnd::plan {
+
+namespace {
+
+std::string num(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.4g", v);
+    return b;
+}
+
+bool close(double a, double b) { return std::fabs(a - b) <= 0.01 * std::max(std::fabs(a), std::fabs(b)); }
+
+struct Resolved {
+    double C = 0, N = 0, D = 0;
+    double attention_per_token = 0;  // added to 6N per token when the shape is known
+    std::string how;
+};
+
+// C, N and D from whichever of them (and tokens per parameter) the inputs fix.
+Resolved resolve_cnd(const PlanInputs& in, double hw_flops) {
+    Resolved r;
+    if (in.params > 0 && in.model) throw Error("--params", "give --params or a model shape (--model), not both");
+    double N = in.model ? in.model->matmul_params : in.params;
+    double D = in.tokens;
+    const double ratio = in.tokens_per_param;
+    if (in.model) {
+        const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;
+        r.attention_per_token = attention_flops_per_token(in.model->n_layer, in.model->n_embd, T);
+    }
+    const double a = r.attention_per_token;
+    double C = in.flops;
+    if (C > 0 && hw_flops > 0 && !close(C, hw_flops))
+        throw Error("--flops", "is " + num(C) + " but --devices x --days x --mfu x peak is " + num(hw_flops) +
+                                   ": give one compute budget");
+    if (C == 0) C = hw_flops;
+    if (D > 0 && ratio > 0 && N > 0)
+        throw Error("--tokens-per-param", "over-determined: --tokens and the model already fix it (" + num(D / N) + ")");
+    if (ratio > 0 && N > 0) D = ratio * N;
+    if (ratio > 0 && D > 0 && N == 0) N = D / ratio;
+    const std::string budget = in.flops > 0 ? "--flops" : "--devices x --days x --mfu";
+    if (N > 0 && D > 0) {
+        const double c = (6 * N + a) * D;
+        if (C > 0 && !close(C, c))
+            throw Error(budget, "is " + num(C) + " FLOPs but the model and tokens need 6ND = " + num(c) +
+                                    ": give two of the budget, the model and the tokens");
+        r.how = "N and D given; C = 6ND";
+        C = c;
+    } else if (C > 0 && N > 0) {
+        D = C / (6 * N + a);
+        r.how = "C and N given; D = C / 6N";
+    } else if (C > 0 && D > 0) {
+        if (in.model) throw Error("internal", "model without N");
+        N = C / (6 * D);
+        r.how = "C and D given; N = C / 6D";
+    } else if (C > 0 && ratio > 0) {
+        N = std::sqrt(C / (6 * ratio));
+        D = ratio * N;
+        r.how = "C and tokens per parameter given; N = sqrt(C / 6r)";
+    } else if (C > 0) {
+        N = chinchilla_params(C);
+        D = kChinchillaTokensPerParam * N;
+        r.how = "C given; Chinchilla N = sqrt(C/120), D = 20N";
+    } else if (N > 0) {
+        D = kChinchillaTokensPerParam * N;
+        r.how = "N given; Chinchilla D = 20N";
+        C = (6 * N + a) * D;
+    } else if (D > 0) {
+        N = D / kChinchillaTokensPerParam;
+        r.how = "D given; Chinchilla N = D/20";
+        C = 6 * N * D;
+    } else if (ratio > 0) {
+        throw Error("--tokens-per-param", "needs a model (--params or --model), --tokens or a compute budget");
+    } else {
+        throw Error("plan", "nothing to plan: give a compute budget (--flops, or --devices --days --mfu --device), "
+                            "a model (--params or --model) or --tokens");
+    }
+    r.C = C;
+    r.N = N;
+    r.D = D;
+    return r;
+}
+
+void check_hardware_flags(const PlanInputs& in) {
+    if ((in.devices > 0 || in.days > 0 || in.mfu > 0) && !in.device)
+        throw Error("--device", "is missing: --devices, --days and --mfu need a device (its peak FLOP/s)");
+    if (in.days > 0 && in.devices == 0) throw Error("--devices", "is missing: --days needs the number of devices");
+    if (in.mfu > 0 && in.devices == 0) throw Error("--devices", "is missing: --mfu needs the number of devices");
+    if (in.mfu > 1) throw Error("--mfu", "is a fraction of the peak (0 < MFU <= 1), got " + num(in.mfu));
+    if (in.pipeline_stages > 1 && in.micro_batches <= 0)
+        throw Error("--micro-batches", "is missing: --pipeline-stages needs the number of micro-batches");
+    if (in.micro_batches > 0 && in.pipeline_stages <= 1)
+        throw Error("--pipeline-stages", "is missing: --micro-batches is for a pipeline of 2 or more stages");
+    if (in.zero_stage < 0 || in.zero_stage > 3) throw Error("--zero", "stage must be 0, 1, 2 or 3");
+    if (in.batch > 0 && !in.model) throw Error("--model", "is missing: activation memory at --batch needs a model shape");
+    if (in.serve_tokens > 0 && !in.device) throw Error("--device", "is missing: serving needs a device's memory bandwidth");
+}
+
+}  // namespace
+
+Report make_plan(const PlanInputs& in) {
+    check_hardware_flags(in);
+    const DeviceSpec* dev = in.device ? &*in.device : nullptr;
+    const double hw = (dev && in.devices > 0 && in.days > 0 && in.mfu > 0)
+                          ? in.devices * in.days * 86400 * dev->peak_flops * in.mfu : 0;
+    const Resolved r = resolve_cnd(in, hw);
+    Report rep;
+    const std::string N_is = in.model ? "N: parameters in matmuls (" + in.model->name + ")" : "N = --params";
+
+    // Compute.
+    rep.text("compute", "resolved_from", r.how);
+    rep.add("compute", "flops", r.C, Unit::flops, r.attention_per_token > 0 ? "C = 6ND + 12 L C T D" : "C = 6ND");
+    rep.add("compute", "flops_6nd", training_flops(r.N, r.D), Unit::flops, "6ND");
+    if (r.attention_per_token > 0)
+        rep.add("compute", "attention_flops", r.attention_per_token * r.D, Unit::flops, "12 L C T per token (sixnd's counter)");
+    rep.add("compute", "params", r.N, Unit::params, N_is);
+    if (in.model) rep.add("compute", "params_total", in.model->params, Unit::params, "every parameter (with wpe)");
+    rep.add("compute", "tokens", r.D, Unit::tokens, "D");
+    rep.add("compute", "tokens_per_param", r.D / r.N, Unit::ratio, "D / N");
+    rep.add("compute", "vs_chinchilla_20", r.D / r.N / kChinchillaTokensPerParam, Unit::ratio, "(D / N) / 20");
+    rep.add("compute", "chinchilla_params", chinchilla_params(r.C), Unit::params, "sqrt(C / 120)");
+    rep.add("compute", "chinchilla_tokens", kChinchillaTokensPerParam * chinchilla_params(r.C), Unit::tokens, "20 sqrt(C / 120)");
+
+    // Time and cost.
+    double seconds = 0;
+    if (dev) {
+        rep.text("device", "name", dev->name, dev->source);
+        rep.add("device", "peak_flops", dev->peak_flops, Unit::per_second, "dense BF16 FLOP/s");
+        rep.add("device", "mem_bw", dev->mem_bw, Unit::per_second, "bytes/s");
+        rep.add("device", "mem_bytes", dev->mem_bytes, Unit::bytes, "");
+        rep.add("device", "ridge_flop_per_byte", ridge_point(dev->peak_flops, dev->mem_bw), Unit::ratio, "peak / bandwidth");
+    }
+    if (dev && in.devices > 0) {
+        double mfu = in.mfu;
+        if (mfu == 0 && in.days > 0) {
+            mfu = r.C / (in.devices * in.days * 86400 * dev->peak_flops);
+            rep.add("time", "mfu_required", mfu, Unit::ratio, "C / (devices x days x peak)");
+            if (mfu > 1) rep.note("the budget needs an MFU above 100%: more devices or days");
+        }
+        if (mfu > 0) {
+            seconds = training_seconds(r.C, in.devices, dev->peak_flops, mfu);
+            rep.add("time", "seconds", seconds, Unit::seconds, "C / (devices x peak x MFU)");
+            rep.add("time", "device_hours", seconds * in.devices / 3600, Unit::ratio, "devices x t / 3600");
+            if (in.price_per_device_hour > 0)
+                rep.add("time", "dollars", seconds * in.devices / 3600 * in.price_per_device_hour, Unit::dollars,
+                        "device-hours x --price-per-device-hour");
+        }
+    }
+
+    // Memory per device.
+    const int ranks = in.ranks > 0 ? in.ranks : (in.devices > 0 ? static_cast<int>(in.devices) : 1);
+    const LayoutShape layout = in.model ? in.model->layout : layout_from_count(r.N);
+    const StateBytes s = model_state_bytes(layout, in.zero_stage, ranks, in.dtype_bytes, in.master_weights);
+    const double P = std::max(1, in.pipeline_stages);
+    const std::string per = P > 1 ? " / pipeline stages" : "";
+    rep.add("memory", "ranks", ranks, Unit::none, "data-parallel ranks sharing the ZeRO states");
+    rep.add("memory", "params", s.params / P, Unit::bytes, "e psi (stage 3: e psi/n + gathered units)" + per);
+    rep.add("memory", "grads", s.grads / P, Unit::bytes, "e psi (stage 2-3: e psi/n + buckets)" + per);
+    rep.add("memory", "master", s.master / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
+    rep.add("memory", "adam_m", s.adam_m / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
+    rep.add("memory", "adam_v", s.adam_v / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
+    rep.add("memory", "model_states", s.total() / P, Unit::bytes, "ZeRO: 16, 4+12/n, 2+14/n, 16/n bytes/param (bf16)");
+    double total = s.total() / P + s.workspace;
+    if (in.model && in.batch > 0) {
+        const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;
+        const ActivationShape sh{in.model->n_layer, in.model->n_head, in.model->n_embd, in.model->padded_vocab, in.flash};
+        const ActivationBytes a = activation_bytes(sh, in.batch, T, in.recompute, in.dtype_bytes);
+        rep.add("memory", "activations", a.activations / P, Unit::bytes, "sixnd's kept tensors at B x T, per recompute policy" + per);
+        for (Recompute k : {Recompute::none, Recompute::selective, Recompute::full}) {
+            const char* n = k == Recompute::none ? "activations_none" : k == Recompute::selective ? "activations_selective" : "activations_full";
+            rep.add("memory", n, activation_bytes(sh, in.batch, T, k, in.dtype_bytes).activations / P, Unit::bytes, "");
+        }
+        rep.add("memory", "workspace", a.workspace + s.workspace, Unit::bytes, "backward 9 C e per token + ZeRO scratch slice");
+        total += a.activations / P + a.workspace;
+    } else {
+        rep.note("activations are left out: give --model and --batch (and --seq-len) to count them");
+    }
+    rep.add("memory", "total", total, Unit::bytes, "sum of the above");
+    for (int st = 0; st <= 3; st++)
+        rep.add("memory", "zero" + std::to_string(st) + "_bytes_per_param", zero_bytes_per_param(st, ranks), Unit::ratio,
+                st == 0 ? "16" : st == 1 ? "4 + 12/n" : st == 2 ? "2 + 14/n" : "16/n");
+    if (dev) rep.text("memory", "fits", total <= dev->mem_bytes ? "yes" : "no", "total <= device memory");
+
+    // Communication.
+    if (ranks > 1) {
+        const CommBytes c = comm_bytes_per_step(layout, in.zero_stage, ranks, in.dtype_bytes, std::max(1, in.grad_accum));
+        rep.add("comm", "bytes_per_rank_per_step", c.total(), Unit::bytes, "ring: all-reduce 2(n-1)/n, RS/AG (n-1)/n of psi e");
+        rep.add("comm", "all_reduce", c.all_reduce, Unit::bytes, "");
+        rep.add("comm", "reduce_scatter", c.reduce_scatter, Unit::bytes, "");
+        rep.add("comm", "all_gather", c.all_gather, Unit::bytes, "");
+        for (int st = 0; st <= 3; st++)
+            rep.add("comm", "zero" + std::to_string(st),
+                    comm_bytes_per_step(layout, st, ranks, in.dtype_bytes, std::max(1, in.grad_accum)).total(), Unit::bytes, "");
+    }
+    if (in.batch > 0 && in.model) {
+        const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;
+        const double step_tokens = static_cast<double>(in.batch) * T * ranks * std::max(1, in.grad_accum);
+        rep.add("steps", "tokens_per_step", step_tokens, Unit::tokens, "B x T x ranks x grad accumulation");
+        rep.add("steps", "steps", r.D / step_tokens, Unit::ratio, "D / tokens per step");
+        rep.add("steps", "flops_per_step", (6 * r.N + r.attention_per_token) * step_tokens, Unit::flops, "(6N + 12LCT) x tokens per step");
+    }
+
+    // Pipeline.
+    if (in.pipeline_stages > 1)
+        rep.add("pipeline", "bubble", pipeline_bubble(in.pipeline_stages, in.micro_batches), Unit::ratio, "(P - 1) / (M + P - 1)");
+
+    // Reliability.
+    if (in.devices > 0 && seconds > 0) {
+        const double days = seconds / 86400;
+        const Interruptions it = expected_interruptions(in.devices, days);
+        rep.add("reliability", "gpu_days", in.devices * days, Unit::ratio, "devices x days");
+        rep.add("reliability", "interruptions", it.expected, Unit::ratio,
+                "419 per 54 days on 16,000 H100s, scaled in GPU-days (an extrapolation from one data point)");
+        rep.add("reliability", "mtbf_s", it.mtbf_s, Unit::seconds, "job time between interruptions");
+        double write_s = in.checkpoint_write_s;
+        std::string how = "--checkpoint-write-s";
+        if (write_s <= 0) {
+            write_s = (in.dtype_bytes + 12.0) * r.N / ranks / in.write_bw;
+            how = "(e + 12) N / ranks at " + num(in.write_bw) + " B/s per device (assumed)";
+        }
+        rep.add("reliability", "checkpoint_write_s", write_s, Unit::seconds, how);
+        rep.add("reliability", "checkpoint_interval_s", young_daly_interval(write_s, it.mtbf_s), Unit::seconds,
+                "Young/Daly: sqrt(2 x write time x MTBF)");
+    }
+
+    // Serving.
+    if (dev) {
+        const double wbytes = in.dtype_bytes * r.N;
+        const double tps = decode_tokens_per_s(dev->mem_bw, wbytes, in.serve_batch);
+        rep.add("serving", "decode_tokens_per_s", tps, Unit::per_second, "batch x bandwidth / weight bytes (weights read once per step)");
+        if (in.price_per_device_hour > 0)
+            rep.add("serving", "dollars_per_million_tokens", in.price_per_device_hour / 3600 / tps * 1e6, Unit::dollars,
+                    "price / 3600 / tokens/s x 1e6");
+        if (in.serve_tokens > 0) {
+            rep.add("serving", "serve_device_hours", in.serve_tokens / tps / 3600, Unit::ratio, "tokens / tokens/s / 3600");
+            if (in.mfu > 0 || in.days > 0) {
+                const double mfu = in.mfu > 0 ? in.mfu : r.C / (in.devices * in.days * 86400 * dev->peak_flops);
+                const double N0 = chinchilla_params(r.C), D0 = kChinchillaTokensPerParam * N0;
+                const double loss = chinchilla_loss(N0, D0);
+                rep.add("tradeoff", "iso_loss", loss, Unit::ratio, "Chinchilla fit L = E + A/N^a + B/D^b at sqrt(C/120), 20N");
+                int k = 0;
+                for (double f : {1.0, 0.75, 0.5, 0.35, 0.25}) {
+                    const double n = f * N0, d = tokens_for_loss(n, loss);
+                    if (d <= 0) continue;
+                    const double train_h = training_flops(n, d) / (dev->peak_flops * mfu) / 3600;
+                    const double serve_h = in.serve_tokens / decode_tokens_per_s(dev->mem_bw, in.dtype_bytes * n, in.serve_batch) / 3600;
+                    const std::string p = "option" + std::to_string(k++) + "_";
+                    rep.add("tradeoff", p + "params", n, Unit::params, f == 1.0 ? "Chinchilla point" : num(f) + " x Chinchilla N");
+                    rep.add("tradeoff", p + "tokens", d, Unit::tokens, "tokens for the same loss");
+                    rep.add("tradeoff", p + "tokens_per_param", d / n, Unit::ratio, "");
+                    rep.add("tradeoff", p + "train_device_hours", train_h, Unit::ratio, "6ND / (peak x MFU)");
+                    rep.add("tradeoff", p + "serve_device_hours", serve_h, Unit::ratio, "serve tokens / decode tokens/s");
+                    rep.add("tradeoff", p + "total_device_hours", train_h + serve_h, Unit::ratio, "");
+                    if (in.price_per_device_hour > 0)
+                        rep.add("tradeoff", p + "total_dollars", (train_h + serve_h) * in.price_per_device_hour, Unit::dollars, "");
+                }
+            } else {
+                rep.note("the training-versus-serving trade needs --mfu (or --days) to price the training");
+            }
+        }
+    }
+    return rep;
+}
+
+}  // namespace sixnd::plan

@@ -1,0 +1,49 @@
+// `sixnd plan`: a budget (compute, or devices x days x MFU on a device), a model (parameter
+// count or a shape) and a token count — any consistent subset — resolved into C, N and D, then
+// time, cost, memory per device, communication, pipeline bubble, interruptions, checkpoint
+// interval and serving. Inconsistent or incomplete inputs are one Error naming the flags.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "plan/devices.h"
+#include "plan/memory.h"
+#include "plan/report.h"
+
+namespace sixnd::plan {
+
+// A model shape (from a preset or --n-layer/--n-embd/...), built by the caller from model/.
+struct ModelInfo {
+    std::string name;
+    int n_layer = 0, n_head = 0, n_embd = 0, vocab = 0, padded_vocab = 0, max_seq_len = 0;
+    double params = 0;         // every parameter
+    double matmul_params = 0;  // the N of 6N: all but the position embeddings, the tied wte once
+    LayoutShape layout;        // padded units at the planned rank count
+};
+
+struct PlanInputs {
+    double flops = 0;                       // --flops
+    double devices = 0, days = 0, mfu = 0;  // --devices, --days, --mfu
+    std::optional<DeviceSpec> device;       // --device
+    double params = 0;                      // --params
+    std::optional<ModelInfo> model;         // --model / shape flags
+    double tokens = 0, tokens_per_param = 0;
+    int batch = 0, seq_len = 0;             // micro-batch per rank and sequence length
+    int grad_accum = 1;
+    int ranks = 0;                          // data-parallel ranks (0: --devices, else 1)
+    int zero_stage = 0;
+    Recompute recompute = Recompute::none;
+    bool flash = true;
+    int dtype_bytes = 2;
+    bool master_weights = true;
+    int pipeline_stages = 1, micro_batches = 0;
+    double price_per_device_hour = 0;
+    double serve_tokens = 0;
+    int serve_batch = 1;
+    double checkpoint_write_s = 0;
+    double write_bw = 2e9;                  // bytes/s per device, when the write time is estimated
+};
+
+Report make_plan(const PlanInputs& in);
+
+}  // namespace sixnd::plan

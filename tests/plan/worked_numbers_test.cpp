@@ -1,0 +1,223 @@
+// The numbers practitioners check a planner against, to the digits they are quoted with.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "core/error.h"
+#include "plan/devices.h"
+#include "plan/memory.h"
+#include "plan/planner.h"
+#include "plan/scaling.h"
+
+namespace sixnd::plan {
+namespace {
+
+std::string sig(double v, int digits) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.*g", digits, v);
+    return b;
+}
+
+double get(const Report& r, const std::string& section, const std::string& key) {
+    return r.to_json().at(section).at(key).get<double>();
+}
+
+TEST(WorkedNumbers, Llama3_405B) {
+    EXPECT_EQ(sig(training_flops(405e9, 15.6e12), 3), "3.79e+25");  // published 3.8e25
+    PlanInputs in;
+    in.params = 405e9;
+    in.tokens = 15.6e12;
+    EXPECT_EQ(sig(get(make_plan(in), "compute", "flops"), 3), "3.79e+25");
+}
+
+TEST(WorkedNumbers, Chinchilla70B) {
+    const double C = training_flops(70e9, 1.4e12);
+    EXPECT_EQ(sig(C, 3), "5.88e+23");
+    EXPECT_EQ(sig(chinchilla_params(5.88e23), 3), "7e+10");
+    PlanInputs in;
+    in.flops = 5.88e23;
+    const Report r = make_plan(in);
+    EXPECT_EQ(sig(get(r, "compute", "params"), 3), "7e+10");
+    EXPECT_EQ(sig(get(r, "compute", "tokens"), 3), "1.4e+12");
+}
+
+TEST(WorkedNumbers, SevenBModelStates) {
+    EXPECT_EQ(zero_bytes_per_param(0, 8), 16);
+    const StateBytes s = model_state_bytes(layout_from_count(7e9), 0, 1, 2, true);
+    EXPECT_EQ(s.total(), 112e9);
+    PlanInputs in;
+    in.params = 7e9;
+    EXPECT_EQ(get(make_plan(in), "memory", "model_states"), 112e9);
+    // The other stages on 8 ranks: 4 + 12/8 and 2 + 14/8 and 16/8 bytes per parameter.
+    EXPECT_DOUBLE_EQ(model_state_bytes(layout_from_count(7e9), 1, 8, 2, true).total(), 7e9 * 5.5);
+    EXPECT_DOUBLE_EQ(model_state_bytes(layout_from_count(7e9), 2, 8, 2, true).total(), 7e9 * 3.75);
+    EXPECT_DOUBLE_EQ(model_state_bytes(layout_from_count(7e9), 3, 8, 2, true).total(), 7e9 * 2);
+}
+
+TEST(WorkedNumbers, PipelineBubble) {
+    EXPECT_DOUBLE_EQ(pipeline_bubble(4, 4), 3.0 / 7);
+    EXPECT_DOUBLE_EQ(pipeline_bubble(4, 32), 3.0 / 35);
+    PlanInputs in;
+    in.params = 1e9;
+    in.pipeline_stages = 4;
+    in.micro_batches = 32;
+    EXPECT_DOUBLE_EQ(get(make_plan(in), "pipeline", "bubble"), 3.0 / 35);
+}
+
+TEST(WorkedNumbers, H100Ridge) {
+    const DeviceSpec* h100 = find_device("h100");
+    ASSERT_NE(h100, nullptr);
+    EXPECT_EQ(sig(ridge_point(h100->peak_flops, h100->mem_bw), 3), "295");
+    EXPECT_EQ(find_device("NVIDIA H100 80GB HBM3"), h100);
+    EXPECT_EQ(find_device("h200")->mem_bw, 4.8e12);
+    EXPECT_EQ(find_device("A100")->peak_flops, 312e12);
+    EXPECT_EQ(find_device("NVIDIA A100-SXM4-40GB")->mem_bw, 1.555e12);
+    EXPECT_EQ(find_device("b200")->peak_flops, 2.25e15);
+    EXPECT_EQ(find_device("tpu"), nullptr);
+}
+
+TEST(WorkedNumbers, TokensPerParam) {
+    PlanInputs in;
+    in.params = 8e9;
+    in.tokens = 15e12;
+    EXPECT_EQ(sig(get(make_plan(in), "compute", "tokens_per_param"), 4), "1875");
+    in.params = 175e9;
+    in.tokens = 300e9;
+    const Report r = make_plan(in);
+    EXPECT_EQ(sig(get(r, "compute", "tokens_per_param"), 2), "1.7");
+    EXPECT_EQ(sig(get(r, "compute", "vs_chinchilla_20"), 2), "0.086");
+}
+
+TEST(WorkedNumbers, Interruptions) {
+    const Interruptions it = expected_interruptions(16000, 54);
+    EXPECT_NEAR(it.expected, 419, 1e-9);
+    EXPECT_EQ(sig(it.mtbf_s / 3600, 2), "3.1");  // one every ~3 hours
+    // Half the GPUs for the same time: half the interruptions, twice the MTBF.
+    EXPECT_NEAR(expected_interruptions(8000, 54).expected, 209.5, 1e-9);
+    EXPECT_NEAR(expected_interruptions(8000, 54).mtbf_s, 2 * it.mtbf_s, 1e-6);
+}
+
+TEST(WorkedNumbers, YoungDaly) {
+    EXPECT_DOUBLE_EQ(young_daly_interval(60, 3 * 3600), std::sqrt(2.0 * 60 * 3 * 3600));
+    PlanInputs in;
+    in.params = 405e9;
+    in.tokens = 15.6e12;
+    in.device = *find_device("h100");
+    in.devices = 16000;
+    in.mfu = 0.4;
+    in.checkpoint_write_s = 60;
+    const Report r = make_plan(in);
+    const double mtbf = get(r, "reliability", "mtbf_s");
+    EXPECT_NEAR(mtbf, 54.0 * 86400 / 419, 1e-6);
+    EXPECT_DOUBLE_EQ(get(r, "reliability", "checkpoint_interval_s"), std::sqrt(2 * 60 * mtbf));
+    // 3.79e25 / (16000 x 989e12 x 0.4) s
+    EXPECT_NEAR(get(r, "time", "seconds"), 3.7908e25 / (16000 * 989e12 * 0.4), 1);
+}
+
+TEST(WorkedNumbers, Serving) {
+    PlanInputs in;
+    in.params = 7e9;
+    in.device = *find_device("h100");
+    in.price_per_device_hour = 2;
+    const Report r = make_plan(in);
+    EXPECT_DOUBLE_EQ(get(r, "serving", "decode_tokens_per_s"), 3.35e12 / 14e9);
+    EXPECT_DOUBLE_EQ(get(r, "serving", "dollars_per_million_tokens"), 2.0 / 3600 / (3.35e12 / 14e9) * 1e6);
+}
+
+TEST(WorkedNumbers, TradeoffHoldsLossAndCostsLessWhenServingDominates) {
+    PlanInputs in;
+    in.flops = 1e22;
+    in.device = *find_device("h100");
+    in.devices = 64;
+    in.mfu = 0.4;
+    in.serve_tokens = 1e13;
+    in.price_per_device_hour = 2;
+    const nlohmann::json j = make_plan(in).to_json().at("tradeoff");
+    const double loss = j.at("iso_loss");
+    EXPECT_NEAR(chinchilla_loss(j.at("option0_params"), j.at("option0_tokens")), loss, 1e-9);
+    EXPECT_NEAR(chinchilla_loss(j.at("option2_params"), j.at("option2_tokens")), loss, 1e-9);
+    EXPECT_GT(j.at("option2_tokens_per_param").get<double>(), 20);
+    EXPECT_LT(j.at("option2_total_dollars").get<double>(), j.at("option0_total_dollars").get<double>());
+}
+
+TEST(WorkedNumbers, DevicesDaysMfuGiveTheBudget) {
+    PlanInputs in;
+    in.device = *find_device("h100");
+    in.devices = 1000;
+    in.days = 10;
+    in.mfu = 0.5;
+    const Report r = make_plan(in);
+    EXPECT_DOUBLE_EQ(get(r, "compute", "flops"), 1000 * 10 * 86400 * 989e12 * 0.5);
+    EXPECT_NEAR(get(r, "time", "seconds"), 10 * 86400, 1e-3);
+}
+
+struct BadCase {
+    const char* name;
+    PlanInputs in;
+    std::string words;
+};
+
+TEST(PlanErrors, InconsistentOrIncompleteInputsNameWhatIsWrong) {
+    auto h100 = *find_device("h100");
+    std::vector<BadCase> cases;
+    cases.push_back({"nothing", PlanInputs{}, "nothing to plan"});
+    PlanInputs a; a.params = 1e9; a.tokens = 2e10; a.flops = 5e20;
+    cases.push_back({"over-determined", a, "give two of"});
+    PlanInputs b; b.devices = 8; b.days = 1; b.mfu = 0.4;
+    cases.push_back({"no device", b, "--device"});
+    PlanInputs c; c.device = h100; c.days = 3; c.mfu = 0.4;
+    cases.push_back({"days without devices", c, "--devices"});
+    PlanInputs d; d.tokens_per_param = 20;
+    cases.push_back({"ratio alone", d, "--tokens-per-param"});
+    PlanInputs e; e.params = 1e9; e.pipeline_stages = 4;
+    cases.push_back({"pipeline without micro-batches", e, "--micro-batches"});
+    PlanInputs f; f.flops = 1e21; f.device = h100; f.devices = 8; f.days = 1; f.mfu = 0.4;
+    cases.push_back({"two budgets", f, "one compute budget"});
+    PlanInputs g; g.params = 1e9; g.tokens = 1e10; g.tokens_per_param = 20;
+    cases.push_back({"ratio over-determined", g, "over-determined"});
+    PlanInputs h; h.params = 1e9; h.batch = 8;
+    cases.push_back({"batch without a shape", h, "--model"});
+    PlanInputs i; i.params = 1e9; i.serve_tokens = 1e9;
+    cases.push_back({"serving without a device", i, "--device"});
+    PlanInputs k; k.params = 1e9; k.device = h100; k.devices = 8; k.mfu = 1.5;
+    cases.push_back({"mfu over 1", k, "--mfu"});
+    for (const auto& bc : cases) {
+        try {
+            make_plan(bc.in);
+            ADD_FAILURE() << bc.name << ": no error";
+        } catch (const Error& err) {
+            const std::string msg = err.what();
+            EXPECT_NE(msg.find(bc.words), std::string::npos) << bc.name << ": " << msg;
+            EXPECT_EQ(msg.find('\n'), std::string::npos) << bc.name;
+        }
+    }
+}
+
+TEST(PlanMemory, ActivationsShrinkWithRecompute) {
+    const ActivationShape s{12, 12, 768, 50304, true};
+    const double none = activation_bytes(s, 4, 1024, Recompute::none, 2).activations;
+    const double sel = activation_bytes(s, 4, 1024, Recompute::selective, 2).activations;
+    const double full = activation_bytes(s, 4, 1024, Recompute::full, 2).activations;
+    EXPECT_GT(none, sel);
+    EXPECT_GT(sel, full);
+    // selective drops 6 C e per token in 11 of 12 layers
+    EXPECT_DOUBLE_EQ(none - sel, 11.0 * 4 * 1024 * 6 * 768 * 2);
+}
+
+TEST(PlanComm, RingBytesPerStage) {
+    LayoutShape l;
+    l.units = {4000, 1000, 1000, 1000, 1000, 8};  // four blocks and ln_f
+    l.total = 7008;
+    const double part = 3.0 / 4 * 2;
+    EXPECT_DOUBLE_EQ(comm_bytes_per_step(l, 0, 4, 2, 3).total(), 2 * part * 7008);
+    EXPECT_DOUBLE_EQ(comm_bytes_per_step(l, 1, 4, 2, 3).total(), 2 * part * 7008);
+    EXPECT_DOUBLE_EQ(comm_bytes_per_step(l, 2, 4, 2, 3).total(), 4 * part * 7008);
+    // stage 3: RS 3 x psi; AG psi + 2 x units 3..5 + 3 x units 1..3
+    EXPECT_DOUBLE_EQ(comm_bytes_per_step(l, 3, 4, 2, 3).all_gather, part * (7008 + 2 * 2008 + 3 * 3000));
+    EXPECT_DOUBLE_EQ(comm_bytes_per_step(l, 3, 1, 2, 3).total(), 0);
+}
+
+}  // namespace
+}  // namespace sixnd::plan
