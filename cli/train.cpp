@@ -61,6 +61,8 @@ int run_train(int argc, char** argv) {
     app.add_option("--eval-batches", o.eval_batches, "validation batches per evaluation")->capture_default_str();
     app.add_option("--max-bad-steps", o.max_bad_steps, "stop after this many non-finite steps in a row")->capture_default_str();
     app.add_option("--peak-tflops", o.peak_tflops, "override the peak TFLOP/s used for MFU");
+    app.add_option("--profile", o.profile, "time every op over N steps (after the first): roofline table, OUT/profile.json");
+    app.add_option("--price-per-device-hour", o.price_per_device_hour, "dollars per device-hour, for the bill every run ends with");
     app.add_option("--tokenizer", o.tokenizer, "sixnd tokenizer file the shards were made with (stored in checkpoints)");
     if (!parse_flags(app, argc, argv)) return 0;
     o.device = mf.device;
@@ -75,6 +77,8 @@ int run_train(int argc, char** argv) {
     if (o.max_bad_steps <= 0) throw Error("--max-bad-steps", "must be positive");
     if (o.eval_every > 0 && o.val_data.empty()) throw Error("--eval-every", "needs --val-data");
     if (o.zero_stage < 0 || o.zero_stage > 3) throw Error("--zero", "stage must be 0, 1, 2 or 3");
+    if (o.profile < 0) throw Error("--profile", "must be a number of steps (0: off)");
+    if (o.price_per_device_hour < 0) throw Error("--price-per-device-hour", "must not be negative");
 
     // Under mpirun: MPI between CPU processes, NCCL between GPUs (one per local rank).
     std::unique_ptr<Comm> comm;

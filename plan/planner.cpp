@@ -112,7 +112,7 @@ Report make_plan(const PlanInputs& in) {
                           ? in.devices * in.days * 86400 * dev->peak_flops * in.mfu : 0;
     const Resolved r = resolve_cnd(in, hw);
     Report rep;
-    const std::string N_is = in.model ? "N: parameters in matmuls (" + in.model->name + ")" : "N = --params";
+    const std::string N_is = in.model ? "N: parameters in matmuls (" + in.model->name + ")" : in.params > 0 ? "N = --params" : "N";
 
     // Compute.
     rep.text("compute", "resolved_from", r.how);
@@ -244,7 +244,7 @@ Report make_plan(const PlanInputs& in) {
                 const double mfu = in.mfu > 0 ? in.mfu : r.C / (in.devices * in.days * 86400 * dev->peak_flops);
                 const double N0 = chinchilla_params(r.C), D0 = kChinchillaTokensPerParam * N0;
                 const double loss = chinchilla_loss(N0, D0);
-                rep.add("tradeoff", "iso_loss", loss, Unit::ratio, "Chinchilla fit L = E + A/N^a + B/D^b at sqrt(C/120), 20N");
+                rep.add("tradeoff", "iso_loss", loss, Unit::ratio, "L = E + A/N^a + B/D^b (Chinchilla data, Besiroglu et al. 2024 fit) at sqrt(C/120), 20N");
                 int k = 0;
                 for (double f : {1.0, 0.75, 0.5, 0.35, 0.25}) {
                     const double n = f * N0, d = tokens_for_loss(n, loss);

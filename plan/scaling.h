@@ -9,9 +9,11 @@
 //   checkpoint interval  Young/Daly: sqrt(2 x write time x MTBF)
 //   decode               every generated token reads all weights once: tokens/s per device =
 //                        batch x bandwidth / weight bytes
-//   iso-loss trade       Chinchilla's parametric fit L(N, D) = E + A/N^alpha + B/D^beta
-//                        (Hoffmann et al. 2022, approach 3: E 1.69, A 406.4, B 410.7, alpha 0.34,
-//                        beta 0.28) to find how many tokens a smaller model needs for the same loss.
+//   iso-loss trade       the parametric fit L(N, D) = E + A/N^alpha + B/D^beta, as re-fitted to
+//                        Chinchilla's data by Besiroglu et al. 2024 (E 1.8172, A 482.01, B 2085.43,
+//                        alpha 0.3478, beta 0.3658; its compute optimum sits at ~20 tokens per
+//                        parameter, like the rule above, where the original approach-3 fit's
+//                        does not), to find how many tokens a smaller model needs for the same loss.
 #pragma once
 
 namespace sixnd::plan {
@@ -41,7 +43,7 @@ double young_daly_interval(double write_s, double mtbf_s);
 double decode_tokens_per_s(double mem_bw, double weight_bytes, int batch);
 
 struct ChinchillaFit {
-    double E = 1.69, A = 406.4, B = 410.7, alpha = 0.34, beta = 0.28;
+    double E = 1.8172, A = 482.01, B = 2085.43, alpha = 0.3478, beta = 0.3658;
 };
 double chinchilla_loss(double params, double tokens, const ChinchillaFit& f = {});
 // Tokens that bring a model of `params` to `loss`; 0 when no number of tokens can (the model

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/hex.h"
 #include "core/log.h"
@@ -17,9 +18,11 @@
 #include "model/flops.h"
 #include "model/gpt.h"
 #include "tokenizer/tokenizer.h"
+#include "train/bill.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_state.h"
 #include "train/peak_flops.h"
+#include "train/profile.h"
 #include "train/run_log.h"
 #include "train/spike_detector.h"
 
@@ -58,7 +61,9 @@ nlohmann::json TrainOptions::to_json() const {
                 {"eval_every", eval_every},
                 {"eval_batches", eval_batches},
                 {"max_bad_steps", max_bad_steps},
-                {"tokenizer", tokenizer}};
+                {"tokenizer", tokenizer},
+                {"profile", profile},
+                {"price_per_device_hour", price_per_device_hour}};
 }
 
 namespace {
@@ -67,6 +72,14 @@ json config_json(const GPTConfig& c) {
     return json{{"n_layer", c.n_layer},   {"n_head", c.n_head},
                 {"n_embd", c.n_embd},     {"vocab_size", c.vocab_size},
                 {"padded_vocab_size", c.padded_vocab_size}, {"max_seq_len", c.max_seq_len}};
+}
+
+// The flat layout's unit sizes (padding included): what `sixnd plan --check` needs to predict
+// the ledger's model-state bytes and the bytes sent per rank exactly.
+json layout_json(const ParamLayout& l, size_t unit_align) {
+    json units = json::array();
+    for (const auto& u : l.units()) units.push_back(u.size());
+    return json{{"unit_align", unit_align}, {"total", l.total()}, {"units", units}};
 }
 
 json memory_json(const MemoryLedger& l) {
@@ -121,12 +134,15 @@ private:
     json gathered_comm(const std::vector<size_t>& sent_before);
     std::vector<size_t> comm_counters() const;
     std::string save(int step);
+    void finish(int steps_run);
 
+    const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();  // for the bill
     const TrainOptions& o_;
     const std::string ckpt_root_;
     std::unique_ptr<CheckpointReader> ck_;
     GPTConfig cfg_;
     Backend be_;
+    StepProfiler profiler_;
     Ops& ops_;
     MemoryBackend& mem_;
     LocalComm local_comm_;
@@ -175,7 +191,8 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
       ckpt_root_(o.out_dir + "/checkpoints"),
       ck_(open_resume(o)),
       cfg_(ck_ ? checkpoint_model_config(*ck_) : config),
-      be_(make_backend(o.device, o.dtype, comm ? comm->local_rank() : 0)),
+      be_(StepProfiler::wrap(make_backend(o.device, o.dtype, comm ? comm->local_rank() : 0), o.profile)),
+      profiler_(be_, o.profile),
       ops_(*be_.ops),
       mem_(*be_.memory),
       local_comm_(mem_),
@@ -190,7 +207,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
       param_at_([this](const ShardSpan& s) { return engine_.param_at(s); }),
       grad_at_([this](const ShardSpan& s) { return engine_.grad_at(s); }),
       loader_(o.train_data, o.batch, o.seq_len, rank_, world_, o.shuffle, o.seed) {
-    model_.set_hooks(&engine_);
+    model_.set_hooks(profiler_.hooks(&engine_));
     loader_.tokens().check_vocab(cfg_.vocab_size);
     if (!o.val_data.empty()) {
         val_ = std::make_unique<DataLoader>(o.val_data, o.batch, o.seq_len, rank_, world_, false, 0);
@@ -205,6 +222,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     load_initial_state(params);
     last_step_ = o.stop_at > 0 ? std::min(o.stop_at, o.steps) : o.steps;
     if (start_step_ >= last_step_) throw Error("--steps", "the checkpoint is already at step " + std::to_string(start_step_));
+    profiler_.window(start_step_, last_step_);
     check_tokenizer();
     sched_ = o.schedule;
     sched_.total_steps = o.steps;
@@ -269,6 +287,7 @@ void Run::write_header() {
                  {"flops_per_token", fpt_.model},
                  {"hw_flops_per_token", fpt_.hardware},
                  {"grad_accum_steps", accum_},
+                 {"layout", layout_json(model_.layout(), mo_.unit_align)},
                  {"batch_tokens", step_tokens_},
                  {"resumed_from", ck_ ? ck_->dir() : ""},
                  {"data", data_info_},
@@ -418,6 +437,7 @@ TrainResult Run::go() {
     run_start_ = std::chrono::steady_clock::now();
     for (int step = start_step_; step < last_step_; step++) {
         const auto t0 = std::chrono::steady_clock::now();
+        profiler_.begin_step(step);
         const size_t sent0 = comm_.bytes_sent_total();
         const std::vector<size_t> sent_by_collective = comm_counters();
         engine_.begin_step();
@@ -425,7 +445,8 @@ TrainResult Run::go() {
         double local_loss = 0;
         for (int micro = 0; micro < accum_; micro++) {
             engine_.set_last_micro(micro == accum_ - 1);
-            loader_.next(inputs.data(), targets.data());
+            // A profiler region lasts to the end of its statement.
+            profiler_.region(ProfileRegion::data), loader_.next(inputs.data(), targets.data());
             local_loss += model_.forward(inputs.data(), targets.data(), B, T, true, 1.0f / static_cast<float>(accum_ * world_));
             model_.backward();
         }
@@ -441,11 +462,12 @@ TrainResult Run::go() {
         if (spikes.update(loss)) log_->event("spike", done, {{"loss", loss}, {"ema", spikes.mean()}, {"ema_std", spikes.stddev()}});
         const float scale = (o_.grad_clip > 0 && norm > o_.grad_clip) ? static_cast<float>(o_.grad_clip / norm) : 1.0f;
         const float lr = sched_.lr_at(step);
-        opt_->step(param_at_, grad_at_, lr, scale, ++applied_);
-        engine_.after_optimizer();
+        profiler_.region(ProfileRegion::optimizer), opt_->step(param_at_, grad_at_, lr, scale, ++applied_);
+        profiler_.region(ProfileRegion::comm), engine_.after_optimizer();
         mem_.sync();
 
         const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        profiler_.end_step(secs);
         const double flops = fpt_.model * static_cast<double>(step_tokens_);
         // MFU is per device: each of the `world` devices did 1/world of the work.
         const double per_device_s = static_cast<double>(step_tokens_) / world_ / secs;
@@ -478,7 +500,30 @@ TrainResult Run::go() {
     }
     if (tty_) std::fprintf(stderr, "\n");
     if (result.steps_done > 0) result.last_checkpoint = save(result.steps_done);
+    finish(last_step_ - start_step_);
     return result;
+}
+
+// The profile (--profile) and the bill: log events, OUT/profile.json, summary lines.
+void Run::finish(int steps_run) {
+    const double step_tokens = static_cast<double>(step_tokens_);
+    if (profiler_.enabled() && root_) {
+        const json rep = profiler_.report(machine_roof(be_, peak_), {fpt_.model * step_tokens, fpt_.hardware * step_tokens, world_});
+        if (!rep.is_null()) {
+            write_file_atomically(o_.out_dir + "/profile.json", rep.dump(2) + "\n");
+            log_->event("profile", last_step_, {{"path", o_.out_dir + "/profile.json"}, {"mfu", rep.at("mfu")}, {"hfu", rep.at("hfu")}});
+            std::fprintf(stderr, "%s", StepProfiler::table(rep).c_str());
+        }
+    }
+    Bill bill;
+    bill.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - created_).count();
+    bill.devices = world_;
+    bill.model_flops = fpt_.model * step_tokens * steps_run;
+    bill.hw_flops = fpt_.hardware * step_tokens * steps_run;
+    bill.peak_flops = peak_.flops_per_s;
+    bill.price_per_device_hour = o_.price_per_device_hour;
+    log_->event("bill", last_step_, bill.to_json());
+    if (root_) log_info(bill.summary());
 }
 
 }  // namespace

@@ -50,6 +50,8 @@ struct TrainOptions {
     int eval_batches = 4;
     int max_bad_steps = 5;
     double peak_tflops = 0;
+    int profile = 0;                     // --profile N: per-op profile over N steps
+    double price_per_device_hour = 0;    // for the bill; 0: no price
     std::string tokenizer;  // copied into checkpoints so `sixnd sample` can decode
     bool progress = true;
 

@@ -1,0 +1,201 @@
+// sixnd plan: a training run sized before it starts (human table, or --json with every number in
+// base units), or, with --check RUN.jsonl, a finished run's predictions beside its measurements.
+// The model shape comes from model/ (presets, the parameter layout and its padding, the matmul
+// parameter count); everything else is plan/'s arithmetic.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/on_off.h"
+#include "cli/verbs.h"
+#include "core/error.h"
+#include "model/backend.h"
+#include "model/config.h"
+#include "model/flops.h"
+#include "model/param_layout.h"
+#include "plan/check.h"
+#include "plan/planner.h"
+#include "train/peak_flops.h"
+#include "train/profile_roof.h"
+
+namespace sixnd::cli {
+
+namespace {
+
+using nlohmann::json;
+
+plan::ModelInfo model_info(const GPTConfig& cfg, const std::string& name, size_t unit_align) {
+    plan::ModelInfo m;
+    m.name = name;
+    m.n_layer = cfg.n_layer;
+    m.n_head = cfg.n_head;
+    m.n_embd = cfg.n_embd;
+    m.vocab = cfg.vocab_size;
+    m.padded_vocab = cfg.padded_vocab_size;
+    m.max_seq_len = cfg.max_seq_len;
+    const ParamLayout layout(cfg, unit_align);
+    m.params = static_cast<double>(layout.num_params());
+    m.matmul_params = static_cast<double>(matmul_param_count(cfg));
+    for (const auto& u : layout.units()) m.layout.units.push_back(static_cast<double>(u.size()));
+    m.layout.total = static_cast<double>(layout.total());
+    return m;
+}
+
+// A plan's device: the table, or this machine's CPU (feature/measured peak, measured bandwidth).
+plan::DeviceSpec device_spec(const std::string& key, const std::string& dtype, double peak_tflops) {
+    if (key == "cpu") {
+        Backend be = make_backend("cpu", parse_dtype(dtype));
+        const Roof r = machine_roof(be, peak_flops(be, peak_tflops));
+        return {"cpu", be.device_name, r.peak_flops, r.mem_bw, r.mem_bytes, r.peak_source + "; " + r.bw_source};
+    }
+    const plan::DeviceSpec* d = plan::find_device(key);
+    if (!d) throw Error("--device", "unknown device '" + key + "' (known: " + plan::device_keys() + ")");
+    plan::DeviceSpec s = *d;
+    if (peak_tflops > 0) {
+        s.peak_flops = peak_tflops * 1e12;
+        s.source += "; peak from --peak-tflops";
+    }
+    return s;
+}
+
+int run_check(const std::string& path, bool as_json) {
+    std::ifstream f(path);
+    if (!f) throw Error(path, "cannot open the run log");
+    json header;
+    std::vector<json> steps;
+    std::string line;
+    for (int n = 1; std::getline(f, line); n++) {
+        if (line.empty()) continue;
+        json rec;
+        try {
+            rec = json::parse(line);
+        } catch (const json::exception& e) {
+            throw Error(path + ":" + std::to_string(n), std::string("not a JSON record: ") + e.what());
+        }
+        const std::string type = rec.value("type", "");
+        if (type == "header" && header.is_null()) header = rec;
+        else if (type == "step") steps.push_back(rec);
+    }
+    if (header.is_null()) throw Error(path, "no header record: not a sixnd run log");
+    if (!header.contains("layout")) throw Error(path, "the header has no layout record (written by an older sixnd)");
+    try {
+        const json& jm = header.at("model");
+        GPTConfig cfg;
+        cfg.n_layer = jm.at("n_layer");
+        cfg.n_head = jm.at("n_head");
+        cfg.n_embd = jm.at("n_embd");
+        cfg.vocab_size = jm.at("vocab_size");
+        cfg.padded_vocab_size = jm.at("padded_vocab_size");
+        cfg.max_seq_len = jm.at("max_seq_len");
+        cfg.validate(path + ": header model");
+        plan::ModelInfo m = model_info(cfg, "run", header.at("layout").at("unit_align").get<size_t>());
+        if (m.layout.total != header.at("layout").at("total").get<double>())
+            throw Error(path, "the header's layout does not match its model");
+        const plan::CheckResult r = plan::check_run(header, steps, m);
+        std::printf("%s", as_json ? (r.to_json().dump(2) + "\n").c_str() : r.to_table().c_str());
+    } catch (const json::exception& e) {
+        throw Error(path, std::string("malformed run log: ") + e.what());
+    }
+    return 0;
+}
+
+}  // namespace
+
+int run_plan(int argc, char** argv) {
+    CLI::App app{"Size a training run: budget -> model, tokens, memory, time, cost; or check a run's predictions",
+                 "sixnd plan"};
+    plan::PlanInputs in;
+    std::string device, model, check, recompute = "none", attention = "flash", dtype = "bf16", master = "on";
+    int n_layer = 0, n_head = 0, n_embd = 0, vocab = 0, max_seq_len = 0;
+    double peak_tflops = 0;
+    bool as_json = false;
+    app.add_option("--check", check, "a finished run's log (JSON Lines): predicted beside measured");
+    app.add_flag("--json", as_json, "print JSON (every number in base units)");
+    app.add_option("--flops", in.flops, "compute budget C in FLOPs");
+    app.add_option("--devices", in.devices, "number of devices");
+    app.add_option("--days", in.days, "wall-clock days");
+    app.add_option("--mfu", in.mfu, "model FLOPs utilisation, a fraction (0.4 = 40%)");
+    app.add_option("--device", device, "h100, h200, a100, a100-40gb, b200 or cpu (this machine, measured)");
+    app.add_option("--peak-tflops", peak_tflops, "override the device's peak TFLOP/s");
+    app.add_option("--params", in.params, "parameter count N (instead of a model shape)");
+    app.add_option("--model", model, "preset: tiny, d6, d12, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1558m");
+    app.add_option("--n-layer", n_layer, "model shape: layers (with --n-head, --n-embd)");
+    app.add_option("--n-head", n_head, "model shape: heads");
+    app.add_option("--n-embd", n_embd, "model shape: channels");
+    app.add_option("--vocab-size", vocab, "vocabulary (default: the preset's, else 50257)");
+    app.add_option("--max-seq-len", max_seq_len, "context length (default: the preset's, else 1024)");
+    app.add_option("--tokens", in.tokens, "training tokens D");
+    app.add_option("--tokens-per-param", in.tokens_per_param, "D / N (Chinchilla: 20)");
+    app.add_option("--batch", in.batch, "micro-batch B per rank (for activations)");
+    app.add_option("--seq-len", in.seq_len, "sequence length T (default: the model's context)");
+    app.add_option("--grad-accum", in.grad_accum, "micro-steps per optimizer step")->capture_default_str();
+    app.add_option("--ranks", in.ranks, "data-parallel ranks (default: --devices, else 1)");
+    app.add_option("--zero", in.zero_stage, "ZeRO stage 0-3")->capture_default_str();
+    app.add_option("--recompute", recompute, "none, selective or full")->capture_default_str();
+    app.add_option("--attention", attention, "naive or flash")->capture_default_str();
+    app.add_option("--dtype", dtype, "bf16 or fp32")->capture_default_str();
+    app.add_option("--master-weights", master, "on or off")->capture_default_str();
+    app.add_option("--pipeline-stages", in.pipeline_stages, "pipeline stages P")->capture_default_str();
+    app.add_option("--micro-batches", in.micro_batches, "pipeline micro-batches M");
+    app.add_option("--price-per-device-hour", in.price_per_device_hour, "dollars per device-hour");
+    app.add_option("--serve-tokens", in.serve_tokens, "tokens to generate over the model's life");
+    app.add_option("--serve-batch", in.serve_batch, "sequences decoded together")->capture_default_str();
+    app.add_option("--checkpoint-write-s", in.checkpoint_write_s, "seconds to write one checkpoint");
+    app.add_option("--write-bw", in.write_bw, "bytes/s per device for checkpoint writes, when --checkpoint-write-s is not given")
+        ->capture_default_str();
+    if (!parse_flags(app, argc, argv)) return 0;
+    if (!check.empty()) {
+        for (const CLI::Option* opt : app.get_options())
+            if (opt->count() > 0 && opt->get_name() != "--check" && opt->get_name() != "--json")
+                throw Error("--check", "takes only a run log (and --json), not " + opt->get_name());
+        return run_check(check, as_json);
+    }
+
+    in.dtype_bytes = parse_dtype(dtype) == DType::f32 ? 4 : 2;
+    in.master_weights = parse_on_off("--master-weights", master);
+    in.recompute = plan::parse_recompute(recompute);
+    if (attention != "flash" && attention != "naive") throw Error("--attention", "expected naive or flash, got '" + attention + "'");
+    in.flash = attention == "flash";
+    for (auto [flag, v] : {std::pair<const char*, double>{"--flops", in.flops}, {"--devices", in.devices}, {"--days", in.days},
+                           {"--mfu", in.mfu}, {"--params", in.params}, {"--tokens", in.tokens},
+                           {"--tokens-per-param", in.tokens_per_param}, {"--price-per-device-hour", in.price_per_device_hour},
+                           {"--serve-tokens", in.serve_tokens}, {"--checkpoint-write-s", in.checkpoint_write_s}})
+        if (v < 0 || !std::isfinite(v)) throw Error(flag, "must be a non-negative number");
+    if (in.batch < 0 || in.seq_len < 0 || in.ranks < 0 || in.grad_accum < 1 || in.serve_batch < 1 || in.write_bw <= 0)
+        throw Error("--batch/--seq-len/--ranks/--grad-accum/--serve-batch/--write-bw", "must be positive");
+    if (!device.empty()) in.device = device_spec(device, dtype, peak_tflops);
+    else if (peak_tflops > 0) throw Error("--peak-tflops", "needs --device");
+
+    const bool shape = n_layer > 0 || n_head > 0 || n_embd > 0;
+    if (shape && !model.empty()) throw Error("--model", "give a preset or a shape (--n-layer/--n-head/--n-embd), not both");
+    const int ranks = in.ranks > 0 ? in.ranks : (in.devices > 0 ? static_cast<int>(in.devices) : 1);
+    if (!model.empty() || shape) {
+        GPTConfig cfg;
+        if (!model.empty()) {
+            cfg = preset_config(model, vocab, max_seq_len);
+        } else {
+            if (n_layer <= 0 || n_head <= 0 || n_embd <= 0)
+                throw Error("--n-layer/--n-head/--n-embd", "a model shape needs all three");
+            cfg.n_layer = n_layer;
+            cfg.n_head = n_head;
+            cfg.n_embd = n_embd;
+            cfg.vocab_size = vocab > 0 ? vocab : 50257;
+            cfg.padded_vocab_size = pad_vocab(cfg.vocab_size);
+            cfg.max_seq_len = max_seq_len > 0 ? max_seq_len : 1024;
+            cfg.validate("model shape");
+        }
+        if (in.seq_len > cfg.max_seq_len)
+            throw Error("--seq-len", std::to_string(in.seq_len) + " exceeds the model's context " + std::to_string(cfg.max_seq_len));
+        in.model = model_info(cfg, model.empty() ? cfg.describe() : model, 64 * static_cast<size_t>(ranks));
+    } else if (vocab > 0 || max_seq_len > 0) {
+        throw Error("--vocab-size/--max-seq-len", "need a model (--model or --n-layer/--n-head/--n-embd)");
+    }
+    const plan::Report r = plan::make_plan(in);
+    std::printf("%s", as_json ? (r.to_json().dump(2) + "\n").c_str() : r.to_table().c_str());
+    return 0;
+}
+
+}  // namespace sixnd::cli

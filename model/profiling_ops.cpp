@@ -1,0 +1,164 @@
+#include "model/profiling_ops.h"
+
+#include <string>
+
+namespace sixnd {
+
+namespace {
+
+std::string dims(std::initializer_list<std::pair<const char*, long long>> d) {
+    std::string s;
+    for (const auto& [k, v] : d) s += std::string(s.empty() ? "" : " ") + k + "=" + std::to_string(v);
+    return s;
+}
+
+}  // namespace
+
+template <typename F> auto ProfilingOps::timed(const char* op, const std::string& shape, double flops, double bytes, F&& f) {
+    if (!enabled_) return f();
+    MemoryBackend& mem = inner_->memory();
+    mem.sync();
+    const auto t0 = std::chrono::steady_clock::now();
+    struct Book {
+        ProfilingOps* self;
+        const char* op;
+        const std::string& shape;
+        double flops, bytes;
+        std::chrono::steady_clock::time_point t0;
+        ~Book() {
+            self->inner_->memory().sync();
+            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            OpStats& st = self->stats_[std::string(op) + " " + shape];
+            st.op = op;
+            st.calls++;
+            st.seconds += s;
+            st.flops += flops;
+            st.bytes += bytes;
+            self->seconds_ += s;
+        }
+    } book{this, op, shape, flops, bytes, t0};
+    return f();
+}
+
+// Gather and scatter-add: no arithmetic to speak of; bytes are the rows read and written.
+void ProfilingOps::encoder_forward(void* out, const int32_t* inp, const void* wte, const void* wpe, int B, int T, int C) {
+    const double n = double(B) * T * C;
+    timed("encoder_forward", dims({{"B", B}, {"T", T}, {"C", C}}), n, 3 * n * es_ + 4.0 * B * T,
+          [&] { inner_->encoder_forward(out, inp, wte, wpe, B, T, C); });
+}
+void ProfilingOps::encoder_backward(void* dwte, void* dwpe, const void* dout, const int32_t* inp, int B, int T, int C) {
+    const double n = double(B) * T * C;
+    timed("encoder_backward", dims({{"B", B}, {"T", T}, {"C", C}}), 2 * n, 5 * n * es_ + 4.0 * B * T,
+          [&] { inner_->encoder_backward(dwte, dwpe, dout, inp, B, T, C); });
+}
+
+// Layernorm: mean, variance, normalise, scale and shift ~ 8 FLOPs per element; reads x, writes
+// y (and the residual sum, 1 FLOP and 2 more tensors, in the fused form).
+void ProfilingOps::layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
+                                     const void* bias, int N, int C) {
+    const double n = double(N) * C;
+    timed("layernorm_forward", dims({{"N", N}, {"C", C}}), 8 * n, 2 * n * es_ + 2.0 * C * es_ + 8.0 * N,
+          [&] { inner_->layernorm_forward(out, mean, rstd, inp, weight, bias, N, C); });
+}
+void ProfilingOps::residual_layernorm_forward(void* residual, void* out, float* mean, float* rstd, const void* inp1,
+                                              const void* inp2, const void* weight, const void* bias, int N, int C) {
+    const double n = double(N) * C;
+    timed("residual_layernorm_forward", dims({{"N", N}, {"C", C}}), 9 * n, 4 * n * es_ + 2.0 * C * es_ + 8.0 * N,
+          [&] { inner_->residual_layernorm_forward(residual, out, mean, rstd, inp1, inp2, weight, bias, N, C); });
+}
+// Backward: recompute x-hat, two row reductions, the input gradient ~ 14 FLOPs per element;
+// reads dout and x, reads and writes dinp.
+void ProfilingOps::layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                                      const void* weight, const float* mean, const float* rstd, int N, int C) {
+    const double n = double(N) * C;
+    timed("layernorm_backward", dims({{"N", N}, {"C", C}}), 14 * n, 4 * n * es_ + 5.0 * C * es_ + 8.0 * N,
+          [&] { inner_->layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, C); });
+}
+
+// Linear: 2 N C OC; reads the input and the weight, writes the output (and the pre-GELU copy).
+void ProfilingOps::matmul_forward(void* out, void* pre_gelu, const void* inp, const void* weight, const void* bias, int N,
+                                  int C, int OC) {
+    const double flops = 2.0 * N * C * OC + (pre_gelu ? 15.0 * N * OC : 0);
+    const double bytes = (double(N) * C + double(OC) * C + double(N) * OC * (pre_gelu ? 2 : 1)) * es_;
+    timed(pre_gelu ? "matmul_gelu_forward" : "matmul_forward", dims({{"N", N}, {"C", C}, {"OC", OC}}), flops, bytes,
+          [&] { inner_->matmul_forward(out, pre_gelu, inp, weight, bias, N, C, OC); });
+}
+// Backward: dinp 2 N C OC, dweight 2 N C OC (accumulated: read and written), dbias N OC.
+void ProfilingOps::matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                                   const void* weight, int N, int C, int OC) {
+    const double flops = (dinp ? 4.0 : 2.0) * N * C * OC + (dbias ? double(N) * OC : 0);
+    const double bytes = (double(N) * OC + double(N) * C + double(OC) * C * (dinp ? 3 : 2) + (dinp ? double(N) * C : 0)) * es_;
+    timed("matmul_backward", dims({{"N", N}, {"C", C}, {"OC", OC}}), flops, bytes,
+          [&] { inner_->matmul_backward(dinp, dweight, dbias, dout, inp, weight, N, C, OC); });
+}
+
+// GELU (tanh form) ~ 15 FLOPs per element forward, ~ 25 backward.
+void ProfilingOps::gelu_forward(void* out, const void* inp, size_t n) {
+    timed("gelu_forward", dims({{"n", static_cast<long long>(n)}}), 15.0 * n, 2.0 * n * es_,
+          [&] { inner_->gelu_forward(out, inp, n); });
+}
+void ProfilingOps::gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) {
+    timed("gelu_backward", dims({{"n", static_cast<long long>(n)}}), 25.0 * n, 3.0 * n * es_,
+          [&] { inner_->gelu_backward(dinp, inp, dout, n); });
+}
+void ProfilingOps::residual_forward(void* out, const void* a, const void* b, size_t n) {
+    timed("residual_forward", dims({{"n", static_cast<long long>(n)}}), double(n), 3.0 * n * es_,
+          [&] { inner_->residual_forward(out, a, b, n); });
+}
+
+// Causal attention: scores and weighted values over the lower triangle, 2 x 2 B T^2 C / 2
+// forward (plus ~5 FLOPs per score for the softmax); backward recomputes the scores and runs
+// four products, 2.5 x the forward. Bytes: qkv in, output out, the statistics; naive attention
+// also writes (forward) and reads (backward) the B NH T^2 probabilities.
+static double attention_flops(int B, int T, int C, int NH) {
+    return 2.0 * B * double(T) * T * C + 2.5 * B * NH * double(T) * T;
+}
+static double attention_stats_bytes(AttentionKind kind, int B, int T, int NH) {
+    return 4.0 * Ops::attention_stats_floats(kind, B, T, NH);
+}
+void ProfilingOps::attention_forward(AttentionKind kind, void* out, float* stats, const void* qkv, int B, int T, int C, int NH) {
+    const double n = double(B) * T * C;
+    timed(kind == AttentionKind::flash ? "attention_forward(flash)" : "attention_forward(naive)",
+          dims({{"B", B}, {"T", T}, {"C", C}, {"NH", NH}}), attention_flops(B, T, C, NH),
+          4 * n * es_ + attention_stats_bytes(kind, B, T, NH),
+          [&] { inner_->attention_forward(kind, out, stats, qkv, B, T, C, NH); });
+}
+void ProfilingOps::attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv, const void* out,
+                                      const float* stats, int B, int T, int C, int NH) {
+    const double n = double(B) * T * C;
+    timed(kind == AttentionKind::flash ? "attention_backward(flash)" : "attention_backward(naive)",
+          dims({{"B", B}, {"T", T}, {"C", C}, {"NH", NH}}), 2.5 * attention_flops(B, T, C, NH),
+          8 * n * es_ + attention_stats_bytes(kind, B, T, NH),
+          [&] { inner_->attention_backward(kind, dqkv, dout, qkv, out, stats, B, T, C, NH); });
+}
+void ProfilingOps::attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH) {
+    const double keys = double(B) * (t + 1) * C;
+    timed("attention_decode", dims({{"B", B}, {"S", S}, {"C", C}, {"NH", NH}}), 4 * keys, (2 * keys + 2.0 * B * C) * es_,
+          [&] { inner_->attention_decode(out, qkv, B, S, t, C, NH); });
+}
+
+// Softmax cross-entropy over the real vocabulary: max, exp, sum, the gradient ~ 5 FLOPs per
+// logit; reads the logits and (with dlogits) writes them back, padded columns included.
+void ProfilingOps::classifier_forward_backward(void* logits, float* losses, const int32_t* targets, int N, int V, int Vp,
+                                               float dloss, bool write_dlogits) {
+    const double n = double(N) * Vp;
+    timed("classifier_forward_backward", dims({{"N", N}, {"V", V}, {"Vp", Vp}}), 5.0 * N * V,
+          n * es_ * (write_dlogits ? 2 : 1) + 8.0 * N,
+          [&] { inner_->classifier_forward_backward(logits, losses, targets, N, V, Vp, dloss, write_dlogits); });
+}
+
+// AdamW ~ 12 FLOPs per element (moments, bias correction, sqrt, divide, decay); reads the
+// gradient, reads and writes both moments, the parameter and the master copy.
+void ProfilingOps::adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n, const AdamWArgs& a) {
+    const double bytes = double(n) * (es_ + 16 + 2 * es_ + (master ? 8 : 0));
+    timed("adamw", "", 12.0 * n, bytes, [&] { inner_->adamw(params, master, grads, m, v, n, a); });
+}
+double ProfilingOps::sum_squares(const void* x, size_t n) {
+    return timed("sum_squares", "", 2.0 * n, double(n) * es_, [&] { return inner_->sum_squares(x, n); });
+}
+void ProfilingOps::cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) {
+    timed("cast", "", 0, double(n) * (dtype_size(dst_type) + dtype_size(src_type)),
+          [&] { inner_->cast(dst, dst_type, src, src_type, n); });
+}
+
+}  // namespace sixnd

@@ -1,0 +1,76 @@
+// An Ops decorator that times every op it forwards and counts the FLOPs and bytes each one
+// moves, computed from the op's shapes (the formulas sit beside each op in profiling_ops.cpp).
+// It wraps any backend: the device is synchronised before and after each op, so the host clock
+// measures the op alone (on a GPU this serialises the stream; that is the price of per-op times
+// without events). Ops are grouped by name and shape ("matmul_forward N=1024 C=384 OC=1152").
+// Timing happens only while enabled; seconds() is the running total, so a caller can subtract
+// the op time nested inside a region it times itself.
+#pragma once
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "model/ops.h"
+
+namespace sixnd {
+
+struct OpStats {
+    std::string op;  // the op's name, without the shape
+    long long calls = 0;
+    double seconds = 0, flops = 0, bytes = 0;
+};
+
+class ProfilingOps final : public Ops {
+public:
+    explicit ProfilingOps(std::unique_ptr<Ops> inner) : inner_(std::move(inner)), es_(dtype_size(inner_->dtype())) {}
+
+    void set_enabled(bool on) { enabled_ = on; }
+    const std::map<std::string, OpStats>& stats() const { return stats_; }
+    double seconds() const { return seconds_; }
+    void reset() {
+        stats_.clear();
+        seconds_ = 0;
+    }
+
+    const char* name() const override { return inner_->name(); }
+    DType dtype() const override { return inner_->dtype(); }
+    MemoryBackend& memory() override { return inner_->memory(); }
+
+    void encoder_forward(void* out, const int32_t* inp, const void* wte, const void* wpe, int B, int T, int C) override;
+    void encoder_backward(void* dwte, void* dwpe, const void* dout, const int32_t* inp, int B, int T, int C) override;
+    void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias, int N,
+                           int C) override;
+    void residual_layernorm_forward(void* residual, void* out, float* mean, float* rstd, const void* inp1, const void* inp2,
+                                    const void* weight, const void* bias, int N, int C) override;
+    void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp, const void* weight,
+                            const float* mean, const float* rstd, int N, int C) override;
+    void matmul_forward(void* out, void* pre_gelu, const void* inp, const void* weight, const void* bias, int N, int C,
+                        int OC) override;
+    void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp, const void* weight, int N,
+                         int C, int OC) override;
+    void gelu_forward(void* out, const void* inp, size_t n) override;
+    void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) override;
+    void residual_forward(void* out, const void* a, const void* b, size_t n) override;
+    void attention_forward(AttentionKind kind, void* out, float* stats, const void* qkv, int B, int T, int C, int NH) override;
+    void attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv, const void* out,
+                            const float* stats, int B, int T, int C, int NH) override;
+    void attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH) override;
+    void classifier_forward_backward(void* logits, float* losses, const int32_t* targets, int N, int V, int Vp, float dloss,
+                                     bool write_dlogits) override;
+    void adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n, const AdamWArgs& a) override;
+    double sum_squares(const void* x, size_t n) override;
+    void cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) override;
+
+private:
+    // Runs f, timing it when enabled, and books its FLOPs and bytes under `key`.
+    template <typename F> auto timed(const char* op, const std::string& shape, double flops, double bytes, F&& f);
+
+    std::unique_ptr<Ops> inner_;
+    size_t es_;
+    bool enabled_ = false;
+    std::map<std::string, OpStats> stats_;
+    double seconds_ = 0;
+};
+
+}  // namespace sixnd
