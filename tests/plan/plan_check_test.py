@@ -1,0 +1,120 @@
+"""`sixnd plan --check` against real runs on the CPU: on the demo model (d6) and on GPT-2 124M
+(a few steps) the planner predicts the ledger's model-state bytes exactly (every category),
+activations, workspace and the peak within 2%, the FLOPs per step exactly and the step time at
+the measured MFU within 25%. The same d6 run, with --profile, shows a profile whose rows add
+up to the measured step within 10%, large matmuls above the ridge point and layernorm, GELU and
+AdamW below it; and every run ends with the bill (a log event and a summary line)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import numpy as np  # noqa: E402
+import sixnd_files  # noqa: E402
+
+SIXND = os.environ["SIXND_BIN"]
+ENV = dict(os.environ, OMP_NUM_THREADS="2", ASAN_OPTIONS="detect_leaks=0")
+PEAK_TOL, TIME_TOL = 0.02, 0.25
+
+
+def train(tmp, name, extra):
+    out, log = os.path.join(tmp, name), os.path.join(tmp, name + ".jsonl")
+    cmd = [SIXND, "train", "--init", "random", "--train-data", os.path.join(tmp, "train.bin"), "--device", "cpu",
+           "--out", out, "--log", log, "--keep-last", "1"] + extra
+    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=1200)
+    if r.returncode != 0:
+        raise RuntimeError(f"{name} failed:\n{r.stderr[-2000:]}")
+    return out, log, r.stderr
+
+
+def check(log):
+    r = subprocess.run([SIXND, "plan", "--check", log, "--json"], capture_output=True, text=True, env=ENV, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError(f"plan --check {log}: {r.stderr}")
+    return {row["quantity"]: row for row in json.loads(r.stdout)["rows"]}
+
+
+def judge(name, rows, failures):
+    for q, row in rows.items():
+        print(f"{name}: {q:28s} predicted {row['predicted']:.6g} measured {row['measured']:.6g} ratio {row['ratio']}")
+    for q in ("memory.params", "memory.grads", "memory.master", "memory.adam_m", "memory.adam_v", "memory.model_states",
+              "flops_per_step"):
+        if rows[q]["predicted"] != rows[q]["measured"] and abs(rows[q]["ratio"] - 1) > 1e-12:
+            failures.append(f"{name}: {q} predicted {rows[q]['predicted']} != measured {rows[q]['measured']}")
+    for q in ("memory.activations", "memory.workspace", "memory.peak"):
+        if abs(rows[q]["ratio"] - 1) > PEAK_TOL:
+            failures.append(f"{name}: {q} ratio {rows[q]['ratio']} outside 1 +- {PEAK_TOL}")
+    if abs(rows["step_time_s"]["ratio"] - 1) > TIME_TOL:
+        failures.append(f"{name}: step time ratio {rows['step_time_s']['ratio']} outside 1 +- {TIME_TOL}")
+
+
+def check_bill(name, log, stderr, price, failures):
+    recs = [json.loads(x) for x in open(log)]
+    bills = [x for x in recs if x.get("event") == "bill"]
+    if len(bills) != 1:
+        failures.append(f"{name}: {len(bills)} bill events")
+        return
+    b = bills[0]
+    steps = [x for x in recs if x.get("type") == "step"]
+    want_flops = sum(s["flops"] for s in steps)
+    if abs(b["model_flops"] - want_flops) > 1e-9 * want_flops or not (0 < b["mfu"] <= b["hfu"] < 1):
+        failures.append(f"{name}: bill {b} does not add up to the steps' {want_flops} FLOPs")
+    if abs(b["device_hours"] - b["wall_s"] * b["devices"] / 3600) > 1e-12:
+        failures.append(f"{name}: device-hours {b['device_hours']}")
+    if price and abs(b.get("dollars", -1) - b["device_hours"] * price) > 1e-12:
+        failures.append(f"{name}: dollars {b.get('dollars')} at {price}/h")
+    if not price and "dollars" in b:
+        failures.append(f"{name}: dollars without a price")
+    if "bill: " not in stderr:
+        failures.append(f"{name}: no summary line")
+
+
+def check_profile(out, failures):
+    p = json.load(open(os.path.join(out, "profile.json")))
+    frac = p["ops_and_regions_fraction_of_step"]
+    print(f"profile: booked rows {frac:.3f} of the step; ridge {p['ridge_flop_per_byte']:.1f} FLOP/byte; MFU {p['mfu']:.3f} HFU {p['hfu']:.3f}")
+    if abs(frac - 1) > 0.10:
+        failures.append(f"profile: op and region times are {frac:.3f} of the step (need within 10%)")
+    ops = [r for r in p["rows"] if "intensity" in r]
+    for r in ops:
+        big_matmul = r["op"].startswith("matmul") and r["flops_per_step"] >= 1e8
+        if big_matmul and r["bound"] != "compute":
+            failures.append(f"profile: {r['name']} (intensity {r['intensity']:.1f}) is not above the ridge")
+        if r["op"].split("(")[0] in ("layernorm_forward", "layernorm_backward", "residual_layernorm_forward", "gelu_forward",
+                                     "gelu_backward", "adamw") and r["bound"] != "memory":
+            failures.append(f"profile: {r['name']} (intensity {r['intensity']:.1f}) is not below the ridge")
+        if not (0 < r["roof_fraction"] < 1.5):
+            failures.append(f"profile: {r['name']} achieved {r['roof_fraction']} of its roof")
+    names = {r["op"] for r in p["rows"]}
+    for want in ("data loading", "optimizer host work", "adamw", "layernorm_backward"):
+        if want not in names:
+            failures.append(f"profile: no row {want}")
+    if p["hfu"] <= p["mfu"]:
+        failures.append("profile: full recompute should put HFU above MFU")
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sixnd_files.write_shard(os.path.join(tmp, "train.bin"), np.random.default_rng(0).integers(0, 4096, 100000))
+        out, log, err = train(tmp, "d6", ["--model", "d6", "--vocab-size", "4096", "--batch", "4", "--seq-len", "64",
+                                          "--steps", "5", "--profile", "3", "--recompute", "full",
+                                          "--price-per-device-hour", "2.5"])
+        print(err[err.find("profile:"):])
+        judge("d6 bf16 full recompute", check(log), failures)
+        check_bill("d6", log, err, 2.5, failures)
+        check_profile(out, failures)
+        out, log, err = train(tmp, "d6_fp32", ["--model", "d6", "--vocab-size", "4096", "--batch", "2", "--seq-len", "64",
+                                               "--steps", "3", "--dtype", "fp32", "--recompute", "selective",
+                                               "--attention", "naive", "--total-batch-tokens", "256"])
+        judge("d6 fp32 selective naive accum 2", check(log), failures)
+        check_bill("d6 fp32", log, err, 0, failures)
+        out, log, err = train(tmp, "gpt2", ["--model", "gpt2-124m", "--batch", "1", "--seq-len", "64", "--steps", "3"])
+        judge("gpt2-124m bf16", check(log), failures)
+    return sixnd_files.report(failures, "plan --check predicts the runs' memory, FLOPs and time; profile and bill")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
