@@ -1,0 +1,112 @@
+"""`sixnd plan` from the command line: the worked numbers through --json (every number in base
+units), the human table, and one clear error line (exit 1) for every inconsistent or incomplete
+input combination and for a bad --check file."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+from bad_input import Case, run_cases  # noqa: E402
+
+SIXND = os.environ["SIXND_BIN"]
+
+
+def plan(*args):
+    r = subprocess.run([SIXND, "plan", "--json"] + list(args), capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError(f"plan {args}: {r.stderr}")
+    return json.loads(r.stdout)
+
+
+def worked_numbers():
+    faults = []
+
+    def want(what, got, text):
+        if got != text:
+            faults.append(f"{what}: {got} != {text}")
+
+    j = plan("--params", "405e9", "--tokens", "15.6e12")
+    want("Llama 3 405B 6ND", f"{j['compute']['flops']:.3g}", "3.79e+25")
+    j = plan("--flops", "5.88e23")
+    want("Chinchilla N", f"{j['compute']['params']:.3g}", "7e+10")
+    want("Chinchilla D", f"{j['compute']['tokens']:.3g}", "1.4e+12")
+    j = plan("--params", "70e9", "--tokens", "1.4e12")
+    want("Chinchilla 70B C", f"{j['compute']['flops']:.3g}", "5.88e+23")
+    want("7B x 16", f"{plan('--params', '7e9')['memory']['model_states']:.0f}", "112000000000")
+    want("bubble P4 M4", plan("--params", "1e9", "--pipeline-stages", "4", "--micro-batches", "4")["pipeline"]["bubble"], 3 / 7)
+    want("bubble P4 M32", plan("--params", "1e9", "--pipeline-stages", "4", "--micro-batches", "32")["pipeline"]["bubble"], 3 / 35)
+    want("H100 ridge", f"{plan('--params', '1e9', '--device', 'h100')['device']['ridge_flop_per_byte']:.3g}", "295")
+    want("Llama 3 8B", f"{plan('--params', '8e9', '--tokens', '15e12')['compute']['tokens_per_param']:.4g}", "1875")
+    want("GPT-3", f"{plan('--params', '175e9', '--tokens', '300e9')['compute']['tokens_per_param']:.2g}", "1.7")
+    j = plan("--params", "405e9", "--tokens", "15.6e12", "--device", "h100", "--devices", "16000", "--days", "54")
+    want("interruptions", f"{j['reliability']['interruptions']:.3g}", "419")
+    want("hours between", f"{j['reliability']['mtbf_s'] / 3600:.2g}", "3.1")
+    want("MFU needed", f"{j['time']['mfu_required']:.2g}", "0.51")
+    # A model shape: N counts the matmul parameters; activations follow the recompute policy.
+    j = plan("--model", "gpt2-124m", "--tokens", "1e10", "--batch", "4", "--seq-len", "1024", "--recompute", "selective")
+    want("124M N", f"{j['compute']['params']:.4g}", "1.237e+08")  # 124.4M less wpe (1024 x 768)
+    if not j["memory"]["activations_none"] > j["memory"]["activations_selective"] > j["memory"]["activations_full"]:
+        faults.append(f"activations by policy: {j['memory']}")
+    if "12 L C T" not in j["formulas"]["compute.flops"]:
+        faults.append("the attention term is not named")
+    j = plan("--model", "d12", "--zero", "3", "--ranks", "8", "--batch", "4", "--device", "h100", "--devices", "8",
+             "--mfu", "0.4", "--tokens", "1e9")
+    if j["comm"]["zero3"] <= j["comm"]["zero2"] or j["memory"]["fits"] != "yes":
+        faults.append(f"ZeRO-3 on 8 ranks: {j['comm']}, fits {j['memory']['fits']}")
+    r = subprocess.run([SIXND, "plan", "--flops", "1e22", "--device", "h100", "--devices", "64", "--mfu", "0.4",
+                        "--serve-tokens", "1e13", "--price-per-device-hour", "2"], capture_output=True, text=True)
+    if r.returncode != 0 or "sqrt(C / 120)" not in r.stdout or "option2_total_dollars" not in r.stdout:
+        faults.append(f"human table: {r.stdout[:300]} {r.stderr}")
+    for f in faults:
+        print("FAIL", f)
+    print(f"{'ok  ' if not faults else 'FAIL'} worked numbers through the CLI")
+    return faults
+
+
+def main():
+    faults = worked_numbers()
+    with tempfile.TemporaryDirectory() as tmp:
+        notlog = os.path.join(tmp, "notlog.jsonl")
+        with open(notlog, "w") as f:
+            f.write('{"type": "step", "step": 1}\n')
+        broken = os.path.join(tmp, "broken.jsonl")
+        with open(broken, "w") as f:
+            f.write("{not json\n")
+        cases = [
+            Case("nothing", [], ["nothing to plan"]),
+            Case("over-determined", ["--flops", "1e21", "--params", "1e9", "--tokens", "1e12"], ["--flops", "two of"]),
+            Case("days without devices", ["--device", "h100", "--days", "3", "--mfu", "0.4"], ["--devices", "missing"]),
+            Case("devices without device", ["--devices", "8", "--days", "3", "--mfu", "0.4"], ["--device", "missing"]),
+            Case("two budgets", ["--flops", "1e21", "--device", "h100", "--devices", "8", "--days", "1", "--mfu", "0.4"],
+                 ["one compute budget"]),
+            Case("ratio alone", ["--tokens-per-param", "20"], ["--tokens-per-param"]),
+            Case("ratio over-determined", ["--params", "1e9", "--tokens", "1e10", "--tokens-per-param", "20"], ["over-determined"]),
+            Case("pipeline without micro-batches", ["--params", "1e9", "--pipeline-stages", "4"], ["--micro-batches"]),
+            Case("micro-batches without pipeline", ["--params", "1e9", "--micro-batches", "8"], ["--pipeline-stages"]),
+            Case("params and model", ["--params", "1e9", "--model", "d12"], ["--params", "not both"]),
+            Case("batch without shape", ["--params", "1e9", "--batch", "8"], ["--model"]),
+            Case("unknown device", ["--params", "1e9", "--device", "tpu9"], ["--device", "tpu9"]),
+            Case("unknown preset", ["--model", "gpt9"], ["--model", "gpt9"]),
+            Case("mfu over one", ["--params", "1e9", "--device", "h100", "--devices", "8", "--mfu", "40"], ["--mfu"]),
+            Case("negative tokens", ["--tokens", "-5"], ["--tokens"]),
+            Case("partial shape", ["--n-layer", "12", "--tokens", "1e9"], ["--n-layer"]),
+            Case("seq-len over context", ["--model", "d6", "--batch", "1", "--seq-len", "4096"], ["--seq-len"]),
+            Case("serving without device", ["--params", "1e9", "--serve-tokens", "1e9"], ["--device"]),
+            Case("check missing file", ["--check", os.path.join(tmp, "absent.jsonl")], ["absent.jsonl"]),
+            Case("check without header", ["--check", notlog], ["notlog.jsonl", "header"]),
+            Case("check not json", ["--check", broken], ["broken.jsonl:1"]),
+            Case("check with plan flags", ["--check", notlog, "--params", "1e9"], ["--check", "--params"]),
+        ]
+        for c in cases:
+            c.args = ["plan"] + c.args
+        status = run_cases(cases, "sixnd plan: worked numbers and one-line errors")
+    if faults:
+        print(f"FAILED: {len(faults)} worked numbers")
+        return 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
