@@ -110,12 +110,17 @@ json StepProfiler::report(const Roof& roof, const StepFlops& f) const {
     for (auto& r : rows) r["share"] = r.at("seconds_per_step").get<double>() / step_s;
     const double denom = step_s * f.world * roof.peak_flops;
     const double mfu = f.model / denom, hfu = f.hardware / denom;
+    auto g = [](double v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.3g", v);
+        return std::string(b);
+    };
     json why = json::array();
-    why.push_back("HFU - MFU = recomputed forward FLOPs (--recompute full re-runs each block's forward): " +
-                  std::to_string(f.hardware - f.model) + " FLOPs/step");
-    why.push_back("the ops' own FLOPs per rank (" + std::to_string(op_flops) +
-                  "/step) add what neither counts: the LM head over the padded vocabulary, causal attention's actual "
-                  "work, softmax, layernorm, GELU, residual and optimizer arithmetic, selective recompute");
+    why.push_back("HFU - MFU: the recomputed forward FLOPs (--recompute full re-runs each block's forward), " +
+                  g(f.hardware - f.model) + " FLOPs/step on top of the model's " + g(f.model));
+    why.push_back("the ops' own FLOPs (" + g(op_flops * f.world) + "/step, from their shapes) count what neither does: "
+                  "the LM head over the padded vocabulary, causal attention's actual work, softmax, layernorm, GELU, "
+                  "residual and optimizer arithmetic, selective recompute");
     return {{"steps", steps_done_},
             {"first_step", first_ + 1},
             {"step_s", step_s},
