@@ -76,8 +76,14 @@ int run_check(const std::string& path, bool as_json) {
             throw Error(path + ":" + std::to_string(n), std::string("not a JSON record: ") + e.what());
         }
         const std::string type = rec.value("type", "");
-        if (type == "header" && header.is_null()) header = rec;
-        else if (type == "step") steps.push_back(rec);
+        // A resumed run appends a header of its own: check the last segment, the one whose
+        // world size and layout the steps after it ran with.
+        if (type == "header") {
+            header = rec;
+            steps.clear();
+        } else if (type == "step") {
+            steps.push_back(rec);
+        }
     }
     if (header.is_null()) throw Error(path, "no header record: not a sixnd run log");
     if (!header.contains("layout")) throw Error(path, "the header has no layout record (written by an older sixnd)");

@@ -171,6 +171,7 @@ std::string StepProfiler::table(const json& rep, int top) {
                   rep.at("hfu").get<double>() * 100);
     out += line;
     for (const json& w : rep.at("mfu_vs_hfu")) out += "  " + w.get<std::string>() + "\n";
+    out += "  roof% over 100: the op's data stayed in cache (the memory roof is DRAM bandwidth), or the peak was measured low\n";
     return out;
 }
 
