@@ -24,6 +24,8 @@ const std::vector<Verb>& verbs() {
         {"eval", "loss of a model on a shard set", run_eval},
         {"data", "raw text -> filtered, deduplicated token shards", run_data},
         {"tokenizer", "byte-level BPE: train, encode, decode, import-gpt2", run_tokenizer},
+        {"ablate", "one knob, several values, several seeds -> results table with p-values", run_ablate},
+        {"report", "plots (matplotlib) + report.md/html from runs or an ablation", run_report},
     };
     return table;
 }
