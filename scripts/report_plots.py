@@ -298,6 +298,13 @@ def config_blocks(sources):
     return blocks
 
 
+def write_whole(path, text):
+    """Writes under a temporary name, then renames: a report is there whole or not at all."""
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
 def write_md(out, sources, head, rows, blocks):
     lines = ["# sixnd report", ""]
     lines += ["Sources: " + ", ".join(f"`{s['path']}`" for s in sources), ""]
@@ -310,15 +317,14 @@ def write_md(out, sources, head, rows, blocks):
     lines += ["## Configuration", ""]
     for title, cfg in blocks:
         lines += [f"### {title}", "", "```json", json.dumps(cfg, indent=1), "```", ""]
-    with open(os.path.join(out, "report.md"), "w") as f:
-        f.write("\n".join(lines))
+    write_whole(os.path.join(out, "report.md"), "\n".join(lines))
 
 
 def write_html(out, sources, head, rows, blocks):
     e = html.escape
     parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>sixnd report</title><style>",
              "body{font-family:sans-serif;margin:24px;max-width:1100px}table{border-collapse:collapse;font-size:13px}",
-             "td,th{border:1px solid #bbb;padding:3px 7px;text-align:right}td:first-child,th:first-child{text-align:left}",
+             "td,th{border:1px solid #bbb;padding:3px 7px;text-align:right;white-space:nowrap}td:first-child,th:first-child{text-align:left}",
              "th{background:#eee}img{width:1000px;border:1px solid #ddd}pre{background:#f6f6f6;padding:8px;font-size:12px}",
              "</style></head><body><h1>sixnd report</h1>",
              "<p>Sources: " + ", ".join(f"<code>{e(s['path'])}</code>" for s in sources) + "</p>",
@@ -337,8 +343,7 @@ def write_html(out, sources, head, rows, blocks):
     for title, cfg in blocks:
         parts.append(f"<h3>{e(title)}</h3><pre>{e(json.dumps(cfg, indent=1))}</pre>")
     parts.append("</body></html>\n")
-    with open(os.path.join(out, "report.html"), "w") as f:
-        f.write("".join(parts))
+    write_whole(os.path.join(out, "report.html"), "".join(parts))
 
 
 def main():

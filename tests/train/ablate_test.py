@@ -3,12 +3,14 @@ started again: the finished runs are not redone (their logs untouched), the inte
 resumes from its checkpoint, and results.json / results.csv equal the numbers recomputed here
 from the run logs — means and sample stds, differences, and Welch's p-value computed with
 math only (the Student-t density integrated by Simpson's rule) to 1e-6. Speed-only knobs
-(recompute, attention) are reported loss-equal. Bad flags end with one error line."""
+(recompute, attention; zero with each run under mpirun -np 2) are reported loss-equal. Bad
+flags end with one error line."""
 import csv
 import hashlib
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -163,15 +165,38 @@ def main():
 
         # Speed-only knobs: the same losses as the base.
         out2 = os.path.join(tmp, "speed")
+        # Its base flags partly from a --config file.
+        config = os.path.join(tmp, "base.toml")
+        open(config, "w").write("eval-batches = 2\nweight-decay = 0.05\n")
+        flags = tiny_text.train_flags(p, steps=6)
+        flags = flags[:flags.index("--eval-batches")] + flags[flags.index("--eval-batches") + 2:]
         r = tiny_text.sixnd("ablate", "--out", out2, "--vary", "recompute=none,full", "--vary",
-                            "attention=flash,naive", "--seeds", "1", "--seed", "7", *tiny_text.train_flags(p, steps=6))
+                            "attention=flash,naive", "--seeds", "1", "--seed", "7", "--config", config, *flags)
         res = check_table(out2, {"base": "base", "recompute=full": "recompute=full",
                                  "attention=naive": "attention=naive"}, [7], failures)
+        base = res["base_config"]
+        if (base["eval_batches"], base["seed"]) != (2, 7) or abs(base["weight_decay"] - 0.05) > 1e-6:
+            failures.append(f"--config was not the base configuration: {base}")
         for v in res["variants"][1:]:
             print(f"{v['name']}: loss_equal {v.get('loss_equal')} (largest relative difference "
                   f"{v.get('loss_max_rel_diff')})")
             if v.get("loss_equal") is not True:
                 failures.append(f"{v['name']} is not reported loss-equal: {v.get('loss_max_rel_diff')}")
+        # Each run under mpirun: ZeRO stages give the same losses and send bytes.
+        if shutil.which("mpirun"):
+            out3 = os.path.join(tmp, "zero")
+            tiny_text.sixnd("ablate", "--out", out3, "--vary", "zero=0,1", "--seeds", "1", "--np", "2", "--mpirun",
+                            "mpirun --allow-run-as-root --oversubscribe", *tiny_text.train_flags(p, steps=4))
+            res = check_table(out3, {"base": "base", "zero=1": "zero=1"}, [1337], failures)
+            z = res["variants"][1]
+            world = [json.loads(x)["world_size"] for x in open(os.path.join(out3, "runs", "zero=1", "seed-1337",
+                                                                             "run.jsonl")) if '"header"' in x]
+            print(f"zero=1 under mpirun -np 2: loss_equal {z.get('loss_equal')}, bytes sent "
+                  f"{z['metrics']['comm_bytes']['mean']:.0f}, world size {world}")
+            if z.get("loss_equal") is not True or not z["metrics"]["comm_bytes"]["mean"] > 0 or world != [2]:
+                failures.append(f"zero=1 under mpirun: {z.get('loss_equal')}, {z['metrics']['comm_bytes']}, {world}")
+        else:
+            print("mpirun not found: the --np part is not run")
         if "loss_equal" in json.load(open(os.path.join(out, "results.json")))["variants"][1]:
             failures.append("lr is not a speed-only knob, yet has loss_equal")
 
@@ -183,7 +208,8 @@ def main():
                  bad_input.Case("log_flag", ["ablate", "--out", os.path.join(tmp, "b3"), "--vary", "lr=1e-3,2e-3",
                                              *flags, "--log", "x.jsonl"], ["--log", "set by sixnd ablate"]),
                  bad_input.Case("other_plan", ["ablate", "--out", out2, "--vary", "recompute=none,selective",
-                                               "--seeds", "1", "--seed", "7", *flags], ["another ablation"],
+                                               "--seeds", "1", "--seed", "7", "--config", config, *flags],
+                                ["another ablation"],
                                 unchanged=[out2]),
                  bad_input.Case("bad_knob", ["ablate", "--out", os.path.join(tmp, "b4"), "--vary", "no-such=1,2", *flags],
                                 ["train.log", "no-such"])]
