@@ -3,7 +3,7 @@ format (ctx, endings, label, plus the fields the real file carries), every endin
 mean cross-entropy, acc (lowest sum) and acc_norm (lowest mean per ending token) equal a
 float64 PyTorch GPT-2 on the same weights and the same tokens (context, then " " + ending; a
 context too long for the window cut from the left). Malformed lines end with one error line
-naming FILE:LINE."""
+naming FILE:LINE. `sixnd train --eval-task` logs the same scores as `sixnd eval --task`."""
 import json
 import math
 import os
@@ -116,6 +116,23 @@ def main():
             failures.append(f"acc/acc_norm {out} differ from PyTorch's")
         if differ == 0:
             failures.append("no item tells acc from acc_norm: the items do not test the normalisation")
+
+        # --eval-task during training: with --lr 0 the weights stay the initial ones, so the logged
+        # accuracies must equal `sixnd eval --task hellaswag` on the same initial model.
+        model_flags = ["--init", "random", "--model", "tiny", "--vocab-size", str(tiny_text.VOCAB), "--max-seq-len", "64",
+                       "--seed", "11", "--device", "cpu", "--dtype", "fp32"]
+        ev = json.loads(tiny_text.sixnd("eval", "--task", "hellaswag", *model_flags, "--tokenizer", paths["tokenizer"],
+                                        "--data", data).stdout.strip().splitlines()[-1])
+        log = os.path.join(tmp, "task.jsonl")
+        tiny_text.sixnd("train", *model_flags, "--train-data", paths["train"], "--tokenizer", paths["tokenizer"],
+                        "--batch", "2", "--seq-len", "16", "--steps", "2", "--lr", "0", "--eval-every", "1",
+                        "--eval-task", data, "--log", log, "--out", os.path.join(tmp, "task_run"), "--peak-tflops", "1")
+        recs = [json.loads(x) for x in open(log)]
+        logged = [(r["task_acc"], r["task_acc_norm"]) for r in recs if r.get("type") == "step"]
+        events = [r for r in recs if r.get("event") == "eval_task"]
+        print(f"--eval-task: logged {logged}; sixnd eval on the same weights: {ev['acc']}, {ev['acc_norm']}")
+        if logged != [(ev["acc"], ev["acc_norm"])] * 2 or len(events) != 2 or events[0]["items"] != len(ITEMS):
+            failures.append(f"--eval-task: logged {logged} / {events}, expected {ev['acc']}, {ev['acc_norm']} twice")
 
         def bad(name, text, words):
             path = os.path.join(tmp, name + ".jsonl")
