@@ -103,17 +103,18 @@ int run_report(int argc, char** argv) {
     const std::string input = (fs::path(out) / "report_input.json").string();
     write_file_atomically(input, json{{"sources", sources}}.dump(1) + "\n");
     // The first Python that has matplotlib: $SIXND_PYTHON, python3 on PATH (which may be a
-    // virtual environment's without it), Debian's. The script exits 3 when matplotlib is missing.
+    // virtual environment's without it), Debian's.
     std::vector<std::string> pythons{"python3", "/usr/bin/python3"};
     if (const char* py = std::getenv("SIXND_PYTHON")) pythons.insert(pythons.begin(), py);
-    int rc = 127;
-    for (const std::string& py : pythons) {
-        rc = run_process({py, script, input, out});
-        if (rc != 127 && rc != 3) break;
-    }
-    if (rc == 127 || rc == 3)
-        throw Error("python3", std::string(rc == 127 ? "not found" : "has no matplotlib") +
-                                   ": sixnd report draws its plots with python3 and matplotlib (Debian: apt-get install python3-matplotlib)");
+    std::string python;
+    for (const std::string& py : pythons)
+        if (run_process({py, "-c", "import matplotlib"}, "/dev/null") == 0) {
+            python = py;
+            break;
+        }
+    if (python.empty())
+        throw Error("python3", "with matplotlib not found: sixnd report draws its plots with it (Debian: apt-get install python3-matplotlib)");
+    const int rc = run_process({python, script, input, out});
     if (rc != 0) throw Error(script, "failed with status " + std::to_string(rc));
     std::printf("%s\n", json{{"report", (fs::path(out) / "report.md").string()},
                              {"html", (fs::path(out) / "report.html").string()},

@@ -222,6 +222,8 @@ def plot_comm(series, out, colors):
         vals = [sum(p[k] for p in per_run) / len(per_run) / 2**20 for k in range(n)]
         any_bytes |= any(v > 0 for v in vals)
         ax.bar([k + i * width for k in range(n)], vals, width=width, color=c, label=s.label)
+    ranks = max((min(len(bytes_per_rank(st)) for _, st, _ in s.runs) for s in series), default=1)
+    ax.set_xticks([k + (len(series) - 1) * width / 2 for k in range(ranks)], [str(k) for k in range(ranks)])
     ax.set(xlabel="rank", ylabel="MiB sent over the run (mean over seeds)")
     ax.legend(fontsize=7)
     if not any_bytes:
