@@ -55,7 +55,8 @@ int run_ablate(int argc, char** argv) {
     std::string mpirun;
     int np = 0;
     app.add_option("--out", spec.out, "ablation directory (runs/, results.json, results.csv)")->required();
-    app.add_option("--vary", vary, "KNOB=V1,V2,... : a train flag and its values, the first being the base's (repeatable)")
+    app.add_option("--vary", vary, "KNOB=V1,V2,... : a train flag and its values, the first being the base's (repeatable); "
+                   "config=A.toml,B.toml varies flags that change together")
         ->required();
     app.add_option("--seeds", spec.seeds, "seeds per variant (from --seed, default 1337, upward)")->capture_default_str();
     app.add_option("--config", spec.config, "base train flags from a TOML/INI file (as sixnd train --config)");
@@ -68,6 +69,10 @@ int run_ablate(int argc, char** argv) {
     if (np < 0) throw Error("--np", "must be positive");
     if (spec.loss_tol < 0) throw Error("--loss-tol", "must not be negative");
     spec.knobs = parse_vary(vary);
+    // Knobs that must change together (a tokenizer and its shards) vary as whole config files.
+    for (const AblationKnob& k : spec.knobs)
+        if (k.name == "config" && !spec.config.empty())
+            throw Error("--vary config", "cannot be combined with a base --config file");
     spec.train_args = app.remaining();
     for (size_t i = 0; i < spec.train_args.size(); i++) {
         const std::string& a = spec.train_args[i];

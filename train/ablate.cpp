@@ -32,7 +32,7 @@ std::vector<AblationKnob> parse_vary(const std::vector<std::string>& specs) {
         AblationKnob k;
         k.name = spec.substr(0, eq);
         if (k.name.rfind("--", 0) == 0) k.name = k.name.substr(2);
-        for (const char* own : {"out", "log", "resume", "seed", "config"})
+        for (const char* own : {"out", "log", "resume", "seed"})
             if (k.name == own) throw Error("--vary", "'" + k.name + "' is set by sixnd ablate for each run; it cannot be varied");
         if (!seen.insert(k.name).second) throw Error("--vary", "knob '" + k.name + "' is given twice");
         std::string rest = spec.substr(eq + 1);

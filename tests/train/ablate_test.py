@@ -3,8 +3,9 @@ started again: the finished runs are not redone (their logs untouched), the inte
 resumes from its checkpoint, and results.json / results.csv equal the numbers recomputed here
 from the run logs — means and sample stds, differences, and Welch's p-value computed with
 math only (the Student-t density integrated by Simpson's rule) to 1e-6. Speed-only knobs
-(recompute, attention; zero with each run under mpirun -np 2) are reported loss-equal. Bad
-flags end with one error line."""
+(recompute, attention; zero with each run under mpirun -np 2) are reported loss-equal. Two
+tokenizers with their shards, varied as config files, compare by bits per byte. Bad flags end
+with one error line."""
 import csv
 import hashlib
 import json
@@ -197,6 +198,27 @@ def main():
                 failures.append(f"zero=1 under mpirun: {z.get('loss_equal')}, {z['metrics']['comm_bytes']}, {world}")
         else:
             print("mpirun not found: the --np part is not run")
+        # Two tokenizers (with their shards) compared by bits per byte: knobs that change together
+        # vary as config files.
+        q = tiny_text.make(tmp, vocab=290, prefix="b_")
+        configs = []
+        for name, d in (("tok_a.toml", p), ("tok_b.toml", q)):
+            configs.append(os.path.join(tmp, name))
+            open(configs[-1], "w").write(f'tokenizer = "{d["tokenizer"]}"\ntrain-data = "{d["train"]}"\n'
+                                         f'val-data = "{d["val"]}"\n')
+        flags = tiny_text.train_flags(p, steps=4)
+        for f in ("--tokenizer", "--train-data", "--val-data"):
+            flags = flags[:flags.index(f)] + flags[flags.index(f) + 2:]
+        out4 = os.path.join(tmp, "tokenizers")
+        tiny_text.sixnd("ablate", "--out", out4, "--vary", "config=" + ",".join(configs), "--seeds", "1", *flags)
+        res = check_table(out4, {"base": "base", "config=" + configs[1]: "config=" + configs[1].replace("/", "_")},
+                          [1337], failures)
+        used = res["variants"][1]["runs"][0]
+        hdr = [json.loads(x) for x in open(os.path.join(out4, used["log"])) if '"header"' in x][0]
+        bpb = [v["metrics"]["val_bpb"]["mean"] for v in res["variants"]]
+        print(f"tokenizers by config file: val bits per byte {bpb}")
+        if hdr["config"]["tokenizer"] != q["tokenizer"] or None in bpb:
+            failures.append(f"--vary config: the variant trained with {hdr['config']['tokenizer']}, bpb {bpb}")
         if "loss_equal" in json.load(open(os.path.join(out, "results.json")))["variants"][1]:
             failures.append("lr is not a speed-only knob, yet has loss_equal")
 

@@ -18,15 +18,16 @@ def sixnd(*args, check=True):
     return r
 
 
-def make(tmp):
-    """{'tokenizer', 'train', 'val'} paths under tmp."""
+def make(tmp, vocab=VOCAB, prefix=""):
+    """{'tokenizer', 'train', 'val'} paths under tmp (file names starting with prefix); the
+    tokenizer has `vocab` tokens (at most VOCAB, the model's vocabulary)."""
     text = open(CORPUS, "rb").read()
-    paths = {k: os.path.join(tmp, v) for k, v in
+    paths = {k: os.path.join(tmp, prefix + v) for k, v in
              [("tokenizer", "tok.bin"), ("train", "train.bin"), ("val", "val.bin"), ("train_txt", "train.txt"),
               ("val_txt", "val.txt")]}
     open(paths["train_txt"], "wb").write(text[:110_000])
     open(paths["val_txt"], "wb").write(text[110_000:])
-    sixnd("tokenizer", "train", "--input", paths["train_txt"], "--vocab-size", str(VOCAB), "--out", paths["tokenizer"],
+    sixnd("tokenizer", "train", "--input", paths["train_txt"], "--vocab-size", str(vocab), "--out", paths["tokenizer"],
           "--threads", "1")
     for split in ("train", "val"):
         sixnd("tokenizer", "encode", "--tokenizer", paths["tokenizer"], "--input", paths[split + "_txt"],
