@@ -2,8 +2,8 @@
 // `endings` and `label`). Each ending is scored by the model's cross-entropy on the ending's
 // tokens given the context, tokenized as encode(ctx) followed by encode(" " + ending), as llm.c
 // does. acc picks the ending with the lowest summed loss; acc_norm the lowest mean loss per
-// ending token (llm.c's definition, which the issue names; the Eleuther harness instead divides
-// the log-likelihood by the ending's length in bytes). Ties go to the first ending.
+// ending token (llm.c's definition, which issue 16 names; the Eleuther harness instead divides
+// the log-likelihood by the ending's length in characters). Ties go to the first ending.
 #pragma once
 #include <functional>
 #include <string>
