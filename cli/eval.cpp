@@ -1,9 +1,13 @@
-// sixnd eval: mean loss of a model on llm.c shards. Batch k is tokens [k*B*T, k*B*T + B*T + 1)
-// of the concatenated shards: the first B*T are inputs, the last B*T the targets.
+// sixnd eval: a model's loss on llm.c shards (and, with --tokenizer, bits per byte), or, with
+// --task hellaswag, its multiple-choice accuracy on a HellaSwag-format JSONL file.
+// Loss: batch k is tokens [k*B*T, k*B*T + B*T + 1) of the concatenated shards: the first B*T
+// are inputs, the last B*T the targets.
 #include <cstdio>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/model_flags.h"
@@ -12,22 +16,106 @@
 #include "data/token_set.h"
 #include "model/backend.h"
 #include "model/gpt.h"
+#include "train/bits_per_byte.h"
+#include "train/hellaswag.h"
 
 namespace sixnd::cli {
 
-int run_eval(int argc, char** argv) {
-    CLI::App app{"Loss of a model on a set of llm.c token shards", "sixnd eval"};
-    ModelFlags mf;
-    add_model_flags(app, mf);
-    std::string data;
+namespace {
+
+struct EvalFlags {
+    std::string data, tokenizer, task = "loss", per_item;
     int B = 4, T = 64;
     long long batches = 0;
-    app.add_option("--data", data, "glob of llm.c token shards")->required();
-    app.add_option("--batch", B, "batch size B")->capture_default_str();
-    app.add_option("--seq-len", T, "sequence length T")->capture_default_str();
-    app.add_option("--batches", batches, "number of batches (default: all that fit)");
+};
+
+nlohmann::json eval_loss(GPT& model, const EvalFlags& f) {
+    const int B = f.B, T = f.T;
+    TokenSet ts(f.data);
+    ts.check_vocab(model.config().vocab_size);
+    std::unique_ptr<TokenBytes> token_bytes;
+    if (!f.tokenizer.empty()) token_bytes = std::make_unique<TokenBytes>(Tokenizer::load(f.tokenizer));
+    const size_t bt = static_cast<size_t>(B) * T;
+    if (ts.size() < bt + 1)
+        throw Error(f.data, "holds " + std::to_string(ts.size()) + " tokens; one batch of " + std::to_string(B) + " x " +
+                                std::to_string(T) + " needs " + std::to_string(bt + 1));
+    const long long fit = static_cast<long long>((ts.size() - 1) / bt);
+    long long batches = f.batches;
+    if (batches < 0) throw Error("--batches", "must be positive");
+    if (batches == 0) batches = fit;
+    if (batches > fit)
+        throw Error("--batches", std::to_string(batches) + " batches of " + std::to_string(B) + " x " +
+                                     std::to_string(T) + " need more than the " + std::to_string(ts.size()) +
+                                     " tokens in " + f.data + " (at most " + std::to_string(fit) + " fit)");
+
+    const bool tty = isatty(fileno(stderr));
+    std::vector<int32_t> buf(bt + 1);
+    double sum = 0, bytes = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    for (long long k = 0; k < batches; k++) {
+        ts.read(static_cast<size_t>(k) * bt, bt + 1, buf.data());
+        sum += model.forward(buf.data(), buf.data() + 1, B, T);
+        if (token_bytes) bytes += static_cast<double>(token_bytes->count(buf.data() + 1, bt));
+        if (tty) std::fprintf(stderr, "\reval %lld/%lld  loss %.4f", k + 1, batches, sum / (k + 1));
+    }
+    if (tty) std::fprintf(stderr, "\n");
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double tokens = static_cast<double>(bt) * batches;
+    nlohmann::json out = {{"loss", sum / batches},
+                          {"tokens", static_cast<long long>(bt) * batches},
+                          {"batches", batches},
+                          {"tokens_per_s", secs > 0 ? tokens / secs : 0.0}};
+    if (token_bytes) {
+        out["bytes"] = bytes;
+        out["bpb"] = bits_per_byte(sum / batches, tokens, bytes);
+    } else {
+        std::fprintf(stderr, "sixnd eval: no --tokenizer: loss per token only, not bits per byte\n");
+    }
+    return out;
+}
+
+nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f) {
+    if (f.tokenizer.empty()) throw Error("--task hellaswag", "needs --tokenizer to encode the contexts and endings");
+    const Tokenizer tok = Tokenizer::load(f.tokenizer);
+    if (tok.vocab_size() > static_cast<size_t>(model.config().vocab_size))
+        throw Error(f.tokenizer, "has " + std::to_string(tok.vocab_size()) + " tokens, more than the model's vocabulary of " +
+                                     std::to_string(model.config().vocab_size));
+    const std::vector<HellaSwagItem> items = read_hellaswag(f.data);
+    std::unique_ptr<std::ofstream> per_item;
+    if (!f.per_item.empty()) {
+        per_item = std::make_unique<std::ofstream>(f.per_item);
+        if (!*per_item) throw Error(f.per_item, "cannot write");
+    }
+    const bool tty = isatty(fileno(stderr));
+    const HellaSwagScore score = score_hellaswag(model, tok, items, [&](size_t i, const HellaSwagResult& r) {
+        if (per_item)
+            *per_item << nlohmann::json{{"line", items[i].line}, {"label", r.label}, {"pred", r.pred}, {"pred_norm", r.pred_norm},
+                                        {"sum_loss", r.sum_loss}, {"mean_loss", r.mean_loss}, {"tokens", r.tokens}}
+                             .dump()
+                      << "\n";
+        if (tty) std::fprintf(stderr, "\rhellaswag %zu/%zu", i + 1, items.size());
+    });
+    if (tty) std::fprintf(stderr, "\n");
+    return {{"task", "hellaswag"}, {"items", score.items}, {"acc", score.acc()}, {"acc_norm", score.acc_norm()}};
+}
+
+}  // namespace
+
+int run_eval(int argc, char** argv) {
+    CLI::App app{"Loss (and bits per byte) of a model on llm.c token shards, or HellaSwag accuracy", "sixnd eval"};
+    ModelFlags mf;
+    add_model_flags(app, mf);
+    EvalFlags f;
+    app.add_option("--data", f.data, "glob of llm.c token shards; with --task hellaswag a HellaSwag JSONL file")->required();
+    app.add_option("--task", f.task, "loss, or hellaswag (ctx/endings/label per line; acc and acc_norm)")->capture_default_str();
+    app.add_option("--tokenizer", f.tokenizer, "sixnd tokenizer file: bits per byte of the decoded text; needed by --task hellaswag");
+    app.add_option("--per-item", f.per_item, "with --task hellaswag: write each item's ending losses to this JSONL file");
+    app.add_option("--batch", f.B, "batch size B")->capture_default_str();
+    app.add_option("--seq-len", f.T, "sequence length T")->capture_default_str();
+    app.add_option("--batches", f.batches, "number of batches (default: all that fit)");
     if (!parse_flags(app, argc, argv)) return 0;
-    if (B <= 0 || T <= 0) throw Error("--batch/--seq-len", "must be positive");
+    if (f.B <= 0 || f.T <= 0) throw Error("--batch/--seq-len", "must be positive");
+    if (f.task != "loss" && f.task != "hellaswag") throw Error("--task", "expected loss or hellaswag, got '" + f.task + "'");
 
     Backend be = make_backend(mf.device, parse_dtype(mf.dtype));
     InitialModel im = initial_model(mf);
@@ -36,39 +124,11 @@ int run_eval(int argc, char** argv) {
     GPT model(im.config, *be.ops, mo);
     model.set_params(im.params);
 
-    TokenSet ts(data);
-    ts.check_vocab(im.config.vocab_size);
-    const size_t bt = static_cast<size_t>(B) * T;
-    if (ts.size() < bt + 1)
-        throw Error(data, "holds " + std::to_string(ts.size()) + " tokens; one batch of " + std::to_string(B) + " x " +
-                              std::to_string(T) + " needs " + std::to_string(bt + 1));
-    const long long fit = static_cast<long long>((ts.size() - 1) / bt);
-    if (batches < 0) throw Error("--batches", "must be positive");
-    if (batches == 0) batches = fit;
-    if (batches > fit)
-        throw Error("--batches", std::to_string(batches) + " batches of " + std::to_string(B) + " x " +
-                                     std::to_string(T) + " need more than the " + std::to_string(ts.size()) +
-                                     " tokens in " + data + " (at most " + std::to_string(fit) + " fit)");
-
-    const bool tty = isatty(fileno(stderr));
-    std::vector<int32_t> buf(bt + 1);
-    double sum = 0;
-    auto t0 = std::chrono::steady_clock::now();
-    for (long long k = 0; k < batches; k++) {
-        ts.read(static_cast<size_t>(k) * bt, bt + 1, buf.data());
-        sum += model.forward(buf.data(), buf.data() + 1, B, T);
-        if (tty) std::fprintf(stderr, "\reval %lld/%lld  loss %.4f", k + 1, batches, sum / (k + 1));
-    }
-    if (tty) std::fprintf(stderr, "\n");
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    nlohmann::json out = {{"loss", sum / batches},
-                          {"tokens", static_cast<long long>(bt) * batches},
-                          {"batches", batches},
-                          {"model", im.source},
-                          {"device", be.device},
-                          {"dtype", mf.dtype},
-                          {"attention", mf.attention},
-                          {"tokens_per_s", secs > 0 ? static_cast<double>(bt) * batches / secs : 0.0}};
+    nlohmann::json out = f.task == "hellaswag" ? eval_hellaswag(model, f) : eval_loss(model, f);
+    out["model"] = im.source;
+    out["device"] = be.device;
+    out["dtype"] = mf.dtype;
+    out["attention"] = mf.attention;
     std::printf("%s\n", out.dump().c_str());
     return 0;
 }

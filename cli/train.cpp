@@ -59,6 +59,7 @@ int run_train(int argc, char** argv) {
     app.add_option("--log", o.log, "JSON Lines run log");
     app.add_option("--eval-every", o.eval_every, "validation loss every N steps (needs --val-data)")->capture_default_str();
     app.add_option("--eval-batches", o.eval_batches, "validation batches per evaluation")->capture_default_str();
+    app.add_option("--eval-task", o.eval_task, "HellaSwag-format JSONL scored (acc, acc_norm) at each --eval-every (needs --tokenizer)");
     app.add_option("--max-bad-steps", o.max_bad_steps, "stop after this many non-finite steps in a row")->capture_default_str();
     app.add_option("--peak-tflops", o.peak_tflops, "override the peak TFLOP/s used for MFU");
     app.add_option("--profile", o.profile, "time every op over N steps (after the first): roofline table, OUT/profile.json");
@@ -75,7 +76,8 @@ int run_train(int argc, char** argv) {
     o.optimizer.master_weights = parse_on_off("--master-weights", master);
     if (o.batch <= 0 || o.seq_len <= 0) throw Error("--batch/--seq-len", "must be positive");
     if (o.max_bad_steps <= 0) throw Error("--max-bad-steps", "must be positive");
-    if (o.eval_every > 0 && o.val_data.empty()) throw Error("--eval-every", "needs --val-data");
+    if (o.eval_every > 0 && o.val_data.empty() && o.eval_task.empty()) throw Error("--eval-every", "needs --val-data or --eval-task");
+    if (!o.eval_task.empty() && o.eval_every <= 0) throw Error("--eval-task", "needs --eval-every");
     if (o.zero_stage < 0 || o.zero_stage > 3) throw Error("--zero", "stage must be 0, 1, 2 or 3");
     if (o.profile < 0) throw Error("--profile", "must be a number of steps (0: off)");
     if (o.price_per_device_hour < 0) throw Error("--price-per-device-hour", "must not be negative");
@@ -94,6 +96,7 @@ int run_train(int argc, char** argv) {
     if (comm && comm->rank() != 0) return 0;
     nlohmann::json out{{"steps", r.steps_done}, {"loss", r.last_loss}, {"checkpoint", r.last_checkpoint}, {"log", o.log}};
     if (r.last_val_loss >= 0) out["val_loss"] = r.last_val_loss;
+    if (r.last_val_bpb >= 0) out["val_bpb"] = r.last_val_bpb;
     std::printf("%s\n", out.dump().c_str());
     return 0;
 }

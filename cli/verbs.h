@@ -25,5 +25,7 @@ int run_sample(int argc, char** argv);
 int run_tokenizer(int argc, char** argv);
 int run_data(int argc, char** argv);
 int run_plan(int argc, char** argv);
+int run_ablate(int argc, char** argv);
+int run_report(int argc, char** argv);
 
 }  // namespace sixnd::cli

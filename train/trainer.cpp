@@ -19,8 +19,10 @@
 #include "model/gpt.h"
 #include "tokenizer/tokenizer.h"
 #include "train/bill.h"
+#include "train/bits_per_byte.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_state.h"
+#include "train/hellaswag.h"
 #include "train/peak_flops.h"
 #include "train/profile.h"
 #include "train/run_log.h"
@@ -60,6 +62,7 @@ nlohmann::json TrainOptions::to_json() const {
                 {"keep_last", keep_last},
                 {"eval_every", eval_every},
                 {"eval_batches", eval_batches},
+                {"eval_task", eval_task},
                 {"max_bad_steps", max_bad_steps},
                 {"tokenizer", tokenizer},
                 {"profile", profile},
@@ -169,6 +172,14 @@ private:
     bool tty_ = false;
     std::chrono::steady_clock::time_point run_start_;
     float evaluated_ = 0;  // the last validation loss
+    // Validation bits per byte (issue 16): needs --tokenizer to count the bytes of the decoded
+    // validation tokens; -1 when there is none.
+    std::unique_ptr<TokenBytes> val_bytes_;
+    double evaluated_bpb_ = -1;
+    // --eval-task: every rank scores every item (the forward passes stay collective under
+    // ZeRO-3); rank 0 logs the accuracies.
+    std::vector<HellaSwagItem> task_items_;
+    std::unique_ptr<Tokenizer> task_tok_;
 };
 
 std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o) {
@@ -224,6 +235,13 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     if (start_step_ >= last_step_) throw Error("--steps", "the checkpoint is already at step " + std::to_string(start_step_));
     profiler_.window(start_step_, last_step_);
     check_tokenizer();
+    if (val_ && !o.tokenizer.empty()) val_bytes_ = std::make_unique<TokenBytes>(Tokenizer::load(o.tokenizer));
+    else if (val_ && root_) log_info("no --tokenizer: validation reports loss per token only, not bits per byte");
+    if (!o.eval_task.empty()) {
+        if (o.tokenizer.empty()) throw Error("--eval-task", "needs --tokenizer to encode the items");
+        task_items_ = read_hellaswag(o.eval_task);
+        task_tok_ = std::make_unique<Tokenizer>(Tokenizer::load(o.tokenizer));
+    }
     sched_ = o.schedule;
     sched_.total_steps = o.steps;
     fpt_ = flops_per_token(cfg_, o.seq_len, o.recompute);
@@ -346,12 +364,15 @@ float Run::evaluate() {
     const long long avail = static_cast<long long>(val_->samples_per_epoch() / (static_cast<uint64_t>(B) * world_));
     const long long n = std::max(1LL, std::min<long long>(o_.eval_batches, avail));
     std::vector<int32_t> in(size_t(B) * T), tg(size_t(B) * T);
-    double sum = 0;
+    double sum = 0, bytes = 0;
     for (long long k = 0; k < n; k++) {
         val_->next(in.data(), tg.data());
         sum += model_.forward(in.data(), tg.data(), B, T);
+        if (val_bytes_) bytes += static_cast<double>(val_bytes_->count(tg.data(), tg.size()));
     }
     evaluated_ = static_cast<float>(comm_.all_reduce_sum_host(sum / n) / world_);
+    if (val_bytes_)
+        evaluated_bpb_ = bits_per_byte(evaluated_, static_cast<double>(n) * B * T * world_, comm_.all_reduce_sum_host(bytes));
     return evaluated_;
 }
 
@@ -488,10 +509,18 @@ TrainResult Run::go() {
             rec["memory_ranks"] = gathered_memory();
             rec["comm_ranks"] = gathered_comm(sent_by_collective);
         }
+        if (task_tok_ && o_.eval_every > 0 && (done % o_.eval_every == 0 || done == last_step_)) {
+            const HellaSwagScore hs = score_hellaswag(model_, *task_tok_, task_items_);
+            rec["task_acc"] = hs.acc();
+            rec["task_acc_norm"] = hs.acc_norm();
+            log_->event("eval_task", done, {{"task", "hellaswag"}, {"items", hs.items}, {"acc", hs.acc()}, {"acc_norm", hs.acc_norm()}});
+        }
         if (val_ && o_.eval_every > 0 && (done % o_.eval_every == 0 || done == last_step_)) {
             result.last_val_loss = evaluate();
             rec["val_loss"] = result.last_val_loss;
-            log_->event("eval", done, {{"val_loss", result.last_val_loss}});
+            json ev{{"val_loss", result.last_val_loss}};
+            if (evaluated_bpb_ >= 0) rec["val_bpb"] = ev["val_bpb"] = result.last_val_bpb = evaluated_bpb_;
+            log_->event("eval", done, ev);
         }
         log_->write(rec);
         progress(done, loss, norm, lr, secs, mfu);

@@ -48,6 +48,7 @@ struct TrainOptions {
     std::string log;     // run log path; "" = none
     int eval_every = 0;
     int eval_batches = 4;
+    std::string eval_task;  // HellaSwag-format JSONL scored at each evaluation (needs tokenizer)
     int max_bad_steps = 5;
     double peak_tflops = 0;
     int profile = 0;                     // --profile N: per-op profile over N steps
@@ -62,6 +63,7 @@ struct TrainResult {
     int steps_done = 0;
     float last_loss = 0;
     float last_val_loss = -1;
+    double last_val_bpb = -1;  // validation bits per byte; -1 without --tokenizer
     std::string last_checkpoint;
     std::vector<float> losses;  // one per step run in this process
 };

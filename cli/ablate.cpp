@@ -1,0 +1,118 @@
+// sixnd ablate: one knob at a time over several seeds (train/ablate.h). Flags it does not know
+// are the base `sixnd train` flags, passed to every run.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "cli/verbs.h"
+#include "core/error.h"
+#include "train/ablate.h"
+
+namespace sixnd::cli {
+
+namespace {
+
+std::string self_exe() {
+    char buf[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) throw Error("/proc/self/exe", "cannot find the sixnd binary to start runs with");
+    return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string fmt(const nlohmann::json& v, const char* f) {
+    if (!v.is_number()) return "-";
+    char buf[48];
+    std::snprintf(buf, sizeof buf, f, v.get<double>());
+    return buf;
+}
+
+// A short human table on stderr; the files hold everything.
+void print_table(const nlohmann::json& r) {
+    std::fprintf(stderr, "%-28s %-19s %-19s %-10s %-9s %-8s %s\n", "variant", "val loss", "val bpb", "tok/s", "diff", "p", "loss_equal");
+    for (const auto& v : r.at("variants")) {
+        const auto& m = v.at("metrics");
+        auto pm = [&](const char* key, const char* f) {
+            return fmt(m.at(key).at("mean"), f) + " +- " + fmt(m.at(key).at("std"), f);
+        };
+        std::fprintf(stderr, "%-28s %-19s %-19s %-10s %-9s %-8s %s\n", v.at("name").get<std::string>().c_str(),
+                     pm("val_loss", "%.4f").c_str(), pm("val_bpb", "%.4f").c_str(), fmt(m.at("tokens_per_s").at("mean"), "%.0f").c_str(),
+                     fmt(v.value("val_loss_diff", nlohmann::json()), "%+.4f").c_str(), fmt(v.value("p_value", nlohmann::json()), "%.3g").c_str(),
+                     v.contains("loss_equal") ? (v["loss_equal"].get<bool>() ? "true" : "false") : "-");
+    }
+}
+
+}  // namespace
+
+int run_ablate(int argc, char** argv) {
+    CLI::App app{"Ablate knobs one at a time over several seeds; other flags are the base `sixnd train` flags",
+                 "sixnd ablate"};
+    app.allow_extras();
+    AblationSpec spec;
+    std::vector<std::string> vary;
+    std::string mpirun;
+    int np = 0;
+    app.add_option("--out", spec.out, "ablation directory (runs/, results.json, results.csv)")->required();
+    app.add_option("--vary", vary, "KNOB=V1,V2,... : a train flag and its values, the first being the base's (repeatable); "
+                   "config=A.toml,B.toml varies flags that change together")
+        ->required();
+    app.add_option("--seeds", spec.seeds, "seeds per variant (from --seed, default 1337, upward)")->capture_default_str();
+    app.add_option("--config", spec.config, "base train flags from a TOML/INI file (as sixnd train --config)");
+    app.add_option("--np", np, "run each training under mpirun with this many processes");
+    app.add_option("--mpirun", mpirun, "the mpirun command and its extra flags (with --np)")->default_str("mpirun");
+    app.add_option("--loss-tol", spec.loss_tol, "speed-only knobs: largest relative loss difference counted as equal")
+        ->capture_default_str();
+    if (!parse_flags(app, argc, argv)) return 0;
+    if (spec.seeds < 1) throw Error("--seeds", "must be at least 1");
+    if (np < 0) throw Error("--np", "must be positive");
+    if (spec.loss_tol < 0) throw Error("--loss-tol", "must not be negative");
+    spec.knobs = parse_vary(vary);
+    // Knobs that must change together (a tokenizer and its shards) vary as whole config files.
+    for (const AblationKnob& k : spec.knobs)
+        if (k.name == "config" && !spec.config.empty())
+            throw Error("--vary config", "cannot be combined with a base --config file");
+    spec.train_args = app.remaining();
+    for (size_t i = 0; i < spec.train_args.size(); i++) {
+        const std::string& a = spec.train_args[i];
+        const std::string flag = a.substr(0, a.find('='));
+        if (flag == "--out" || flag == "--log" || flag == "--resume")
+            throw Error(flag, "is set by sixnd ablate for each run");
+        if (flag == "--seed") {
+            const std::string v = a.find('=') != std::string::npos ? a.substr(a.find('=') + 1)
+                                  : i + 1 < spec.train_args.size() ? spec.train_args[i + 1] : "";
+            try {
+                spec.base_seed = std::stoull(v);
+            } catch (const std::exception&) {
+                throw Error("--seed", "expected a number, got '" + v + "'");
+            }
+            spec.train_args.erase(spec.train_args.begin() + static_cast<long>(i),
+                                  spec.train_args.begin() + static_cast<long>(i) + (a.find('=') != std::string::npos ? 1 : 2));
+            i--;
+        }
+    }
+    if (!spec.config.empty()) {
+        if (!std::filesystem::is_regular_file(spec.config)) throw Error(spec.config, "no such config file");
+        spec.config = std::filesystem::absolute(spec.config).string();
+    }
+    if (np > 0) {
+        std::istringstream words(mpirun);
+        for (std::string w; words >> w;) spec.launcher.push_back(w);
+        spec.launcher.insert(spec.launcher.end(), {"-np", std::to_string(np)});
+    }
+    spec.exe = self_exe();
+    nlohmann::json r = run_ablation(spec);
+    print_table(r);
+    std::printf("%s\n", nlohmann::json{{"results", spec.out + "/results.json"},
+                                       {"csv", spec.out + "/results.csv"},
+                                       {"variants", r["variants"].size()},
+                                       {"runs", r["variants"].size() * static_cast<size_t>(spec.seeds)},
+                                       {"ran", r["ran"]},
+                                       {"skipped", r["skipped"]}}
+                            .dump()
+                            .c_str());
+    return 0;
+}
+
+}  // namespace sixnd::cli

@@ -1,0 +1,127 @@
+// sixnd report: plots and a report (report.md, and report.html with the plots embedded) for
+// training runs and ablations. The numbers come from train/run_metrics (the same ones the
+// ablation table holds); the drawing is matplotlib, in scripts/report_plots.py, started as a
+// child process with OUT/report_input.json.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/verbs.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/read_file.h"
+#include "core/subprocess.h"
+#include "train/run_metrics.h"
+
+namespace sixnd::cli {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const char* kScript = "report_plots.py";
+
+// The plotting script: beside the binary (an installed copy), in $SIXND_SOURCE/scripts, or in
+// the source tree above a build directory.
+std::string find_script() {
+    std::vector<fs::path> places;
+    char buf[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (const char* src = std::getenv("SIXND_SOURCE")) places.push_back(fs::path(src) / "scripts" / kScript);
+    if (n > 0) {
+        const fs::path dir = fs::path(std::string(buf, static_cast<size_t>(n))).parent_path();
+        places.push_back(dir / kScript);
+        places.push_back(dir.parent_path() / "scripts" / kScript);
+        places.push_back(dir.parent_path() / "share" / "sixnd" / kScript);
+    }
+    std::string tried;
+    for (const fs::path& p : places) {
+        if (fs::is_regular_file(p)) return p.string();
+        tried += (tried.empty() ? "" : ", ") + p.string();
+    }
+    throw Error(kScript, "not found (looked at " + tried + "); set SIXND_SOURCE to the sixnd source directory");
+}
+
+// A run's log: the file itself, DIR/run.jsonl (sixnd ablate's layout), or DIR's only *.jsonl.
+std::string find_log(const std::string& arg) {
+    if (fs::is_regular_file(arg)) return arg;
+    if (!fs::is_directory(arg)) throw Error(arg, "no such run log, run directory or ablation directory");
+    if (fs::is_regular_file(fs::path(arg) / "run.jsonl")) return (fs::path(arg) / "run.jsonl").string();
+    std::vector<std::string> logs;
+    for (const auto& e : fs::directory_iterator(arg))
+        if (e.is_regular_file() && e.path().extension() == ".jsonl") logs.push_back(e.path().string());
+    if (logs.size() != 1)
+        throw Error(arg, logs.empty() ? "holds no run log (*.jsonl) and no results.json"
+                                      : "holds several run logs (*.jsonl); name the one to report");
+    return logs[0];
+}
+
+json source(const std::string& arg) {
+    const fs::path results = fs::path(arg) / "results.json";
+    if (fs::is_directory(arg) && fs::is_regular_file(results)) {
+        json r;
+        try {
+            r = json::parse(read_whole_file(results.string()));
+        } catch (const json::exception& e) {
+            throw Error(results.string(), std::string("not JSON: ") + e.what());
+        }
+        if (r.value("format", "") != "sixnd-ablation") throw Error(results.string(), "is not a sixnd ablate results file");
+        return json{{"kind", "ablation"}, {"path", fs::absolute(arg).string()}, {"results", r}};
+    }
+    const std::string log = find_log(arg);
+    const RunMetrics m = read_run_metrics(log);
+    std::string name = fs::path(log).parent_path().filename().string();
+    if (fs::path(log).filename() != "run.jsonl" || name.empty()) name = fs::path(log).stem().string();
+    return json{{"kind", "run"},
+                {"path", fs::absolute(log).string()},
+                {"name", name},
+                {"metrics", m.values},
+                {"steps", m.last_step},
+                {"config", m.header.value("config", json::object())},
+                {"model", m.header.value("model", json::object())},
+                {"device", m.header.value("device_name", "")}};
+}
+
+}  // namespace
+
+int run_report(int argc, char** argv) {
+    CLI::App app{"Plots (PNG), report.md and a self-contained report.html from runs and ablations", "sixnd report"};
+    std::vector<std::string> inputs;
+    std::string out;
+    app.add_option("inputs", inputs, "run logs, run directories or ablation directories (sixnd ablate --out)")->required();
+    app.add_option("--out", out, "directory for the plots and reports")->required();
+    if (!parse_flags(app, argc, argv)) return 0;
+    json sources = json::array();
+    for (const std::string& in : inputs) sources.push_back(source(in));
+    const std::string script = find_script();
+    fs::create_directories(out);
+    const std::string input = (fs::path(out) / "report_input.json").string();
+    write_file_atomically(input, json{{"sources", sources}}.dump(1) + "\n");
+    // The first Python that has matplotlib: $SIXND_PYTHON, python3 on PATH (which may be a
+    // virtual environment's without it), Debian's.
+    std::vector<std::string> pythons{"python3", "/usr/bin/python3"};
+    if (const char* py = std::getenv("SIXND_PYTHON")) pythons.insert(pythons.begin(), py);
+    std::string python;
+    for (const std::string& py : pythons)
+        if (run_process({py, "-c", "import matplotlib"}, "/dev/null") == 0) {
+            python = py;
+            break;
+        }
+    if (python.empty())
+        throw Error("python3", "with matplotlib not found: sixnd report draws its plots with it (Debian: apt-get install python3-matplotlib)");
+    const int rc = run_process({python, script, input, out});
+    if (rc != 0) throw Error(script, "failed with status " + std::to_string(rc));
+    std::printf("%s\n", json{{"report", (fs::path(out) / "report.md").string()},
+                             {"html", (fs::path(out) / "report.html").string()},
+                             {"sources", sources.size()}}
+                            .dump()
+                            .c_str());
+    return 0;
+}
+
+}  // namespace sixnd::cli

@@ -1,0 +1,371 @@
+"""The drawing half of `sixnd report` (cli/report.cpp writes REPORT_INPUT.json and starts this
+script): reads the run logs the input names, draws the plots as PNG files of a fixed size
+(1000 x 550 pixels), and writes report.md and a self-contained report.html (plots embedded as
+base64) with the results table and the configuration.
+
+It lives in scripts/ because it is a program the binary starts, not a library of any room; the
+binary finds it beside itself, in $SIXND_SOURCE/scripts, or in the source tree above its
+build directory.
+
+Usage: report_plots.py REPORT_INPUT.json OUT_DIR. Exits 3 when matplotlib is missing."""
+import base64
+import html
+import json
+import math
+import os
+import sys
+
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    print("report_plots.py: matplotlib is not installed (Debian: apt-get install python3-matplotlib)", file=sys.stderr)
+    sys.exit(3)
+
+FIGSIZE, DPI = (10, 5.5), 100  # 1000 x 550 pixels
+PLOTS = [("loss.png", "Train and validation loss"), ("lr.png", "Learning rate"),
+         ("grad_norm.png", "Gradient norm, spikes, skips and rollbacks"), ("throughput.png", "Tokens/s and MFU"),
+         ("memory.png", "Memory by category"), ("comm.png", "Bytes sent per rank")]
+MEMORY_ORDER = ["params", "grads", "master", "adam_m", "adam_v", "activations", "workspace"]
+
+
+def read_log(path):
+    """(header, {step: record}, [event]) with each step's latest record (a resumed run logs again
+    the steps after its checkpoint); torn lines from a killed run are skipped."""
+    header, steps, events = {}, {}, []
+    with open(path) as f:
+        for line in f:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            kind = r.get("type")
+            if kind == "header":
+                header = r
+            elif kind == "step":
+                steps[r["step"]] = r
+            elif kind == "event":
+                events.append(r)
+    return header, dict(sorted(steps.items())), events
+
+
+class Series:
+    """One line of every plot: a variant (its seeds drawn as a band) or a single run."""
+
+    def __init__(self, label, logs):
+        self.label = label
+        self.runs = [read_log(p) for p in logs]
+
+    def curve(self, key, x="tokens", sub=None):
+        """(xs, mean, lo, hi) over the seeds, at the x values every seed has."""
+        per_run = []
+        for _, steps, _ in self.runs:
+            pts = {}
+            for r in steps.values():
+                v = r.get(key)
+                if isinstance(v, dict):
+                    v = v.get(sub)
+                if isinstance(v, (int, float)) and v is not None and math.isfinite(v):
+                    pts[r[x]] = v
+            per_run.append(pts)
+        common = sorted(set.intersection(*(set(p) for p in per_run))) if per_run else []
+        mean = [sum(p[c] for p in per_run) / len(per_run) for c in common]
+        lo = [min(p[c] for p in per_run) for c in common]
+        hi = [max(p[c] for p in per_run) for c in common]
+        return common, mean, lo, hi
+
+
+def band(ax, s, key, color, x="tokens", style="-", label=None, marker=None):
+    xs, mean, lo, hi = s.curve(key, x)
+    if not xs:
+        return False
+    ax.plot(xs, mean, style, color=color, label=label, marker=marker, markersize=4)
+    if len(s.runs) > 1:
+        ax.fill_between(xs, lo, hi, color=color, alpha=0.2, linewidth=0)
+    return True
+
+
+def new_fig(ncols=1):
+    fig, axes = plt.subplots(1, ncols, figsize=FIGSIZE, dpi=DPI)
+    return fig, (axes if ncols > 1 else [axes])
+
+
+def save(fig, out, name, title):
+    fig.suptitle(title)
+    fig.subplots_adjust(left=0.08, right=0.98, top=0.88, bottom=0.12, wspace=0.25)
+    fig.savefig(os.path.join(out, name), dpi=DPI)
+    plt.close(fig)
+
+
+def no_data(ax, what):
+    ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes, color="gray")
+
+
+def plot_loss(series, out, colors):
+    fig, (ax, bx) = new_fig(2)
+    any_bpb = False
+    for s, c in zip(series, colors):
+        band(ax, s, "loss", c, label=f"{s.label} train")
+        band(ax, s, "val_loss", c, style="--", marker="o", label=f"{s.label} val")
+        any_bpb |= band(bx, s, "val_bpb", c, style="--", marker="o", label=s.label)
+    ax.set(xlabel="tokens", ylabel="loss (nats/token)", title="loss (band: min-max over seeds)")
+    ax.legend(fontsize=7)
+    bx.set(xlabel="tokens", ylabel="bits per byte", title="validation bits per byte")
+    if any_bpb:
+        bx.legend(fontsize=7)
+    else:
+        no_data(bx, "no bits per byte:\nthe runs had no --tokenizer or no validation")
+    save(fig, out, "loss.png", "Train and validation loss")
+
+
+def plot_lr(series, out, colors):
+    fig, (ax,) = new_fig()
+    for s, c in zip(series, colors):
+        band(ax, s, "lr", c, x="step", label=s.label)
+    ax.set(xlabel="step", ylabel="learning rate")
+    ax.legend(fontsize=7)
+    save(fig, out, "lr.png", "Learning rate")
+
+
+def plot_grad_norm(series, out, colors):
+    fig, (ax,) = new_fig()
+    marks = {"spike": ("x", "red"), "skip": ("v", "orange"), "rollback": ("^", "purple")}
+    seen = set()
+    for s, c in zip(series, colors):
+        band(ax, s, "grad_norm", c, label=s.label)
+        for _, steps, events in s.runs:
+            for e in events:
+                kind = e.get("event")
+                if kind not in marks or e.get("step") not in steps:
+                    continue
+                r = steps[e["step"]]
+                y = r.get("grad_norm")
+                y = y if isinstance(y, (int, float)) and math.isfinite(y) else None
+                m, mc = marks[kind]
+                ax.plot([r["tokens"]], [y if y is not None else 0], m, color=mc, markersize=9,
+                        label=kind if kind not in seen else None)
+                seen.add(kind)
+    ax.set(xlabel="tokens", ylabel="global gradient norm (before clipping)", yscale="log")
+    ax.legend(fontsize=7)
+    save(fig, out, "grad_norm.png", "Gradient norm (markers: spike x, skip v, rollback ^)")
+
+
+def plot_throughput(series, out, colors):
+    fig, (ax, bx) = new_fig(2)
+    for s, c in zip(series, colors):
+        band(ax, s, "tokens_per_s", c, x="step", label=s.label)
+        xs, mean, lo, hi = s.curve("mfu", "step")
+        bx.plot(xs, [100 * v for v in mean], color=c, label=f"{s.label} MFU")
+        xs, mean, _, _ = s.curve("hfu", "step")
+        bx.plot(xs, [100 * v for v in mean], ":", color=c, label=f"{s.label} HFU")
+    ax.set(xlabel="step", ylabel="tokens/s", title="throughput")
+    bx.set(xlabel="step", ylabel="% of peak", title="MFU (solid) and HFU (dotted)")
+    ax.legend(fontsize=7)
+    bx.legend(fontsize=7)
+    save(fig, out, "throughput.png", "Tokens/s and MFU")
+
+
+def memory_categories(series):
+    cats = set()
+    for s in series:
+        for _, steps, _ in s.runs:
+            for r in steps.values():
+                cats |= {k for k, v in r.get("memory", {}).items() if isinstance(v, (int, float))}
+    return [c for c in MEMORY_ORDER if c in cats] + sorted(cats - set(MEMORY_ORDER) - {"total", "peak", "device_in_use"})
+
+
+def plot_memory(series, out, colors):
+    cats = memory_categories(series)
+    cmap = plt.get_cmap("tab10")
+    fig, (ax,) = new_fig()
+    if len(series) == 1 and len(series[0].runs[0][1]) > 1:
+        # One run: the categories stacked over its steps.
+        _, steps, _ = series[0].runs[0]
+        xs = list(steps)
+        ys = [[steps[x].get("memory", {}).get(c, 0) / 2**20 for x in xs] for c in cats]
+        ax.stackplot(xs, ys, labels=cats, colors=[cmap(i) for i in range(len(cats))])
+        ax.set(xlabel="step", ylabel="MiB (rank 0)")
+    else:
+        # Several variants: each one's largest value per category (mean over seeds), stacked.
+        bottoms = [0.0] * len(series)
+        for i, c in enumerate(cats):
+            vals = []
+            for s in series:
+                per_run = [max((r.get("memory", {}).get(c, 0) for r in steps.values()), default=0) for _, steps, _ in s.runs]
+                vals.append(sum(per_run) / len(per_run) / 2**20)
+            ax.bar(range(len(series)), vals, bottom=bottoms, label=c, color=cmap(i))
+            bottoms = [b + v for b, v in zip(bottoms, vals)]
+        ax.set_xticks(range(len(series)), [s.label for s in series], fontsize=8, rotation=10)
+        ax.set(ylabel="peak MiB per category (rank 0)")
+    ax.legend(fontsize=7, loc="upper left")
+    save(fig, out, "memory.png", "Memory by category")
+
+
+def bytes_per_rank(steps):
+    """Bytes each rank sent over the run: comm_ranks under mpirun, else rank 0's comm_bytes."""
+    ranks = None
+    for r in steps.values():
+        if "comm_ranks" in r:
+            sent = [sum(v for v in per.values() if isinstance(v, (int, float))) for per in r["comm_ranks"]]
+            ranks = sent if ranks is None else [a + b for a, b in zip(ranks, sent)]
+    return ranks if ranks is not None else [sum(r.get("comm_bytes", 0) for r in steps.values())]
+
+
+def plot_comm(series, out, colors):
+    fig, (ax,) = new_fig()
+    width = 0.8 / max(1, len(series))
+    any_bytes = False
+    for i, (s, c) in enumerate(zip(series, colors)):
+        per_run = [bytes_per_rank(steps) for _, steps, _ in s.runs]
+        n = min(len(p) for p in per_run)
+        vals = [sum(p[k] for p in per_run) / len(per_run) / 2**20 for k in range(n)]
+        any_bytes |= any(v > 0 for v in vals)
+        ax.bar([k + i * width for k in range(n)], vals, width=width, color=c, label=s.label)
+    ranks = max((min(len(bytes_per_rank(st)) for _, st, _ in s.runs) for s in series), default=1)
+    ax.set_xticks([k + (len(series) - 1) * width / 2 for k in range(ranks)], [str(k) for k in range(ranks)])
+    ax.set(xlabel="rank", ylabel="MiB sent over the run (mean over seeds)")
+    ax.legend(fontsize=7)
+    if not any_bytes:
+        no_data(ax, "no bytes sent: one process (run under mpirun to see collectives)")
+    save(fig, out, "comm.png", "Bytes sent per rank")
+
+
+# ---- the table and the reports ----
+
+COLUMNS = [("final_train_loss", "train loss", "{:.4f}"), ("val_loss", "val loss", "{:.4f}"),
+           ("val_bpb", "val bpb", "{:.4f}"), ("tokens_per_s", "tokens/s", "{:.0f}"), ("mfu", "MFU", "{:.2%}"),
+           ("hfu", "HFU", "{:.2%}"), ("peak_memory", "peak MiB", "{:.1f}"), ("comm_bytes", "MiB sent", "{:.1f}"),
+           ("spikes", "spikes", "{:.1f}"), ("wall_clock_s", "step time s", "{:.1f}")]
+
+
+def fmt(v, f):
+    return "-" if v is None else f.format(v)
+
+
+def cell(key, f, mean, std=None):
+    if key in ("peak_memory", "comm_bytes"):
+        mean = None if mean is None else mean / 2**20
+        std = None if std is None else std / 2**20
+    return fmt(mean, f) + ("" if std is None else " ± " + fmt(std, f))
+
+
+def table_rows(sources):
+    """(header, rows) of the results table: one row per variant or run."""
+    head = ["variant / run", "seeds"] + [c[1] for c in COLUMNS] + ["Δ val loss", "p (Welch)", "loss_equal"]
+    rows = []
+    for src in sources:
+        if src["kind"] == "ablation":
+            for v in src["results"]["variants"]:
+                m = v["metrics"]
+                row = [v["name"], str(len(v["runs"]))]
+                for key, _, f in COLUMNS:
+                    st = m[key]["peak"] if key == "peak_memory" else m[key]
+                    row.append(cell(key, f, st["mean"], st["std"]))
+                le = v.get("loss_equal")
+                row += [fmt(v.get("val_loss_diff"), "{:+.4f}"), fmt(v.get("p_value"), "{:.3g}"),
+                        "-" if le is None else ("true" if le else "false")]
+                rows.append(row)
+        else:
+            m = src["metrics"]
+            row = [src["name"], "1"]
+            for key, _, f in COLUMNS:
+                row.append(cell(key, f, m[key].get("peak") if key == "peak_memory" else m[key]))
+            rows.append(row + ["-", "-", "-"])
+    return head, rows
+
+
+def build_series(sources):
+    series = []
+    for src in sources:
+        if src["kind"] == "ablation":
+            base = src["path"]
+            for v in src["results"]["variants"]:
+                series.append(Series(v["name"], [os.path.join(base, r["log"]) for r in v["runs"]]))
+        else:
+            series.append(Series(src["name"], [src["path"]]))
+    return series
+
+
+def config_blocks(sources):
+    blocks = []
+    for src in sources:
+        if src["kind"] == "ablation":
+            r = src["results"]
+            cfg = {"train_args": r["train_args"], "config_file": r["config_file"], "knobs": r["knobs"],
+                   "seeds": r["seeds"], "base_config": r["base_config"]}
+            blocks.append((f"ablation {src['path']}", cfg))
+        else:
+            blocks.append((f"run {src['path']}", {"config": src["config"], "model": src["model"], "device": src["device"]}))
+    return blocks
+
+
+def write_whole(path, text):
+    """Writes under a temporary name, then renames: a report is there whole or not at all."""
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def write_md(out, sources, head, rows, blocks):
+    lines = ["# sixnd report", ""]
+    lines += ["Sources: " + ", ".join(f"`{s['path']}`" for s in sources), ""]
+    lines += ["## Results", "", "Mean ± sample std over seeds; Δ and p: final validation loss against the base "
+              "(Welch's t-test); loss_equal: speed-only knobs whose losses equal the base's.", ""]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["", "## Plots", ""]
+    lines += [f"### {title}\n\n![{title}]({name})\n" for name, title in PLOTS]
+    lines += ["## Configuration", ""]
+    for title, cfg in blocks:
+        lines += [f"### {title}", "", "```json", json.dumps(cfg, indent=1), "```", ""]
+    write_whole(os.path.join(out, "report.md"), "\n".join(lines))
+
+
+def write_html(out, sources, head, rows, blocks):
+    e = html.escape
+    parts = ["<!DOCTYPE html><html><head><meta charset='utf-8'><title>sixnd report</title><style>",
+             "body{font-family:sans-serif;margin:24px;max-width:1100px}table{border-collapse:collapse;font-size:13px}",
+             "td,th{border:1px solid #bbb;padding:3px 7px;text-align:right;white-space:nowrap}td:first-child,th:first-child{text-align:left}",
+             "th{background:#eee}img{width:1000px;border:1px solid #ddd}pre{background:#f6f6f6;padding:8px;font-size:12px}",
+             "</style></head><body><h1>sixnd report</h1>",
+             "<p>Sources: " + ", ".join(f"<code>{e(s['path'])}</code>" for s in sources) + "</p>",
+             "<h2>Results</h2><p>Mean ± sample std over seeds; Δ and p: final validation loss against the base "
+             "(Welch's t-test); loss_equal: speed-only knobs whose losses equal the base's.</p><table><tr>"]
+    parts += [f"<th>{e(h)}</th>" for h in head]
+    parts.append("</tr>")
+    for r in rows:
+        parts.append("<tr>" + "".join(f"<td>{e(c)}</td>" for c in r) + "</tr>")
+    parts.append("</table><h2>Plots</h2>")
+    for name, title in PLOTS:
+        with open(os.path.join(out, name), "rb") as f:
+            data = base64.b64encode(f.read()).decode()
+        parts.append(f"<h3>{e(title)}</h3><img alt='{e(title)}' src='data:image/png;base64,{data}'>")
+    parts.append("<h2>Configuration</h2>")
+    for title, cfg in blocks:
+        parts.append(f"<h3>{e(title)}</h3><pre>{e(json.dumps(cfg, indent=1))}</pre>")
+    parts.append("</body></html>\n")
+    write_whole(os.path.join(out, "report.html"), "".join(parts))
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with open(sys.argv[1]) as f:
+        sources = json.load(f)["sources"]
+    out = sys.argv[2]
+    series = build_series(sources)
+    cmap = plt.get_cmap("tab10")
+    colors = [cmap(i % 10) for i in range(len(series))]
+    for draw in (plot_loss, plot_lr, plot_grad_norm, plot_throughput, plot_memory, plot_comm):
+        draw(series, out, colors)
+    head, rows = table_rows(sources)
+    blocks = config_blocks(sources)
+    write_md(out, sources, head, rows, blocks)
+    write_html(out, sources, head, rows, blocks)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""`sixnd ablate`: 2 values x 2 seeds on a tiny model, killed in the middle of its third run and
+started again: the finished runs are not redone (their logs untouched), the interrupted one
+resumes from its checkpoint, and results.json / results.csv equal the numbers recomputed here
+from the run logs — means and sample stds, differences, and Welch's p-value computed with
+math only (the Student-t density integrated by Simpson's rule) to 1e-6. Speed-only knobs
+(recompute, attention; zero with each run under mpirun -np 2) are reported loss-equal. Two
+tokenizers with their shards, varied as config files, compare by bits per byte. Bad flags end
+with one error line."""
+import csv
+import hashlib
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import bad_input  # noqa: E402
+import sixnd_files  # noqa: E402
+import tiny_text  # noqa: E402
+
+
+def run_metrics(path):
+    """The metrics of train/run_metrics.h, written again from its comment."""
+    steps, spikes = {}, set()
+    for line in open(path):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if r.get("type") == "step":
+            steps[r["step"]] = r
+        elif r.get("type") == "event" and r.get("event") == "spike":
+            spikes.add(r["step"])
+    order = sorted(steps)
+    recs = [steps[s] for s in order]
+    timed = recs[1:] if len(recs) > 1 else recs
+    mem = {}
+    for r in recs:
+        for k, v in r.get("memory", {}).items():
+            if k != "total" and isinstance(v, (int, float)):
+                mem[k] = max(mem.get(k, 0.0), v)
+    vals = [r for r in recs if "val_loss" in r]
+    bpbs = [r for r in recs if "val_bpb" in r]
+    return {"final_train_loss": recs[-1]["loss"], "val_loss": vals[-1]["val_loss"] if vals else None,
+            "val_bpb": bpbs[-1]["val_bpb"] if bpbs else None,
+            "tokens_per_s": sum(r["tokens_per_s"] for r in timed) / len(timed),
+            "mfu": sum(r["mfu"] for r in timed) / len(timed), "hfu": sum(r["hfu"] for r in timed) / len(timed),
+            "peak_memory": mem, "comm_bytes": float(sum(r["comm_bytes"] for r in recs)), "spikes": len(spikes),
+            "wall_clock_s": sum(r["step_ms"] for r in recs) / 1e3}
+
+
+def mean(x):
+    return sum(x) / len(x)
+
+
+def std(x):
+    m = mean(x)
+    return math.sqrt(sum((v - m) ** 2 for v in x) / (len(x) - 1)) if len(x) > 1 else None
+
+
+def welch_p(a, b):
+    va, vb = std(a) ** 2 / len(a), std(b) ** 2 / len(b)
+    t = (mean(a) - mean(b)) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    c = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    n, h = 200000, abs(t) / 200000
+    f = [c * (1 + (i * h) ** 2 / df) ** (-(df + 1) / 2) for i in range(n + 1)]
+    integral = (f[0] + f[-1] + 4 * sum(f[1:-1:2]) + 2 * sum(f[2:-1:2])) * h / 3
+    return 1 - 2 * integral
+
+
+def close(a, b, tol=1e-9):
+    if a is None or b is None:
+        return a is None and b is None
+    return abs(a - b) <= tol * max(1.0, abs(b))
+
+
+def digest(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest(), os.stat(path).st_mtime_ns
+
+
+def check_table(out, variants, seeds, failures):
+    res = json.load(open(os.path.join(out, "results.json")))
+    rows = {r["variant"]: r for r in csv.DictReader(open(os.path.join(out, "results.csv")))}
+    per_variant = {}
+    for v in res["variants"]:
+        if v["name"] not in variants:
+            failures.append(f"unexpected variant {v['name']}")
+            continue
+        runs = [run_metrics(os.path.join(out, "runs", variants[v["name"]], f"seed-{s}", "run.jsonl")) for s in seeds]
+        per_variant[v["name"]] = runs
+        for key in ("final_train_loss", "val_loss", "val_bpb", "tokens_per_s", "mfu", "hfu", "comm_bytes", "spikes",
+                    "wall_clock_s"):
+            xs = [r[key] for r in runs]
+            st = v["metrics"][key]
+            if not close(st["mean"], mean(xs)) or not close(st["std"], std(xs)):
+                failures.append(f"{v['name']} {key}: table {st}, logs mean {mean(xs)} std {std(xs)}")
+            if not close(float(rows[v["name"]][key + "_mean"]), mean(xs), 1e-8):
+                failures.append(f"{v['name']} {key}: csv {rows[v['name']][key + '_mean']}, logs {mean(xs)}")
+        for cat in runs[0]["peak_memory"]:
+            xs = [r["peak_memory"][cat] for r in runs]
+            if not close(v["metrics"]["peak_memory"][cat]["mean"], mean(xs)):
+                failures.append(f"{v['name']} peak_memory.{cat}: {v['metrics']['peak_memory'][cat]}, logs {mean(xs)}")
+    base_val = [r["val_loss"] for r in per_variant["base"]]
+    for v in res["variants"][1:]:
+        val = [r["val_loss"] for r in per_variant[v["name"]]]
+        if not close(v["val_loss_diff"], mean(val) - mean(base_val)):
+            failures.append(f"{v['name']} val_loss_diff {v['val_loss_diff']}, logs {mean(val) - mean(base_val)}")
+        if len(seeds) > 1 and std(val) + std(base_val) > 0:
+            p = welch_p(val, base_val)
+            print(f"{v['name']}: val loss {mean(val):.5f} vs base {mean(base_val):.5f}, p = {v['p_value']:.8f} "
+                  f"(recomputed {p:.8f})")
+            if abs(v["p_value"] - p) > 1e-6:
+                failures.append(f"{v['name']} p_value {v['p_value']}, recomputed {p}")
+    return res
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        p = tiny_text.make(tmp)
+        out = os.path.join(tmp, "abl")
+        cmd = [tiny_text.SIXND, "ablate", "--out", out, "--vary", "lr=2e-3,6e-3", "--seeds", "2",
+               *tiny_text.train_flags(p, steps=300), "--checkpoint-every", "10", "--keep-last", "2"]
+        third = os.path.join(out, "runs", "lr=6e-3", "seed-1337")
+        # Kill the runner once the third run has a checkpoint and has not finished.
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=tiny_text.ENV,
+                                start_new_session=True)
+        t0, killed = time.time(), False
+        while proc.poll() is None and time.time() - t0 < 600:
+            ck = os.path.join(third, "checkpoints")
+            if os.path.isdir(ck) and any(os.path.exists(os.path.join(ck, d, "DONE")) for d in os.listdir(ck)) \
+                    and not os.path.exists(os.path.join(third, "DONE")):
+                os.kill(proc.pid, signal.SIGKILL)
+                killed = True
+                break
+            time.sleep(0.01)
+        proc.wait()
+        time.sleep(0.5)  # the run itself ends on its parent-death signal
+        if not killed:
+            return sixnd_files.report([f"the ablation ended (exit {proc.returncode}) before it could be killed in its "
+                                       f"third run: {proc.stderr.read().decode()[-500:]}"], "sixnd ablate")
+        finished = {d: digest(os.path.join(out, "runs", "base", d, "run.jsonl")) for d in ("seed-1337", "seed-1338")}
+        print(f"killed after {time.time() - t0:.1f} s, in the third run")
+        r = subprocess.run(cmd, capture_output=True, text=True, env=tiny_text.ENV)
+        if r.returncode != 0:
+            return sixnd_files.report([f"second invocation failed: {r.stderr[-800:]}"], "sixnd ablate")
+        summary = json.loads(r.stdout.strip().splitlines()[-1])
+        print(r.stderr.strip())
+        if (summary["ran"], summary["skipped"]) != (2, 2):
+            failures.append(f"second invocation ran {summary['ran']} and skipped {summary['skipped']}, expected 2 and 2")
+        if r.stderr.count("finished earlier, skipped") != 2 or "resuming from step" not in r.stderr:
+            failures.append("second invocation: expected two skipped runs and one resumed")
+        for d, before in finished.items():
+            if digest(os.path.join(out, "runs", "base", d, "run.jsonl")) != before:
+                failures.append(f"finished run base/{d} was written again")
+        headers = [json.loads(x) for x in open(os.path.join(third, "run.jsonl")) if '"header"' in x]
+        if len(headers) != 2 or not headers[1]["resumed_from"]:
+            failures.append(f"the interrupted run's log has {len(headers)} headers; expected a resumed second one")
+        check_table(out, {"base": "base", "lr=6e-3": "lr=6e-3"}, [1337, 1338], failures)
+
+        # Speed-only knobs: the same losses as the base.
+        out2 = os.path.join(tmp, "speed")
+        # Its base flags partly from a --config file.
+        config = os.path.join(tmp, "base.toml")
+        open(config, "w").write("eval-batches = 2\nweight-decay = 0.05\n")
+        flags = tiny_text.train_flags(p, steps=6)
+        flags = flags[:flags.index("--eval-batches")] + flags[flags.index("--eval-batches") + 2:]
+        r = tiny_text.sixnd("ablate", "--out", out2, "--vary", "recompute=none,full", "--vary",
+                            "attention=flash,naive", "--seeds", "1", "--seed", "7", "--config", config, *flags)
+        res = check_table(out2, {"base": "base", "recompute=full": "recompute=full",
+                                 "attention=naive": "attention=naive"}, [7], failures)
+        base = res["base_config"]
+        if (base["eval_batches"], base["seed"]) != (2, 7) or abs(base["weight_decay"] - 0.05) > 1e-6:
+            failures.append(f"--config was not the base configuration: {base}")
+        for v in res["variants"][1:]:
+            print(f"{v['name']}: loss_equal {v.get('loss_equal')} (largest relative difference "
+                  f"{v.get('loss_max_rel_diff')})")
+            if v.get("loss_equal") is not True:
+                failures.append(f"{v['name']} is not reported loss-equal: {v.get('loss_max_rel_diff')}")
+        # Each run under mpirun: ZeRO stages give the same losses and send bytes.
+        if shutil.which("mpirun"):
+            out3 = os.path.join(tmp, "zero")
+            tiny_text.sixnd("ablate", "--out", out3, "--vary", "zero=0,1", "--seeds", "1", "--np", "2", "--mpirun",
+                            "mpirun --allow-run-as-root --oversubscribe", *tiny_text.train_flags(p, steps=4))
+            res = check_table(out3, {"base": "base", "zero=1": "zero=1"}, [1337], failures)
+            z = res["variants"][1]
+            world = [json.loads(x)["world_size"] for x in open(os.path.join(out3, "runs", "zero=1", "seed-1337",
+                                                                             "run.jsonl")) if '"header"' in x]
+            print(f"zero=1 under mpirun -np 2: loss_equal {z.get('loss_equal')}, bytes sent "
+                  f"{z['metrics']['comm_bytes']['mean']:.0f}, world size {world}")
+            if z.get("loss_equal") is not True or not z["metrics"]["comm_bytes"]["mean"] > 0 or world != [2]:
+                failures.append(f"zero=1 under mpirun: {z.get('loss_equal')}, {z['metrics']['comm_bytes']}, {world}")
+        else:
+            print("mpirun not found: the --np part is not run")
+        # Two tokenizers (with their shards) compared by bits per byte: knobs that change together
+        # vary as config files.
+        q = tiny_text.make(tmp, vocab=290, prefix="b_")
+        configs = []
+        for name, d in (("tok_a.toml", p), ("tok_b.toml", q)):
+            configs.append(os.path.join(tmp, name))
+            open(configs[-1], "w").write(f'tokenizer = "{d["tokenizer"]}"\ntrain-data = "{d["train"]}"\n'
+                                         f'val-data = "{d["val"]}"\n')
+        flags = tiny_text.train_flags(p, steps=4)
+        for f in ("--tokenizer", "--train-data", "--val-data"):
+            flags = flags[:flags.index(f)] + flags[flags.index(f) + 2:]
+        out4 = os.path.join(tmp, "tokenizers")
+        tiny_text.sixnd("ablate", "--out", out4, "--vary", "config=" + ",".join(configs), "--seeds", "1", *flags)
+        res = check_table(out4, {"base": "base", "config=" + configs[1]: "config=" + configs[1].replace("/", "_")},
+                          [1337], failures)
+        used = res["variants"][1]["runs"][0]
+        hdr = [json.loads(x) for x in open(os.path.join(out4, used["log"])) if '"header"' in x][0]
+        bpb = [v["metrics"]["val_bpb"]["mean"] for v in res["variants"]]
+        print(f"tokenizers by config file: val bits per byte {bpb}")
+        if hdr["config"]["tokenizer"] != q["tokenizer"] or None in bpb:
+            failures.append(f"--vary config: the variant trained with {hdr['config']['tokenizer']}, bpb {bpb}")
+        if "loss_equal" in json.load(open(os.path.join(out, "results.json")))["variants"][1]:
+            failures.append("lr is not a speed-only knob, yet has loss_equal")
+
+        flags = tiny_text.train_flags(p, steps=2)
+        cases = [bad_input.Case("vary_without_values", ["ablate", "--out", os.path.join(tmp, "b1"), "--vary", "lr",
+                                                        *flags], ["--vary", "KNOB=V1,V2"]),
+                 bad_input.Case("one_value", ["ablate", "--out", os.path.join(tmp, "b2"), "--vary", "lr=1e-3", *flags],
+                                ["--vary", "two values"]),
+                 bad_input.Case("log_flag", ["ablate", "--out", os.path.join(tmp, "b3"), "--vary", "lr=1e-3,2e-3",
+                                             *flags, "--log", "x.jsonl"], ["--log", "set by sixnd ablate"]),
+                 bad_input.Case("other_plan", ["ablate", "--out", out2, "--vary", "recompute=none,selective",
+                                               "--seeds", "1", "--seed", "7", "--config", config, *flags],
+                                ["another ablation"],
+                                unchanged=[out2]),
+                 bad_input.Case("bad_knob", ["ablate", "--out", os.path.join(tmp, "b4"), "--vary", "no-such=1,2", *flags],
+                                ["train.log", "no-such"])]
+        if bad_input.run_cases(cases, "sixnd ablate bad input") != 0:
+            failures.append("bad input cases failed")
+    return sixnd_files.report(failures, "sixnd ablate: resume, skip, table from the logs, p-values, loss_equal")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

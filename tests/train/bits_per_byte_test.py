@@ -1,0 +1,81 @@
+"""Validation bits per byte = loss x tokens / (bytes x ln 2), with the bytes recomputed here by
+decoding the validation tokens that were scored: in the training log (every eval record), the
+train summary, and `sixnd eval --tokenizer`; without a tokenizer, loss only and a note."""
+import json
+import math
+import os
+import struct
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import sixnd_files  # noqa: E402
+import tiny_text  # noqa: E402
+
+
+def shard_tokens(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("256i", raw[:1024])[2]
+    return list(struct.unpack(f"{n}H", raw[1024:1024 + 2 * n]))
+
+
+def decoded_bytes(tok, ids, tmp):
+    src, dst = os.path.join(tmp, "ids.json"), os.path.join(tmp, "ids.txt")
+    json.dump(ids, open(src, "w"))
+    tiny_text.sixnd("tokenizer", "decode", "--tokenizer", tok, "--input", src, "--out", dst)
+    return os.path.getsize(dst)
+
+
+def bpb(loss, tokens, nbytes):
+    return loss * tokens / (nbytes * math.log(2))
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        p = tiny_text.make(tmp)
+        val = shard_tokens(p["val"])
+        B, T, batches = 2, 16, 3
+        log = os.path.join(tmp, "run.jsonl")
+        r = tiny_text.sixnd("train", *tiny_text.train_flags(p, steps=6, batch=B, seq_len=T), "--log", log,
+                            "--out", os.path.join(tmp, "run"))
+        summary = json.loads(r.stdout.strip().splitlines()[-1])
+        # One process, no shuffle: the evaluation's targets are validation tokens [1, batches*B*T].
+        nbytes = decoded_bytes(p["tokenizer"], val[1:batches * B * T + 1], tmp)
+        evals = [json.loads(line) for line in open(log) if '"val_loss"' in line and '"step"' in line]
+        steps = [e for e in evals if e["type"] == "step"]
+        if len(steps) != 2:
+            failures.append(f"expected 2 evaluations in the log, found {len(steps)}")
+        for e in evals:
+            want = bpb(e["val_loss"], batches * B * T, nbytes)
+            if "val_bpb" not in e or abs(e["val_bpb"] - want) > 1e-9 * want:
+                failures.append(f"log {e['type']} step {e['step']}: val_bpb {e.get('val_bpb')}, recomputed {want}")
+        print(f"train: val loss {steps[-1]['val_loss']:.5f} nats/token over {batches * B * T} tokens = {nbytes} bytes "
+              f"-> {steps[-1].get('val_bpb')} bits/byte")
+        if abs(summary.get("val_bpb", -1) - steps[-1].get("val_bpb", -2)) > 1e-12:
+            failures.append(f"summary val_bpb {summary.get('val_bpb')} differs from the log's")
+
+        ev = ["eval", "--init", "random", "--model", "tiny", "--vocab-size", str(tiny_text.VOCAB), "--max-seq-len", "32",
+              "--device", "cpu", "--dtype", "fp32", "--data", p["val"], "--batch", "4", "--seq-len", "8",
+              "--batches", "5"]
+        out = json.loads(tiny_text.sixnd(*ev, "--tokenizer", p["tokenizer"]).stdout.strip().splitlines()[-1])
+        nbytes = decoded_bytes(p["tokenizer"], val[1:5 * 4 * 8 + 1], tmp)
+        want = bpb(out["loss"], 160, nbytes)
+        print(f"eval: loss {out['loss']:.5f} over 160 tokens = {nbytes} bytes -> {out.get('bpb')} bits/byte")
+        if out.get("bytes") != nbytes or abs(out.get("bpb", 0) - want) > 1e-9 * want:
+            failures.append(f"sixnd eval: bytes {out.get('bytes')} bpb {out.get('bpb')}, recomputed {nbytes} {want}")
+
+        r = tiny_text.sixnd(*ev)
+        if "bpb" in r.stdout or "no --tokenizer" not in r.stderr:
+            failures.append(f"eval without --tokenizer: {r.stdout.strip()} / {r.stderr.strip()}")
+        flags = tiny_text.train_flags(p, steps=2)
+        flags = flags[:flags.index("--tokenizer")] + flags[flags.index("--tokenizer") + 2:]
+        log2 = os.path.join(tmp, "plain.jsonl")
+        r = tiny_text.sixnd("train", *flags, "--log", log2, "--out", os.path.join(tmp, "plain"))
+        if "val_bpb" in open(log2).read() or "bits per byte" not in r.stderr:
+            failures.append("train without --tokenizer: expected no val_bpb and a note on stderr")
+    return sixnd_files.report(failures, "bits per byte from the decoded validation bytes")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""`sixnd eval --task hellaswag` against PyTorch: on hand-made items in the public HellaSwag JSONL
+format (ctx, endings, label, plus the fields the real file carries), every ending's summed and
+mean cross-entropy, acc (lowest sum) and acc_norm (lowest mean per ending token) equal a
+float64 PyTorch GPT-2 on the same weights and the same tokens (context, then " " + ending; a
+context too long for the window cut from the left). Malformed lines end with one error line
+naming FILE:LINE. `sixnd train --eval-task` logs the same scores as `sixnd eval --task`."""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch
+except ImportError:
+    print("SKIP: python3-torch is not installed")
+    sys.exit(77)
+
+SOURCE = os.environ.get("SIXND_SOURCE", ".")
+sys.path.insert(0, os.path.join(SOURCE, "bench"))
+sys.path.insert(0, os.path.join(SOURCE, "tests", "util"))
+import bad_input  # noqa: E402
+import sixnd_files  # noqa: E402
+import tiny_text  # noqa: E402
+import torch_gpt2 as ref  # noqa: E402
+
+WINDOW = 40
+ITEMS = [
+    dict(ctx="The cat sat on the", endings=["mat.", "quantum chromodynamics of the early universe.", "dog", "roof and"],
+         label=0),
+    dict(ctx="She opened the door and", endings=["walked in.", "saw nothing at all there", "screamed", "left."], label=2),
+    dict(ctx="To bake bread, first", endings=["mix flour and water.", "fly.", "the the the the the", "knead"], label=0),
+    dict(ctx="He is a man who", endings=["likes it", "is", "would rather be anywhere else than here today", "ran"],
+         label=3),
+    # Longer than the window with its endings: the context is cut from the left.
+    dict(ctx="It was the best of times, it was the worst of times, it was the age of wisdom, it was the age of "
+             "foolishness, it was the epoch of belief, it was the epoch of incredulity, and",
+         endings=["it was the season of Light.", "no.", "then the dog barked loudly at the mailman", "so on"], label=0),
+    dict(ctx="Rain fell", endings=["on the plain.", "up", "softly over the hills and into the valley"], label=1),
+]
+
+
+def encode(tok, text, tmp):
+    path = os.path.join(tmp, "t.txt")
+    open(path, "w").write(text)
+    return json.loads(tiny_text.sixnd("tokenizer", "encode", "--tokenizer", tok, "--input", path, "--out", "-",
+                                      "--ordinary").stdout)
+
+
+def reference(model, tok, item, tmp):
+    """(sum_loss, mean_loss) per ending, one ending at a time in float64."""
+    ctx = encode(tok, item["ctx"], tmp)
+    sums, means = [], []
+    for e in item["endings"]:
+        end = encode(tok, " " + e, tmp)
+        keep = min(len(ctx), WINDOW + 1 - len(end))
+        row = ctx[len(ctx) - keep:] + end
+        idx = torch.tensor([row[:-1]])
+        with torch.no_grad():
+            logits, _ = model(idx)
+        logp = torch.log_softmax(logits[0], dim=-1)
+        first = max(keep, 1)
+        losses = [-logp[i - 1, row[i]].item() for i in range(first, len(row))]
+        sums.append(sum(losses))
+        means.append(sum(losses) / len(losses))
+    return sums, means
+
+
+def argmin(xs):
+    return min(range(len(xs)), key=lambda i: (xs[i], i))
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = tiny_text.make(tmp)
+        cfg = ref.Config(n_layer=2, n_head=4, n_embd=64, vocab_size=tiny_text.VOCAB, max_seq_len=WINDOW)
+        model = ref.GPT2(cfg, dtype=torch.float64, sdpa=False)
+        model.init_gpt2(seed=5)
+        tensors = {n: model.p(n).detach().float().double() for n, _ in ref.tensor_shapes(cfg)}
+        ref.load_into(model, tensors)
+        mpath = os.path.join(tmp, "model.bin")
+        ref.write_llmc(mpath, cfg, tensors, version=3)
+        data = os.path.join(tmp, "items.jsonl")
+        with open(data, "w") as f:
+            for i, it in enumerate(ITEMS):
+                full = dict(ind=i, activity_label="Hand-made", ctx_a=it["ctx"], ctx_b="", split="val",
+                            split_type="indomain", source_id=f"hand~{i}", **it)
+                f.write(json.dumps(full) + "\n")
+                if i == 2:
+                    f.write("\n")  # blank lines are skipped
+        per_item = os.path.join(tmp, "per_item.jsonl")
+        r = tiny_text.sixnd("eval", "--task", "hellaswag", "--init", "llmc:" + mpath, "--tokenizer", paths["tokenizer"],
+                            "--data", data, "--per-item", per_item, "--device", "cpu", "--dtype", "fp32",
+                            "--attention", "naive")
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        got = [json.loads(line) for line in open(per_item)]
+        correct = correct_norm = differ = 0
+        for it, g in zip(ITEMS, got):
+            sums, means = reference(model, paths["tokenizer"], it, tmp)
+            for name, mine, theirs in (("sum", g["sum_loss"], sums), ("mean", g["mean_loss"], means)):
+                worst = max(abs(a - b) / abs(b) for a, b in zip(mine, theirs))
+                if worst > 1e-5:
+                    failures.append(f"line {g['line']}: {name} losses {mine} vs PyTorch {theirs}")
+            p, pn = argmin(sums), argmin(means)
+            correct += p == it["label"]
+            correct_norm += pn == it["label"]
+            differ += p != pn
+            if (g["pred"], g["pred_norm"]) != (p, pn):
+                failures.append(f"line {g['line']}: predictions {g['pred']}, {g['pred_norm']} vs PyTorch {p}, {pn}")
+        print(f"sixnd: acc {out['acc']:.4f} acc_norm {out['acc_norm']:.4f} on {out['items']} items; PyTorch: "
+              f"{correct}/{len(ITEMS)} and {correct_norm}/{len(ITEMS)}; {differ} items where sum and mean disagree")
+        if out["items"] != len(ITEMS) or not math.isclose(out["acc"], correct / len(ITEMS)) or \
+                not math.isclose(out["acc_norm"], correct_norm / len(ITEMS)):
+            failures.append(f"acc/acc_norm {out} differ from PyTorch's")
+        if differ == 0:
+            failures.append("no item tells acc from acc_norm: the items do not test the normalisation")
+
+        # --eval-task during training: with --lr 0 the weights stay the initial ones, so the logged
+        # accuracies must equal `sixnd eval --task hellaswag` on the same initial model.
+        model_flags = ["--init", "random", "--model", "tiny", "--vocab-size", str(tiny_text.VOCAB), "--max-seq-len", "64",
+                       "--seed", "11", "--device", "cpu", "--dtype", "fp32"]
+        ev = json.loads(tiny_text.sixnd("eval", "--task", "hellaswag", *model_flags, "--tokenizer", paths["tokenizer"],
+                                        "--data", data).stdout.strip().splitlines()[-1])
+        log = os.path.join(tmp, "task.jsonl")
+        tiny_text.sixnd("train", *model_flags, "--train-data", paths["train"], "--tokenizer", paths["tokenizer"],
+                        "--batch", "2", "--seq-len", "16", "--steps", "2", "--lr", "0", "--eval-every", "1",
+                        "--eval-task", data, "--log", log, "--out", os.path.join(tmp, "task_run"), "--peak-tflops", "1")
+        recs = [json.loads(x) for x in open(log)]
+        logged = [(r["task_acc"], r["task_acc_norm"]) for r in recs if r.get("type") == "step"]
+        events = [r for r in recs if r.get("event") == "eval_task"]
+        print(f"--eval-task: logged {logged}; sixnd eval on the same weights: {ev['acc']}, {ev['acc_norm']}")
+        if logged != [(ev["acc"], ev["acc_norm"])] * 2 or len(events) != 2 or events[0]["items"] != len(ITEMS):
+            failures.append(f"--eval-task: logged {logged} / {events}, expected {ev['acc']}, {ev['acc_norm']} twice")
+
+        def bad(name, text, words):
+            path = os.path.join(tmp, name + ".jsonl")
+            open(path, "w").write(json.dumps(dict(ctx="a", endings=["b", "c"], label=0)) + "\n\n" + text + "\n")
+            return bad_input.Case(name, ["eval", "--task", "hellaswag", "--init", "llmc:" + mpath, "--tokenizer",
+                                         paths["tokenizer"], "--data", path, "--device", "cpu"], [path + ":3"] + words)
+        cases = [bad("not_json", '{"ctx": "a", "endings": ["b"', ["not a JSON object"]),
+                 bad("no_endings", '{"ctx": "a", "label": 0}', ["endings"]),
+                 bad("label_range", '{"ctx": "a", "endings": ["b", "c"], "label": 2}', ["label 2"]),
+                 bad("label_string", '{"ctx": "a", "endings": ["b", "c"], "label": "0"}', ["label"]),
+                 bad("ending_number", '{"ctx": "a", "endings": ["b", 7], "label": 0}', ["string"])]
+        cases.append(bad_input.Case("no_tokenizer", ["eval", "--task", "hellaswag", "--init", "llmc:" + mpath, "--data",
+                                                     data, "--device", "cpu"], ["--tokenizer"]))
+        if bad_input.run_cases(cases, "hellaswag bad input") != 0:
+            failures.append("bad input cases failed")
+    return sixnd_files.report(failures, "HellaSwag scores equal PyTorch's; malformed lines name FILE:LINE")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""`sixnd report` renders from a real training run and from an ablation: every plot exists, is a
+whole PNG that decodes, is 1000 x 550 pixels and shows something; report.md lists every variant
+(or the run) with its numbers and the configuration; report.html embeds every plot (base64)."""
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import png  # noqa: E402
+import sixnd_files  # noqa: E402
+import tiny_text  # noqa: E402
+
+PLOTS = ["loss.png", "lr.png", "grad_norm.png", "throughput.png", "memory.png", "comm.png"]
+
+
+def check_report(out, names, failures, what, sent_bytes=False):
+    for name in PLOTS:
+        path = os.path.join(out, name)
+        try:
+            w, h, ch, rows = png.read(path)
+        except (OSError, ValueError) as e:
+            failures.append(f"{what}: {name}: {e}")
+            continue
+        frac = png.colored_fraction(rows, ch)
+        if (w, h) != (1000, 550):
+            failures.append(f"{what}: {name} is {w}x{h}, expected 1000x550")
+        if frac < 0.002 and (name != "comm.png" or sent_bytes):
+            failures.append(f"{what}: {name} shows nothing in colour ({frac:.4%})")
+    md = open(os.path.join(out, "report.md")).read()
+    for n in names:
+        if not re.search(r"^\| " + re.escape(n) + r" \|", md, re.M):
+            failures.append(f"{what}: report.md has no table row for {n}")
+    for name in PLOTS:
+        if f"]({name})" not in md:
+            failures.append(f"{what}: report.md does not show {name}")
+    if "## Configuration" not in md or '"lr"' not in md:
+        failures.append(f"{what}: report.md lacks the configuration")
+    html = open(os.path.join(out, "report.html")).read()
+    imgs = re.findall(r"src='data:image/png;base64,([A-Za-z0-9+/=]+)'", html)
+    if len(imgs) != len(PLOTS) or any(not base64.b64decode(i).startswith(b"\x89PNG") for i in imgs):
+        failures.append(f"{what}: report.html embeds {len(imgs)} PNG images, expected {len(PLOTS)}")
+    if "src='" + "loss.png" in html or "<table>" not in html:
+        failures.append(f"{what}: report.html is not self-contained or has no table")
+    print(f"{what}: {len(PLOTS)} plots of 1000x550, report.md ({len(md)} bytes), report.html ({len(html)} bytes)")
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        p = tiny_text.make(tmp)
+        log = os.path.join(tmp, "single.jsonl")
+        train = [tiny_text.SIXND, "train", *tiny_text.train_flags(p, steps=8), "--log", log, "--out",
+                 os.path.join(tmp, "run")]
+        # Under mpirun (ZeRO-2, 2 ranks) the bytes-per-rank plot has something to show.
+        mpirun = shutil.which("mpirun")
+        if mpirun:
+            train = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", *train, "--zero", "2"]
+        else:
+            print("mpirun not found: the single run is one process and its bytes-sent plot stays empty")
+        r = subprocess.run(train, capture_output=True, text=True, env=tiny_text.ENV)
+        if r.returncode != 0:
+            return sixnd_files.report([f"training failed: {r.stderr[-600:]}"], "sixnd report")
+        out1 = os.path.join(tmp, "report_run")
+        r = tiny_text.sixnd("report", log, "--out", out1)
+        print(r.stdout.strip())
+        check_report(out1, ["single"], failures, "single run", sent_bytes=bool(mpirun))
+
+        abl = os.path.join(tmp, "abl")
+        tiny_text.sixnd("ablate", "--out", abl, "--vary", "lr=2e-3,8e-3", "--vary", "recompute=none,full", "--seeds", "2",
+                        *tiny_text.train_flags(p, steps=6))
+        out2 = os.path.join(tmp, "report_abl")
+        tiny_text.sixnd("report", abl, "--out", out2)
+        variants = [v["name"] for v in json.load(open(os.path.join(abl, "results.json")))["variants"]]
+        check_report(out2, variants, failures, "ablation")
+        md = open(os.path.join(out2, "report.md")).read()
+        if " ± " not in md or "true" not in md:
+            failures.append("ablation report: no mean ± std or no loss_equal in the table")
+
+        out3 = os.path.join(tmp, "report_both")
+        tiny_text.sixnd("report", abl, log, "--out", out3)
+        check_report(out3, variants + ["single"], failures, "ablation and run together")
+
+        r = tiny_text.sixnd("report", os.path.join(tmp, "nothing"), "--out", os.path.join(tmp, "r4"), check=False)
+        errs = [x for x in r.stderr.splitlines() if "error" in x]
+        if r.returncode != 1 or len(errs) != 1 or "nothing" not in errs[0]:
+            failures.append(f"a missing input: exit {r.returncode}, stderr {r.stderr.strip()}")
+    return sixnd_files.report(failures, "sixnd report from a run and from an ablation")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

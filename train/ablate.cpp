@@ -1,0 +1,190 @@
+// The ablation runner: the plan (variants x seeds), one `sixnd train` child process per run
+// (its output in the run's train.log; it dies with the runner), the skip/resume decision per
+// run, and the results files.
+#include "train/ablate.h"
+
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/read_file.h"
+#include "core/subprocess.h"
+#include "train/checkpoint.h"
+
+namespace sixnd {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+std::vector<AblationKnob> parse_vary(const std::vector<std::string>& specs) {
+    std::vector<AblationKnob> knobs;
+    std::set<std::string> seen;
+    for (const std::string& spec : specs) {
+        const size_t eq = spec.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+            throw Error("--vary", "expected KNOB=V1,V2,... (a train flag without dashes), got '" + spec + "'");
+        AblationKnob k;
+        k.name = spec.substr(0, eq);
+        if (k.name.rfind("--", 0) == 0) k.name = k.name.substr(2);
+        for (const char* own : {"out", "log", "resume", "seed"})
+            if (k.name == own) throw Error("--vary", "'" + k.name + "' is set by sixnd ablate for each run; it cannot be varied");
+        if (!seen.insert(k.name).second) throw Error("--vary", "knob '" + k.name + "' is given twice");
+        std::string rest = spec.substr(eq + 1);
+        for (size_t start = 0;;) {
+            const size_t comma = rest.find(',', start);
+            const std::string v = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+            if (v.empty()) throw Error("--vary", "empty value in '" + spec + "'");
+            for (const std::string& w : k.values)
+                if (w == v) throw Error("--vary", "value '" + v + "' is given twice in '" + spec + "'");
+            k.values.push_back(v);
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+        if (k.values.size() < 2) throw Error("--vary", "'" + spec + "' needs at least two values (the first is the base)");
+        knobs.push_back(k);
+    }
+    if (knobs.empty()) throw Error("--vary", "at least one knob is needed");
+    return knobs;
+}
+
+bool speed_only_knob(const std::string& knob) { return knob == "recompute" || knob == "attention" || knob == "zero"; }
+
+std::vector<AblationVariant> ablation_variants(const std::vector<AblationKnob>& knobs) {
+    std::vector<AblationVariant> out{{"base", "", "", "base", false}};
+    std::set<std::string> dirs{"base"};
+    for (const AblationKnob& k : knobs)
+        for (size_t i = 1; i < k.values.size(); i++) {
+            AblationVariant v{k.name + "=" + k.values[i], k.name, k.values[i], "", speed_only_knob(k.name)};
+            for (char c : v.name) v.dir += (std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._=+-", c)) ? c : '_';
+            if (!dirs.insert(v.dir).second)
+                throw Error("--vary", "variants '" + v.name + "' and another both map to the directory runs/" + v.dir);
+            out.push_back(v);
+        }
+    return out;
+}
+
+namespace {
+
+// The flags of one run: base flags, base values of every knob, this variant's value, seed and
+// where it writes. Later flags would clash with CLI11's one-value options, so each knob's
+// flag is taken out of the base flags first.
+std::vector<std::string> run_args(const AblationSpec& spec, const AblationVariant& v, uint64_t seed, const std::string& dir) {
+    std::set<std::string> knob_flags;
+    for (const AblationKnob& k : spec.knobs) knob_flags.insert("--" + k.name);
+    std::vector<std::string> a{"train"};
+    for (size_t i = 0; i < spec.train_args.size(); i++) {
+        const std::string& f = spec.train_args[i];
+        const std::string flag = f.substr(0, f.find('='));
+        if (!knob_flags.count(flag)) {
+            a.push_back(f);
+            continue;
+        }
+        if (f.find('=') == std::string::npos) i++;  // skip its value too
+    }
+    if (!spec.config.empty()) a.insert(a.end(), {"--config", spec.config});
+    for (const AblationKnob& k : spec.knobs) a.insert(a.end(), {"--" + k.name, k.name == v.knob ? v.value : k.values[0]});
+    a.insert(a.end(), {"--seed", std::to_string(seed), "--out", dir, "--log", dir + "/run.jsonl", "--resume", "latest"});
+    return a;
+}
+
+std::string last_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string line, last;
+    while (std::getline(in, line))
+        if (!line.empty()) last = line;
+    return last;
+}
+
+// The step the newest checkpoint holds, and the step the run ends at (its --stop-at or
+// --steps), from the checkpoint's meta.json; {0, 0} without a checkpoint.
+std::pair<int, int> checkpoint_progress(const std::string& dir) {
+    const std::string latest = latest_checkpoint(dir + "/checkpoints");
+    if (latest.empty()) return {0, 0};
+    const json meta = json::parse(read_whole_file(latest + "/meta.json"));
+    const json& c = meta.at("config");
+    const int steps = c.at("steps"), stop_at = c.value("stop_at", 0);
+    return {meta.at("step").get<int>(), stop_at > 0 ? std::min(stop_at, steps) : steps};
+}
+
+json plan_json(const AblationSpec& spec) {
+    json knobs = json::array();
+    for (const AblationKnob& k : spec.knobs) knobs.push_back({{"name", k.name}, {"values", k.values}});
+    return json{{"train_args", spec.train_args}, {"config_file", spec.config}, {"knobs", knobs},
+                {"seeds", spec.seeds}, {"base_seed", spec.base_seed}};
+}
+
+// OUT/ablation.json records the plan: a second invocation on the same directory must be the
+// same ablation (so that resuming never mixes runs of two different plans).
+void claim_directory(const AblationSpec& spec) {
+    fs::create_directories(spec.out + "/runs");
+    const std::string path = spec.out + "/ablation.json";
+    const json plan = plan_json(spec);
+    if (fs::exists(path)) {
+        json old;
+        try {
+            old = json::parse(read_whole_file(path));
+        } catch (const json::exception&) {
+            throw Error(path, "is not JSON; is this an ablation directory?");
+        }
+        if (old != plan)
+            throw Error(spec.out, "holds another ablation (its ablation.json has other flags, knobs or seeds); use another --out");
+        return;
+    }
+    write_file_atomically(path, plan.dump(2) + "\n");
+}
+
+}  // namespace
+
+json run_ablation(const AblationSpec& spec) {
+    claim_directory(spec);
+    const std::vector<AblationVariant> variants = ablation_variants(spec.knobs);
+    const int total = static_cast<int>(variants.size()) * spec.seeds;
+    int k = 0, ran = 0, skipped = 0;
+    for (const AblationVariant& v : variants)
+        for (int i = 0; i < spec.seeds; i++) {
+            const uint64_t seed = spec.base_seed + static_cast<uint64_t>(i);
+            const std::string dir = spec.out + "/runs/" + v.dir + "/seed-" + std::to_string(seed);
+            const std::string what = "[" + std::to_string(++k) + "/" + std::to_string(total) + "] " + v.name + " seed " +
+                                     std::to_string(seed);
+            fs::create_directories(dir);
+            if (fs::exists(dir + "/DONE")) {
+                log_info("ablate " + what + ": finished earlier, skipped");
+                skipped++;
+                continue;
+            }
+            const auto [at, end] = checkpoint_progress(dir);
+            if (end > 0 && at >= end) {  // killed after its last checkpoint, before DONE
+                write_file_atomically(dir + "/DONE", "");
+                log_info("ablate " + what + ": finished earlier, skipped");
+                skipped++;
+                continue;
+            }
+            log_info("ablate " + what + (at > 0 ? ": resuming from step " + std::to_string(at) : ": running"));
+            std::vector<std::string> argv = spec.launcher;
+            argv.push_back(spec.exe);
+            for (const std::string& a : run_args(spec, v, seed, dir)) argv.push_back(a);
+            const auto t0 = std::chrono::steady_clock::now();
+            const int rc = run_process(argv, dir + "/train.log");
+            if (rc != 0)
+                throw Error(dir + "/train.log", "sixnd train exited with status " + std::to_string(rc) + ": " +
+                                                    last_line(dir + "/train.log"));
+            write_file_atomically(dir + "/DONE", "");
+            ran++;
+            const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            log_info("ablate " + what + ": done in " + std::to_string(static_cast<int>(secs + 0.5)) + " s");
+        }
+    json results = ablation_results(spec);
+    write_file_atomically(spec.out + "/results.json", results.dump(2) + "\n");
+    write_file_atomically(spec.out + "/results.csv", ablation_csv(results));
+    results["ran"] = ran;
+    results["skipped"] = skipped;
+    return results;
+}
+
+}  // namespace sixnd

@@ -1,0 +1,56 @@
+// One knob at a time: a base training configuration, knobs each with a list of values (the
+// first value of each knob is the base's), and K seeds. Variants are the base plus, for each
+// knob, each of its other values with every other knob at its base value — not a grid. Every
+// variant x seed trains as its own `sixnd train` process (optionally under mpirun) in
+// OUT/runs/<variant>/seed-<seed>, so runs are isolated; a finished run is never redone and an
+// interrupted one resumes from its latest checkpoint. The table (OUT/results.json, .csv) is
+// computed from the run logs (train/run_metrics.h) with Welch's t-test against the base.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sixnd {
+
+struct AblationKnob {
+    std::string name;                 // a `sixnd train` flag without its dashes, e.g. "recompute"
+    std::vector<std::string> values;  // values[0] is the base's
+};
+
+struct AblationVariant {
+    std::string name;  // "base", or "KNOB=VALUE"
+    std::string knob;  // empty for the base
+    std::string value;
+    std::string dir;   // directory name under OUT/runs (the name with unsafe characters replaced)
+    bool speed_only = false;  // the knob changes speed and memory, not the numbers
+};
+
+// "KNOB=V1,V2,..." -> knob; throws Error("--vary", ...) on a malformed spec or a repeated knob.
+std::vector<AblationKnob> parse_vary(const std::vector<std::string>& specs);
+std::vector<AblationVariant> ablation_variants(const std::vector<AblationKnob>& knobs);
+// recompute, attention and zero change how the same arithmetic is scheduled, not its result.
+bool speed_only_knob(const std::string& knob);
+
+struct AblationSpec {
+    std::string out;                      // the ablation directory
+    std::vector<std::string> train_args;  // base `sixnd train` flags (without --out/--log/--resume/--seed)
+    std::string config;                   // base --config file ("" = none), absolute
+    std::vector<AblationKnob> knobs;
+    int seeds = 2;
+    uint64_t base_seed = 1337;            // seeds are base_seed, base_seed + 1, ...
+    std::vector<std::string> launcher;    // e.g. {"mpirun", "-np", "2"}; empty: run directly
+    double loss_tol = 1e-4;               // relative difference under which losses count as equal
+    std::string exe;                      // the sixnd binary the runs are started with
+};
+
+// Runs (or skips, or resumes) every variant x seed, then writes OUT/results.json and
+// OUT/results.csv and returns the results. Throws Error when a run fails (naming its log).
+nlohmann::json run_ablation(const AblationSpec& spec);
+
+// The results table from the run logs under OUT/runs (every run must have a log).
+nlohmann::json ablation_results(const AblationSpec& spec);
+std::string ablation_csv(const nlohmann::json& results);
+
+}  // namespace sixnd

@@ -1,0 +1,38 @@
+// One run's numbers, read back from its JSON Lines run log — the same numbers the ablation table
+// and `sixnd report` show, so anyone can recompute them from the logs:
+//   final_train_loss  loss of the last step record
+//   val_loss, val_bpb the last step record that has them (an evaluation at the end of the run)
+//   tokens_per_s, mfu, hfu   mean over the step records, the first step (warm-up) left out
+//                     when there are others
+//   peak_memory       per category (params, grads, ..., and "peak", the ledger's peak total):
+//                     the largest value over the step records (rank 0's ledger)
+//   comm_bytes        bytes sent by rank 0, summed over the step records
+//   spikes            steps with a spike event
+//   wall_clock_s      seconds spent in training steps: the sum of step_ms (start-up, evaluation
+//                     and checkpoints left out)
+// A run resumed after a kill logs again the steps after its checkpoint: each step counts once,
+// with its latest record. Missing numbers are JSON null.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sixnd {
+
+struct RunMetrics {
+    nlohmann::json header;              // the last header record (resolved config, model, device)
+    std::map<int, double> step_loss;    // train loss per step
+    int last_step = 0;
+    nlohmann::json values;              // the metrics above, by name
+};
+
+// The metric names in table order (peak memory categories are nested under "peak_memory").
+const std::vector<std::string>& run_metric_names();
+
+// Throws Error(path, ...) when the log cannot be read or has no step record; a line that is not
+// JSON (a write torn by a kill) is skipped with a warning.
+RunMetrics read_run_metrics(const std::string& log_path);
+
+}  // namespace sixnd
