@@ -24,6 +24,7 @@ const std::vector<Verb>& verbs() {
         {"eval", "loss of a model on a shard set", run_eval},
         {"data", "raw text -> filtered, deduplicated token shards", run_data},
         {"tokenizer", "byte-level BPE: train, encode, decode, import-gpt2", run_tokenizer},
+        {"export", "checkpoint -> Hugging Face directory (safetensors + config + tokenizer)", run_export},
     };
     return table;
 }

@@ -24,5 +24,6 @@ int run_train(int argc, char** argv);
 int run_sample(int argc, char** argv);
 int run_tokenizer(int argc, char** argv);
 int run_data(int argc, char** argv);
+int run_export(int argc, char** argv);
 
 }  // namespace sixnd::cli
