@@ -148,6 +148,10 @@ void save_hf_gpt2(const std::string& dir, const GPTConfig& cfg, const ParamLayou
     std::vector<float> vals, swapped;
     for (const TensorInfo& t : layout.tensors()) {
         const size_t n = count(hf_shape(t, cfg));  // wte: the first vocab_size rows
+        if (src == out && !is_conv1d(t)) {
+            w.write_next(static_cast<const char*>(params) + t.offset * dtype_size(src), n * dtype_size(src));
+            continue;
+        }
         vals.resize(n);
         if (src == DType::f32) {
             std::memcpy(vals.data(), static_cast<const float*>(params) + t.offset, n * 4);
