@@ -1,5 +1,7 @@
 #include "model/safetensors.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -60,7 +62,9 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path), fil
     file_.reset(std::fopen(path.c_str(), "rb"));
     if (!file_) throw Error(path, std::string("cannot open safetensors file: ") + std::strerror(errno));
     FILE* f = file_.get();
-    if (fseeko(f, 0, SEEK_END) != 0) throw Error(path, "cannot seek: not a regular file");
+    struct stat st {};
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) throw Error(path, "not a regular file");
+    if (fseeko(f, 0, SEEK_END) != 0) throw Error(path, "cannot seek in the file");
     const uint64_t file_size = static_cast<uint64_t>(ftello(f));
     fseeko(f, 0, SEEK_SET);
     unsigned char len_bytes[8];

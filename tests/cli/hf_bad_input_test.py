@@ -199,4 +199,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (AssertionError, RuntimeError, OSError, ValueError, subprocess.SubprocessError) as e:
+        print(f"FAILED: Hugging Face import/export bad input ({type(e).__name__}: {e})")
+        sys.exit(1)

@@ -348,4 +348,8 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (AssertionError, RuntimeError, OSError, ValueError, subprocess.SubprocessError) as e:
+        print(f"FAILED: Hugging Face export and import ({type(e).__name__}: {e})")
+        sys.exit(1)

@@ -161,6 +161,7 @@ TEST(Safetensors, DamagedFilesNameTheFileAndTheFault) {
         EXPECT_EQ(e.find('\n'), std::string::npos) << c.what << ": " << e;
     }
     EXPECT_NE(error_of(t.dir + "/absent.safetensors").find("cannot open"), std::string::npos);
+    EXPECT_NE(error_of(t.dir).find("not a regular file"), std::string::npos);
 }
 
 TEST(Safetensors, ReadingAnIntegerTensorAsFloatIsRefused) {
