@@ -5,6 +5,7 @@
 // nothing behind; an existing --out is replaced only when empty or an earlier export.
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -147,7 +148,11 @@ int run_export(int argc, char** argv) {
         if (auto id = tok->special_id("<|endoftext|>")) eos = static_cast<int>(*id);
 
     StagingDir stage(out);
-    save_hf_gpt2(stage.path(), cfg, ParamLayout(cfg, ck.unit_align), ck.params.data(), ck.dtype, dtype, eos);
+    const bool tty = isatty(fileno(stderr));
+    save_hf_gpt2(stage.path(), cfg, ParamLayout(cfg, ck.unit_align), ck.params.data(), ck.dtype, dtype, eos,
+                 [&](size_t done, size_t total) {
+                     if (tty) std::fprintf(stderr, "\rexport: %zu / %zu MB%s", done >> 20, total >> 20, done == total ? "\n" : "");
+                 });
     if (tok) {
         export_hf_tokenizer_json(*tok, stage.path() + "/tokenizer.json");
         write_file_atomically(stage.path() + "/tokenizer_config.json", hf_tokenizer_config_json(*tok, cfg.max_seq_len));

@@ -140,16 +140,21 @@ GPTConfig config_from_json(const nlohmann::json& j, const std::string& where) {
 }  // namespace
 
 void save_hf_gpt2(const std::string& dir, const GPTConfig& cfg, const ParamLayout& layout, const void* params, DType src,
-                  DType out, std::optional<int> eos_token_id) {
+                  DType out, std::optional<int> eos_token_id, const std::function<void(size_t, size_t)>& progress) {
     std::vector<StTensorSpec> specs;
-    for (const TensorInfo& t : layout.tensors())
+    size_t total = 0, done = 0;
+    for (const TensorInfo& t : layout.tensors()) {
         specs.push_back({kPrefix + hf_name(t), out == DType::f32 ? "F32" : "BF16", hf_shape(t, cfg)});
+        total += count(specs.back().shape) * dtype_size(out);
+    }
     SafetensorsWriter w(dir + "/model.safetensors", specs, {{"format", "pt"}});
     std::vector<float> vals, swapped;
     for (const TensorInfo& t : layout.tensors()) {
         const size_t n = count(hf_shape(t, cfg));  // wte: the first vocab_size rows
+        done += n * dtype_size(out);
         if (src == out && !is_conv1d(t)) {
             w.write_next(static_cast<const char*>(params) + t.offset * dtype_size(src), n * dtype_size(src));
+            if (progress) progress(done, total);
             continue;
         }
         vals.resize(n);
@@ -166,6 +171,7 @@ void save_hf_gpt2(const std::string& dir, const GPTConfig& cfg, const ParamLayou
         }
         const std::vector<char> bytes = to_storage(vals.data(), n, out);
         w.write_next(bytes.data(), bytes.size());
+        if (progress) progress(done, total);
     }
     w.commit();
 

@@ -8,6 +8,7 @@
 // The LM head is tied to wte, so, as transformers itself does, no lm_head.weight is written.
 // Writing and reading both go one tensor at a time: no second copy of the model is held.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,9 +21,11 @@ namespace sixnd {
 
 // Writes config.json, generation_config.json and model.safetensors (in `out` dtype) into the
 // existing directory dir. `params` is a flat parameter buffer of storage type `src` in
-// `layout` (any unit alignment). eos_token_id, when known, goes into both configs.
+// `layout` (any unit alignment). eos_token_id, when known, goes into both configs. progress,
+// if given, is called after each tensor with (bytes written, bytes in all).
 void save_hf_gpt2(const std::string& dir, const GPTConfig& cfg, const ParamLayout& layout, const void* params, DType src,
-                  DType out, std::optional<int> eos_token_id);
+                  DType out, std::optional<int> eos_token_id,
+                  const std::function<void(size_t, size_t)>& progress = nullptr);
 
 struct HfModel {
     GPTConfig config;
