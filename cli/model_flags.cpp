@@ -1,13 +1,14 @@
 #include "cli/model_flags.h"
 
 #include "core/error.h"
+#include "model/hf_gpt2.h"
 #include "model/init.h"
 #include "model/param_layout.h"
 
 namespace sixnd::cli {
 
 void add_model_flags(CLI::App& app, ModelFlags& f) {
-    app.add_option("--init", f.init, "random, or llmc:PATH to import an llm.c model file (version 3 or 5)")
+    app.add_option("--init", f.init, "random, llmc:PATH (an llm.c model file, version 3 or 5) or hf:DIR (a Hugging Face GPT-2 directory)")
         ->capture_default_str();
     app.add_option("--model", f.model, "preset for --init random: tiny, d6, d12, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1558m")
         ->capture_default_str();
@@ -34,7 +35,14 @@ InitialModel initial_model(const ModelFlags& f) {
         m.source = f.init;
         return m;
     }
-    throw Error("--init", "expected 'random' or 'llmc:PATH', got '" + f.init + "'");
+    if (f.init.rfind("hf:", 0) == 0) {
+        HfModel h = load_hf_gpt2(f.init.substr(3));
+        m.config = h.config;
+        m.params = std::move(h.params);
+        m.source = f.init;
+        return m;
+    }
+    throw Error("--init", "expected 'random', 'llmc:PATH' or 'hf:DIR', got '" + f.init + "'");
 }
 
 }  // namespace sixnd::cli

@@ -12,7 +12,7 @@
 namespace sixnd::cli {
 
 struct ModelFlags {
-    std::string init = "random";  // random | llmc:PATH
+    std::string init = "random";  // random | llmc:PATH | hf:DIR
     std::string model = "d6";
     int vocab_size = 0;           // 0: the preset's
     int max_seq_len = 0;          // 0: the preset's

@@ -1,6 +1,7 @@
-// sixnd sample: generate from a checkpoint with a KV cache. The prompt is encoded, and the
-// output decoded, with the tokenizer stored in the checkpoint; without one, a byte-level
-// model (vocabulary 256) takes the prompt's bytes, and output is printed as token ids.
+// sixnd sample: generate from a checkpoint (or, with --init, an llm.c file or a Hugging Face
+// GPT-2 directory) with a KV cache. The prompt is encoded, and the output decoded, with
+// --tokenizer or the tokenizer stored in the checkpoint; without one, a byte-level model
+// (vocabulary 256) takes the prompt's bytes, and output is printed as token ids.
 #include <cstdio>
 #include <sstream>
 
@@ -20,10 +21,13 @@ namespace sixnd::cli {
 
 int run_sample(int argc, char** argv) {
     CLI::App app{"Generate text from a checkpoint", "sixnd sample"};
-    std::string checkpoint, prompt, prompt_ids, device = "auto";
+    std::string checkpoint, init, dtype = "fp32", tokenizer_path, prompt, prompt_ids, device = "auto";
     SampleOptions so;
     int samples = 1;
-    app.add_option("--checkpoint", checkpoint, "checkpoint directory (a run's checkpoints/step-N)")->required();
+    app.add_option("--checkpoint", checkpoint, "checkpoint directory (a run's checkpoints/step-N)");
+    app.add_option("--init", init, "instead of --checkpoint: llmc:PATH or hf:DIR");
+    app.add_option("--dtype", dtype, "storage type for --init: fp32 or bf16")->capture_default_str();
+    app.add_option("--tokenizer", tokenizer_path, "sixnd tokenizer file (default: the checkpoint's)");
     app.add_option("--prompt", prompt, "prompt text");
     app.add_option("--prompt-ids", prompt_ids, "prompt as comma-separated token ids");
     app.add_option("--max-tokens", so.max_tokens, "tokens to generate")->capture_default_str();
@@ -34,18 +38,34 @@ int run_sample(int argc, char** argv) {
     app.add_option("--device", device, "cpu, cuda or auto")->capture_default_str();
     if (!parse_flags(app, argc, argv)) return 0;
     if (so.max_tokens <= 0) throw Error("--max-tokens", "must be positive");
+    if (checkpoint.empty() == init.empty()) throw Error("--checkpoint/--init", "give exactly one of them");
 
-    CheckpointReader ck(checkpoint);
-    const GPTConfig cfg = checkpoint_model_config(ck);
-    Backend be = make_backend(device, parse_dtype(ck.meta().at("dtype").get<std::string>()));
+    std::unique_ptr<CheckpointReader> ck;
+    InitialModel im;
+    if (!checkpoint.empty()) {
+        ck = std::make_unique<CheckpointReader>(checkpoint);
+        im.config = checkpoint_model_config(*ck);
+        dtype = ck->meta().at("dtype").get<std::string>();
+    } else {
+        ModelFlags mf;
+        mf.init = init;
+        im = initial_model(mf);
+    }
+    const GPTConfig& cfg = im.config;
+    Backend be = make_backend(device, parse_dtype(dtype));
     GPT model(cfg, *be.ops);
-    const std::string params = ck.read_file("params.bin");
-    if (params.size() != model.layout().total() * dtype_size(be.ops->dtype()))
-        throw Error(ck.path_of("params.bin"), "size does not match the model in meta.json");
-    be.memory->copy_to_device(model.params(), params.data(), params.size());
+    if (ck) {
+        const std::string params = ck->read_file("params.bin");
+        if (params.size() != model.layout().total() * dtype_size(be.ops->dtype()))
+            throw Error(ck->path_of("params.bin"), "size does not match the model in meta.json");
+        be.memory->copy_to_device(model.params(), params.data(), params.size());
+    } else {
+        model.set_params(im.params);
+    }
 
     std::unique_ptr<Tokenizer> tok;
-    if (ck.has_file("tokenizer.bin")) tok = std::make_unique<Tokenizer>(Tokenizer::load(ck.path_of("tokenizer.bin")));
+    if (!tokenizer_path.empty()) tok = std::make_unique<Tokenizer>(Tokenizer::load(tokenizer_path));
+    else if (ck && ck->has_file("tokenizer.bin")) tok = std::make_unique<Tokenizer>(Tokenizer::load(ck->path_of("tokenizer.bin")));
     std::vector<uint32_t> ids;
     if (!prompt_ids.empty()) {
         std::stringstream ss(prompt_ids);
@@ -66,7 +86,7 @@ int run_sample(int argc, char** argv) {
     } else if (cfg.vocab_size == 256) {
         for (unsigned char ch : prompt) ids.push_back(ch);
     } else {
-        throw Error("--prompt", "this checkpoint holds no tokenizer; give the prompt with --prompt-ids");
+        throw Error("--prompt", "no tokenizer (none in the checkpoint, no --tokenizer); give the prompt with --prompt-ids");
     }
     if (ids.empty()) throw Error("--prompt", "empty prompt (give --prompt TEXT or --prompt-ids)");
 

@@ -27,6 +27,7 @@ const std::vector<Verb>& verbs() {
         {"plan", "size a run (budget -> model, tokens, memory, time, $); --check RUN.jsonl", run_plan},
         {"ablate", "one knob, several values, several seeds -> results table with p-values", run_ablate},
         {"report", "plots (matplotlib) + report.md/html from runs or an ablation", run_report},
+        {"export", "checkpoint -> Hugging Face directory (safetensors + config + tokenizer)", run_export},
     };
     return table;
 }

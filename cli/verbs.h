@@ -27,5 +27,6 @@ int run_data(int argc, char** argv);
 int run_plan(int argc, char** argv);
 int run_ablate(int argc, char** argv);
 int run_report(int argc, char** argv);
+int run_export(int argc, char** argv);
 
 }  // namespace sixnd::cli

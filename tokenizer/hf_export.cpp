@@ -69,6 +69,17 @@ std::string hf_tokenizer_json(const Tokenizer& tok) {
     return doc.dump(1) + "\n";
 }
 
+std::string hf_tokenizer_config_json(const Tokenizer& tok, int model_max_length) {
+    nlohmann::ordered_json doc = {{"add_prefix_space", false}};
+    const bool gpt2_specials = tok.special_id("<|endoftext|>").has_value();
+    if (gpt2_specials)
+        for (const char* key : {"bos_token", "eos_token", "unk_token"}) doc[key] = "<|endoftext|>";
+    doc["clean_up_tokenization_spaces"] = false;
+    doc["model_max_length"] = model_max_length;
+    doc["tokenizer_class"] = gpt2_specials ? "GPT2TokenizerFast" : "PreTrainedTokenizerFast";
+    return doc.dump(2) + "\n";
+}
+
 void export_hf_tokenizer_json(const Tokenizer& tok, const std::string& path) {
     write_file_atomically(path, hf_tokenizer_json(tok));
 }

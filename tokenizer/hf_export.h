@@ -11,4 +11,9 @@ std::string hf_tokenizer_json(const Tokenizer& tok);
 // Writes atomically.
 void export_hf_tokenizer_json(const Tokenizer& tok, const std::string& path);
 
+// tokenizer_config.json beside tokenizer.json: the fast tokenizer class and, where the
+// vocabulary has <|endoftext|>, GPT-2's use of it as bos, eos and unk token. Without it no
+// special token is named, so that transformers adds none the model has no row for.
+std::string hf_tokenizer_config_json(const Tokenizer& tok, int model_max_length);
+
 }  // namespace sixnd

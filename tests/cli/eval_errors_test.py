@@ -66,7 +66,7 @@ def main():
         case("unknown flag", base + ["--init", "llmc:" + good_model, "--data", good_data, "--bogus", "1"], ["--bogus"])
         case("no data", base + ["--init", "llmc:" + good_model, "--data", os.path.join(d, "none*.bin")], ["no files match"])
         case("bad dtype", ["eval", "--dtype", "fp8", "--data", good_data], ["--dtype", "fp8"])
-        case("bad init", ["eval", "--init", "hf:gpt2", "--data", good_data, "--device", "cpu"], ["--init"])
+        case("bad init", ["eval", "--init", "onnx:gpt2", "--data", good_data, "--device", "cpu"], ["--init", "hf:DIR"])
         case("seq-len over max", base[:-1] + ["64", "--init", "llmc:" + good_model, "--data", good_data],
              ["--seq-len", "exceeds"])
         case("unknown verb", ["frobnicate"], ["unknown verb 'frobnicate'"])

@@ -1,0 +1,165 @@
+// sixnd export: a checkpoint -> a Hugging Face directory that transformers loads (--format hf):
+// model.safetensors, config.json and generation_config.json (model/hf_gpt2.h), tokenizer.json
+// and tokenizer_config.json (tokenizer/hf_export.h) when a tokenizer is known. The directory is
+// built under a temporary name beside --out and renamed into place, so a failed export leaves
+// nothing behind; an existing --out is replaced only when empty or an earlier export.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "cli/verbs.h"
+#include "core/atomic_file.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "model/hf_gpt2.h"
+#include "model/param_layout.h"
+#include "tokenizer/hf_export.h"
+#include "train/checkpoint.h"
+
+namespace fs = std::filesystem;
+
+namespace sixnd::cli {
+
+namespace {
+
+const std::set<std::string> kExportFiles = {"model.safetensors", "config.json", "generation_config.json",
+                                            "tokenizer.json", "tokenizer_config.json"};
+
+struct CheckpointParams {
+    GPTConfig config;
+    DType dtype = DType::f32;     // of params.bin
+    size_t unit_align = 0;        // params.bin's layout
+    std::string params;           // params.bin
+    std::string tokenizer_path;   // the checkpoint's copy of the tokenizer, or ""
+};
+
+// The one place export reads a checkpoint (its meta.json record and params.bin).
+CheckpointParams read_checkpoint_params(const std::string& dir) {
+    CheckpointReader ck(dir);
+    CheckpointParams p;
+    p.config = checkpoint_model_config(ck);
+    const std::string meta = ck.path_of("meta.json");
+    try {
+        // GPT-2 has exactly these hyper-parameters; a knob beyond them has no place in its layout.
+        static const std::set<std::string> gpt2 = {"n_layer", "n_head", "n_embd", "vocab_size", "padded_vocab_size", "max_seq_len"};
+        for (const auto& [key, value] : ck.meta().at("model").items())
+            if (!gpt2.count(key))
+                throw Error(meta, "model knob '" + key + "' has no GPT-2 equivalent: --format hf exports GPT-2-shaped models only");
+        p.dtype = parse_dtype(ck.meta().at("dtype").get<std::string>());
+        p.unit_align = ck.meta().at("unit_align").get<size_t>();
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(meta, e.what());
+    }
+    p.params = ck.read_file("params.bin");
+    if (p.params.size() != ParamLayout(p.config, p.unit_align).total() * dtype_size(p.dtype))
+        throw Error(ck.path_of("params.bin"), "size does not match the model in meta.json");
+    if (ck.has_file("tokenizer.bin")) p.tokenizer_path = ck.path_of("tokenizer.bin");
+    return p;
+}
+
+// --out must be new, an empty directory, or an earlier export: nothing else is ever replaced.
+void check_out(const fs::path& out) {
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(out, ec);
+    if (!fs::exists(st)) return;
+    if (!fs::is_directory(st)) throw Error(out.string(), "exists and is not a directory");
+    for (const auto& e : fs::directory_iterator(out))
+        if (!kExportFiles.count(e.path().filename().string()) || !e.is_regular_file())
+            throw Error(out.string(), "exists and holds '" + e.path().filename().string() +
+                                          "', which no export writes: give a new or empty directory");
+}
+
+// A temporary sibling directory, removed unless it was moved into place.
+class StagingDir {
+public:
+    explicit StagingDir(const fs::path& out)
+        : out_(out), path_(out.parent_path() / ("." + out.filename().string() + ".export-tmp." + std::to_string(getpid()))) {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+        fs::create_directories(path_, ec);
+        if (ec) throw Error(path_.string(), "cannot create the export directory: " + ec.message());
+    }
+    ~StagingDir() {
+        std::error_code ec;
+        if (!done_) fs::remove_all(path_, ec);
+    }
+    std::string path() const { return path_.string(); }
+    void commit() {
+        std::error_code ec;
+        const fs::path old = out_.parent_path() / ("." + out_.filename().string() + ".export-old." + std::to_string(getpid()));
+        const bool replace = fs::exists(fs::symlink_status(out_));
+        if (replace) {
+            fs::rename(out_, old, ec);
+            if (ec) throw Error(out_.string(), "cannot move the earlier export aside: " + ec.message());
+        }
+        fs::rename(path_, out_, ec);
+        if (ec) {
+            std::error_code ignore;
+            if (replace) fs::rename(old, out_, ignore);
+            throw Error(out_.string(), "cannot rename the export into place: " + ec.message());
+        }
+        done_ = true;
+        if (replace) fs::remove_all(old, ec);
+    }
+
+private:
+    fs::path out_, path_;
+    bool done_ = false;
+};
+
+}  // namespace
+
+int run_export(int argc, char** argv) {
+    CLI::App app{"Export a checkpoint as a Hugging Face model directory", "sixnd export"};
+    std::string checkpoint, format = "hf", out_flag, dtype_flag, tokenizer_flag;
+    app.add_option("--checkpoint", checkpoint, "checkpoint directory (a run's checkpoints/step-N)")->required();
+    app.add_option("--format", format, "hf: model.safetensors + config.json for transformers' GPT2LMHeadModel")
+        ->capture_default_str();
+    app.add_option("--out", out_flag, "directory to write (new, empty, or an earlier export)")->required();
+    app.add_option("--dtype", dtype_flag, "fp32 or bf16 (default: the checkpoint's)");
+    app.add_option("--tokenizer", tokenizer_flag, "sixnd tokenizer file (default: the checkpoint's copy)");
+    if (!parse_flags(app, argc, argv)) return 0;
+    if (format != "hf") throw Error("--format", "unknown format '" + format + "' (known: hf)");
+    fs::path out = fs::path(out_flag).lexically_normal();
+    if (out.filename().empty()) out = out.parent_path();
+    if (out.empty() || out.filename() == "." || out.filename() == "..")
+        throw Error("--out", "'" + out_flag + "' does not name a directory to create");
+    check_out(out);
+
+    const CheckpointParams ck = read_checkpoint_params(checkpoint);
+    const GPTConfig& cfg = ck.config;
+    const DType dtype = dtype_flag.empty() ? ck.dtype : parse_dtype(dtype_flag);
+    const std::string tok_path = tokenizer_flag.empty() ? ck.tokenizer_path : tokenizer_flag;
+    std::unique_ptr<Tokenizer> tok;
+    if (!tok_path.empty()) {
+        tok = std::make_unique<Tokenizer>(Tokenizer::load(tok_path));
+        if (tok->vocab_size() != static_cast<size_t>(cfg.vocab_size))
+            throw Error(tok_path, "has " + std::to_string(tok->vocab_size()) + " tokens but the model's vocabulary is " +
+                                      std::to_string(cfg.vocab_size));
+    } else {
+        log_warn("the checkpoint holds no tokenizer and --tokenizer was not given: exporting the model only");
+    }
+    std::optional<int> eos;
+    if (tok)
+        if (auto id = tok->special_id("<|endoftext|>")) eos = static_cast<int>(*id);
+
+    StagingDir stage(out);
+    const bool tty = isatty(fileno(stderr));
+    save_hf_gpt2(stage.path(), cfg, ParamLayout(cfg, ck.unit_align), ck.params.data(), ck.dtype, dtype, eos,
+                 [&](size_t done, size_t total) {
+                     if (tty) std::fprintf(stderr, "\rexport: %zu / %zu MB%s", done >> 20, total >> 20, done == total ? "\n" : "");
+                 });
+    if (tok) {
+        export_hf_tokenizer_json(*tok, stage.path() + "/tokenizer.json");
+        write_file_atomically(stage.path() + "/tokenizer_config.json", hf_tokenizer_config_json(*tok, cfg.max_seq_len));
+    }
+    stage.commit();
+    log_info("wrote " + out.string() + " (GPT-2 " + cfg.describe() + ", " + dtype_name(dtype) + (tok ? ", tokenizer" : "") + ")");
+    return 0;
+}
+
+}  // namespace sixnd::cli

@@ -1,0 +1,206 @@
+"""Bad input to `--init hf:DIR` (eval, train, sample) and `sixnd export`: truncated, misaligned
+and header-corrupt safetensors files, configurations and tensors that are not GPT-2, and export
+targets that must not be touched — each one error line naming the file or flag and the fault,
+exit 1, and nothing written."""
+import json
+import os
+import shutil
+import struct
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import sixnd_files  # noqa: E402
+from bad_input import SIXND, Case, run_cases  # noqa: E402
+import subprocess  # noqa: E402
+
+FIXTURES = os.path.join(os.environ.get("SIXND_SHARED", "../shared"), "fixtures", "tokenizer")
+V = 300
+
+
+def sixnd(*args):
+    r = subprocess.run([SIXND] + [str(a) for a in args], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"sixnd {' '.join(map(str, args))}: {r.stderr.strip()[-500:]}")
+    return r.stdout
+
+
+def split(path):
+    raw = open(path, "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    return json.loads(raw[8:8 + n]), raw[8 + n:]
+
+
+def join(path, header, data, pad=True):
+    text = json.dumps(header).encode()
+    if pad:
+        text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + data)
+
+
+def first_tensor(header):
+    return min((k for k in header if k != "__metadata__"), key=lambda k: header[k]["data_offsets"][0])
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="sixnd_hf_bad_")
+    try:
+        shard = os.path.join(d, "train.bin")
+        sixnd_files.write_shard(shard, [(i * 7919) % V for i in range(4000)])
+        run = os.path.join(d, "run")
+        out = json.loads(sixnd("train", "--init", "random", "--model", "tiny", "--vocab-size", V, "--train-data", shard,
+                               "--batch", 2, "--seq-len", 16, "--steps", 1, "--dtype", "fp32", "--device", "cpu",
+                               "--out", run).strip().splitlines()[-1])
+        ck = out["checkpoint"]
+        good = os.path.join(d, "good")
+        sixnd("export", "--checkpoint", ck, "--out", good)
+        tok = os.path.join(d, "tok.bin")
+        sixnd("tokenizer", "train", "--input", os.path.join(FIXTURES, "address.txt"), "--vocab-size", 280, "--out", tok)
+
+        bad = os.path.join(d, "bad")
+        model = os.path.join(bad, "model.safetensors")
+        config = os.path.join(bad, "config.json")
+
+        def fresh(edit=None):
+            def setup():
+                shutil.rmtree(bad, ignore_errors=True)
+                shutil.copytree(good, bad)
+                if edit:
+                    edit()
+            return setup
+
+        def cut_tail():
+            raw = open(model, "rb").read()
+            open(model, "wb").write(raw[:-10])
+
+        def length_past_end():
+            raw = open(model, "rb").read()
+            open(model, "wb").write(struct.pack("<Q", len(raw)) + raw[8:])
+
+        def range_not_size():
+            h, data = split(model)
+            name = first_tensor(h)
+            h[name]["shape"][0] -= 1
+            join(model, h, data)
+
+        def gap():
+            h, data = split(model)
+            name = first_tensor(h)
+            end = h[name]["data_offsets"][1]
+            for k, e in h.items():
+                if k != "__metadata__" and e["data_offsets"][0] >= end:
+                    e["data_offsets"] = [e["data_offsets"][0] + 4, e["data_offsets"][1] + 4]
+            join(model, h, data[:end] + b"\0" * 4 + data[end:])
+
+        def shifted_data():
+            h, data = split(model)
+            join(model, h, b"\0" + data)
+
+        def corrupt_header():
+            raw = bytearray(open(model, "rb").read())
+            raw[8 + 20:8 + 26] = b"\xff#@!\x00\x01"
+            open(model, "wb").write(bytes(raw))
+
+        def header_not_object():
+            raw = bytearray(open(model, "rb").read())
+            raw[8] = ord("X")
+            open(model, "wb").write(bytes(raw))
+
+        def int_dtype():
+            h, data = split(model)
+            h[first_tensor(h)]["dtype"] = "I32"
+            join(model, h, data)
+
+        def set_config(**kv):
+            def edit():
+                c = json.load(open(config))
+                c.update(kv)
+                json.dump(c, open(config, "w"))
+            return edit
+
+        eval_args = ["eval", "--data", shard, "--batch", 2, "--seq-len", 16, "--device", "cpu", "--dtype", "fp32",
+                     "--init", "hf:" + bad]
+        eval_args = [str(a) for a in eval_args]
+        cases = [
+            Case("good export evaluates", eval_args, [], exit_code=0, setup=fresh()),
+            Case("truncated safetensors", eval_args, [model, "truncated"], setup=fresh(cut_tail)),
+            Case("header length past the end", eval_args, [model, "truncated", "header length"],
+                 setup=fresh(length_past_end)),
+            Case("misaligned: range is not dtype x shape", eval_args, [model, "misaligned", "needs"],
+                 setup=fresh(range_not_size)),
+            Case("misaligned: gap between tensors", eval_args, [model, "misaligned", "(gap)"], setup=fresh(gap)),
+            Case("misaligned: data shifted by a byte", eval_args, [model, "misaligned", "belong to none"],
+                 setup=fresh(shifted_data)),
+            Case("header-corrupt: bytes overwritten", eval_args, [model, "corrupt safetensors header"],
+                 setup=fresh(corrupt_header)),
+            Case("header-corrupt: not a JSON object", eval_args, [model, "corrupt safetensors header"],
+                 setup=fresh(header_not_object)),
+            Case("integer tensor", eval_args, [model, "dtype I32"], setup=fresh(int_dtype)),
+            Case("no config.json", eval_args, [config], setup=fresh(lambda: os.remove(config))),
+            Case("llama config", eval_args, [config, "model_type 'llama'"], setup=fresh(set_config(model_type="llama"))),
+            Case("exact-erf GELU", eval_args, [config, "activation_function"],
+                 setup=fresh(set_config(activation_function="gelu"))),
+            Case("config vocabulary disagrees with wte", eval_args, [model, "wte.weight", "has shape"],
+                 setup=fresh(set_config(vocab_size=V + 1))),
+            Case("no such directory", eval_args[:-1] + ["hf:" + os.path.join(d, "nope")], [os.path.join(d, "nope"), "no such"]),
+            Case("train --init hf: writes nothing",
+                 ["train", "--init", "hf:" + bad, "--train-data", shard, "--batch", "2", "--seq-len", "16", "--steps",
+                  "1", "--device", "cpu", "--dtype", "fp32", "--out", os.path.join(d, "run-bad")],
+                 [model, "truncated"], unchanged=[os.path.join(d, "run-bad")], setup=fresh(cut_tail)),
+            Case("sample --init hf:", ["sample", "--init", "hf:" + bad, "--prompt-ids", "1,2", "--device", "cpu"],
+                 [config, "model_type"], setup=fresh(set_config(model_type="bert"))),
+        ]
+
+        out_dir = os.path.join(d, "export")
+        foreign = os.path.join(d, "foreign")
+        os.makedirs(foreign)
+        open(os.path.join(foreign, "notes.txt"), "w").write("mine\n")
+        afile = os.path.join(d, "a-file")
+        open(afile, "w").write("x")
+        ck_nodone = os.path.join(d, "ck-nodone")
+        shutil.copytree(ck, ck_nodone)
+        os.remove(os.path.join(ck_nodone, "DONE"))
+        ck_flip = os.path.join(d, "ck-flip")
+        shutil.copytree(ck, ck_flip)
+        with open(os.path.join(ck_flip, "params.bin"), "r+b") as f:
+            f.seek(100)
+            f.write(b"\x7f")
+        empty = os.path.join(d, "empty")
+        os.makedirs(empty)
+
+        def exported(path):
+            def check():
+                names = sorted(os.listdir(path))
+                want = ["config.json", "generation_config.json", "model.safetensors"]
+                return None if names == want else f"{path} holds {names}"
+            return check
+
+        exp = ["export", "--checkpoint", ck]
+        cases += [
+            Case("unknown format", exp + ["--format", "onnx", "--out", out_dir], ["--format", "onnx"],
+                 unchanged=[out_dir]),
+            Case("--out holds other files", exp + ["--out", foreign], [foreign, "notes.txt"], unchanged=[foreign]),
+            Case("--out is a file", exp + ["--out", afile], [afile, "not a directory"], unchanged=[afile]),
+            Case("checkpoint without DONE", ["export", "--checkpoint", ck_nodone, "--out", out_dir], [ck_nodone, "DONE"],
+                 unchanged=[out_dir]),
+            Case("corrupt params.bin", ["export", "--checkpoint", ck_flip, "--out", out_dir], ["params.bin", "checksum"],
+                 unchanged=[out_dir]),
+            Case("tokenizer vocabulary mismatch", exp + ["--out", out_dir, "--tokenizer", tok],
+                 [tok, "280 tokens", "vocabulary is 300"], unchanged=[out_dir]),
+            Case("unknown dtype", exp + ["--out", out_dir, "--dtype", "fp16"], ["--dtype", "fp16"], unchanged=[out_dir]),
+            Case("export into an empty directory", exp + ["--out", empty], [], exit_code=0, check=exported(empty)),
+            Case("export over an earlier export", exp + ["--out", good, "--dtype", "bf16"], [], exit_code=0,
+                 check=exported(good)),
+        ]
+        return run_cases(cases, "Hugging Face import/export bad input")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (AssertionError, RuntimeError, OSError, ValueError, subprocess.SubprocessError) as e:
+        print(f"FAILED: Hugging Face import/export bad input ({type(e).__name__}: {e})")
+        sys.exit(1)
