@@ -2,7 +2,9 @@
 """PyTorch's flash SDPA on the shapes of bench/attention (causal, bf16, head sizes 64 and 128,
 T from 1k to 8k at 16k tokens per batch and width 2048), printing the same table: forward and
 forward+backward time and TFLOP/s (forward 4*B*NH*T^2*hs/2, backward 2.5x forward). Median of
-five timed repeats after a warm-up, timed with CUDA events. --quick runs only T = 1k and 4k."""
+five timed repeats after a warm-up, timed with CUDA events. --seq-lens 1024,4096 picks the T
+values (default 1k, 2k, 4k, 8k)."""
+import argparse
 import statistics
 import sys
 
@@ -26,14 +28,21 @@ def time_ms(fn, iters):
 
 
 def main():
+    ap = argparse.ArgumentParser(description="PyTorch flash SDPA peer of bench/attention")
+    ap.add_argument("--seq-lens", default="1024,2048,4096,8192", help="comma-separated T values dividing 16384")
+    args = ap.parse_args()
+    try:
+        Ts = [int(t) for t in args.seq_lens.split(",")]
+    except ValueError:
+        Ts = [0]
+    if any(t < 64 or 16384 % t for t in Ts):
+        ap.error(f"--seq-lens {args.seq_lens}: each T must divide 16384 and be at least 64")
     if not torch.cuda.is_available():
         print("torch_attention: skipped, no CUDA device")
         return 0
-    quick = "--quick" in sys.argv
     print(f"# torch {torch.__version__} SDPA flash, {torch.cuda.get_device_name(0)}")
     print("| impl | hs | T | B | NH | fwd ms | fwd TFLOP/s | fwd+bwd ms | fwd+bwd TFLOP/s |")
     print("|---|---|---|---|---|---|---|---|---|")
-    Ts = [1024, 4096] if quick else [1024, 2048, 4096, 8192]
     for hs in (64, 128):
         for T in Ts:
             B, NH = 16384 // T, 2048 // hs

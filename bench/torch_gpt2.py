@@ -158,6 +158,14 @@ SHAPES = {
 }
 
 
+def flops_per_token(cfg, T):
+    """Model FLOPs per token, as sixnd counts them (model/flops.cpp): 6 N + 12 L C T, N the parameters
+    that take part in matrix multiplies (all but the position embeddings; the tied wte once)."""
+    C, L = cfg.n_embd, cfg.n_layer
+    n = cfg.vocab_size * C + L * (12 * C * C + 13 * C) + 2 * C
+    return 6.0 * n + 12.0 * L * C * T
+
+
 def bench(args):
     torch.manual_seed(0)
     if args.threads:
@@ -175,39 +183,50 @@ def bench(args):
     else:
         import contextlib
         ctx = contextlib.nullcontext
-    fwd = model
-    if args.compile:
-        fwd = torch.compile(model)
     opt = None
     if args.mode == "train":
         kw = {"fused": True} if dev.type == "cuda" else {}
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.0, **kw)
     x = torch.randint(0, cfg.vocab_size, (args.batch, args.seq_len + 1), device=dev)
     inp, tgt = x[:, :-1], x[:, 1:]
+    fpt = flops_per_token(cfg, args.seq_len)
 
-    def step():
-        with ctx():
-            _, loss = fwd(inp, tgt)
-        loss.backward()
-        if opt is not None:
-            opt.step()
-        model.zero_grad(set_to_none=True)
-        return loss
+    variants = ["eager", "compile"] if args.also_compile else ["compile" if args.compile else "eager"]
+    for variant in variants:
+        # Eager first: its line is printed before torch.compile spends its compile time.
+        fwd = torch.compile(model) if variant == "compile" else model
 
-    for _ in range(args.warmup):
-        step()
-    if dev.type == "cuda":
-        torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(args.iters):
-        step()
-    if dev.type == "cuda":
-        torch.cuda.synchronize()
-    dt = (time.perf_counter() - t0) / args.iters
-    toks = args.batch * args.seq_len / dt
-    print(json.dumps({"peer": "pytorch", "torch": torch.__version__, "device": args.device, "shape": args.shape,
-                      "dtype": args.dtype, "mode": args.mode, "batch": args.batch, "seq_len": args.seq_len,
-                      "step_ms": dt * 1e3, "tokens_per_s": toks, "threads": torch.get_num_threads()}))
+        def step():
+            with ctx():
+                _, loss = fwd(inp, tgt)
+            loss.backward()
+            if opt is not None:
+                opt.step()
+            model.zero_grad(set_to_none=True)
+            return loss
+
+        t_start = time.perf_counter()
+        for _ in range(args.warmup):
+            step()
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        warmup_s = time.perf_counter() - t_start
+        t0 = time.perf_counter()
+        for _ in range(args.iters):
+            step()
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+        dt = (time.perf_counter() - t0) / args.iters
+        toks = args.batch * args.seq_len / dt
+        out = {"peer": "pytorch", "variant": variant, "torch": torch.__version__, "device": args.device,
+               "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
+               "shape": args.shape, "dtype": args.dtype, "mode": args.mode, "batch": args.batch,
+               "seq_len": args.seq_len, "step_ms": dt * 1e3, "tokens_per_s": toks, "flops_per_token": fpt,
+               "warmup_s": warmup_s, "threads": torch.get_num_threads()}
+        if args.peak_tflops > 0:
+            out["peak_tflops"] = args.peak_tflops
+            out["mfu"] = fpt * toks / (args.peak_tflops * 1e12)
+        print(json.dumps(out), flush=True)
 
 
 def main():
@@ -221,7 +240,11 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--threads", type=int, default=0)
-    ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--compile", action="store_true", help="time the torch.compile'd model only")
+    ap.add_argument("--also-compile", action="store_true",
+                    help="time eager, then torch.compile, in one process: one JSON line each")
+    ap.add_argument("--peak-tflops", type=float, default=0.0,
+                    help="peak FLOP/s (dense, this dtype) to report MFU against; sixnd's table value on a GPU")
     bench(ap.parse_args())
 
 

@@ -6,6 +6,7 @@
 
 #include "core/bf16.h"
 #include "core/error.h"
+#include "core/local_rank.h"
 #include "dist/comm.h"
 
 namespace sixnd {
@@ -49,8 +50,14 @@ public:
         MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
         MPI_Comm_size(MPI_COMM_WORLD, &size_);
         MPI_Op_create(&bf16_sum, 1, &bf16_sum_op_);
-        const char* lr = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-        local_rank_ = lr ? std::atoi(lr) : rank_;
+        // The rank among this node's processes: MPI knows it through its shared-memory split.
+        int node_rank = -1;
+        MPI_Comm node;
+        if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+            MPI_Comm_rank(node, &node_rank);
+            MPI_Comm_free(&node);
+        }
+        local_rank_ = resolve_local_rank(rank_, node_rank, [](const char* v) { return std::getenv(v); }).rank;
     }
     ~MpiComm() override {
         MPI_Op_free(&bf16_sum_op_);

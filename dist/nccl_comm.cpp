@@ -1,4 +1,5 @@
-// NcclComm: collectives on device buffers through NCCL, one GPU per local rank, bootstrapped
+// NcclComm: collectives on device buffers through NCCL, one GPU per local rank (modulo the
+// visible devices: core/local_rank.h, the same rule make_backend follows), bootstrapped
 // over MPI (rank 0 makes the NCCL id and broadcasts it). Collectives run on a stream of their
 // own; the compute work they depend on is finished first (device synchronisation), and
 // all_gather_async returns while the gather is still in flight, so ZeRO-3 can prefetch the
@@ -7,6 +8,7 @@
 #include <nccl.h>
 
 #include "core/error.h"
+#include "core/local_rank.h"
 #include "dist/comm.h"
 
 namespace sixnd {
@@ -38,7 +40,9 @@ struct NcclRequest final : CommRequest {
 class NcclComm final : public Comm {
 public:
     NcclComm() : mpi_(make_mpi_comm()) {
-        cuda_check(cudaSetDevice(mpi_->local_rank()), "set device");
+        int devices = 0;
+        cuda_check(cudaGetDeviceCount(&devices), "device count");
+        cuda_check(cudaSetDevice(device_for_local_rank(mpi_->local_rank(), devices)), "set device");
         ncclUniqueId id{};
         if (mpi_->rank() == 0) nccl_check(ncclGetUniqueId(&id), "unique id");
         mpi_->broadcast(&id, sizeof id, 0);

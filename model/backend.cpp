@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/local_rank.h"
 #include "model/cpu/cpu_ops.h"
 #ifdef SIXND_HAVE_CUDA
 #include "model/cuda/cuda_ops.h"
@@ -35,10 +36,11 @@ std::string resolve_device(const std::string& device) {
     return "cpu";
 }
 
-Backend make_backend(const std::string& device, DType dtype, int device_index) {
+Backend make_backend(const std::string& device, DType dtype, int local_rank) {
     Backend b;
 #ifdef SIXND_HAVE_CUDA
     if (resolve_device(device) == "cuda") {
+        const int device_index = device_for_local_rank(local_rank, cuda_device_count());
         b.device = "cuda";
         b.memory = make_cuda_memory(device_index);
         b.ops = make_cuda_ops(dtype, *b.memory);
@@ -49,7 +51,7 @@ Backend make_backend(const std::string& device, DType dtype, int device_index) {
         return b;
     }
 #else
-    (void)device_index;
+    (void)local_rank;
     resolve_device(device);
 #endif
     b.device = "cpu";

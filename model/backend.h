@@ -24,8 +24,9 @@ struct Backend {
 // "cpu" or "cuda": what `device` (cpu, cuda or auto) resolves to on this machine.
 std::string resolve_device(const std::string& device);
 
-// device_index: the GPU to use (the local rank under mpirun); ignored on the CPU.
-Backend make_backend(const std::string& device, DType dtype, int device_index = 0);
+// local_rank: this process's rank on its node (under mpirun); the GPU is local_rank modulo the
+// visible devices (core/local_rank.h). Ignored on the CPU.
+Backend make_backend(const std::string& device, DType dtype, int local_rank = 0);
 
 // Bytes in use on the device as the driver sees it (cudaMemGetInfo), beyond what the ledger
 // knows (the CUDA context, library workspaces); 0 on the CPU.

@@ -1,126 +1,181 @@
 #!/usr/bin/env bash
-# The one script run on the device machine (DESIGN.md, "Building and the GPU"), from the
-# repository root, with the build folder of the `gpu` CMake preset carried along:
-#   cmake --preset gpu && cmake --build --preset gpu     (here, before the call)
-#   scripts/gpu_check.sh                                 (there; logs under $OUT)
-# Steps: probe the machine; ctest -L gpu; compute-sanitizer memcheck and racecheck on the
-# attention test; the attention benchmark and its PyTorch peer; the GPT-2 124M training
-# benchmark and its PyTorch peer once they exist. Each step has a time limit and the script
-# skips what is left once SIXND_GPU_BUDGET_S (default 420 s) is spent, so the whole run stays
-# well under 8 minutes. Prints one summary table last.
+# The one script run on a lent GPU (DESIGN.md, "Building and the GPU"; README.md, "Running the
+# GPU check on a lent device").
+#   here:  cmake --preset gpu && cmake --build --preset gpu && scripts/gpu_stage.sh
+#   there: bash scripts/gpu_check.sh          (repository root, build-gpu/stage carried)
+#      or: bash build-gpu/stage/scripts/gpu_check.sh
+# Steps, in order of value, each under its own time limit; the limits add up to the budget
+# printed first (at most 360 s), and no step runs past that budget:
+#   probe (nvidia-smi; where libcublasLt.so.13 is) -> the gpu test binaries, run directly ->
+#   compute-sanitizer memcheck and racecheck on two attention shapes -> the attention benchmark
+#   and PyTorch's flash SDPA (head dims 64, 128; T 1k, 2k, 4k) -> GPT-2 124M training steps, one
+#   per recompute policy, and PyTorch eager and torch.compile at the same batch.
+# The output ends with one table (scripts/gpu_table.py). $OUT (the folder the device tool brings
+# back, at most 8 files; ./gpu_out elsewhere) gets two: summary.md (that table) and
+# gpu_check_logs.tar.gz (every step's log).
+# With no device it says so within seconds: the test binaries still run (they skip), nothing
+# else does. Exit status: 0 every check passed, or no device; 1 a check failed, timed out, or
+# (with a device) skipped all its tests.
+# Environment: SIXND_GPU_BIN (folders to look for the binaries in, ':'-separated, before the
+# staged and build-gpu ones), SIXND_GPU_BATCH (GPT-2 batch, default 16).
 set -u
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT"
-BUILD=${SIXND_GPU_BUILD:-build-gpu}
-OUT=${OUT:-$ROOT/gpu_out}
-BUDGET=${SIXND_GPU_BUDGET_S:-420}
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$PWD/gpu_out}
+BATCH=${SIXND_GPU_BATCH:-16}
+SEQ_LENS=1024,2048,4096
 mkdir -p "$OUT"
-START=$(date +%s)
-declare -a SUMMARY=()
+LOGS=$(mktemp -d /tmp/sixnd_gpu_check.XXXXXX)
+: >"$LOGS/steps.tsv"
 
-elapsed() { echo $(( $(date +%s) - START )); }
-note() { SUMMARY+=("| $1 | $2 | $3 |"); echo "== $1: $2 ($3)"; }
-# step NAME LIMIT_S LOG CMD...: runs CMD with a time limit unless the budget is spent.
+# name:seconds, in the order the steps run.
+LIMITS=(probe:10 gpu_ops_test:30 gpu_attention_test:35 gpu_train_test:20 memcheck:30 racecheck:40
+        attention_sixnd:25 attention_torch:30 gpt2_sixnd_none:15 gpt2_sixnd_selective:15
+        gpt2_sixnd_full:15 gpt2_torch:90)
+BUDGET=0
+for l in "${LIMITS[@]}"; do BUDGET=$((BUDGET + ${l#*:})); done
+echo "gpu_check: time budget ${BUDGET} s in all (${LIMITS[*]})"
+START=$(date +%s)
+DEADLINE=$((START + BUDGET))
+
+limit_of() {
+    local l
+    for l in "${LIMITS[@]}"; do [[ ${l%%:*} == "$1" ]] && { echo "${l#*:}"; return; }; done
+    echo 0
+}
+record() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >>"$LOGS/steps.tsv"; }
+skip() { record "$1" "skipped: $2" 0 "$(limit_of "$1")"; echo "== $1: skipped ($2)"; }
+
+# step NAME LOG CMD...: CMD under the step's limit (cut to what is left of the budget), output to
+# $LOGS/LOG; records ok, failed (rc N) or timeout.
 step() {
-    local name=$1 limit=$2 log=$3
-    shift 3
-    if (( $(elapsed) + 20 > BUDGET )); then note "$name" "skipped" "time budget spent"; return 0; fi
-    local t0=$(date +%s) rc
-    timeout "$limit" "$@" >"$OUT/$log" 2>&1
+    local name=$1 log=$2
+    shift 2
+    local limit left t0 rc status
+    limit=$(limit_of "$name")
+    left=$((DEADLINE - $(date +%s)))
+    ((left < limit)) && limit=$left
+    if ((limit < 3)); then skip "$name" "time budget spent"; return 0; fi
+    t0=$(date +%s)
+    timeout -k 2 "$limit" "$@" >"$LOGS/$log" 2>&1
     rc=$?
-    local dt=$(( $(date +%s) - t0 ))
-    if (( rc == 0 )); then note "$name" "ok" "${dt}s, $log"
-    elif (( rc == 124 )); then note "$name" "TIMEOUT" "${limit}s limit, $log"
-    else note "$name" "FAILED rc=$rc" "${dt}s, $log"; fi
-    return 0
+    if ((rc == 124 || rc == 137)); then status="timeout"
+    elif ((rc == 0)); then status="ok"
+    else status="failed (rc $rc)"; fi
+    record "$name" "$status" $(($(date +%s) - t0)) "$limit"
+    echo "== $name: $status, $(($(date +%s) - t0)) s of $limit s -> $log"
 }
 
-# --- probe ---------------------------------------------------------------------------------
-{
+# The binaries: SIXND_GPU_BIN, then the staged folder (bin/ beside this script's folder, or
+# build-gpu/stage/bin), then the build-gpu tree.
+find_bin() {
+    local d dirs
+    IFS=: read -r -a dirs <<<"${SIXND_GPU_BIN:-}"
+    dirs+=("$HERE/bin" "$HERE/build-gpu/stage/bin" "$HERE/build-gpu/tests" "$HERE/build-gpu/bench")
+    for d in "${dirs[@]}"; do
+        [[ -n $d && -x $d/$1 && -f $d/$1 ]] && { echo "$d/$1"; return 0; }
+    done
+    return 1
+}
+find_peer() {
+    local d
+    for d in "$HERE/bench" "$HERE/build-gpu/stage/bench"; do [[ -f $d/$1 ]] && { echo "$d/$1"; return 0; }; done
+    return 1
+}
+
+probe() {
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    nvidia-smi || echo "nvidia-smi failed"
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv || true
-    echo "--- libcublasLt / libnccl"
-    ldconfig -p | grep -E "libcublasLt|libnccl" || echo "(not in the ldconfig cache)"
-    ls -d /usr/local/cuda*/lib64 /usr/local/cuda*/targets/*/lib 2>/dev/null
-    find / -xdev \( -name 'libcublasLt.so*' -o -name 'libnccl.so*' \) 2>/dev/null | head -20
-    command -v nvcc && nvcc --version | tail -1
-    command -v compute-sanitizer || echo "no compute-sanitizer on PATH"
-    python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)' 2>&1
-} >"$OUT/probe.log" 2>&1
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-note "probe" "${GPU:-no GPU found}" "probe.log"
-
-# The binaries load libcublasLt.so.13 dynamically: point the loader at one if the cache has none.
-if ! ldconfig -p | grep -q "libcublasLt.so.13"; then
-    LT=$(find /usr/local/cuda*/ /usr/lib /opt -xdev -name 'libcublasLt.so.13' 2>/dev/null | head -1)
-    if [[ -n "$LT" ]]; then
-        export LD_LIBRARY_PATH="$(dirname "$LT")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-        echo "using $LT" >>"$OUT/probe.log"
+    if command -v nvidia-smi >/dev/null; then
+        nvidia-smi -L
+        nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
+    else
+        echo "nvidia-smi: not found"
     fi
+    local lt
+    lt=$(ldconfig -p 2>/dev/null | grep -m1 -o '/[^ ]*libcublasLt\.so\.13$')
+    if [[ -z $lt ]]; then
+        # Not in the loader's cache: the CUDA toolkit's folders, then PyTorch's wheels (bounded search).
+        lt=$(find /usr/local /opt /usr/lib /usr/lib64 -maxdepth 10 -name 'libcublasLt.so.13' 2>/dev/null | head -1)
+    fi
+    echo "cublaslt: ${lt:-not found}"
+    command -v python3 >/dev/null && echo "python3: $(command -v python3)"
+}
+
+PROBE_LIMIT=$(limit_of probe)
+t0=$(date +%s)
+export -f probe
+timeout -k 2 "$PROBE_LIMIT" bash -c probe >"$LOGS/probe.log" 2>&1
+rc=$?
+record probe "$([[ $rc == 0 ]] && echo ok || echo "failed (rc $rc)")" $(($(date +%s) - t0)) "$PROBE_LIMIT"
+
+NO_DEVICE=""
+if ! grep -q '^GPU [0-9]' "$LOGS/probe.log" && ! [[ -e /dev/nvidia0 ]]; then
+    if command -v nvidia-smi >/dev/null; then NO_DEVICE="nvidia-smi lists no GPU and there is no /dev/nvidia0"
+    else NO_DEVICE="no nvidia-smi and no /dev/nvidia0 on this machine"; fi
+fi
+GPU=$(grep -m1 '^GPU 0:' "$LOGS/probe.log" | sed 's/^GPU 0: //; s/ (UUID.*//')
+echo "== probe: ${GPU:-no GPU} (${NO_DEVICE:-device present}) -> probe.log"
+LT=$(sed -n 's/^cublaslt: \(\/.*\)$/\1/p' "$LOGS/probe.log")
+if [[ -n $LT ]] && ! ldconfig -p 2>/dev/null | grep -q 'libcublasLt\.so\.13 '; then
+    export LD_LIBRARY_PATH="$(dirname "$LT")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
-# ctest's files name the paths the build was configured at; make them exist here too.
-CONFIGURED=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD/CMakeCache.txt" 2>/dev/null)
-if [[ -n "$CONFIGURED" && "$CONFIGURED" != "$ROOT" && ! -e "$CONFIGURED" ]]; then
-    mkdir -p "$(dirname "$CONFIGURED")" && ln -s "$ROOT" "$CONFIGURED"
-fi
+# --- the gpu tests, run directly (no ctest: nothing here depends on the CMake that built them)
+for t in gpu_ops_test gpu_attention_test gpu_train_test; do
+    if b=$(find_bin "$t"); then step "$t" "$t.log" "$b" --gtest_color=no
+    else skip "$t" "not built (cmake --build --preset gpu, then scripts/gpu_stage.sh)"; fi
+done
 
-# --- tests ---------------------------------------------------------------------------------
-if [[ -f "$BUILD/CTestTestfile.cmake" ]]; then
-    step "ctest -L gpu" 150 ctest_gpu.log ctest --test-dir "$BUILD" -L gpu --output-on-failure --timeout 120
-else
-    note "ctest -L gpu" "skipped" "no $BUILD (build it with: cmake --preset gpu && cmake --build --preset gpu)"
-fi
-
-ATT="$BUILD/tests/gpu_attention_test"
-[[ -x "$ATT" ]] || ATT=$(find "$BUILD" -name gpu_attention_test -type f -perm -u+x 2>/dev/null | head -1)
-SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
-if [[ -n "$ATT" && -x "$ATT" && -n "$SAN" ]]; then
-    FILTER='*B2_T100_NH3_hs64*:*B3_T130_NH4_hs128*'
-    step "memcheck attention" 90 memcheck.log "$SAN" --tool memcheck --error-exitcode 3 "$ATT" --gtest_filter="$FILTER"
-    step "racecheck attention" 90 racecheck.log "$SAN" --tool racecheck --error-exitcode 3 "$ATT" --gtest_filter="$FILTER"
-else
-    note "compute-sanitizer" "skipped" "no attention test binary or no compute-sanitizer"
-fi
-
-# --- attention benchmark, then PyTorch on the same card ----------------------------------------
-if [[ -x "$BUILD/bench/attention_bench" ]]; then
-    step "attention bench (sixnd)" 150 attention_bench.md "$BUILD/bench/attention_bench"
-else
-    note "attention bench (sixnd)" "skipped" "no $BUILD/bench/attention_bench"
-fi
-step "attention bench (torch SDPA)" 150 torch_attention.md python3 bench/torch_attention.py
-
-# --- GPT-2 124M training step (T=1024, bf16), sixnd (each recompute policy) and PyTorch -------
-MB="$BUILD/bench/model_bench"
-if [[ -x "$MB" ]]; then
-    for rc in none selective full; do
-        step "GPT-2 124M train (sixnd, recompute $rc)" 120 "sixnd_train_$rc.log" \
-            "$MB" --shape gpt2-124m --dtype bf16 --mode train --batch 8 --seq-len 1024 --recompute "$rc" --device cuda --warmup 3 --iters 10
+if [[ -n $NO_DEVICE ]]; then
+    for s in memcheck racecheck attention_sixnd attention_torch gpt2_sixnd_none gpt2_sixnd_selective \
+             gpt2_sixnd_full gpt2_torch; do
+        skip "$s" "no device"
     done
 else
-    note "GPT-2 124M train (sixnd)" "skipped" "no $MB"
-fi
-step "GPT-2 124M train (torch)" 150 torch_gpt2.log \
-    python3 bench/torch_gpt2.py --shape gpt2-124m --device cuda --dtype bf16 --mode train --batch 8 --seq-len 1024 --compile --warmup 3 --iters 10
+    # --- compute-sanitizer on two attention shapes (head dims 64 and 128, T not a tile multiple)
+    SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+    ATT=$(find_bin gpu_attention_test)
+    FILTER='*FlashVsNaive*B2_T100_NH3_hs64:*FlashVsNaive*B3_T130_NH4_hs128'
+    if [[ -n $SAN && -n $ATT ]]; then
+        step memcheck memcheck.log "$SAN" --tool memcheck --error-exitcode 3 --print-limit 20 "$ATT" \
+            --gtest_color=no --gtest_filter="$FILTER"
+        step racecheck racecheck.log "$SAN" --tool racecheck --error-exitcode 3 --print-limit 20 "$ATT" \
+            --gtest_color=no --gtest_filter="$FILTER"
+    else
+        skip memcheck "no compute-sanitizer or no gpu_attention_test"
+        skip racecheck "no compute-sanitizer or no gpu_attention_test"
+    fi
 
-# --- summary -------------------------------------------------------------------------------
-{
-    echo
-    echo "# sixnd gpu_check, $(date -u +%Y-%m-%d), ${GPU:-unknown GPU}, $(elapsed)s"
-    echo "| step | result | detail |"
-    echo "|---|---|---|"
-    printf '%s\n' "${SUMMARY[@]}"
-    grep -h -E "^\[  (PASSED|FAILED) |tests passed|tests failed" "$OUT/ctest_gpu.log" 2>/dev/null | tail -3
-    grep -h "ERROR SUMMARY" "$OUT/memcheck.log" "$OUT/racecheck.log" 2>/dev/null
-    echo
-    echo "| impl | hs | T | B | NH | fwd ms | fwd TFLOP/s | fwd+bwd ms | fwd+bwd TFLOP/s |"
-    echo "|---|---|---|---|---|---|---|---|---|"
-    cat "$OUT/attention_bench.md" "$OUT/torch_attention.md" 2>/dev/null | grep -E "^\| (sixnd|torch)" | sort -t'|' -k3,3n -k4,4n -s
-    echo
-    echo "## GPT-2 124M training step, T=1024, B=8, bf16 (one JSON line each)"
-    for f in sixnd_train_none.log sixnd_train_selective.log sixnd_train_full.log torch_gpt2.log; do
-        [[ -f "$OUT/$f" ]] && grep -h '^{' "$OUT/$f" | tail -1
-    done
-} | tee "$OUT/summary.md"
+    # --- attention: sixnd's flash kernels, then PyTorch's flash SDPA, same shapes
+    if b=$(find_bin attention_bench); then step attention_sixnd attention_sixnd.md "$b" --seq-lens "$SEQ_LENS"
+    else skip attention_sixnd "attention_bench not built"; fi
+    if p=$(find_peer torch_attention.py); then
+        step attention_torch attention_torch.md env PYTHONUNBUFFERED=1 python3 "$p" --seq-lens "$SEQ_LENS"
+    else skip attention_torch "bench/torch_attention.py not found"; fi
+
+    # --- GPT-2 124M training steps, T=1024, bf16: sixnd per recompute policy, then PyTorch
+    PEAK=""
+    if b=$(find_bin model_bench); then
+        for policy in none selective full; do
+            step "gpt2_sixnd_$policy" "gpt2_sixnd_$policy.log" "$b" --shape gpt2-124m --dtype bf16 --mode train \
+                --batch "$BATCH" --seq-len 1024 --recompute "$policy" --attention flash --device cuda \
+                --warmup 3 --iters 10
+            [[ -z $PEAK ]] && PEAK=$(grep -m1 -o '"peak_tflops":[0-9.eE+-]*' "$LOGS/gpt2_sixnd_$policy.log" | cut -d: -f2)
+        done
+    else
+        for policy in none selective full; do skip "gpt2_sixnd_$policy" "model_bench not built"; done
+    fi
+    if p=$(find_peer torch_gpt2.py); then
+        step gpt2_torch gpt2_torch.log env PYTHONUNBUFFERED=1 python3 "$p" --shape gpt2-124m --device cuda \
+            --dtype bf16 --mode train --batch "$BATCH" --seq-len 1024 --warmup 3 --iters 10 --also-compile \
+            ${PEAK:+--peak-tflops "$PEAK"}
+    else skip gpt2_torch "bench/torch_gpt2.py not found"; fi
+fi
+
+# --- the table ------------------------------------------------------------------------------
+python3 "$(dirname "$0")/gpu_table.py" --out "$LOGS" --budget "$BUDGET" --elapsed $(($(date +%s) - START)) \
+    --batch "$BATCH" --seq-lens "$SEQ_LENS" --gpu "${GPU:-}" ${NO_DEVICE:+--no-device "$NO_DEVICE"}
+rc=$?
+cp "$LOGS/summary.md" "$OUT/summary.md"
+tar -czf "$OUT/gpu_check_logs.tar.gz" -C "$LOGS" .
+rm -rf "$LOGS"
+exit $rc

@@ -3,10 +3,12 @@
 // the shapes FlashAttention's own benchmarks use. FLOPs follow the same convention as
 // bench/torch_attention.py: forward 4*B*NH*T^2*hs / 2 (causal), backward 2.5x forward.
 // Each figure is the median of several timed repeats after a warm-up, on fresh random data.
-// Prints a Markdown table; --quick runs only T = 1k and 4k.
+// Prints a Markdown table, headed by the device and its dense bf16 peak (for MFU);
+// --seq-lens 1024,4096 picks the T values (default 1k, 2k, 4k, 8k).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -37,18 +39,41 @@ template <typename F> double time_ms(MemoryBackend& mem, F&& f, int iters) {
     return median(t);
 }
 
+// "1024,4096" -> {1024, 4096}; each a multiple of 64 that divides the 16k tokens of a batch.
+std::vector<int> parse_seq_lens(const std::string& s) {
+    std::vector<int> out;
+    size_t i = 0;
+    while (i <= s.size()) {
+        size_t j = s.find(',', i);
+        if (j == std::string::npos) j = s.size();
+        std::string item = s.substr(i, j - i);
+        char* end = nullptr;
+        long v = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || v < 64 || v > 16384 || 16384 % v != 0)
+            throw Error("--seq-lens", "'" + item + "' is not a sequence length dividing 16384 (64 to 16384)");
+        out.push_back(static_cast<int>(v));
+        i = j + 1;
+    }
+    return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
     std::string why;
     if (!cuda_device_available(&why)) {
         std::printf("attention_bench: skipped, no CUDA device (%s)\n", why.c_str());
         return 0;
     }
     try {
+        std::vector<int> Ts = {1024, 2048, 4096, 8192};
+        for (int i = 1; i < argc; i++) {
+            if (std::strcmp(argv[i], "--seq-lens") == 0 && i + 1 < argc) Ts = parse_seq_lens(argv[++i]);
+            else throw Error(argv[i], "unknown argument (usage: attention_bench [--seq-lens 1024,2048,...])");
+        }
         CudaDeviceInfo info = cuda_device_info(0);
         std::printf("# sixnd flash attention, %s\n", info.name.c_str());
+        if (info.peak_known) std::printf("# peak bf16 dense: %.1f TFLOP/s (table)\n", info.peak_bf16_tflops);
         std::printf("| impl | hs | T | B | NH | fwd ms | fwd TFLOP/s | fwd+bwd ms | fwd+bwd TFLOP/s |\n");
         std::printf("|---|---|---|---|---|---|---|---|---|\n");
         auto mem = make_cuda_memory(0);
@@ -56,7 +81,6 @@ int main(int argc, char** argv) {
         fast.deterministic = false;
         auto ops_det = make_cuda_ops(DType::bf16, *mem, det);
         auto ops_fast = make_cuda_ops(DType::bf16, *mem, fast);
-        std::vector<int> Ts = quick ? std::vector<int>{1024, 4096} : std::vector<int>{1024, 2048, 4096, 8192};
         for (int hs : {64, 128}) {
             for (int T : Ts) {
                 const int B = 16384 / T, NH = 2048 / hs, C = NH * hs;

@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
                            {"dtype", dtype}, {"mode", mode}, {"attention", attention}, {"recompute", recompute},
                            {"batch", B}, {"seq_len", T}, {"step_ms", dt * 1e3}, {"tokens_per_s", tps},
                            {"mfu", f.model * tps / peak.flops_per_s}, {"hfu", f.hardware * tps / peak.flops_per_s},
-                           {"peak_source", peak.source},
+                           {"peak_tflops", peak.flops_per_s / 1e12}, {"peak_source", peak.source},
                            {"activation_bytes", l.peak(MemCategory::activations)},
                            {"workspace_bytes", l.peak(MemCategory::workspace)},
                            {"peak_bytes", l.peak_total()}};

@@ -40,11 +40,6 @@ template <typename T> struct alignas(16) Packed128 {
 template <typename T> __device__ __forceinline__ Packed128<T> load128(const T* p) {
     return *reinterpret_cast<const Packed128<T>*>(p);
 }
-// Streaming load for data read once (bypasses L1 allocation).
-template <typename T> __device__ __forceinline__ Packed128<T> load128cs(const T* p) {
-    int4 r = __ldcs(reinterpret_cast<const int4*>(p));
-    return *reinterpret_cast<Packed128<T>*>(&r);
-}
 template <typename T> __device__ __forceinline__ void store128(T* p, const Packed128<T>& x) {
     *reinterpret_cast<Packed128<T>*>(p) = x;
 }

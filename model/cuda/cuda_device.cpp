@@ -38,6 +38,15 @@ bool cuda_device_available(std::string* why) {
     return true;
 }
 
+int cuda_device_count() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return n;
+}
+
 // Dense tensor-core peaks from the vendors' datasheets (TFLOP/s, bf16 with FP32 accumulate,
 // and TF32); the 2:4-sparsity figures are never used. The first entry whose key the device
 // name contains wins, so the more specific names come first.

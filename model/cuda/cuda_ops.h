@@ -16,6 +16,8 @@ namespace sixnd {
 // True when a driver and at least one device answer; otherwise false and *why says what is
 // missing (no driver, no device, driver older than the runtime...).
 bool cuda_device_available(std::string* why);
+// The number of devices this process can see (0 when the driver answers none).
+int cuda_device_count();
 
 struct CudaDeviceInfo {
     std::string name;

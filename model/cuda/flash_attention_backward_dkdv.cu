@@ -1,8 +1,8 @@
 // flash_attention_backward_dkdv: dK and dV (and, when dq_accum is given, dQ by FP32 atomics).
-// Grid (key tiles of 64, B*NH), heaviest (first) key tiles first; 4 warps x 16 keys. The
-// block's K and V stay in shared memory; query tiles of BQ rows from the diagonal down (causal
-// blocks above it are never visited) are double-buffered with cp.async, with their lse and
-// D = rowsum(dO * O). Per query tile and warp, transposed so each warp owns its keys' rows:
+// Grid (key tiles of 64, B*NH; flash_grid.h), heaviest (first) key tiles first; 4 warps x 16
+// keys. The block's K and V stay in shared memory; query tiles of BQ rows from the diagonal
+// down (causal blocks above it are never visited) are double-buffered with cp.async, with their
+// lse and D = rowsum(dO * O). Per query tile and warp, transposed so each warp owns its keys' rows:
 //   S^T = K Q^T;  P^T = exp2(S^T * scale*log2e - lse*log2e)  (causal mask)
 //   dP^T = V dO^T;  dS^T = P^T * (dP^T - D)
 //   dV += P^T dO;  dK += dS^T Q          (FP32 registers; P^T, dS^T packed from C fragments)
@@ -26,7 +26,7 @@ template <int D, int BQ> constexpr int dkdv_smem_bytes() {
 template <int D, int BQ>
 __global__ void __launch_bounds__(kThreads)
     flash_attention_backward_dkdv_kernel(bf16* dqkv, float* dq_accum, const bf16* dout, const bf16* qkv,
-                                         const float* lse, const float* Dsum, int T, int C, int NH, float scale,
+                                         const float* lse, const float* Dsum, int B, int T, int C, int NH, float scale,
                                          float scale_log2) {
     constexpr int LD = D + kPad, LDS = BQ + kPad;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -39,7 +39,9 @@ __global__ void __launch_bounds__(kThreads)
     float* sD = sL + 2 * BQ;                                // [2][BQ]
 
     const int kt = blockIdx.x;
-    const int bh = blockIdx.y, b = bh / NH, h = bh % NH;
+    const int bh = block_head(B * NH);
+    if (bh < 0) return;
+    const int b = bh / NH, h = bh % NH;
     const size_t stride = 3 * static_cast<size_t>(C);
     const bf16* q = qkv + static_cast<size_t>(b) * T * stride + h * D;
     const bf16* k = q + C;
@@ -199,10 +201,11 @@ void launch_dkdv(bf16* dqkv, float* dq_accum, const bf16* dout, const bf16* qkv,
     constexpr int smem = dkdv_smem_bytes<D, BQ>();
     static bool configured = (allow_smem(flash_attention_backward_dkdv_kernel<D, BQ>, smem), true);
     (void)configured;
-    dim3 grid((T + kBK - 1) / kBK, B * NH);
+    const FlashGrid fg = flash_grid((T + kBK - 1) / kBK, static_cast<long long>(B) * NH);
+    dim3 grid(fg.x, fg.y, fg.z);
     float scale = 1.0f / sqrtf(static_cast<float>(D));
     flash_attention_backward_dkdv_kernel<D, BQ>
-        <<<grid, kThreads, smem, s>>>(dqkv, dq_accum, dout, qkv, lse, Dsum, T, C, NH, scale, scale * kLog2e);
+        <<<grid, kThreads, smem, s>>>(dqkv, dq_accum, dout, qkv, lse, Dsum, B, T, C, NH, scale, scale * kLog2e);
     SIXND_CUDA_LAUNCHED("flash_attention_backward_dkdv");
 }
 

@@ -1,6 +1,7 @@
 // flash_attention_backward_dq: dQ for the deterministic backward, with no atomics.
-// Grid (query tiles, B*NH), heaviest first; 4 warps x 16 query rows. Q and dO stay in shared
-// memory; K and V tiles of BK keys are double-buffered with cp.async. Per key tile and warp:
+// Grid (query tiles, B*NH; flash_grid.h), heaviest first; 4 warps x 16 query rows. Q and dO
+// stay in shared memory; K and V tiles of BK keys are double-buffered with cp.async. Per key
+// tile and warp:
 //   S = Q K^T;  P = exp2(S * scale*log2e - lse*log2e)  (causal mask; the forward's lse)
 //   dP = dO V^T;  dS = P * (dP - D_row)  (D = rowsum(dO * O) from the pre-pass)
 //   dQ += dS K   (FP32 registers; dS packed to bf16 from the C fragments)
@@ -21,7 +22,7 @@ template <int D, int BK> constexpr int dq_smem_bytes() { return (2 * kBQ + 4 * B
 template <int D, int BK>
 __global__ void __launch_bounds__(kThreads)
     flash_attention_backward_dq_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse,
-                                       const float* Dsum, int T, int C, int NH, float scale, float scale_log2) {
+                                       const float* Dsum, int B, int T, int C, int NH, float scale, float scale_log2) {
     constexpr int LD = D + kPad;
     extern __shared__ __align__(16) unsigned char smem[];
     bf16* sQ = reinterpret_cast<bf16*>(smem);
@@ -30,7 +31,9 @@ __global__ void __launch_bounds__(kThreads)
     bf16* sV = sK + 2 * BK * LD;  // [2][BK][LD]
 
     const int qt = gridDim.x - 1 - blockIdx.x;
-    const int bh = blockIdx.y, b = bh / NH, h = bh % NH;
+    const int bh = block_head(B * NH);
+    if (bh < 0) return;
+    const int b = bh / NH, h = bh % NH;
     const size_t stride = 3 * static_cast<size_t>(C);
     const bf16* q = qkv + static_cast<size_t>(b) * T * stride + h * D;
     const bf16* k = q + C;
@@ -134,10 +137,11 @@ void launch_dq(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse, 
     constexpr int smem = dq_smem_bytes<D, BK>();
     static bool configured = (allow_smem(flash_attention_backward_dq_kernel<D, BK>, smem), true);
     (void)configured;
-    dim3 grid((T + kBQ - 1) / kBQ, B * NH);
+    const FlashGrid fg = flash_grid((T + kBQ - 1) / kBQ, static_cast<long long>(B) * NH);
+    dim3 grid(fg.x, fg.y, fg.z);
     float scale = 1.0f / sqrtf(static_cast<float>(D));
     flash_attention_backward_dq_kernel<D, BK>
-        <<<grid, kThreads, smem, s>>>(dqkv, dout, qkv, lse, Dsum, T, C, NH, scale, scale * kLog2e);
+        <<<grid, kThreads, smem, s>>>(dqkv, dout, qkv, lse, Dsum, B, T, C, NH, scale, scale * kLog2e);
     SIXND_CUDA_LAUNCHED("flash_attention_backward_dq");
 }
 

@@ -2,9 +2,10 @@
 // channels h*D of each third), out[B,T,C], and lse[B,NH,T] = log-sum-exp of each row's scaled
 // scores (natural log), which the backward uses to recompute P without a second softmax pass.
 //
-// FlashAttention-2 forward: grid (query tiles, B*NH), heaviest (last) query tiles first; 4 warps,
-// each owning 16 of the block's 64 query rows. Q is loaded once; K and V tiles of BK keys are
-// double-buffered with cp.async, tile j+1 loading while tile j is computed. Per tile and warp:
+// FlashAttention-2 forward: grid (query tiles, B*NH; flash_grid.h), heaviest (last) query tiles
+// first; 4 warps, each owning 16 of the block's 64 query rows. Q is loaded once; K and V tiles
+// of BK keys are double-buffered with cp.async, tile j+1 loading while tile j is computed. Per
+// tile and warp:
 // S = Q K^T (mma.sync m16n8k16, FP32), scaled into log2 units and causally masked on the diagonal
 // tile; the online softmax keeps a running max m and sum l per row and rescales the FP32 O
 // accumulator; P (packed to bf16 straight from the S registers) multiplies V. Key tiles
@@ -24,8 +25,8 @@ constexpr int kWarps = 4, kThreads = 32 * kWarps, kBQ = 16 * kWarps;
 template <int D, int BK> constexpr int fwd_smem_bytes() { return (kBQ + 4 * BK) * (D + kPad) * 2; }
 
 template <int D, int BK>
-__global__ void __launch_bounds__(kThreads) flash_attention_forward_kernel(bf16* out, float* lse, const bf16* qkv,
-                                                                           int T, int C, int NH, float scale_log2) {
+__global__ void __launch_bounds__(kThreads)
+    flash_attention_forward_kernel(bf16* out, float* lse, const bf16* qkv, int B, int T, int C, int NH, float scale_log2) {
     constexpr int LD = D + kPad;
     extern __shared__ __align__(16) unsigned char smem[];
     bf16* sQ = reinterpret_cast<bf16*>(smem);
@@ -33,7 +34,9 @@ __global__ void __launch_bounds__(kThreads) flash_attention_forward_kernel(bf16*
     bf16* sV = sK + 2 * BK * LD;  // [2][BK][LD]
 
     const int qt = gridDim.x - 1 - blockIdx.x;
-    const int bh = blockIdx.y, b = bh / NH, h = bh % NH;
+    const int bh = block_head(B * NH);
+    if (bh < 0) return;
+    const int b = bh / NH, h = bh % NH;
     const size_t stride = 3 * static_cast<size_t>(C);
     const bf16* q = qkv + static_cast<size_t>(b) * T * stride + h * D;
     const bf16* k = q + C;
@@ -161,9 +164,10 @@ template <int D, int BK> void launch_forward(bf16* out, float* lse, const bf16* 
     constexpr int smem = fwd_smem_bytes<D, BK>();
     static bool configured = (allow_smem(flash_attention_forward_kernel<D, BK>, smem), true);
     (void)configured;
-    dim3 grid((T + kBQ - 1) / kBQ, B * NH);
+    const FlashGrid fg = flash_grid((T + kBQ - 1) / kBQ, static_cast<long long>(B) * NH);
+    dim3 grid(fg.x, fg.y, fg.z);
     float scale_log2 = kLog2e / sqrtf(static_cast<float>(D));
-    flash_attention_forward_kernel<D, BK><<<grid, kThreads, smem, s>>>(out, lse, qkv, T, C, NH, scale_log2);
+    flash_attention_forward_kernel<D, BK><<<grid, kThreads, smem, s>>>(out, lse, qkv, B, T, C, NH, scale_log2);
     SIXND_CUDA_LAUNCHED("flash_attention_forward");
 }
 

@@ -13,6 +13,7 @@
 // P (and dS) feed the next product without leaving registers.
 #pragma once
 #include "model/cuda/cuda_common.cuh"
+#include "model/cuda/flash_grid.h"
 
 namespace sixnd::cuda::flash {
 
@@ -98,6 +99,13 @@ __device__ __forceinline__ void load_tile(bf16* tile, const bf16* g, size_t stri
         const bf16* src = valid ? g + static_cast<size_t>(row0 + r) * stride + c * 8 : g;
         cp_async16(tile + r * (D + kPad) + c * 8, src, valid);
     }
+}
+
+// This block's batch x head index under flash_grid's launch shape, or -1 for a spare block of
+// the last z slice (which must return before its first barrier).
+__device__ __forceinline__ int block_head(int heads) {
+    long long bh = flash_grid_head(blockIdx.y, blockIdx.z, gridDim.y);
+    return bh < heads ? static_cast<int>(bh) : -1;
 }
 
 // Sets the dynamic shared-memory limit of a kernel once (above the 48 KB default).

@@ -92,12 +92,14 @@ public:
     ~Matmul();
     Matmul(const Matmul&) = delete;
     Matmul& operator=(const Matmul&) = delete;
-    // False when cuBLASLt offers no algorithm (e.g. the GELU epilogue for an odd shape); the
-    // caller then falls back to an unfused path.
+    // False when the GELU epilogue cannot run for this call (gemm_fallback.h: any fault on that
+    // path, e.g. an aux leading dimension not a multiple of 8); the caller then takes the unfused
+    // path. A GEMM without the GELU epilogue that cannot run throws Error.
     bool gemm(const GemmArgs& g);
 
 private:
     struct Plan;
+    void build_plan(Plan& plan, const GemmArgs& g, int al_a, int al_b, int al_c);
     cublasLtHandle_t handle_ = nullptr;
     cudaStream_t stream_;
     DeviceBuffer workspace_;

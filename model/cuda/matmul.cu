@@ -3,10 +3,14 @@
 // Row-major C[M,N] = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so B is cuBLASLt's
 // first operand and A its second, m = N and n = M. Bias and GELU(+aux) are epilogues; the
 // workspace is 32 MiB (what cuBLASLt asks for on Hopper); the heuristic runs once per
-// distinct shape, types, epilogue and pointer alignment, and its algorithm is cached.
+// distinct shape, types, epilogue and pointer alignment, and its algorithm is cached. The bias
+// and aux pointers (and the aux leading dimension) are set before the heuristic runs, since it
+// reads them for alignment. A GELU-epilogue GEMM that fails at any step returns false and the
+// caller takes the unfused path (gemm_fallback.h); any other GEMM's failure is an error.
 #include <cstdio>
 #include <string>
 
+#include "model/cuda/gemm_fallback.h"
 #include "model/cuda/kernels.cuh"
 
 namespace sixnd::cuda {
@@ -26,7 +30,8 @@ struct Matmul::Plan {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
     cublasLtMatmulAlgo_t algo{};
-    bool ok = false;
+    GemmFault fault = GemmFault::none;
+    cublasStatus_t status = CUBLAS_STATUS_SUCCESS;  // the failing call's status, if any
     ~Plan() {
         if (desc) cublasLtMatmulDescDestroy(desc);
         if (a) cublasLtMatrixLayoutDestroy(a);
@@ -46,13 +51,99 @@ Matmul::~Matmul() {
 }
 
 namespace {
-void set_layout_batch(cublasLtMatrixLayout_t l, int batch, long long stride) {
+
+// Records the first failing cuBLASLt status of a sequence of calls.
+struct StatusTrail {
+    cublasStatus_t first = CUBLAS_STATUS_SUCCESS;
+    bool operator()(cublasStatus_t st) {
+        if (st != CUBLAS_STATUS_SUCCESS && first == CUBLAS_STATUS_SUCCESS) first = st;
+        return first == CUBLAS_STATUS_SUCCESS;
+    }
+};
+
+void set_layout_batch(StatusTrail& ok, cublasLtMatrixLayout_t l, int batch, long long stride) {
     if (batch <= 1) return;
-    SIXND_CUBLAS(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
-    SIXND_CUBLAS(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
-                                                  sizeof(stride)));
+    ok(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch)));
+    ok(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
 }
+
+// The bias and aux pointers of this call. Set before the heuristic too: it reads their values
+// for alignment.
+void set_pointers(StatusTrail& ok, cublasLtMatmulDesc_t desc, const GemmArgs& g) {
+    if (g.bias) ok(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)));
+    if (g.gelu_aux)
+        ok(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &g.gelu_aux,
+                                          sizeof(g.gelu_aux)));
+}
+
 }  // namespace
+
+// Descriptors, layouts (bias and aux pointers and the aux leading dimension included), then the
+// heuristic; the first fault is kept in the plan, so a shape that failed fails at once next time.
+void Matmul::build_plan(Plan& plan, const GemmArgs& g, int al_a, int al_b, int al_c) {
+    const bool gelu = g.gelu_aux != nullptr;
+    const int64_t ld_aux = g.N;  // aux is [M,N] row-major: column-major N x M, ld N
+    if (gelu && !gelu_aux_layout_ok(ld_aux, g.N)) {
+        plan.fault = GemmFault::aux_layout;
+        return;
+    }
+    StatusTrail ok;
+    if (ok(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F))) {
+        // cuBLASLt's first operand is row-major B: stored [K,N] it is column-major N x K (op N).
+        cublasOperation_t op1 = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+        cublasOperation_t op2 = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+        ok(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op1, sizeof(op1)));
+        ok(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op2, sizeof(op2)));
+        cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+        if (gelu) epi = g.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+        else if (g.bias) epi = CUBLASLT_EPILOGUE_BIAS;
+        ok(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+        if (g.bias) {
+            cudaDataType_t bt = g.c_type;
+            ok(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt)));
+        }
+        if (gelu)
+            ok(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld_aux, sizeof(ld_aux)));
+        set_pointers(ok, plan.desc, g);
+    }
+    // Column-major shapes (rows, cols, ld) of the stored matrices.
+    const int r1 = g.trans_b ? g.K : g.N, c1 = g.trans_b ? g.N : g.K;
+    const int r2 = g.trans_a ? g.M : g.K, c2 = g.trans_a ? g.K : g.M;
+    if (ok(cublasLtMatrixLayoutCreate(&plan.a, g.ab_type, r1, c1, g.ldb)))
+        set_layout_batch(ok, plan.a, g.batch, g.stride_b);
+    if (ok(cublasLtMatrixLayoutCreate(&plan.b, g.ab_type, r2, c2, g.lda)))
+        set_layout_batch(ok, plan.b, g.batch, g.stride_a);
+    if (ok(cublasLtMatrixLayoutCreate(&plan.c, g.c_type, g.N, g.M, g.ldc)))
+        set_layout_batch(ok, plan.c, g.batch, g.stride_c);
+    if (ok.first != CUBLAS_STATUS_SUCCESS) {
+        plan.fault = GemmFault::descriptor;
+        plan.status = ok.first;
+        return;
+    }
+
+    cublasLtMatmulPreference_t pref;
+    cublasStatus_t st = cublasLtMatmulPreferenceCreate(&pref);
+    if (st == CUBLAS_STATUS_SUCCESS) {
+        size_t ws = kWorkspaceBytes;
+        uint32_t a1 = al_b, a2 = al_a, a3 = al_c;
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &a1, sizeof(a1));
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &a2, sizeof(a2));
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &a3, sizeof(a3));
+        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &a3, sizeof(a3));
+        cublasLtMatmulHeuristicResult_t result{};
+        int found = 0;
+        st = cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 1, &result,
+                                            &found);
+        cublasLtMatmulPreferenceDestroy(pref);
+        if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
+            plan.algo = result.algo;
+            return;
+        }
+    }
+    plan.fault = GemmFault::no_algorithm;
+    plan.status = st;
+}
 
 bool Matmul::gemm(const GemmArgs& g) {
     const bool gelu = g.gelu_aux != nullptr;
@@ -66,71 +157,28 @@ bool Matmul::gemm(const GemmArgs& g) {
     Plan*& plan = plans_[key];
     if (!plan) {
         plan = new Plan();
-        SIXND_CUBLAS(cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-        // cuBLASLt's first operand is row-major B: stored [K,N] it is column-major N x K (op N).
-        cublasOperation_t op1 = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-        cublasOperation_t op2 = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-        SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op1, sizeof(op1)));
-        SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op2, sizeof(op2)));
-        cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
-        if (gelu) epi = g.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
-        else if (g.bias) epi = CUBLASLT_EPILOGUE_BIAS;
-        SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
-        if (g.bias) {
-            cudaDataType_t bt = g.c_type;
-            SIXND_CUBLAS(
-                cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt)));
-        }
-        if (gelu) {
-            int64_t ld_aux = g.N;
-            SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &ld_aux,
-                                                        sizeof(ld_aux)));
-        }
-        // Column-major shapes (rows, cols, ld) of the stored matrices.
-        int r1 = g.trans_b ? g.K : g.N, c1 = g.trans_b ? g.N : g.K;
-        int r2 = g.trans_a ? g.M : g.K, c2 = g.trans_a ? g.K : g.M;
-        SIXND_CUBLAS(cublasLtMatrixLayoutCreate(&plan->a, g.ab_type, r1, c1, g.ldb));
-        SIXND_CUBLAS(cublasLtMatrixLayoutCreate(&plan->b, g.ab_type, r2, c2, g.lda));
-        SIXND_CUBLAS(cublasLtMatrixLayoutCreate(&plan->c, g.c_type, g.N, g.M, g.ldc));
-        set_layout_batch(plan->a, g.batch, g.stride_b);
-        set_layout_batch(plan->b, g.batch, g.stride_a);
-        set_layout_batch(plan->c, g.batch, g.stride_c);
-
-        cublasLtMatmulPreference_t pref;
-        SIXND_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
-        size_t ws = kWorkspaceBytes;
-        uint32_t a1 = al_b, a2 = al_a, a3 = al_c;
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &a1, sizeof(a1));
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &a2, sizeof(a2));
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &a3, sizeof(a3));
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &a3, sizeof(a3));
-        cublasLtMatmulHeuristicResult_t result{};
-        int found = 0;
-        cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->a, plan->b, plan->c, plan->c,
-                                                           pref, 1, &result, &found);
-        cublasLtMatmulPreferenceDestroy(pref);
-        if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
-            plan->algo = result.algo;
-            plan->ok = true;
-        } else if (st != CUBLAS_STATUS_SUCCESS && st != CUBLAS_STATUS_NOT_SUPPORTED) {
-            throw_cublas_error("cublasLtMatmulAlgoGetHeuristic", st, __FILE__, __LINE__);
-        }
+        build_plan(*plan, g, al_a, al_b, al_c);
     }
-    if (!plan->ok) {
-        if (gelu) return false;
-        throw Error("cuBLASLt", "no algorithm for a " + std::to_string(g.M) + "x" + std::to_string(g.N) + "x" +
-                                    std::to_string(g.K) + " matmul (batch " + std::to_string(g.batch) + ")");
+    if (plan->fault == GemmFault::none) {
+        StatusTrail ok;
+        set_pointers(ok, plan->desc, g);
+        if (ok(cublasLtMatmul(handle_, plan->desc, &g.alpha, g.B, plan->a, g.A, plan->b, &g.beta, g.C, plan->c, g.C,
+                              plan->c, &plan->algo, workspace_.get(), kWorkspaceBytes, stream_)))
+            return true;
+        plan->fault = GemmFault::launch;
+        plan->status = ok.first;
+        cudaGetLastError();  // a launch error cuBLASLt saw must not surface at the fallback's next launch
     }
-    if (g.bias)
-        SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias,
-                                                    sizeof(g.bias)));
-    if (gelu)
-        SIXND_CUBLAS(cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &g.gelu_aux,
-                                                    sizeof(g.gelu_aux)));
-    SIXND_CUBLAS(cublasLtMatmul(handle_, plan->desc, &g.alpha, g.B, plan->a, g.A, plan->b, &g.beta, g.C, plan->c,
-                                g.C, plan->c, &plan->algo, workspace_.get(), kWorkspaceBytes, stream_));
-    return true;
+    const GemmFault fault = plan->fault;
+    const cublasStatus_t status = plan->status;
+    if (gemm_next(gelu, fault) == GemmNext::unfused) return false;
+    // A plain GEMM with no way through: drop the plan, so a later call asks cuBLASLt again.
+    delete plan;
+    plans_.erase(key);
+    std::string what = std::string(gemm_fault_name(fault)) + " for a " + std::to_string(g.M) + "x" +
+                       std::to_string(g.N) + "x" + std::to_string(g.K) + " matmul (batch " + std::to_string(g.batch);
+    if (status != CUBLAS_STATUS_SUCCESS) what += std::string(", ") + cublasLtGetStatusName(status);
+    throw Error("cuBLASLt", what + ")");
 }
 
 }  // namespace sixnd::cuda

@@ -1,6 +1,7 @@
 // The flash kernel against the naive (cuBLASLt + softmax) attention on the same device, bf16:
 // output and every gradient, for head sizes 64 and 128, T not a multiple of the 64-row tiles,
-// several batch and head counts; the log-sum-exp against the naive probabilities' row
+// several batch and head counts (one with B*NH past gridDim.y's 65535, which the kernels fold
+// into gridDim.z: model/cuda/flash_grid.h); the log-sum-exp against the naive probabilities' row
 // normaliser; the deterministic backward is bitwise repeatable and the atomic one agrees with
 // it. Outputs are poisoned with NaN first, so an unwritten element fails. Skips without a device.
 #include <gtest/gtest.h>
@@ -111,7 +112,7 @@ TEST_P(FlashVsNaive, OutputAndGradients) {
 INSTANTIATE_TEST_SUITE_P(Shapes, FlashVsNaive,
                          ::testing::Values(Shape{1, 64, 1, 64}, Shape{2, 100, 3, 64}, Shape{1, 257, 2, 64},
                                            Shape{3, 130, 4, 128}, Shape{1, 1, 2, 128}, Shape{2, 200, 1, 128},
-                                           Shape{1, 1000, 2, 64}),
+                                           Shape{1, 1000, 2, 64}, Shape{35000, 3, 2, 64}),
                          [](const ::testing::TestParamInfo<Shape>& i) { return shape_name(i.param); });
 
 }  // namespace

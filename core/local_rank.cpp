@@ -1,0 +1,35 @@
+#include "core/local_rank.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <string>
+
+#include "core/error.h"
+
+namespace sixnd {
+
+LocalRank resolve_local_rank(int world_rank, int node_rank, const std::function<const char*(const char*)>& env) {
+    if (node_rank >= 0) return {node_rank, "MPI shared-memory communicator"};
+    for (const char* var :
+         {"OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+        const char* v = env(var);
+        if (!v) continue;
+        char* end = nullptr;
+        errno = 0;
+        long r = std::strtol(v, &end, 10);
+        if (end == v || *end != '\0' || errno != 0 || r < 0 || r > INT_MAX)
+            throw Error(var, "'" + std::string(v) + "' is not a local rank (a non-negative integer)");
+        return {static_cast<int>(r), var};
+    }
+    return {world_rank, "world rank"};
+}
+
+int device_for_local_rank(int local_rank, int device_count) {
+    if (device_count < 1)
+        throw Error("GPU", "no CUDA device is visible to local rank " + std::to_string(local_rank));
+    if (local_rank < 0) throw Error("GPU", "local rank " + std::to_string(local_rank) + " is negative");
+    return local_rank % device_count;
+}
+
+}  // namespace sixnd

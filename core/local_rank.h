@@ -1,0 +1,31 @@
+// Which GPU a process takes: its rank among the processes on its node (the local rank), modulo
+// the devices it can see. Pure functions, so the rule is tested without MPI or a GPU.
+//
+// The local rank comes, most trustworthy first, from MPI's per-node communicator (the rank in
+// MPI_Comm_split_type(..., MPI_COMM_TYPE_SHARED, ...), when the caller has one), then from the
+// launcher's variables: OMPI_COMM_WORLD_LOCAL_RANK (Open MPI), MV2_COMM_WORLD_LOCAL_RANK
+// (MVAPICH2), MPI_LOCALRANKID (MPICH and Intel MPI) and SLURM_LOCALID (srun); failing all of
+// those, the world rank, which is right when ranks are placed on nodes in blocks.
+//
+// The modulo covers a launcher that gives each rank one visible GPU (srun --gpus-per-task=1, or
+// CUDA_VISIBLE_DEVICES set per rank: every rank sees device 0) and more ranks than GPUs.
+#pragma once
+#include <functional>
+
+namespace sixnd {
+
+struct LocalRank {
+    int rank = 0;
+    const char* source = "";  // "MPI shared-memory communicator", a variable's name, or "world rank"
+};
+
+// node_rank: the rank in MPI's per-node communicator, or -1 when there is none. env: looks up an
+// environment variable (nullptr when unset). A launcher variable that is set but is not a
+// non-negative integer is an Error naming it.
+LocalRank resolve_local_rank(int world_rank, int node_rank, const std::function<const char*(const char*)>& env);
+
+// The device index for a local rank: local_rank modulo device_count; an Error when no device is
+// visible.
+int device_for_local_rank(int local_rank, int device_count);
+
+}  // namespace sixnd

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Stages what the device machine runs into one folder, the only build output carried there
+# (README.md, "Running the GPU check on a lent device"):
+#   <build>/stage/bin/      the gpu test binaries and the two benchmarks, stripped of symbols
+#                           (their CUDA machine code stays: it lives in allocated sections)
+#   <build>/stage/scripts/  gpu_check.sh and gpu_table.py
+#   <build>/stage/bench/    torch_attention.py and torch_gpt2.py, the PyTorch peers
+# so `bash <build>/stage/scripts/gpu_check.sh` runs from the folder alone. Prints the folder's
+# size beside the tracked files' (which travel with every call too) and fails when the two
+# together come near the device tool's 64 MiB limit.
+# Usage: scripts/gpu_stage.sh [BUILD_DIR]   (default build-gpu, the `gpu` preset's folder)
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+BUILD=${1:-build-gpu}
+STAGE=$BUILD/stage
+BINS=(tests/gpu_ops_test tests/gpu_attention_test tests/gpu_train_test bench/attention_bench bench/model_bench)
+
+for b in "${BINS[@]}"; do
+    if [[ ! -x $BUILD/$b ]]; then
+        echo "gpu_stage: $BUILD/$b is missing; build it first: cmake --preset gpu && cmake --build --preset gpu" >&2
+        exit 1
+    fi
+done
+rm -rf "$STAGE"
+mkdir -p "$STAGE/bin" "$STAGE/scripts" "$STAGE/bench"
+for b in "${BINS[@]}"; do strip --strip-unneeded -o "$STAGE/bin/$(basename "$b")" "$BUILD/$b"; done
+cp scripts/gpu_check.sh scripts/gpu_table.py "$STAGE/scripts/"
+cp bench/torch_attention.py bench/torch_gpt2.py "$STAGE/bench/"
+
+# Stripping must leave the CUDA machine code: each binary still has its fat binary section.
+for b in "$STAGE"/bin/*; do
+    if ! readelf -S -W "$b" | grep -q '\.nv_fatbin'; then
+        echo "gpu_stage: $b has no .nv_fatbin section (no CUDA code: configure with the gpu preset)" >&2
+        exit 1
+    fi
+done
+
+stage_bytes=$(du -sb "$STAGE" | cut -f1)
+tracked_bytes=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -1 | cut -f1)
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
+echo "gpu_stage: $STAGE holds $(mib "$stage_bytes") ($(ls "$STAGE/bin" | wc -l) binaries, scripts, PyTorch peers);" \
+     "tracked files $(mib "$tracked_bytes"); together $(mib $((stage_bytes + tracked_bytes))) of the 64 MiB a call carries"
+if ((stage_bytes + tracked_bytes > 56 * 1048576)); then
+    echo "gpu_stage: too close to the 64 MiB limit" >&2
+    exit 1
+fi
+echo "gpu_stage: carry \"$STAGE\"; run: bash scripts/gpu_check.sh"

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""scripts/gpu_table.py, the verdict and table that end gpu_check.sh, on made-up logs of a run
+with a device: failing case names are shown (parameterised ones too), a binary whose every case
+skipped on a device fails the run, a case that never finished is named, sanitizer errors and
+timeouts fail it, and each number stands beside PyTorch's with the right ratio and MFU."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+SRC = os.environ.get("SIXND_SOURCE") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+TABLE = os.path.join(SRC, "scripts", "gpu_table.py")
+STEPS = ["probe", "gpu_ops_test", "gpu_attention_test", "gpu_train_test", "memcheck", "racecheck",
+         "attention_sixnd", "attention_torch", "gpt2_sixnd_none", "gpt2_sixnd_selective", "gpt2_sixnd_full",
+         "gpt2_torch"]
+PEAK = 989.4
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+
+
+def gtest(cases):
+    """GoogleTest output for [(name, 'OK'|'FAILED'|'SKIPPED'|None)]; None: started, never ended."""
+    lines = [f"[==========] Running {len(cases)} tests from 1 test suite."]
+    for name, res in cases:
+        lines.append(f"[ RUN      ] {name}")
+        if res == "FAILED":
+            lines.append(f"{name}: Failure")
+            lines.append(f"[  FAILED  ] {name}, where GetParam() = 4-byte object <01-00 00-00> (12 ms)")
+        elif res:
+            lines.append(f"[ {'      OK' if res == 'OK' else ' SKIPPED'} ] {name} (3 ms)")
+    return "\n".join(lines) + "\n"
+
+
+def attention_md(impl_rows):
+    out = ["# bench", "| impl | hs | T | B | NH | fwd ms | fwd TFLOP/s | fwd+bwd ms | fwd+bwd TFLOP/s |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for impl, hs, T, fwd, fb in impl_rows:
+        f = "-" if fwd is None else f"{fwd:.1f}"
+        out.append(f"| {impl} | {hs} | {T} | {16384 // T} | {2048 // hs} | 1.0 | {f} | 2.0 | {fb:.1f} |")
+    return "\n".join(out) + "\n"
+
+
+def write_run(d, status=None, logs=None):
+    status = status or {}
+    with open(os.path.join(d, "steps.tsv"), "w") as f:
+        for s in STEPS:
+            f.write(f"{s}\t{status.get(s, 'ok')}\t5\t30\n")
+    base = {
+        "gpu_ops_test.log": gtest([("CudaOps/Matmul/0", "OK"), ("CudaOps/Matmul/1", "OK")]),
+        "gpu_attention_test.log": gtest([("Shapes/FlashVsNaive.OutputAndGradients/B1_T64_NH1_hs64", "OK")]),
+        "gpu_train_test.log": gtest([("GpuTraining.TracksTheCpuAndRepeatsBitForBit", "OK")]),
+        "memcheck.log": "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n",
+        "racecheck.log": "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n",
+        "attention_sixnd.md": "# peak bf16 dense: 989.4 TFLOP/s (table)\n" + attention_md(
+            [("sixnd flash (deterministic)", hs, T, 400.0, 300.0) for hs in (64, 128) for T in (1024, 2048, 4096)]
+            + [("sixnd flash (atomic dQ)", hs, T, None, 330.0) for hs in (64, 128) for T in (1024, 2048, 4096)]),
+        "attention_torch.md": attention_md(
+            [("torch SDPA flash", hs, T, 500.0, 250.0) for hs in (64, 128) for T in (1024, 2048, 4096)]),
+        "gpt2_torch.log": json.dumps({"variant": "eager", "tokens_per_s": 200000.0, "flops_per_token": 8.5e8}) + "\n"
+        + json.dumps({"variant": "compile", "tokens_per_s": 250000.0, "flops_per_token": 8.5e8,
+                      "mfu": 8.5e8 * 250000.0 / (PEAK * 1e12)}) + "\n",
+    }
+    for p, tps in (("none", 300000.0), ("selective", 280000.0), ("full", 240000.0)):
+        base[f"gpt2_sixnd_{p}.log"] = json.dumps({"peer": "sixnd", "recompute": p, "tokens_per_s": tps,
+                                                  "mfu": 8.5e8 * tps / (PEAK * 1e12), "peak_tflops": PEAK}) + "\n"
+    base.update(logs or {})
+    for name, text in base.items():
+        if text is not None:
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+
+
+def table(d, extra=()):
+    r = subprocess.run([sys.executable, TABLE, "--out", d, "--budget", "355", "--elapsed", "200", "--batch", "16",
+                        "--gpu", "NVIDIA H200"] + list(extra), capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout + r.stderr
+
+
+def row(text, start):
+    for line in text.splitlines():
+        if line.startswith("| " + start):
+            return [c.strip() for c in line.strip().strip("|").split("|")]
+    return None
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        write_run(d)
+        rc, out = table(d)
+        check(rc == 0 and "result: PASSED" in out, f"a clean run is not PASSED (rc {rc}):\n{out}")
+        check(out.rstrip().splitlines()[-1].startswith("|"), "the output does not end with the table")
+        r = row(out, "attention fwd, hs 64, T 2048")
+        check(r == ["attention fwd, hs 64, T 2048 (TFLOP/s)", "400.0", "500.0", "0.80×", "40.4%", "50.5%"],
+              f"attention fwd row: {r}")
+        r = row(out, "attention fwd+bwd, atomic dQ, hs 128, T 4096")
+        check(r is not None and r[1:4] == ["330.0", "250.0", "1.32×"], f"atomic row: {r}")
+        r = row(out, "GPT-2 124M train, recompute selective vs PyTorch eager")
+        # PyTorch eager printed no MFU: it comes from its FLOPs per token, its tokens/s and sixnd's peak.
+        check(r is not None and r[1:] == ["280,000", "200,000", "1.40×", "24.1%", "17.2%"], f"eager row: {r}")
+        r = row(out, "GPT-2 124M train, recompute full vs torch.compile")
+        check(r is not None and r[1:] == ["240,000", "250,000", "0.96×", "20.6%", "21.5%"], f"compile row: {r}")
+        with open(os.path.join(d, "summary.md")) as f:
+            check(f.read().strip() == out.strip(), "summary.md is not the printed text")
+
+    with tempfile.TemporaryDirectory() as d:
+        write_run(d, status={"gpu_ops_test": "failed (rc 1)", "gpu_attention_test": "timeout",
+                             "memcheck": "failed (rc 3)"},
+                  logs={"gpu_ops_test.log": gtest([("CudaOps/Matmul/0", "OK"), ("CudaOps/Matmul/1", "FAILED")]),
+                        "gpu_attention_test.log": gtest([("Shapes/FlashVsNaive.OutputAndGradients/B1_T64_NH1_hs64",
+                                                          None)]),
+                        "gpu_train_test.log": gtest([("GpuTraining.TracksTheCpuAndRepeatsBitForBit", "SKIPPED")]),
+                        "memcheck.log": "========= Invalid __global__ read\n========= ERROR SUMMARY: 2 errors\n"})
+        rc, out = table(d)
+        check(rc == 1 and "result: FAILED" in out, f"a failing run is not FAILED (rc {rc}):\n{out}")
+        check("failing: gpu_ops_test: CudaOps/Matmul/1" in out, "the failing parameterised case is not named")
+        check("failing: gpu_attention_test: Shapes/FlashVsNaive.OutputAndGradients/B1_T64_NH1_hs64 (did not finish"
+              in out, "the case that never finished is not named")
+        check("gpu_train_test: every case skipped on a machine with a device" in out,
+              "all-skipped on a device is not a failure")
+        check("timed out: gpu_attention_test (30 s)" in out, "the timeout is not listed")
+        r = row(out, "compute-sanitizer memcheck")
+        check(r is not None and "2 errors" in r[1] and r[1].startswith("FAILED"), f"memcheck row: {r}")
+
+    with tempfile.TemporaryDirectory() as d:
+        write_run(d, logs={"racecheck.log": "========= Error: Device not supported\n"},
+                  status={"racecheck": "failed (rc 1)"})
+        rc, out = table(d)
+        check(rc == 0 and "note: racecheck: compute-sanitizer cannot run on this machine" in out,
+              f"an unsupported sanitizer should be a note, not a failure (rc {rc}):\n{out}")
+
+    with tempfile.TemporaryDirectory() as d:
+        write_run(d, logs={"attention_torch.md": None, "gpt2_torch.log": None}, status={"gpt2_torch": "timeout"})
+        rc, out = table(d)
+        r = row(out, "attention fwd, hs 64, T 1024")
+        check(r is not None and r[2:4] == ["–", "–"], f"a missing peer number must show as a gap: {r}")
+        check(rc == 1 and "gpt2_torch: timeout" in out, "a timed-out peer must fail the run")
+
+    with tempfile.TemporaryDirectory() as d:
+        write_run(d, logs={"gpu_ops_test.log": gtest([("CudaOps/Matmul/0", "SKIPPED")])})
+        rc, out = table(d, ["--no-device", "no nvidia-smi on this machine"])
+        check(rc == 0 and "result: NO DEVICE: no nvidia-smi on this machine" in out,
+              f"no device must be a clean, stated outcome (rc {rc}):\n{out}")
+
+    if FAILURES:
+        print("FAILED: " + "\n".join(FAILURES))
+        return 1
+    print("PASSED: verdict, failing names, all-skipped, timeouts, sanitizer, ratios and MFU of the gpu_check table")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
