@@ -57,7 +57,6 @@ Resolved resolve_cnd(const PlanInputs& in, double hw_flops) {
         D = C / (6 * N + a);
         r.how = "C and N given; D = C / 6N";
     } else if (C > 0 && D > 0) {
-        if (in.model) throw Error("internal", "model without N");
         N = C / (6 * D);
         r.how = "C and D given; N = C / 6D";
     } else if (C > 0 && ratio > 0) {
