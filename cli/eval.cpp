@@ -1,5 +1,6 @@
 // sixnd eval: mean loss of a model on llm.c shards. Batch k is tokens [k*B*T, k*B*T + B*T + 1)
 // of the concatenated shards: the first B*T are inputs, the last B*T the targets.
+#include <cmath>
 #include <cstdio>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@ int run_eval(int argc, char** argv) {
     app.add_option("--seq-len", T, "sequence length T")->capture_default_str();
     app.add_option("--batches", batches, "number of batches (default: all that fit)");
     if (!parse_flags(app, argc, argv)) return 0;
+    check_model_flags(app, mf);
     if (B <= 0 || T <= 0) throw Error("--batch/--seq-len", "must be positive");
 
     Backend be = make_backend(mf.device, parse_dtype(mf.dtype));
@@ -60,6 +62,7 @@ int run_eval(int argc, char** argv) {
         if (tty) std::fprintf(stderr, "\reval %lld/%lld  loss %.4f", k + 1, batches, sum / (k + 1));
     }
     if (tty) std::fprintf(stderr, "\n");
+    if (!std::isfinite(sum)) throw Error(im.source, "the loss is not finite (NaN or Inf): the model's weights or activations overflow");
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     nlohmann::json out = {{"loss", sum / batches},
                           {"tokens", static_cast<long long>(bt) * batches},
