@@ -49,10 +49,6 @@ void CheckpointWriter::add_file(const std::string& name, const void* data, size_
     write_file_atomically(tmp_ + "/" + name, std::string_view(static_cast<const char*>(data), bytes));
 }
 
-void CheckpointWriter::copy_file(const std::string& name, const std::string& src_path) {
-    write_file_atomically(tmp_ + "/" + name, read_whole_file(src_path));
-}
-
 std::string CheckpointWriter::commit(CheckpointMeta meta) {
     meta.files.clear();
     for (const auto& e : fs::directory_iterator(tmp_)) {

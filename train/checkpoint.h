@@ -23,7 +23,6 @@ public:
     CheckpointWriter(const std::string& root, int step, bool create);
     ~CheckpointWriter();  // the creator removes the temporary directory unless commit() succeeded
     void add_file(const std::string& name, const void* data, size_t bytes);
-    void copy_file(const std::string& name, const std::string& src_path);
     // Checksums every file in the directory into meta.json, writes DONE, renames into place.
     // Returns the final directory.
     std::string commit(CheckpointMeta meta);

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/hex.h"
 #include "core/log.h"
+#include "core/read_file.h"
 #include "core/transfer.h"
 #include "data/loader.h"
 #include "dist/zero.h"
@@ -162,7 +163,7 @@ private:
     long long step_tokens_ = 0;
     int start_step_ = 0, last_step_ = 0, applied_ = 0, bad_steps_ = 0;
     uint64_t tokens_seen_ = 0;
-    std::string tokenizer_hash_;
+    std::string tokenizer_hash_, tokenizer_bytes_;
     Schedule sched_;
     FlopsPerToken fpt_;
     PeakFlops peak_;
@@ -255,10 +256,10 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     step_tokens_ = o.total_batch_tokens > 0 ? o.total_batch_tokens : micro_tokens;  // validate(): a multiple
     accum_ = static_cast<int>(step_tokens_ / micro_tokens);
     data_info_ = data_json(loader_.tokens());
+    check_tokenizer();
     load_initial_state(params);
     last_step_ = o.stop_at > 0 ? std::min(o.stop_at, o.steps) : o.steps;
     if (start_step_ >= last_step_) throw Error("--steps", "the checkpoint is already at step " + std::to_string(start_step_));
-    check_tokenizer();
     sched_ = o.schedule;
     sched_.total_steps = o.steps;
     fpt_ = flops_per_token(cfg_, o.seq_len, o.recompute);
@@ -301,6 +302,7 @@ LoaderState Run::resume_position() {
     differs("--shuffle", m.config.value("shuffle", json()), o_.shuffle);
     differs("--seed", m.config.value("seed", json()), o_.seed);
     differs("--train-data (hash)", m.data.value("hash", json()), data_info_.value("hash", json()));
+    if (!m.tokenizer_hash.empty() && !tokenizer_hash_.empty()) differs("--tokenizer (hash)", m.tokenizer_hash, tokenizer_hash_);
     const bool position_lost = !changed.empty();
     differs("tokens per step", m.batch_tokens, step_tokens_);
     std::string list;
@@ -317,12 +319,18 @@ LoaderState Run::resume_position() {
     return position_lost ? LoaderState{} : m.loader;
 }
 
+// The tokenizer checkpoints carry: --tokenizer, else (resuming) the checkpoint's own copy. Its
+// bytes are kept, since the checkpoint it came from may be pruned before the next save.
 void Run::check_tokenizer() {
-    if (o_.tokenizer.empty()) return;
-    tokenizer_hash_ = Tokenizer::load(o_.tokenizer).hash();
+    const std::string path = !o_.tokenizer.empty()                      ? o_.tokenizer
+                             : ck_ && ck_->has_file("tokenizer.bin") ? ck_->path_of("tokenizer.bin")
+                                                                      : "";
+    if (path.empty()) return;
+    tokenizer_bytes_ = read_whole_file(path);
+    tokenizer_hash_ = Tokenizer::load(path).hash();
     const std::string& data_tokenizer = loader_.tokens().tokenizer_hash();
     if (!data_tokenizer.empty() && data_tokenizer != tokenizer_hash_)
-        throw Error(o_.train_data, "was made with tokenizer " + data_tokenizer + ", but --tokenizer " + o_.tokenizer +
+        throw Error(o_.train_data, "was made with tokenizer " + data_tokenizer + ", but the tokenizer " + path +
                                        " is " + tokenizer_hash_ + ": a vocabulary mismatch");
 }
 
@@ -457,7 +465,7 @@ std::string Run::save(int step) {
     std::string dir;
     if (root_) {
         w->add_file("params.bin", params.data(), params.size());
-        if (!o_.tokenizer.empty()) w->copy_file("tokenizer.bin", o_.tokenizer);
+        if (!tokenizer_bytes_.empty()) w->add_file("tokenizer.bin", tokenizer_bytes_.data(), tokenizer_bytes_.size());
         CheckpointMeta meta;
         meta.run_id = run_id_;
         meta.step = step;

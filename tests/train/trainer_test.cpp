@@ -403,4 +403,13 @@ TEST(Trainer, VocabularyMismatchWithTheDataManifest) {
     }
     manifest(tok.hash());
     EXPECT_EQ(train(o, c, init_params(c)).steps_done, 1);
+    // A resume without --tokenizer carries the checkpoint's tokenizer on (and still checks it
+    // against the data), so that later checkpoints can be sampled as text too.
+    o.tokenizer.clear();
+    o.resume = "latest";
+    o.steps = 2;
+    o.keep_last = 1;
+    const std::string second = train(o, c, init_params(c)).last_checkpoint;
+    EXPECT_EQ(file_bytes(second + "/tokenizer.bin"), file_bytes(t.dir + "/tok.bin"));
+    EXPECT_FALSE(fs::exists(o.out_dir + "/checkpoints/step-00000001")) << "pruned by --keep-last 1";
 }
