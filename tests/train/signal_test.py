@@ -78,27 +78,44 @@ def main():
         # checkpoints take long enough that the second signal finds the first one being handled.
         out, log = os.path.join(tmp, "held"), os.path.join(tmp, "held.jsonl")
         p = subprocess.Popen(cmd(out, log, model="d6"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
-        if wait_for_steps(log, 1, p):
-            t0 = time.time()
-            r = subprocess.run(cmd(out, os.path.join(tmp, "second.jsonl")), capture_output=True, text=True, env=ENV, timeout=60)
-            secs = time.time() - t0
-            print(f"second run on a held --out: exit {r.returncode} in {secs:.1f} s: {r.stderr.strip()}")
-            if r.returncode != 1 or f"in use by another sixnd train (pid {p.pid})" not in r.stderr or secs > 20:
-                failures.append(f"second run: exit {r.returncode} after {secs:.1f} s: {r.stderr.strip()[-300:]}")
-            if os.path.exists(os.path.join(tmp, "second.jsonl")):
-                failures.append("the refused second run wrote its log")
-            # Two signals back to back: out at once, 128 + SIGTERM.
-            p.send_signal(signal.SIGTERM)
-            time.sleep(0.3)  # two pending SIGTERMs would merge into one
-            p.send_signal(signal.SIGTERM)
-            p.communicate(timeout=60)
-            print(f"two signals: exit {p.returncode}")
-            if p.returncode != 128 + signal.SIGTERM:
-                failures.append(f"two SIGTERMs: exit {p.returncode}, expected {128 + signal.SIGTERM}")
-        else:
-            failures.append("held: the run did not start")
-            p.kill()
+        try:
+            held(p, out, log, cmd, tmp, failures)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     return sixnd_files.report(failures, "signals and the run lock")
+
+
+def held(p, out, log, cmd, tmp, failures):
+    if wait_for_steps(log, 1, p):
+        t0 = time.time()
+        try:
+            r = subprocess.run(cmd(out, os.path.join(tmp, "second.jsonl"), 2), capture_output=True, text=True,
+                               env=ENV, timeout=60)
+        except subprocess.TimeoutExpired:
+            failures.append("second run on a held --out: still running after 60 s")
+            return
+        secs = time.time() - t0
+        print(f"second run on a held --out: exit {r.returncode} in {secs:.1f} s: {r.stderr.strip()}")
+        if r.returncode != 1 or f"in use by another sixnd train (pid {p.pid})" not in r.stderr or secs > 20:
+            failures.append(f"second run: exit {r.returncode} after {secs:.1f} s: {r.stderr.strip()[-300:]}")
+        if os.path.exists(os.path.join(tmp, "second.jsonl")):
+            failures.append("the refused second run wrote its log")
+        # Two signals back to back: out at once, 128 + SIGTERM.
+        p.send_signal(signal.SIGTERM)
+        time.sleep(0.3)  # two pending SIGTERMs would merge into one
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            failures.append("two SIGTERMs: still running after 60 s")
+            return
+        print(f"two signals: exit {p.returncode}")
+        if p.returncode != 128 + signal.SIGTERM:
+            failures.append(f"two SIGTERMs: exit {p.returncode}, expected {128 + signal.SIGTERM}")
+    else:
+        failures.append("held: the run did not start")
 
 
 if __name__ == "__main__":
