@@ -556,9 +556,11 @@ TrainResult Run::go() {
         opt_->step(param_at_, grad_at_, lr, scale, ++applied_);
         if (!params_finite()) {
             log_->event("stop", done, {{"reason", "non_finite_parameters"}, {"last_checkpoint", last_good_}});
-            throw Error("training", "step " + std::to_string(done) + ": the update made parameters non-finite (is --lr " +
-                                        std::to_string(lr) + " too high?); stopped without saving them. The last good checkpoint is " +
-                                        (last_good_.empty() ? std::string("(none written)") : last_good_));
+            char lr_text[32];
+            std::snprintf(lr_text, sizeof lr_text, "%g", lr);
+            throw Error("training", "step " + std::to_string(done) + ": the update made parameters non-finite (learning rate " +
+                                        lr_text + ", --weight-decay too high?); stopped without saving them. The last good "
+                                        "checkpoint is " + (last_good_.empty() ? std::string("(none written)") : last_good_));
         }
         engine_.after_optimizer();
         mem_.sync();
