@@ -28,6 +28,16 @@ std::string step_name(int step) {
 
 uint64_t xxh64_bytes(const void* data, size_t bytes) { return XXH64(data, bytes, 0); }
 
+void remove_checkpoint(const std::string& dir) {
+    const fs::path p(dir);
+    const fs::path trash = p.parent_path() / ("." + p.filename().string() + ".deleting");
+    std::error_code ec;
+    fs::remove_all(trash, ec);
+    fs::rename(p, trash, ec);
+    if (ec) throw Error(dir, "cannot move the checkpoint aside to delete it: " + ec.message());
+    fs::remove_all(trash, ec);
+}
+
 CheckpointWriter::CheckpointWriter(const std::string& root, int step, bool create)
     : root_(root), final_(root + "/" + step_name(step)), tmp_(root + "/." + step_name(step) + ".tmp"), create_(create) {
     if (!create) return;
@@ -60,7 +70,7 @@ std::string CheckpointWriter::commit(CheckpointMeta meta) {
     std::error_code ec;
     if (fs::exists(final_)) {
         // Saving the same step again (a resumed run): replace the old copy only once the new one is whole.
-        const std::string old = final_ + ".old";
+        const std::string old = root_ + "/." + fs::path(final_).filename().string() + ".old";
         fs::remove_all(old, ec);
         fs::rename(final_, old, ec);
         if (ec) throw Error(final_, "cannot move the previous checkpoint aside: " + ec.message());
@@ -130,8 +140,7 @@ void prune_checkpoints(const std::string& root, int keep, const std::string& run
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(root, ec)) {
         const std::string name = e.path().filename().string();
-        if (name.rfind(".step-", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0)
-            fs::remove_all(e.path(), ec);
+        if (name.rfind(".step-", 0) == 0) fs::remove_all(e.path(), ec);
     }
     if (keep <= 0 || run_id.empty()) return;
     std::vector<std::string> older;  // this lineage's, before newest_step, oldest first
@@ -139,7 +148,7 @@ void prune_checkpoints(const std::string& root, int keep, const std::string& run
         if (c.complete && c.run_id == run_id && c.step < newest_step) older.push_back(c.dir);
     // The checkpoint at newest_step is one of the `keep`.
     const size_t keep_older = static_cast<size_t>(keep) - 1;
-    for (size_t i = 0; i + keep_older < older.size(); i++) fs::remove_all(older[i], ec);
+    for (size_t i = 0; i + keep_older < older.size(); i++) remove_checkpoint(older[i]);
 }
 
 }  // namespace sixnd

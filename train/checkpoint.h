@@ -60,7 +60,12 @@ std::vector<CheckpointEntry> list_checkpoints(const std::string& root);
 
 // The newest complete checkpoint under root (by step), or "" when there is none.
 std::string latest_checkpoint(const std::string& root);
-// Removes stale temporary directories, and the complete checkpoints of lineage `run_id` older
+// Deletes a checkpoint directory so that a crash midway leaves either all of it or none of it
+// under its name: it is renamed to a hidden `.step-NNNNNNNN.deleting` first, then removed.
+void remove_checkpoint(const std::string& dir);
+
+// Removes stale hidden directories (`.step-*`: temporaries, and what a crash mid-save or
+// mid-delete left), and the complete checkpoints of lineage `run_id` older
 // than `newest_step` beyond the newest `keep` (0: keep all). Never touches the checkpoint at
 // `newest_step`, newer ones, or another lineage's.
 void prune_checkpoints(const std::string& root, int keep, const std::string& run_id, int newest_step);

@@ -116,11 +116,7 @@ void claim_checkpoints(const std::string& root, const std::string& run_id, bool 
         throw Error("--out", root + " holds " + std::to_string(others.size()) + " checkpoint(s) of another run (" + names +
                                  "); continue that run with --resume latest, choose another --out, or pass --overwrite "
                                  "to delete them");
-    std::error_code ec;
-    for (const CheckpointEntry& c : others) {
-        fs::remove_all(c.dir, ec);
-        if (ec) throw Error(c.dir, "--overwrite: cannot delete: " + ec.message());
-    }
+    for (const CheckpointEntry& c : others) remove_checkpoint(c.dir);
     log_info("--overwrite: deleted " + std::to_string(others.size()) + " checkpoint(s) of another run (" + names + ") from " + root);
 }
 

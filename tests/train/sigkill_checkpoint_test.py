@@ -33,7 +33,7 @@ def main():
                "--device", "cpu", "--dtype", "fp32", "--train-data", data, "--batch", "1", "--seq-len", "8",
                "--steps", "100000", "--checkpoint-every", "1", "--keep-last", "2", "--out", run, "--peak-tflops", "1"]
         ckroot = os.path.join(run, "checkpoints")
-        mid_write = 0
+        mid_write = mid_delete = 0
         attempts = 0
         # Kill until one kill has landed mid-write (and at least 4 times), at most 12 times.
         for attempt in range(12):
@@ -46,6 +46,7 @@ def main():
             p.wait()
             names = os.listdir(ckroot) if os.path.isdir(ckroot) else []
             mid_write += any(n.endswith(".tmp") for n in names)
+            mid_delete += any(n.endswith(".deleting") for n in names)
             complete = sorted(n for n in names if n.startswith("step-") and os.path.exists(os.path.join(ckroot, n, "DONE")))
             if not complete:
                 continue
@@ -73,7 +74,8 @@ def main():
                                 f"[{step + 1}, {step + 2}] from {complete[-1]}")
             if json.loads(r.stdout.splitlines()[-1])["steps"] != step + 2:
                 failures.append(f"the resumed run ended at {r.stdout.splitlines()[-1]}, expected step {step + 2}")
-        print(f"{mid_write} of {attempts} kills landed while a checkpoint was being written")
+        print(f"{mid_write} of {attempts} kills landed while a checkpoint was being written, {mid_delete} while one was "
+              "being pruned")
         if mid_write == 0:
             failures.append(f"none of {attempts} kills landed mid-write: the test did not test a torn checkpoint")
     return sixnd_files.report(failures, "SIGKILL during checkpoints")
