@@ -2,6 +2,7 @@
 // --task hellaswag, its multiple-choice accuracy on a HellaSwag-format JSONL file.
 // Loss: batch k is tokens [k*B*T, k*B*T + B*T + 1) of the concatenated shards: the first B*T
 // are inputs, the last B*T the targets.
+#include <cmath>
 #include <cstdio>
 #include <unistd.h>
 
@@ -29,7 +30,7 @@ struct EvalFlags {
     long long batches = 0;
 };
 
-nlohmann::json eval_loss(GPT& model, const EvalFlags& f) {
+nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& source) {
     const int B = f.B, T = f.T;
     TokenSet ts(f.data);
     ts.check_vocab(model.config().vocab_size);
@@ -59,6 +60,7 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f) {
         if (tty) std::fprintf(stderr, "\reval %lld/%lld  loss %.4f", k + 1, batches, sum / (k + 1));
     }
     if (tty) std::fprintf(stderr, "\n");
+    if (!std::isfinite(sum)) throw Error(source, "the loss is not finite (NaN or Inf): the model's weights or activations overflow");
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double tokens = static_cast<double>(bt) * batches;
     nlohmann::json out = {{"loss", sum / batches},
@@ -114,6 +116,7 @@ int run_eval(int argc, char** argv) {
     app.add_option("--seq-len", f.T, "sequence length T")->capture_default_str();
     app.add_option("--batches", f.batches, "number of batches (default: all that fit)");
     if (!parse_flags(app, argc, argv)) return 0;
+    check_model_flags(app, mf);
     if (f.B <= 0 || f.T <= 0) throw Error("--batch/--seq-len", "must be positive");
     if (f.task != "loss" && f.task != "hellaswag") throw Error("--task", "expected loss or hellaswag, got '" + f.task + "'");
 
@@ -124,7 +127,7 @@ int run_eval(int argc, char** argv) {
     GPT model(im.config, *be.ops, mo);
     model.set_params(im.params);
 
-    nlohmann::json out = f.task == "hellaswag" ? eval_hellaswag(model, f) : eval_loss(model, f);
+    nlohmann::json out = f.task == "hellaswag" ? eval_hellaswag(model, f) : eval_loss(model, f, im.source);
     out["model"] = im.source;
     out["device"] = be.device;
     out["dtype"] = mf.dtype;

@@ -19,6 +19,7 @@
 #include "model/param_layout.h"
 #include "tokenizer/hf_export.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_state.h"
 
 namespace fs = std::filesystem;
 
@@ -32,31 +33,18 @@ const std::set<std::string> kExportFiles = {"model.safetensors", "config.json", 
 struct CheckpointParams {
     GPTConfig config;
     DType dtype = DType::f32;     // of params.bin
-    size_t unit_align = 0;        // params.bin's layout
-    std::string params;           // params.bin
+    std::vector<char> params;     // params.bin, in ParamLayout(config)
     std::string tokenizer_path;   // the checkpoint's copy of the tokenizer, or ""
 };
 
-// The one place export reads a checkpoint (its meta.json record and params.bin).
+// The one place export reads a checkpoint: meta.json's model and dtype, and the parameters
+// through the loader the trainer and `sixnd sample` use.
 CheckpointParams read_checkpoint_params(const std::string& dir) {
     CheckpointReader ck(dir);
     CheckpointParams p;
-    p.config = checkpoint_model_config(ck);
-    const std::string meta = ck.path_of("meta.json");
-    try {
-        // GPT-2 has exactly these hyper-parameters; a knob beyond them has no place in its layout.
-        static const std::set<std::string> gpt2 = {"n_layer", "n_head", "n_embd", "vocab_size", "padded_vocab_size", "max_seq_len"};
-        for (const auto& [key, value] : ck.meta().at("model").items())
-            if (!gpt2.count(key))
-                throw Error(meta, "model knob '" + key + "' has no GPT-2 equivalent: --format hf exports GPT-2-shaped models only");
-        p.dtype = parse_dtype(ck.meta().at("dtype").get<std::string>());
-        p.unit_align = ck.meta().at("unit_align").get<size_t>();
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(meta, e.what());
-    }
-    p.params = ck.read_file("params.bin");
-    if (p.params.size() != ParamLayout(p.config, p.unit_align).total() * dtype_size(p.dtype))
-        throw Error(ck.path_of("params.bin"), "size does not match the model in meta.json");
+    p.config = ck.meta().model;
+    p.dtype = parse_dtype(ck.meta().dtype);
+    p.params = restore_params(ck, ParamLayout(p.config));
     if (ck.has_file("tokenizer.bin")) p.tokenizer_path = ck.path_of("tokenizer.bin");
     return p;
 }
@@ -149,7 +137,7 @@ int run_export(int argc, char** argv) {
 
     StagingDir stage(out);
     const bool tty = isatty(fileno(stderr));
-    save_hf_gpt2(stage.path(), cfg, ParamLayout(cfg, ck.unit_align), ck.params.data(), ck.dtype, dtype, eos,
+    save_hf_gpt2(stage.path(), cfg, ParamLayout(cfg), ck.params.data(), ck.dtype, dtype, eos,
                  [&](size_t done, size_t total) {
                      if (tty) std::fprintf(stderr, "\rexport: %zu / %zu MB%s", done >> 20, total >> 20, done == total ? "\n" : "");
                  });

@@ -11,9 +11,35 @@ namespace {
 
 void usage(FILE* out) {
     std::fprintf(out,
-                 "usage: sixnd <verb> [flags]   (sixnd <verb> --help for its flags)\n"
+                 "usage: sixnd <verb> [flags]   (sixnd <verb> --help for its flags; sixnd --version)\n"
                  "verbs:\n");
     for (const auto& v : sixnd::cli::verbs()) std::fprintf(out, "  %-10s %s\n", v.name, v.summary);
+}
+
+// The version, and what this binary was built with.
+void version() {
+    std::printf("sixnd 0.1.0 (built %s with %s; CUDA %s, MPI %s, NCCL %s, oneDNN %s)\n", __DATE__, __VERSION__,
+#ifdef SIXND_HAVE_CUDA
+                "on",
+#else
+                "off",
+#endif
+#ifdef SIXND_HAVE_MPI
+                "on",
+#else
+                "off",
+#endif
+#ifdef SIXND_HAVE_NCCL_COMM
+                "on",
+#else
+                "off",
+#endif
+#ifdef SIXND_HAVE_ONEDNN
+                "on"
+#else
+                "off"
+#endif
+    );
 }
 
 }  // namespace
@@ -22,6 +48,10 @@ int main(int argc, char** argv) {
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
+    }
+    if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "-V")) {
+        version();
+        return 0;
     }
     for (const auto& v : sixnd::cli::verbs()) {
         if (std::strcmp(argv[1], v.name) != 0) continue;

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "model/hf_gpt2.h"
+#include "core/finite.h"
 #include "model/init.h"
 #include "model/param_layout.h"
 
@@ -20,6 +21,20 @@ void add_model_flags(CLI::App& app, ModelFlags& f) {
     app.add_option("--attention", f.attention, "naive or flash")->capture_default_str();
 }
 
+void check_model_flags(const CLI::App& app, ModelFlags& f) {
+    // Bounds far above any real model; they keep the sizes' products inside int arithmetic.
+    constexpr int kMaxVocab = 1 << 24, kMaxContext = 1 << 20;
+    const bool vocab = app.count("--vocab-size") > 0, context = app.count("--max-seq-len") > 0;
+    if (vocab && (f.vocab_size < 1 || f.vocab_size > kMaxVocab))
+        throw Error("--vocab-size", "must be in [1, " + std::to_string(kMaxVocab) + "], got " + std::to_string(f.vocab_size));
+    if (context && (f.max_seq_len < 1 || f.max_seq_len > kMaxContext))
+        throw Error("--max-seq-len", "must be in [1, " + std::to_string(kMaxContext) + "], got " + std::to_string(f.max_seq_len));
+    if (f.init != "random" && (vocab || context || app.count("--model") > 0))
+        throw Error(vocab ? "--vocab-size" : context ? "--max-seq-len" : "--model",
+                    "applies to --init random only; " + f.init + " fixes the model");
+    f.given = vocab || context || app.count("--model") > 0 || app.count("--init") > 0;
+}
+
 InitialModel initial_model(const ModelFlags& f) {
     InitialModel m;
     if (f.init == "random") {
@@ -30,6 +45,8 @@ InitialModel initial_model(const ModelFlags& f) {
     }
     if (f.init.rfind("llmc:", 0) == 0) {
         LlmcModel l = load_llmc_model(f.init.substr(5));
+        if (const size_t bad = count_non_finite(l.params.data(), l.params.size()))
+            throw Error(f.init.substr(5), "holds " + std::to_string(bad) + " non-finite (NaN or Inf) parameters");
         m.config = l.config;
         m.params = std::move(l.params);
         m.source = f.init;

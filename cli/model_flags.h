@@ -20,15 +20,20 @@ struct ModelFlags {
     std::string device = "auto";
     std::string dtype = "bf16";
     std::string attention = "flash";
+    bool given = false;  // --init, --model, --vocab-size or --max-seq-len was on the command line
 };
 
 void add_model_flags(CLI::App& app, ModelFlags& f);
+// After parsing: range checks (an explicit --vocab-size or --max-seq-len is never replaced by
+// the preset's) and `given`. Throws Error naming the flag.
+void check_model_flags(const CLI::App& app, ModelFlags& f);
 
 struct InitialModel {
     GPTConfig config;
     std::vector<float> params;  // ParamLayout(config) order
     std::string source;         // what it came from, for logs
 };
+// The model the flags describe; throws when its parameters hold NaN or Inf (an llm.c file).
 InitialModel initial_model(const ModelFlags& f);
 
 }  // namespace sixnd::cli

@@ -2,8 +2,10 @@
 // GPT-2 directory) with a KV cache. The prompt is encoded, and the output decoded, with
 // --tokenizer or the tokenizer stored in the checkpoint; without one, a byte-level model
 // (vocabulary 256) takes the prompt's bytes, and output is printed as token ids.
+#include <charconv>
+#include <cmath>
 #include <cstdio>
-#include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -15,9 +17,36 @@
 #include "model/gpt.h"
 #include "tokenizer/tokenizer.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_state.h"
 #include "train/sampler.h"
 
 namespace sixnd::cli {
+
+namespace {
+
+// "1,2,3": decimal ids below the vocabulary, nothing else (no signs, spaces or empty items).
+std::vector<uint32_t> parse_prompt_ids(const std::string& text, int vocab) {
+    std::vector<uint32_t> ids;
+    std::string_view rest(text);
+    while (true) {
+        const std::string_view item = rest.substr(0, rest.find(','));
+        uint64_t v = 0;
+        const auto r = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (item.empty() || r.ec != std::errc() || r.ptr != item.data() + item.size())
+            throw Error("--prompt-ids", "'" + std::string(item) + "' is not a token id (expected comma-separated decimal ids)");
+        if (v >= static_cast<uint64_t>(vocab))
+            throw Error("--prompt-ids", "token " + std::string(item) + " is outside the model's vocabulary of " +
+                                            std::to_string(vocab));
+        ids.push_back(static_cast<uint32_t>(v));
+        if (item.size() == rest.size()) break;
+        rest.remove_prefix(item.size() + 1);
+    }
+    return ids;
+}
+
+void write_bytes(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+}  // namespace
 
 int run_sample(int argc, char** argv) {
     CLI::App app{"Generate text from a checkpoint", "sixnd sample"};
@@ -37,27 +66,34 @@ int run_sample(int argc, char** argv) {
     app.add_option("--samples", samples, "number of samples")->capture_default_str();
     app.add_option("--device", device, "cpu, cuda or auto")->capture_default_str();
     if (!parse_flags(app, argc, argv)) return 0;
-    if (so.max_tokens <= 0) throw Error("--max-tokens", "must be positive");
+    constexpr int kMaxSamples = 100000;
+    if (so.max_tokens <= 0) throw Error("--max-tokens", "must be positive, got " + std::to_string(so.max_tokens));
+    if (!std::isfinite(so.temperature) || so.temperature < 0)
+        throw Error("--temperature", "must be a finite number >= 0 (0: greedy), got " + std::to_string(so.temperature));
+    if (so.top_k < 0) throw Error("--top-k", "must be 0 (all tokens) or more, got " + std::to_string(so.top_k));
+    if (samples < 1 || samples > kMaxSamples)
+        throw Error("--samples", "must be in [1, " + std::to_string(kMaxSamples) + "], got " + std::to_string(samples));
+    if (app.count("--prompt") && app.count("--prompt-ids")) throw Error("--prompt-ids", "give either --prompt or --prompt-ids, not both");
     if (checkpoint.empty() == init.empty()) throw Error("--checkpoint/--init", "give exactly one of them");
 
     std::unique_ptr<CheckpointReader> ck;
     InitialModel im;
     if (!checkpoint.empty()) {
         ck = std::make_unique<CheckpointReader>(checkpoint);
-        im.config = checkpoint_model_config(*ck);
-        dtype = ck->meta().at("dtype").get<std::string>();
+        im.config = ck->meta().model;
+        dtype = ck->meta().dtype;
     } else {
         ModelFlags mf;
         mf.init = init;
         im = initial_model(mf);
     }
     const GPTConfig& cfg = im.config;
+    if (so.top_k > cfg.vocab_size)
+        throw Error("--top-k", std::to_string(so.top_k) + " is more than the model's vocabulary of " + std::to_string(cfg.vocab_size));
     Backend be = make_backend(device, parse_dtype(dtype));
     GPT model(cfg, *be.ops);
     if (ck) {
-        const std::string params = ck->read_file("params.bin");
-        if (params.size() != model.layout().total() * dtype_size(be.ops->dtype()))
-            throw Error(ck->path_of("params.bin"), "size does not match the model in meta.json");
+        const std::vector<char> params = restore_params(*ck, model.layout());
         be.memory->copy_to_device(model.params(), params.data(), params.size());
     } else {
         model.set_params(im.params);
@@ -67,16 +103,8 @@ int run_sample(int argc, char** argv) {
     if (!tokenizer_path.empty()) tok = std::make_unique<Tokenizer>(Tokenizer::load(tokenizer_path));
     else if (ck && ck->has_file("tokenizer.bin")) tok = std::make_unique<Tokenizer>(Tokenizer::load(ck->path_of("tokenizer.bin")));
     std::vector<uint32_t> ids;
-    if (!prompt_ids.empty()) {
-        std::stringstream ss(prompt_ids);
-        std::string item;
-        while (std::getline(ss, item, ',')) {
-            try {
-                ids.push_back(static_cast<uint32_t>(std::stoul(item)));
-            } catch (const std::exception&) {
-                throw Error("--prompt-ids", "'" + item + "' is not a token id");
-            }
-        }
+    if (app.count("--prompt-ids")) {
+        ids = parse_prompt_ids(prompt_ids, cfg.vocab_size);
     } else if (tok) {
         ids = tok->encode(prompt);
         if (auto eot = tok->special_id("<|endoftext|>")) {
@@ -89,6 +117,15 @@ int run_sample(int argc, char** argv) {
         throw Error("--prompt", "no tokenizer (none in the checkpoint, no --tokenizer); give the prompt with --prompt-ids");
     }
     if (ids.empty()) throw Error("--prompt", "empty prompt (give --prompt TEXT or --prompt-ids)");
+    // The prompt fills positions 0..P-1; each generated token after the first needs one more.
+    const long long room = static_cast<long long>(cfg.max_seq_len) - static_cast<long long>(ids.size()) + 1;
+    if (room < 1)
+        throw Error("--prompt", "the prompt's " + std::to_string(ids.size()) + " tokens fill the model's context of " +
+                                    std::to_string(cfg.max_seq_len));
+    if (so.max_tokens > room)
+        throw Error("--max-tokens", std::to_string(so.max_tokens) + " with a " + std::to_string(ids.size()) +
+                                        "-token prompt goes beyond the model's context of " + std::to_string(cfg.max_seq_len) +
+                                        " tokens (at most " + std::to_string(room) + ")");
 
     for (int s = 0; s < samples; s++) {
         Decoder dec(model, cfg.max_seq_len);
@@ -102,7 +139,9 @@ int run_sample(int argc, char** argv) {
                 for (uint32_t t : ids) text += static_cast<char>(t);
             if (!tok)
                 for (uint32_t t : out) text += static_cast<char>(t);
-            std::printf("%s%s\n", samples > 1 ? ("--- sample " + std::to_string(s + 1) + " ---\n").c_str() : "", text.c_str());
+            // The text's bytes as they are: a decoded zero byte must not end the output.
+            if (samples > 1) write_bytes("--- sample " + std::to_string(s + 1) + " ---\n");
+            write_bytes(text + "\n");
         } else {
             std::printf("%s\n", nlohmann::json(out).dump().c_str());
         }

@@ -27,7 +27,8 @@ static void share_cores() {
 
 int run_train(int argc, char** argv) {
     CLI::App app{"Train a GPT on llm.c token shards", "sixnd train"};
-    app.set_config("--config", "", "read flags from a TOML/INI file (key = value, same names as the flags)");
+    std::string config;
+    app.add_option("--config", config, "read flags from a file: key = value lines, the flags' names, optionally under [train]");
     ModelFlags mf;
     add_model_flags(app, mf);
     TrainOptions o;
@@ -52,10 +53,13 @@ int run_train(int argc, char** argv) {
     app.add_option("--eps", o.optimizer.eps)->capture_default_str();
     app.add_option("--grad-clip", o.grad_clip, "global gradient-norm clip (0 = off)")->capture_default_str();
     app.add_option("--master-weights", master, "keep FP32 master weights for BF16 parameters: on or off")->capture_default_str();
-    app.add_option("--out", o.out_dir, "run directory (checkpoints go to OUT/checkpoints)")->capture_default_str();
+    app.add_option("--out", o.out_dir, "run directory (checkpoints go to OUT/checkpoints; locked while the run writes it)")->capture_default_str();
+    app.add_flag("--overwrite", o.overwrite, "start a fresh run in an --out holding another run's checkpoints, deleting them");
     app.add_option("--checkpoint-every", o.checkpoint_every, "save every N steps (0: only at the end)")->capture_default_str();
     app.add_option("--keep-last", o.keep_last, "checkpoints to keep (0: all)")->capture_default_str();
     app.add_option("--resume", o.resume, "latest, or a checkpoint directory");
+    app.add_flag("--allow-resume-changes", o.allow_resume_changes,
+                 "resume although --seq-len, the tokens per step, --train-data, --shuffle or --seed differ from the checkpoint's");
     app.add_option("--log", o.log, "JSON Lines run log");
     app.add_option("--eval-every", o.eval_every, "validation loss every N steps (needs --val-data)")->capture_default_str();
     app.add_option("--eval-batches", o.eval_batches, "validation batches per evaluation")->capture_default_str();
@@ -66,6 +70,8 @@ int run_train(int argc, char** argv) {
     app.add_option("--price-per-device-hour", o.price_per_device_hour, "dollars per device-hour, for the bill every run ends with");
     app.add_option("--tokenizer", o.tokenizer, "sixnd tokenizer file the shards were made with (stored in checkpoints)");
     if (!parse_flags(app, argc, argv)) return 0;
+    check_model_flags(app, mf);
+    o.model_flags_given = mf.given;
     o.device = mf.device;
     o.dtype = parse_dtype(mf.dtype);
     o.attention = parse_attention(mf.attention);
@@ -74,13 +80,9 @@ int run_train(int argc, char** argv) {
     o.shuffle = parse_on_off("--shuffle", shuffle);
     o.schedule.kind = parse_schedule(schedule);
     o.optimizer.master_weights = parse_on_off("--master-weights", master);
-    if (o.batch <= 0 || o.seq_len <= 0) throw Error("--batch/--seq-len", "must be positive");
-    if (o.max_bad_steps <= 0) throw Error("--max-bad-steps", "must be positive");
-    if (o.eval_every > 0 && o.val_data.empty() && o.eval_task.empty()) throw Error("--eval-every", "needs --val-data or --eval-task");
-    if (!o.eval_task.empty() && o.eval_every <= 0) throw Error("--eval-task", "needs --eval-every");
-    if (o.zero_stage < 0 || o.zero_stage > 3) throw Error("--zero", "stage must be 0, 1, 2 or 3");
-    if (o.profile < 0) throw Error("--profile", "must be a number of steps (0: off)");
-    if (o.price_per_device_hour < 0) throw Error("--price-per-device-hour", "must not be negative");
+    // Every knob is checked before MPI starts or a model is built; the batch rule needs the
+    // world size, which mpirun's environment tells.
+    o.validate(launched_world_size());
 
     // Under mpirun: MPI between CPU processes, NCCL between GPUs (one per local rank).
     std::unique_ptr<Comm> comm;

@@ -1,18 +1,32 @@
 #include "cli/verbs.h"
 
+#include <algorithm>
+
+#include "cli/config_file.h"
 #include "core/error.h"
 
 namespace sixnd::cli {
 
 bool parse_flags(CLI::App& app, int argc, char** argv) {
+    const std::string verb = argv[0];
+    std::vector<std::string> args(argv + 1, argv + argc);
+    const std::vector<ConfigArg> config = config_file_args(app, verb, args);
+    std::vector<std::string> all;
+    for (const ConfigArg& c : config) all.insert(all.end(), c.args.begin(), c.args.end());
+    all.insert(all.end(), args.begin(), args.end());
+    std::reverse(all.begin(), all.end());  // CLI11 takes the arguments last first
     try {
-        app.parse(argc, argv);
+        app.parse(all);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) {
             app.exit(e);
             return false;
         }
-        throw Error("", e.what());
+        // A bad value from the config file: name its line.
+        const std::string what = e.what();
+        for (const ConfigArg& c : config)
+            if (what.find(c.flag) != std::string::npos) throw Error(c.where, what);
+        throw Error("", what);
     }
     return true;
 }

@@ -43,13 +43,6 @@ public:
         if (u1 < 1e-300) u1 = 1e-300;
         return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
     }
-    // Full state, for checkpoints.
-    void get_state(uint64_t out[4]) const {
-        for (int i = 0; i < 4; i++) out[i] = s_[i];
-    }
-    void set_state(const uint64_t in[4]) {
-        for (int i = 0; i < 4; i++) s_[i] = in[i];
-    }
 
 private:
     static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }

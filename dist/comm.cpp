@@ -32,13 +32,15 @@ std::unique_ptr<CommRequest> LocalComm::all_gather_async(void* out, const void* 
     return std::make_unique<DoneRequest>();
 }
 
-bool launched_under_mpi() {
+int launched_world_size() {
     for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"}) {
         const char* v = std::getenv(var);
-        if (v && std::atoi(v) > 1) return true;
+        if (v && std::atoi(v) > 1) return std::atoi(v);
     }
-    return false;
+    return 1;
 }
+
+bool launched_under_mpi() { return launched_world_size() > 1; }
 
 #ifndef SIXND_HAVE_MPI
 std::unique_ptr<Comm> make_mpi_comm() {

@@ -76,6 +76,8 @@ private:
     MemoryBackend& mem_;
 };
 
+// The number of ranks an MPI launcher started (from its environment; 1 without one).
+int launched_world_size();
 // True when this process was started by an MPI launcher with more than one rank.
 bool launched_under_mpi();
 // MPI on host memory; throws Error when sixnd was built without MPI.

@@ -6,6 +6,10 @@
 
 namespace sixnd {
 
+ZeroModelBuffers zero_model_buffers(int stage, int world) {
+    return ZeroModelBuffers{64 * static_cast<size_t>(world), stage < 3, stage < 2};
+}
+
 struct ZeroEngine::Slot {
     DeviceBuffer buf;
     int unit = -1;

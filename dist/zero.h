@@ -26,17 +26,21 @@
 
 #include "core/dtype.h"
 #include "core/memory.h"
+#include "core/shard_span.h"
 #include "core/unit_hooks.h"
 #include "dist/comm.h"
 
 namespace sixnd {
 
-struct ShardSpan {
-    int unit = 0;
-    size_t flat_begin = 0;  // into the flat layout
-    size_t count = 0;
-    size_t local = 0;       // into this rank's shard buffers
+// What a stage asks of the model: unit padding so that every unit splits evenly over `world`
+// ranks, and which full flat buffers the model allocates itself (stages 2-3 keep full
+// gradients, and stage 3 full parameters, only one unit at a time, in the engine's buffers).
+struct ZeroModelBuffers {
+    size_t unit_align;
+    bool full_params;
+    bool full_grads;
 };
+ZeroModelBuffers zero_model_buffers(int stage, int world);
 
 class ZeroEngine final : public UnitHooks {
 public:
@@ -49,7 +53,6 @@ public:
 
     int stage() const { return stage_; }
     const std::vector<ShardSpan>& shard() const { return shard_; }
-    size_t shard_elems() const { return shard_elems_; }
     // Whether the rank's gradients are partial sums of the global norm (stages 1-3, n > 1).
     bool norm_is_partial() const { return stage_ > 0 && comm_.size() > 1; }
     // Where the rank's parameters and gradients for a span are.

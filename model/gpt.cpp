@@ -88,7 +88,6 @@ void GPT::set_params(const std::vector<float>& host) {
                                             std::to_string(host.size()));
     upload_f32(mem_, params_.get(), ops_.dtype(), host.data(), host.size());
 }
-std::vector<float> GPT::get_params() const { return download_f32(mem_, params_.get(), ops_.dtype(), layout_.total()); }
 std::vector<float> GPT::get_grads() const { return download_f32(mem_, grads_.get(), ops_.dtype(), layout_.total()); }
 void GPT::zero_grad() {
     if (grads_) mem_.memset(grads_.get(), 0, grads_.bytes());

@@ -54,7 +54,6 @@ public:
 
     // Host FP32 copies in layout order (padding included), cast to/from the storage dtype.
     void set_params(const std::vector<float>& host);
-    std::vector<float> get_params() const;
     std::vector<float> get_grads() const;
     void zero_grad();
 

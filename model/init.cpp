@@ -55,6 +55,16 @@ void for_each_llmc_tensor(const ParamLayout& layout, const GPTConfig& cfg, const
     fn(layout.lnf_b());
 }
 
+// The parameters an llm.c header implies (wte with its padded rows, wpe, the blocks, ln_f),
+// in 128-bit arithmetic: it is computed from the header alone, so that a corrupt header fails
+// on the file size before anything is allocated.
+unsigned __int128 llmc_param_count(const GPTConfig& c) {
+    using u128 = unsigned __int128;
+    const u128 C = static_cast<u128>(c.n_embd);
+    return static_cast<u128>(c.padded_vocab_size) * C + static_cast<u128>(c.max_seq_len) * C +
+           static_cast<u128>(c.n_layer) * (12 * C * C + 13 * C) + 2 * C;
+}
+
 }  // namespace
 
 LlmcModel load_llmc_model(const std::string& path) {
@@ -80,17 +90,19 @@ LlmcModel load_llmc_model(const std::string& path) {
     c.padded_vocab_size = h[7];
     c.validate(path);
 
-    ParamLayout layout(c);
-    size_t count = layout.num_params();
-    size_t elem = m.version == 3 ? 4 : 2;
+    const size_t elem = m.version == 3 ? 4 : 2;
     std::fseek(f, 0, SEEK_END);
-    long file_bytes = std::ftell(f);
+    const long file_bytes = std::ftell(f);
     std::fseek(f, 256 * 4, SEEK_SET);
-    size_t expect = 1024 + count * elem;
-    if (file_bytes < 0 || static_cast<size_t>(file_bytes) != expect)
-        throw Error(path, std::string(static_cast<size_t>(file_bytes) < expect ? "truncated" : "oversized") +
-                              " llm.c model file: header (" + c.describe() + ") implies " + std::to_string(expect) +
+    const unsigned __int128 expect = 1024 + llmc_param_count(c) * elem;
+    if (file_bytes < 0 || static_cast<unsigned __int128>(file_bytes) != expect) {
+        const bool huge = expect > static_cast<unsigned __int128>(1) << 62;
+        throw Error(path, std::string(static_cast<unsigned __int128>(file_bytes) < expect ? "truncated" : "oversized") +
+                              " llm.c model file: header (" + c.describe() + ") implies " +
+                              (huge ? std::string("more than 2^62") : std::to_string(static_cast<uint64_t>(expect))) +
                               " bytes but the file has " + std::to_string(file_bytes));
+    }
+    const ParamLayout layout(c);
     m.params.assign(layout.total(), 0.0f);
     std::vector<uint16_t> tmp;
     for_each_llmc_tensor(layout, c, [&](const TensorInfo& t) {

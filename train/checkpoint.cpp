@@ -28,6 +28,16 @@ std::string step_name(int step) {
 
 uint64_t xxh64_bytes(const void* data, size_t bytes) { return XXH64(data, bytes, 0); }
 
+void remove_checkpoint(const std::string& dir) {
+    const fs::path p(dir);
+    const fs::path trash = p.parent_path() / ("." + p.filename().string() + ".deleting");
+    std::error_code ec;
+    fs::remove_all(trash, ec);
+    fs::rename(p, trash, ec);
+    if (ec) throw Error(dir, "cannot move the checkpoint aside to delete it: " + ec.message());
+    fs::remove_all(trash, ec);
+}
+
 CheckpointWriter::CheckpointWriter(const std::string& root, int step, bool create)
     : root_(root), final_(root + "/" + step_name(step)), tmp_(root + "/." + step_name(step) + ".tmp"), create_(create) {
     if (!create) return;
@@ -49,24 +59,18 @@ void CheckpointWriter::add_file(const std::string& name, const void* data, size_
     write_file_atomically(tmp_ + "/" + name, std::string_view(static_cast<const char*>(data), bytes));
 }
 
-void CheckpointWriter::copy_file(const std::string& name, const std::string& src_path) {
-    write_file_atomically(tmp_ + "/" + name, read_whole_file(src_path));
-}
-
-std::string CheckpointWriter::commit(nlohmann::json meta) {
-    nlohmann::json files = nlohmann::json::object();
+std::string CheckpointWriter::commit(CheckpointMeta meta) {
+    meta.files.clear();
     for (const auto& e : fs::directory_iterator(tmp_)) {
         const std::string buf = read_whole_file(e.path().string());
-        files[e.path().filename().string()] = {{"bytes", buf.size()}, {"xxh64", hex64(xxh64_bytes(buf.data(), buf.size()))}};
+        meta.files[e.path().filename().string()] = FileSum{buf.size(), hex64(xxh64_bytes(buf.data(), buf.size()))};
     }
-    meta["files"] = files;
-    const std::string text = meta.dump(2) + "\n";
-    write_file_atomically(tmp_ + "/meta.json", text);
+    write_file_atomically(tmp_ + "/meta.json", meta.to_text());
     write_file_atomically(tmp_ + "/DONE", "");
     std::error_code ec;
     if (fs::exists(final_)) {
         // Saving the same step again (a resumed run): replace the old copy only once the new one is whole.
-        const std::string old = final_ + ".old";
+        const std::string old = root_ + "/." + fs::path(final_).filename().string() + ".old";
         fs::remove_all(old, ec);
         fs::rename(final_, old, ec);
         if (ec) throw Error(final_, "cannot move the previous checkpoint aside: " + ec.message());
@@ -85,23 +89,14 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
     if (!fs::is_directory(dir)) throw Error(dir, "no such checkpoint directory");
     if (!fs::exists(dir + "/DONE")) throw Error(dir, "incomplete checkpoint: the DONE marker is missing");
     const std::string mpath = dir + "/meta.json";
-    const std::string text = read_whole_file(mpath);
-    try {
-        meta_ = nlohmann::json::parse(text.begin(), text.end());
-    } catch (const std::exception& e) {
-        throw Error(mpath, std::string("malformed JSON: ") + e.what());
-    }
-    if (meta_.value("format", "") != "sixnd-checkpoint" || !meta_.contains("files") || !meta_["files"].is_object())
-        throw Error(mpath, "not a sixnd checkpoint description (format or file table missing)");
-    for (auto& [name, info] : meta_["files"].items()) {
+    meta_ = CheckpointMeta::parse(read_whole_file(mpath), mpath);
+    for (const auto& [name, info] : meta_.files) {
         const std::string p = dir + "/" + name;
         if (!fs::exists(p)) throw Error(p, "missing checkpoint file");
         const std::string buf = read_whole_file(p);
-        size_t want = info.at("bytes").get<size_t>();
-        if (buf.size() != want)
-            throw Error(p, "truncated or resized: " + std::to_string(buf.size()) + " bytes, expected " + std::to_string(want));
-        if (hex64(xxh64_bytes(buf.data(), buf.size())) != info.at("xxh64").get<std::string>())
-            throw Error(p, "checksum mismatch: the file is corrupt");
+        if (buf.size() != info.bytes)
+            throw Error(p, "truncated or resized: " + std::to_string(buf.size()) + " bytes, expected " + std::to_string(info.bytes));
+        if (hex64(xxh64_bytes(buf.data(), buf.size())) != info.xxh64) throw Error(p, "checksum mismatch: the file is corrupt");
     }
 }
 
@@ -110,47 +105,50 @@ std::string CheckpointReader::read_file(const std::string& name) const {
     return read_whole_file(dir_ + "/" + name);
 }
 
-GPTConfig checkpoint_model_config(const CheckpointReader& ck) {
-    GPTConfig c;
-    try {
-        const nlohmann::json& m = ck.meta().at("model");
-        c.n_layer = m.at("n_layer");
-        c.n_head = m.at("n_head");
-        c.n_embd = m.at("n_embd");
-        c.vocab_size = m.at("vocab_size");
-        c.padded_vocab_size = m.at("padded_vocab_size");
-        c.max_seq_len = m.at("max_seq_len");
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(ck.dir() + "/meta.json", std::string("model description: ") + e.what());
+std::vector<CheckpointEntry> list_checkpoints(const std::string& root) {
+    std::vector<CheckpointEntry> out;
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) return out;
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.size() != 13 || name.rfind("step-", 0) != 0 || name.find_first_not_of("0123456789", 5) != std::string::npos ||
+            !e.is_directory(ec))
+            continue;
+        CheckpointEntry c;
+        c.dir = e.path().string();
+        c.step = std::stoi(name.substr(5));
+        c.complete = fs::exists(e.path() / "DONE", ec);
+        try {
+            c.run_id = CheckpointMeta::parse(read_whole_file(c.dir + "/meta.json"), c.dir + "/meta.json").run_id;
+        } catch (const Error&) {
+            c.run_id.clear();
+        }
+        out.push_back(c);
     }
-    c.validate(ck.dir() + "/meta.json");
-    return c;
+    std::sort(out.begin(), out.end(), [](const CheckpointEntry& a, const CheckpointEntry& b) { return a.step < b.step; });
+    return out;
 }
 
 std::string latest_checkpoint(const std::string& root) {
     std::string best;
-    if (!fs::is_directory(root)) return best;
-    for (const auto& e : fs::directory_iterator(root)) {
-        const std::string name = e.path().filename().string();
-        if (name.rfind("step-", 0) != 0 || name.size() != 13 || !fs::exists(e.path() / "DONE")) continue;
-        if (best.empty() || name > fs::path(best).filename().string()) best = e.path().string();
-    }
+    for (const CheckpointEntry& c : list_checkpoints(root))
+        if (c.complete) best = c.dir;
     return best;
 }
 
-void prune_checkpoints(const std::string& root, int keep) {
-    std::vector<std::string> complete;
+void prune_checkpoints(const std::string& root, int keep, const std::string& run_id, int newest_step) {
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator(root)) {
+    for (const auto& e : fs::directory_iterator(root, ec)) {
         const std::string name = e.path().filename().string();
-        if (name.rfind("step-", 0) == 0 && name.size() == 13 && fs::exists(e.path() / "DONE"))
-            complete.push_back(e.path().string());
-        else if (name.rfind(".step-", 0) == 0)
-            fs::remove_all(e.path(), ec);
+        if (name.rfind(".step-", 0) == 0) fs::remove_all(e.path(), ec);
     }
-    std::sort(complete.begin(), complete.end());
-    if (keep <= 0 || complete.size() <= static_cast<size_t>(keep)) return;
-    for (size_t i = 0; i + keep < complete.size(); i++) fs::remove_all(complete[i], ec);
+    if (keep <= 0 || run_id.empty()) return;
+    std::vector<std::string> older;  // this lineage's, before newest_step, oldest first
+    for (const CheckpointEntry& c : list_checkpoints(root))
+        if (c.complete && c.run_id == run_id && c.step < newest_step) older.push_back(c.dir);
+    // The checkpoint at newest_step is one of the `keep`.
+    const size_t keep_older = static_cast<size_t>(keep) - 1;
+    for (size_t i = 0; i + keep_older < older.size(); i++) remove_checkpoint(older[i]);
 }
 
 }  // namespace sixnd

@@ -1,18 +1,17 @@
-// Checkpoints: one directory per step, `<root>/step-NNNNNNNN/`, holding meta.json (resolved
-// config, step, tokens seen, world size, ZeRO stage, tokenizer and data hashes, and the size and
-// xxh64 checksum of every other file), the parameters, one optimizer-state file per rank, an
-// optional copy of the tokenizer, and a `DONE` marker written last. Everything is written
-// into `<root>/.step-NNNNNNNN.tmp/` and renamed into place, so a crash mid-save leaves the
-// previous checkpoint whole; a directory without DONE is never loaded.
+// Checkpoints: one directory per step, `<root>/step-NNNNNNNN/`, holding meta.json (see
+// checkpoint_meta.h: resolved config, step, run lineage, world size, ZeRO stage, tokenizer and
+// data hashes, the size and xxh64 of every other file, and a checksum of itself), the
+// parameters, one optimizer-state file per rank, an optional copy of the tokenizer, and a `DONE`
+// marker written last. Everything is written into `<root>/.step-NNNNNNNN.tmp/` and renamed into
+// place, so a crash mid-save leaves the previous checkpoint whole; a directory without DONE is
+// never loaded.
 #pragma once
 #include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "model/config.h"
+#include "train/checkpoint_meta.h"
 
 namespace sixnd {
 
@@ -24,10 +23,9 @@ public:
     CheckpointWriter(const std::string& root, int step, bool create);
     ~CheckpointWriter();  // the creator removes the temporary directory unless commit() succeeded
     void add_file(const std::string& name, const void* data, size_t bytes);
-    void copy_file(const std::string& name, const std::string& src_path);
     // Checksums every file in the directory into meta.json, writes DONE, renames into place.
     // Returns the final directory.
-    std::string commit(nlohmann::json meta);
+    std::string commit(CheckpointMeta meta);
 
 private:
     std::string root_, final_, tmp_;
@@ -39,24 +37,38 @@ class CheckpointReader {
 public:
     // Checks DONE, meta.json and every file's size and checksum; throws Error naming the file.
     explicit CheckpointReader(const std::string& dir);
-    const nlohmann::json& meta() const { return meta_; }
+    const CheckpointMeta& meta() const { return meta_; }
     const std::string& dir() const { return dir_; }
-    bool has_file(const std::string& name) const { return meta_["files"].contains(name); }
+    bool has_file(const std::string& name) const { return meta_.files.count(name) > 0; }
     std::string read_file(const std::string& name) const;
     std::string path_of(const std::string& name) const { return dir_ + "/" + name; }
 
 private:
     std::string dir_;
-    nlohmann::json meta_;
+    CheckpointMeta meta_;
 };
 
-// The model a checkpoint holds, from its meta.json.
-GPTConfig checkpoint_model_config(const CheckpointReader& ck);
+// A step directory under a checkpoint root, as found on disk.
+struct CheckpointEntry {
+    std::string dir;
+    int step = 0;
+    bool complete = false;  // has DONE
+    std::string run_id;     // from its meta.json (DONE or not); "" when that is missing or unreadable
+};
+// Every `step-NNNNNNNN` directory under root, by step.
+std::vector<CheckpointEntry> list_checkpoints(const std::string& root);
 
 // The newest complete checkpoint under root (by step), or "" when there is none.
 std::string latest_checkpoint(const std::string& root);
-// Removes all but the newest `keep` complete checkpoints, and stale temporary directories.
-void prune_checkpoints(const std::string& root, int keep);
+// Deletes a checkpoint directory so that a crash midway leaves either all of it or none of it
+// under its name: it is renamed to a hidden `.step-NNNNNNNN.deleting` first, then removed.
+void remove_checkpoint(const std::string& dir);
+
+// Removes stale hidden directories (`.step-*`: temporaries, and what a crash mid-save or
+// mid-delete left), and the complete checkpoints of lineage `run_id` older
+// than `newest_step` beyond the newest `keep` (0: keep all). Never touches the checkpoint at
+// `newest_step`, newer ones, or another lineage's.
+void prune_checkpoints(const std::string& root, int keep, const std::string& run_id, int newest_step);
 
 uint64_t xxh64_bytes(const void* data, size_t bytes);
 

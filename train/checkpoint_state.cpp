@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/finite.h"
 
 namespace sixnd {
 
@@ -43,9 +44,11 @@ std::vector<char> pack_optimizer(AdamW& opt, MemoryBackend& mem) {
     return buf;
 }
 
-void restore_optimizer(AdamW& opt, MemoryBackend& mem, const CheckpointReader& ck, const ParamLayout& written,
-                       const ParamLayout& now) {
-    const int ranks = ck.meta().at("world_size").get<int>();
+ParamLayout written_layout(const CheckpointReader& ck) { return ParamLayout(ck.meta().model, ck.meta().unit_align); }
+
+void restore_optimizer(AdamW& opt, MemoryBackend& mem, const CheckpointReader& ck, const ParamLayout& now) {
+    const ParamLayout written = written_layout(ck);
+    const int ranks = ck.meta().world_size;
     // Every saved state lands in full buffers of this run's layout; then this rank takes its spans.
     std::vector<float> full_master(now.total()), full_m(now.total()), full_v(now.total());
     bool saved_master = true;
@@ -86,10 +89,16 @@ void restore_optimizer(AdamW& opt, MemoryBackend& mem, const CheckpointReader& c
     }
 }
 
-std::vector<char> restore_params(const CheckpointReader& ck, const ParamLayout& written, const ParamLayout& now,
-                                 size_t es) {
+std::vector<char> restore_params(const CheckpointReader& ck, const ParamLayout& now) {
+    const ParamLayout written = written_layout(ck);
+    const DType t = parse_dtype(ck.meta().dtype);
+    const size_t es = dtype_size(t);
     const std::string p = ck.read_file("params.bin");
-    if (p.size() != written.total() * es) throw Error(ck.path_of("params.bin"), "size does not match the model in meta.json");
+    if (p.size() != written.total() * es)
+        throw Error(ck.path_of("params.bin"), std::to_string(p.size()) + " bytes, but the model in meta.json takes " +
+                                                  std::to_string(written.total() * es));
+    if (const size_t bad = count_non_finite(p.data(), written.total(), t))
+        throw Error(ck.path_of("params.bin"), "holds " + std::to_string(bad) + " non-finite (NaN or Inf) parameters");
     std::vector<char> out(now.total() * es, 0);
     relayout_range(written, now, 0, written.total(), p.data(), out.data(), es);
     return out;

@@ -14,13 +14,17 @@ namespace sixnd {
 
 std::vector<char> pack_optimizer(AdamW& opt, MemoryBackend& mem);
 
-// Fills opt's state (on device) from every optimizer file of the checkpoint, which was written
-// in layout `written`; `now` is this run's layout. Works for any old and new sharding.
-void restore_optimizer(AdamW& opt, MemoryBackend& mem, const CheckpointReader& ck, const ParamLayout& written,
-                       const ParamLayout& now);
+// The layout the checkpoint was written in: its model, cut into units aligned as the writer's
+// world size required (meta.json's unit_align).
+ParamLayout written_layout(const CheckpointReader& ck);
 
-// params.bin in this run's layout (storage dtype bytes, es bytes per element).
-std::vector<char> restore_params(const CheckpointReader& ck, const ParamLayout& written, const ParamLayout& now,
-                                 size_t es);
+// Fills opt's state (on device) from every optimizer file of the checkpoint; `now` is this
+// run's layout. Works for any old and new sharding.
+void restore_optimizer(AdamW& opt, MemoryBackend& mem, const CheckpointReader& ck, const ParamLayout& now);
+
+// params.bin in layout `now`, as storage-dtype bytes: the one loader of parameters, shared by
+// the trainer, `sixnd sample` and `sixnd eval`. Throws Error naming params.bin when its size
+// does not match meta.json or it holds a non-finite value.
+std::vector<char> restore_params(const CheckpointReader& ck, const ParamLayout& now);
 
 }  // namespace sixnd

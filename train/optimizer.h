@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/memory.h"
-#include "dist/zero.h"
+#include "core/shard_span.h"
 #include "model/ops.h"
 #include "model/param_layout.h"
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "core/hex.h"
 #include "core/log.h"
+#include "core/read_file.h"
 #include "core/transfer.h"
 #include "data/loader.h"
 #include "dist/zero.h"
@@ -25,8 +27,10 @@
 #include "train/hellaswag.h"
 #include "train/peak_flops.h"
 #include "train/profile.h"
+#include "train/run_dir.h"
 #include "train/run_log.h"
 #include "train/spike_detector.h"
+#include "train/stop_signal.h"
 
 namespace sixnd {
 
@@ -58,6 +62,8 @@ nlohmann::json TrainOptions::to_json() const {
                 {"master_weights", optimizer.master_weights},
                 {"grad_clip", grad_clip},
                 {"out", out_dir},
+                {"overwrite", overwrite},
+                {"allow_resume_changes", allow_resume_changes},
                 {"checkpoint_every", checkpoint_every},
                 {"keep_last", keep_last},
                 {"eval_every", eval_every},
@@ -124,7 +130,18 @@ public:
 
 private:
     static std::unique_ptr<CheckpointReader> open_resume(const TrainOptions& o);
+    static ModelOptions model_options(const TrainOptions& o, int world);
     void load_initial_state(const std::vector<float>& params);
+    // What the checkpoint fixes against what this run asks for; returns the loader position to
+    // start from. Throws on a conflict unless --allow-resume-changes.
+    LoaderState resume_position();
+    void end_step(int done, TrainResult& result);
+    // Whether every parameter is finite after an update; every rank gets the same answer.
+    bool params_finite();
+    // Whether any rank has received SIGINT/SIGTERM; every rank gets the same answer.
+    bool stop_requested();
+    // Saves (unless step is saved already) and throws the error that says how to resume.
+    [[noreturn]] void interrupted(int step);
     void check_tokenizer();
     void write_header();
     double global_grad_norm();
@@ -142,6 +159,8 @@ private:
     const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();  // for the bill
     const TrainOptions& o_;
     const std::string ckpt_root_;
+    std::unique_ptr<RunDirLock> lock_;  // held by rank 0 for the whole run
+    StopSignals signals_;
     std::unique_ptr<CheckpointReader> ck_;
     GPTConfig cfg_;
     Backend be_;
@@ -163,7 +182,7 @@ private:
     long long step_tokens_ = 0;
     int start_step_ = 0, last_step_ = 0, applied_ = 0, bad_steps_ = 0;
     uint64_t tokens_seen_ = 0;
-    std::string tokenizer_hash_;
+    std::string tokenizer_hash_, tokenizer_bytes_;
     Schedule sched_;
     FlopsPerToken fpt_;
     PeakFlops peak_;
@@ -180,28 +199,58 @@ private:
     // ZeRO-3); rank 0 logs the accuracies.
     std::vector<HellaSwagItem> task_items_;
     std::unique_ptr<Tokenizer> task_tok_;
+    std::string run_id_;     // the lineage (CheckpointMeta::run_id)
+    std::string last_good_;  // the newest checkpoint this lineage saved or resumed from
+    int saved_step_ = -1;    // the step of the newest checkpoint saved in this process
 };
 
 std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o) {
     if (o.resume.empty()) return nullptr;
     const std::string root = o.out_dir + "/checkpoints";
-    std::string dir = o.resume == "latest" ? latest_checkpoint(root) : o.resume;
-    if (dir.empty()) {
-        log_info("--resume latest: no checkpoint under " + root + "; starting fresh");
-        return nullptr;
+    std::string dir = o.resume;
+    if (o.resume == "latest") {
+        // The newest complete checkpoint; newer incomplete ones (no DONE) are named, not used.
+        dir.clear();
+        std::string incomplete;
+        const std::vector<CheckpointEntry> all = list_checkpoints(root);
+        for (auto it = all.rbegin(); it != all.rend() && dir.empty(); ++it) {
+            if (it->complete) dir = it->dir;
+            else incomplete += (incomplete.empty() ? "" : ", ") + std::filesystem::path(it->dir).filename().string();
+        }
+        if (dir.empty() && !incomplete.empty())
+            throw Error("--resume", "latest: " + root + " holds only incomplete checkpoints (" + incomplete +
+                                        ": no DONE marker); nothing to resume from");
+        if (dir.empty()) {
+            log_info("--resume latest: no checkpoint under " + root + "; starting fresh");
+            return nullptr;
+        }
+        if (!incomplete.empty())
+            log_warn("--resume latest: skipping incomplete checkpoint " + incomplete + " (no DONE marker); resuming from " + dir);
     }
     auto ck = std::make_unique<CheckpointReader>(dir);
-    const std::string written = ck->meta().value("dtype", std::string("?"));
+    const std::string& written = ck->meta().dtype;
     if (written != dtype_name(o.dtype))
         throw Error(dir, "checkpoint was written with --dtype " + written + "; resume with the same dtype");
     return ck;
 }
 
+ModelOptions Run::model_options(const TrainOptions& o, int world) {
+    const ZeroModelBuffers z = zero_model_buffers(o.zero_stage, world);
+    ModelOptions m;
+    m.attention = o.attention;
+    m.recompute = o.recompute;
+    m.unit_align = z.unit_align;
+    m.allocate_params = z.full_params;
+    m.allocate_grads = z.full_grads;
+    return m;
+}
+
 Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float>& params, Comm* comm)
     : o_(o),
       ckpt_root_(o.out_dir + "/checkpoints"),
+      lock_(lock_run_dir(o.out_dir, comm)),
       ck_(open_resume(o)),
-      cfg_(ck_ ? checkpoint_model_config(*ck_) : config),
+      cfg_(ck_ ? ck_->meta().model : config),
       be_(StepProfiler::wrap(make_backend(o.device, o.dtype, comm ? comm->local_rank() : 0), o.profile)),
       profiler_(be_, o.profile),
       ops_(*be_.ops),
@@ -211,7 +260,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
       world_(comm_.size()),
       rank_(comm_.rank()),
       root_(rank_ == 0),
-      mo_{o.attention, o.recompute, 64 * static_cast<size_t>(world_), o.zero_stage < 3, o.zero_stage < 2},
+      mo_(model_options(o, world_)),
       model_(cfg_, ops_, mo_),
       engine_(o.zero_stage, comm_, mem_, o.dtype, model_.unit_spans(), model_, model_.params(), model_.grads(),
               [this](void* dst, const void* src, size_t n) { ops_.residual_forward(dst, dst, src, n); }),
@@ -219,22 +268,27 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
       grad_at_([this](const ShardSpan& s) { return engine_.grad_at(s); }),
       loader_(o.train_data, o.batch, o.seq_len, rank_, world_, o.shuffle, o.seed) {
     model_.set_hooks(profiler_.hooks(&engine_));
+    if (ck_ && o.model_flags_given && (cfg_.describe() != config.describe()))
+        throw Error("--resume", ck_->dir() + " holds the model " + cfg_.describe() + "; the model flags ask for " +
+                                    config.describe() + ". The checkpoint fixes the model: drop --init/--model/--vocab-size/"
+                                    "--max-seq-len, or start a fresh run");
+    run_id_ = ck_ ? ck_->meta().run_id : new_run_id();
+    last_good_ = ck_ ? ck_->dir() : "";
+    on_root_agreed(comm, [&] { claim_checkpoints(ckpt_root_, run_id_, o.overwrite); });
     loader_.tokens().check_vocab(cfg_.vocab_size);
     if (!o.val_data.empty()) {
         val_ = std::make_unique<DataLoader>(o.val_data, o.batch, o.seq_len, rank_, world_, false, 0);
         val_->tokens().check_vocab(cfg_.vocab_size);
     }
     const long long micro_tokens = static_cast<long long>(o.batch) * o.seq_len * world_;
-    step_tokens_ = o.total_batch_tokens > 0 ? o.total_batch_tokens : micro_tokens;
-    if (step_tokens_ % micro_tokens != 0)
-        throw Error("--total-batch-tokens", std::to_string(step_tokens_) +
-                                                " is not a multiple of batch x seq-len x ranks = " + std::to_string(micro_tokens));
+    step_tokens_ = o.total_batch_tokens > 0 ? o.total_batch_tokens : micro_tokens;  // validate(): a multiple
     accum_ = static_cast<int>(step_tokens_ / micro_tokens);
+    data_info_ = data_json(loader_.tokens());
+    check_tokenizer();
     load_initial_state(params);
     last_step_ = o.stop_at > 0 ? std::min(o.stop_at, o.steps) : o.steps;
     if (start_step_ >= last_step_) throw Error("--steps", "the checkpoint is already at step " + std::to_string(start_step_));
     profiler_.window(start_step_, last_step_);
-    check_tokenizer();
     if (val_ && !o.tokenizer.empty()) val_bytes_ = std::make_unique<TokenBytes>(Tokenizer::load(o.tokenizer));
     else if (val_ && root_) log_info("no --tokenizer: validation reports loss per token only, not bits per byte");
     if (!o.eval_task.empty()) {
@@ -246,7 +300,6 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     sched_.total_steps = o.steps;
     fpt_ = flops_per_token(cfg_, o.seq_len, o.recompute);
     peak_ = peak_flops(be_, o.peak_tflops);
-    data_info_ = data_json(loader_.tokens());
     log_ = std::make_unique<RunLog>(root_ ? o.log : "", ck_ != nullptr);
     tty_ = root_ && o.progress && isatty(fileno(stderr));
 }
@@ -255,7 +308,6 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
 // layout it was written with, resharded to this run's) or from the initial parameters.
 void Run::load_initial_state(const std::vector<float>& params) {
     const ParamLayout& layout = model_.layout();
-    const size_t es = dtype_size(o_.dtype);
     if (!ck_) {
         const ParamLayout given(cfg_);
         if (params.size() != given.total()) throw Error("initial parameters", "size does not match the model");
@@ -265,28 +317,56 @@ void Run::load_initial_state(const std::vector<float>& params) {
         opt_ = std::make_unique<AdamW>(ops_, layout, engine_.shard(), o_.optimizer, param_at_);
         return;
     }
-    try {
-        const json& m = ck_->meta();
-        const ParamLayout written(cfg_, m.at("unit_align").get<size_t>());
-        engine_.load_params(restore_params(*ck_, written, layout, es).data());
-        opt_ = std::make_unique<AdamW>(ops_, layout, engine_.shard(), o_.optimizer, param_at_);
-        restore_optimizer(*opt_, mem_, *ck_, written, layout);
-        start_step_ = m.at("step");
-        applied_ = m.at("applied_steps");
-        bad_steps_ = m.at("bad_steps");
-        tokens_seen_ = m.at("tokens_seen");
-        loader_.set_state(LoaderState{m.at("loader").at("epoch"), m.at("loader").at("cursor")});
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(ck_->dir() + "/meta.json", e.what());
-    }
+    engine_.load_params(restore_params(*ck_, layout).data());
+    opt_ = std::make_unique<AdamW>(ops_, layout, engine_.shard(), o_.optimizer, param_at_);
+    restore_optimizer(*opt_, mem_, *ck_, layout);
+    const CheckpointMeta& m = ck_->meta();
+    start_step_ = m.step;
+    applied_ = m.applied_steps;
+    bad_steps_ = m.bad_steps;
+    tokens_seen_ = m.tokens_seen;
+    loader_.set_state(resume_position());
 }
 
+LoaderState Run::resume_position() {
+    const CheckpointMeta& m = ck_->meta();
+    std::vector<std::string> changed;
+    auto differs = [&](const std::string& flag, const json& then, const json& now) {
+        if (then != now) changed.push_back(flag + " " + then.dump() + " -> " + now.dump());
+    };
+    differs("--seq-len", m.config.value("seq_len", json()), o_.seq_len);
+    differs("--shuffle", m.config.value("shuffle", json()), o_.shuffle);
+    differs("--seed", m.config.value("seed", json()), o_.seed);
+    differs("--train-data (hash)", m.data.value("hash", json()), data_info_.value("hash", json()));
+    if (!m.tokenizer_hash.empty() && !tokenizer_hash_.empty()) differs("--tokenizer (hash)", m.tokenizer_hash, tokenizer_hash_);
+    const bool position_lost = !changed.empty();
+    differs("tokens per step", m.batch_tokens, step_tokens_);
+    std::string list;
+    for (const auto& c : changed) list += (list.empty() ? "" : ", ") + c;
+    if (!changed.empty() && !o_.allow_resume_changes)
+        throw Error("--resume", ck_->dir() + " was written with other data settings (" + list +
+                                    "); resume with the checkpoint's values, or pass --allow-resume-changes to "
+                                    "change them deliberately");
+    if (root_)
+        log_info("resuming from " + ck_->dir() + " at step " + std::to_string(m.step) + ": the checkpoint fixes the model (" +
+                 cfg_.describe() + "), --dtype " + m.dtype + " and the optimizer state" +
+                 (changed.empty() ? std::string() : "; changed on purpose: " + list) +
+                 (position_lost ? "; the data position restarts at the beginning" : ""));
+    return position_lost ? LoaderState{} : m.loader;
+}
+
+// The tokenizer checkpoints carry: --tokenizer, else (resuming) the checkpoint's own copy. Its
+// bytes are kept, since the checkpoint it came from may be pruned before the next save.
 void Run::check_tokenizer() {
-    if (o_.tokenizer.empty()) return;
-    tokenizer_hash_ = Tokenizer::load(o_.tokenizer).hash();
+    const std::string path = !o_.tokenizer.empty()                      ? o_.tokenizer
+                             : ck_ && ck_->has_file("tokenizer.bin") ? ck_->path_of("tokenizer.bin")
+                                                                      : "";
+    if (path.empty()) return;
+    tokenizer_bytes_ = read_whole_file(path);
+    tokenizer_hash_ = Tokenizer::load(path).hash();
     const std::string& data_tokenizer = loader_.tokens().tokenizer_hash();
     if (!data_tokenizer.empty() && data_tokenizer != tokenizer_hash_)
-        throw Error(o_.train_data, "was made with tokenizer " + data_tokenizer + ", but --tokenizer " + o_.tokenizer +
+        throw Error(o_.train_data, "was made with tokenizer " + data_tokenizer + ", but the tokenizer " + path +
                                        " is " + tokenizer_hash_ + ": a vocabulary mismatch");
 }
 
@@ -336,7 +416,7 @@ void Run::skip(int done, double loss, double norm) {
         log_warn("step " + std::to_string(done) + ": non-finite loss or gradient; update skipped (" +
                  std::to_string(bad_steps_) + " in a row)");
     if (bad_steps_ < o_.max_bad_steps) return;
-    std::string last = latest_checkpoint(ckpt_root_);
+    const std::string& last = last_good_;
     log_->event("stop", done, {{"reason", "max_bad_steps"}, {"last_checkpoint", last}});
     throw Error("training", std::to_string(bad_steps_) + " consecutive steps with a non-finite loss or gradient (--max-bad-steps " +
                                 std::to_string(o_.max_bad_steps) + "); stopped at step " + std::to_string(done) +
@@ -425,28 +505,57 @@ std::string Run::save(int step) {
     std::string dir;
     if (root_) {
         w->add_file("params.bin", params.data(), params.size());
-        if (!o_.tokenizer.empty()) w->copy_file("tokenizer.bin", o_.tokenizer);
-        json meta{{"format", "sixnd-checkpoint"},
-                  {"version", 1},
-                  {"step", step},
-                  {"applied_steps", applied_},
-                  {"bad_steps", bad_steps_},
-                  {"tokens_seen", tokens_seen_},
-                  {"world_size", world_},
-                  {"zero_stage", o_.zero_stage},
-                  {"unit_align", mo_.unit_align},
-                  {"dtype", dtype_name(o_.dtype)},
-                  {"model", config_json(cfg_)},
-                  {"config", o_.to_json()},
-                  {"tokenizer_hash", tokenizer_hash_},
-                  {"data", data_info_},
-                  {"loader", {{"epoch", loader_.state().epoch}, {"cursor", loader_.state().cursor}}}};
+        if (!tokenizer_bytes_.empty()) w->add_file("tokenizer.bin", tokenizer_bytes_.data(), tokenizer_bytes_.size());
+        CheckpointMeta meta;
+        meta.run_id = run_id_;
+        meta.step = step;
+        meta.applied_steps = applied_;
+        meta.bad_steps = bad_steps_;
+        meta.tokens_seen = tokens_seen_;
+        meta.batch_tokens = step_tokens_;
+        meta.world_size = world_;
+        meta.zero_stage = o_.zero_stage;
+        meta.unit_align = mo_.unit_align;
+        meta.dtype = dtype_name(o_.dtype);
+        meta.model = cfg_;
+        meta.config = o_.to_json();
+        meta.tokenizer_hash = tokenizer_hash_;
+        meta.data = data_info_;
+        meta.loader = loader_.state();
         dir = w->commit(meta);
-        prune_checkpoints(ckpt_root_, o_.keep_last);
+        prune_checkpoints(ckpt_root_, o_.keep_last, run_id_, step);
         log_->event("checkpoint", step, {{"dir", dir}});
     }
     comm_.barrier();
-    return root_ ? dir : latest_checkpoint(ckpt_root_);
+    last_good_ = root_ ? dir : latest_checkpoint(ckpt_root_);
+    saved_step_ = step;
+    return last_good_;
+}
+
+// A skipped step is a step too: the tokens were consumed, and its checkpoint (the weights
+// unchanged) is due like any other.
+void Run::end_step(int done, TrainResult& result) {
+    if (o_.checkpoint_every > 0 && done % o_.checkpoint_every == 0 && done != last_step_) result.last_checkpoint = save(done);
+    result.steps_done = done;
+}
+
+bool Run::params_finite() {
+    double sumsq = 0;
+    for (const ShardSpan& s : engine_.shard()) sumsq += ops_.sum_squares(engine_.param_at(s), s.count);
+    if (engine_.norm_is_partial()) sumsq = comm_.all_reduce_sum_host(sumsq);
+    return std::isfinite(sumsq);
+}
+
+bool Run::stop_requested() { return comm_.all_reduce_sum_host(StopSignals::received() ? 1.0 : 0.0) > 0; }
+
+void Run::interrupted(int step) {
+    const std::string dir = saved_step_ == step ? last_good_ : save(step);
+    const int sig = StopSignals::received();
+    log_->event("stop", step, {{"reason", "signal"}, {"signal", sig}, {"last_checkpoint", dir}});
+    if (tty_) std::fprintf(stderr, "\n");
+    throw Error("training", std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal") +
+                                " after step " + std::to_string(step) + "; checkpoint " + dir +
+                                " written. To continue, run the same command with --resume latest");
 }
 
 TrainResult Run::go() {
@@ -457,6 +566,7 @@ TrainResult Run::go() {
     std::vector<int32_t> inputs(size_t(B) * T), targets(size_t(B) * T);
     run_start_ = std::chrono::steady_clock::now();
     for (int step = start_step_; step < last_step_; step++) {
+        if (step > start_step_ && stop_requested()) interrupted(step);
         const auto t0 = std::chrono::steady_clock::now();
         profiler_.begin_step(step);
         const size_t sent0 = comm_.bytes_sent_total();
@@ -471,12 +581,14 @@ TrainResult Run::go() {
             local_loss += model_.forward(inputs.data(), targets.data(), B, T, true, 1.0f / static_cast<float>(accum_ * world_));
             model_.backward();
         }
+        if (o_.test_gradient_hook) o_.test_gradient_hook(step + 1, engine_.grad_at(engine_.shard()[0]), engine_.shard()[0].count);
         const double loss = comm_.all_reduce_sum_host(local_loss / accum_) / world_;
         const double norm = global_grad_norm();
         tokens_seen_ += static_cast<uint64_t>(step_tokens_);
         const int done = step + 1;
         if (!std::isfinite(loss) || !std::isfinite(norm)) {
             skip(done, loss, norm);
+            end_step(done, result);
             continue;
         }
         bad_steps_ = 0;
@@ -484,6 +596,14 @@ TrainResult Run::go() {
         const float scale = (o_.grad_clip > 0 && norm > o_.grad_clip) ? static_cast<float>(o_.grad_clip / norm) : 1.0f;
         const float lr = sched_.lr_at(step);
         profiler_.region(ProfileRegion::optimizer), opt_->step(param_at_, grad_at_, lr, scale, ++applied_);
+        if (!params_finite()) {
+            log_->event("stop", done, {{"reason", "non_finite_parameters"}, {"last_checkpoint", last_good_}});
+            char lr_text[32];
+            std::snprintf(lr_text, sizeof lr_text, "%g", lr);
+            throw Error("training", "step " + std::to_string(done) + ": the update made parameters non-finite (learning rate " +
+                                        lr_text + ", --weight-decay too high?); stopped without saving them. The last good "
+                                        "checkpoint is " + (last_good_.empty() ? std::string("(none written)") : last_good_));
+        }
         profiler_.region(ProfileRegion::comm), engine_.after_optimizer();
         mem_.sync();
 
@@ -524,8 +644,7 @@ TrainResult Run::go() {
         }
         log_->write(rec);
         progress(done, loss, norm, lr, secs, mfu);
-        if (o_.checkpoint_every > 0 && done % o_.checkpoint_every == 0 && done != last_step_) result.last_checkpoint = save(done);
-        result.steps_done = done;
+        end_step(done, result);
     }
     if (tty_) std::fprintf(stderr, "\n");
     if (result.steps_done > 0) result.last_checkpoint = save(result.steps_done);
@@ -558,8 +677,7 @@ void Run::finish(int steps_run) {
 }  // namespace
 
 TrainResult train(const TrainOptions& o, const GPTConfig& config, const std::vector<float>& params, Comm* comm) {
-    if (o.steps <= 0) throw Error("--steps", "must be positive");
-    if (o.train_data.empty()) throw Error("--train-data", "is required");
+    o.validate(comm ? comm->size() : 1);
     return Run(o, config, params, comm).go();
 }
 

@@ -5,6 +5,7 @@
 // checkpoints.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,9 +43,16 @@ struct TrainOptions {
     float grad_clip = 1.0f;
 
     std::string out_dir = "runs/latest";  // checkpoints go to <out_dir>/checkpoints
+    bool overwrite = false;               // a fresh run may delete another run's checkpoints in out_dir
     int checkpoint_every = 0;
     int keep_last = 3;
     std::string resume;  // "", "latest" or a checkpoint directory
+    // A resume may change what the checkpoint's data position depends on (--seq-len, the batch
+    // tokens per step, --train-data, --shuffle, --seed).
+    bool allow_resume_changes = false;
+    // The model was asked for explicitly (--init/--model/--vocab-size/--max-seq-len): a resume
+    // then refuses a checkpoint holding another model instead of silently using the checkpoint's.
+    bool model_flags_given = false;
     std::string log;     // run log path; "" = none
     int eval_every = 0;
     int eval_batches = 4;
@@ -55,8 +63,14 @@ struct TrainOptions {
     double price_per_device_hour = 0;    // for the bill; 0: no price
     std::string tokenizer;  // copied into checkpoints so `sixnd sample` can decode
     bool progress = true;
+    // Tests only: called after each step's backward with the step (1-based) and this rank's first
+    // gradient span (host memory on the CPU backend), to plant a non-finite gradient.
+    std::function<void(int step, void* grads, size_t count)> test_gradient_hook;
 
     nlohmann::json to_json() const;
+    // Throws Error naming the flag of the first value out of range; `world` is the number of
+    // ranks (the batch tokens per step must split over them).
+    void validate(int world) const;
 };
 
 struct TrainResult {

@@ -2,7 +2,11 @@
 // the master-weights ablation, model-state bytes, and corrupt checkpoints.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 
 #include "core/error.h"
@@ -12,6 +16,7 @@
 #include "model/init.h"
 #include "tests/util/test_util.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_state.h"
 #include "train/optimizer.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
@@ -89,8 +94,9 @@ TEST(Trainer, SameSeedSameLosses) {
     for (DType dt : {DType::f32, DType::bf16}) {
         TrainOptions o = base_options(t.dir, data);
         o.dtype = dt;
+        o.out_dir = t.dir + "/run1_" + dtype_name(dt);
         TrainResult a = train(o, c, init_params(c));
-        o.out_dir = t.dir + "/run2";
+        o.out_dir = t.dir + "/run2_" + dtype_name(dt);
         TrainResult b = train(o, c, init_params(c));
         EXPECT_EQ(a.losses, b.losses) << dtype_name(dt);
     }
@@ -125,35 +131,129 @@ TEST(Trainer, ResumeIsBitExact) {
     }
 }
 
-TEST(Trainer, NonFiniteStepsAreSkippedThenStop) {
+// Plants a NaN in the first gradient on the steps `when` accepts (CPU: gradients are host memory).
+static std::function<void(int, void*, size_t)> nan_gradient_on(DType dt, std::function<bool(int)> when) {
+    return [dt, when](int step, void* grads, size_t) {
+        if (!when(step)) return;
+        if (dt == DType::f32) static_cast<float*>(grads)[0] = std::nanf("");
+        else static_cast<uint16_t*>(grads)[0] = 0x7fc0;
+    };
+}
+
+// One non-finite gradient in a healthy run: the step is skipped and the parameters and every
+// byte of the optimizer state (master weights, both moments) are exactly those of the step before.
+TEST(Trainer, NonFiniteGradientLeavesStateBitwiseUnchanged) {
+    TmpDir t;
+    GPTConfig c = tiny();
+    std::string data = make_data(t.dir, 4000, 4, c.vocab_size);
+    for (DType dt : {DType::f32, DType::bf16}) {
+        TrainOptions o = base_options(t.dir, data);
+        o.dtype = dt;
+        o.steps = 6;
+        o.checkpoint_every = 1;
+        o.out_dir = t.dir + "/run_" + dtype_name(dt);
+        o.test_gradient_hook = nan_gradient_on(dt, [](int step) { return step == 4; });
+        TrainResult r = train(o, c, init_params(c));
+        EXPECT_EQ(r.losses.size(), 5u) << "one step skipped";
+        const std::string root = o.out_dir + "/checkpoints/";
+        for (const char* f : {"params.bin", "optim-rank0.bin"}) {
+            EXPECT_EQ(file_bytes(root + "step-00000003/" + f), file_bytes(root + "step-00000004/" + f)) << f << " " << dtype_name(dt);
+            EXPECT_NE(file_bytes(root + "step-00000004/" + f), file_bytes(root + "step-00000005/" + f)) << f << " " << dtype_name(dt);
+        }
+        EXPECT_EQ(CheckpointReader(root + "step-00000004").meta().applied_steps, 3);
+    }
+}
+
+TEST(Trainer, NonFiniteStepsInARowStopAtTheLastGoodCheckpoint) {
     TmpDir t;
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 4000, 4, c.vocab_size);
     TrainOptions o = base_options(t.dir, data);
     o.steps = 20;
     o.checkpoint_every = 1;
-    o.schedule.kind = ScheduleKind::constant;
-    o.schedule.warmup = 0;
-    o.schedule.lr = 1e30f;  // the first update overflows the weights: every later loss is non-finite
-    o.grad_clip = 0;
     o.max_bad_steps = 3;
     o.log = t.dir + "/log.jsonl";
+    o.test_gradient_hook = nan_gradient_on(o.dtype, [](int step) { return step >= 2; });
     try {
         train(o, c, init_params(c));
         FAIL() << "training did not stop";
     } catch (const Error& e) {
         std::string msg = e.what();
         EXPECT_NE(msg.find("3 consecutive steps"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("step-00000001"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("step-00000003"), std::string::npos) << msg;
     }
     std::string last = latest_checkpoint(o.out_dir + "/checkpoints");
     ASSERT_FALSE(last.empty());
-    EXPECT_NO_THROW(CheckpointReader{last});
+    CheckpointReader ck(last);
+    EXPECT_NO_THROW(restore_params(ck, ParamLayout(c)));
     std::ifstream lf(o.log);
     std::string line;
     int skips = 0;
     while (std::getline(lf, line)) skips += line.find("\"event\":\"skip\"") != std::string::npos;
     EXPECT_EQ(skips, 3);
+}
+
+// An update that overflows (learning rate x weight decay beyond float range: finite flags, an
+// infinite product) is caught after the update, before any checkpoint: the run stops naming the
+// last checkpoint, and every checkpoint left is finite.
+TEST(Trainer, OverflowingUpdateStopsWithoutSavingIt) {
+    TmpDir t;
+    GPTConfig c = tiny();
+    std::string data = make_data(t.dir, 4000, 4, c.vocab_size);
+    TrainOptions o = base_options(t.dir, data);
+    o.steps = 2;
+    o.checkpoint_every = 1;
+    train(o, c, init_params(c));
+    o.steps = 6;
+    o.resume = "latest";
+    o.schedule.kind = ScheduleKind::constant;
+    o.schedule.warmup = 0;
+    o.schedule.lr = 1e38f;
+    o.optimizer.weight_decay = 1e9f;
+    o.grad_clip = 0;
+    try {
+        train(o, c, init_params(c));
+        FAIL() << "training did not stop";
+    } catch (const Error& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("step 3: the update made parameters non-finite"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("step-00000002"), std::string::npos) << msg;
+    }
+    const std::string root = o.out_dir + "/checkpoints";
+    EXPECT_EQ(latest_checkpoint(root), root + "/step-00000002");
+    for (const CheckpointEntry& e : list_checkpoints(root)) EXPECT_NO_THROW(restore_params(CheckpointReader(e.dir), ParamLayout(c)));
+}
+
+// params.bin with a NaN but consistent checksums (as a faulty writer would leave it): the one
+// parameter loader refuses it, so `sixnd sample` does too.
+TEST(Trainer, NonFiniteCheckpointIsRefusedByTheLoader) {
+    TmpDir t;
+    GPTConfig c = tiny();
+    std::string data = make_data(t.dir, 2000, 6, c.vocab_size);
+    TrainOptions o = base_options(t.dir, data);
+    o.steps = 1;
+    CheckpointReader good(train(o, c, init_params(c)).last_checkpoint);
+    std::string params = good.read_file("params.bin");
+    const float nan = std::nanf("");
+    std::memcpy(&params[40], &nan, 4);
+    std::string dir;
+    {
+        CheckpointWriter w(t.dir + "/nan", 1, true);
+        w.add_file("params.bin", params.data(), params.size());
+        const std::string optim = good.read_file("optim-rank0.bin");
+        w.add_file("optim-rank0.bin", optim.data(), optim.size());
+        dir = w.commit(good.meta());
+    }
+    try {
+        restore_params(CheckpointReader(dir), ParamLayout(c));
+        FAIL() << "a NaN parameter was loaded";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("params.bin: holds 1 non-finite"), std::string::npos) << e.what();
+    }
+    if (const char* bin = std::getenv("SIXND_BIN")) {
+        const std::string cmd = std::string(bin) + " sample --device cpu --checkpoint " + dir + " --prompt-ids 1,2 2>/dev/null";
+        EXPECT_NE(std::system(cmd.c_str()), 0) << "sixnd sample accepted NaN weights";
+    }
 }
 
 // Updates below BF16 resolution vanish without the FP32 master copy: with weights of size ~1 and
@@ -303,4 +403,13 @@ TEST(Trainer, VocabularyMismatchWithTheDataManifest) {
     }
     manifest(tok.hash());
     EXPECT_EQ(train(o, c, init_params(c)).steps_done, 1);
+    // A resume without --tokenizer carries the checkpoint's tokenizer on (and still checks it
+    // against the data), so that later checkpoints can be sampled as text too.
+    o.tokenizer.clear();
+    o.resume = "latest";
+    o.steps = 2;
+    o.keep_last = 1;
+    const std::string second = train(o, c, init_params(c)).last_checkpoint;
+    EXPECT_EQ(file_bytes(second + "/tokenizer.bin"), file_bytes(t.dir + "/tok.bin"));
+    EXPECT_FALSE(fs::exists(o.out_dir + "/checkpoints/step-00000001")) << "pruned by --keep-last 1";
 }

@@ -1,0 +1,106 @@
+#include "cli/config_file.h"
+
+#include <fstream>
+#include <set>
+
+#include "cli/verbs.h"
+#include "core/error.h"
+
+namespace sixnd::cli {
+
+namespace {
+
+std::string trim(const std::string& s) {
+    const size_t b = s.find_first_not_of(" \t\r");
+    if (b == std::string::npos) return "";
+    return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+// The value without surrounding quotes, or with a trailing comment removed.
+std::string unquote(const std::string& v, const std::string& where) {
+    if (!v.empty() && (v[0] == '"' || v[0] == '\'')) {
+        const size_t end = v.find(v[0], 1);
+        if (end == std::string::npos) throw Error(where, "unterminated quoted value");
+        if (!trim(v.substr(end + 1)).empty() && trim(v.substr(end + 1))[0] != '#')
+            throw Error(where, "text after the quoted value");
+        return v.substr(1, end - 1);
+    }
+    return trim(v.substr(0, v.find(" #")));
+}
+
+bool flag_value(const std::string& v, const std::string& where, const std::string& key) {
+    for (const char* t : {"true", "on", "yes", "1"})
+        if (v == t) return true;
+    for (const char* f : {"false", "off", "no", "0"})
+        if (v == f) return false;
+    throw Error(where, "'" + key + "' is a flag: its value must be true or false, got '" + v + "'");
+}
+
+// The config file's path from --config FILE or --config=FILE, or "".
+std::string config_path(const std::vector<std::string>& args) {
+    for (size_t i = 0; i < args.size(); i++) {
+        if (args[i] == "--config" && i + 1 < args.size()) return args[i + 1];
+        if (args[i].rfind("--config=", 0) == 0) return args[i].substr(9);
+    }
+    return "";
+}
+
+}  // namespace
+
+std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, const std::vector<std::string>& args) {
+    std::vector<ConfigArg> out;
+    if (!app.get_option_no_throw("--config")) return out;
+    const std::string path = config_path(args);
+    if (path.empty()) return out;
+    std::ifstream f(path);
+    if (!f) throw Error(path, "cannot open the config file");
+    // Flags on the command line, by option, so that the file does not repeat them.
+    std::set<const CLI::Option*> given;
+    for (const std::string& a : args)
+        if (a.rfind("--", 0) == 0)
+            if (const CLI::Option* o = app.get_option_no_throw(a.substr(0, a.find('=')))) given.insert(o);
+    std::set<std::string> other_verbs;
+    for (const Verb& v : verbs()) other_verbs.insert(v.name);
+    other_verbs.erase(verb);
+    std::string line;
+    int lineno = 0;
+    bool applies = true;
+    while (std::getline(f, line)) {
+        lineno++;
+        const std::string where = path + ":" + std::to_string(lineno);
+        const std::string t = trim(line);
+        if (t.empty() || t[0] == '#' || t[0] == ';') continue;
+        if (t[0] == '[') {
+            if (t.back() != ']') throw Error(where, "malformed section header '" + t + "'");
+            const std::string section = trim(t.substr(1, t.size() - 2));
+            const std::string first = section.substr(0, section.find('.'));
+            if (section == verb) applies = true;
+            else if (other_verbs.count(first)) applies = false;
+            else throw Error(where, "unknown section [" + section + "] (use [" + verb + "] or none)");
+            continue;
+        }
+        const size_t eq = t.find('=');
+        if (eq == std::string::npos) throw Error(where, "expected 'key = value', got '" + t + "'");
+        std::string key = trim(t.substr(0, eq));
+        if (key.rfind("--", 0) == 0) key = key.substr(2);
+        for (char& c : key)
+            if (c == '_') c = '-';
+        if (!applies) continue;
+        const std::string flag = "--" + key;
+        const CLI::Option* opt = key.empty() ? nullptr : app.get_option_no_throw(flag);
+        if (!opt) throw Error(where, "unknown key '" + trim(t.substr(0, eq)) + "' (sixnd " + verb + " has no " + flag + ")");
+        if (key == "config") throw Error(where, "a config file cannot name another config file");
+        if (given.count(opt)) continue;
+        const std::string value = unquote(trim(t.substr(eq + 1)), where);
+        ConfigArg a{where, flag, {}};
+        if (opt->get_expected_min() == 0) {
+            if (flag_value(value, where, key)) a.args.push_back(flag);
+        } else {
+            a.args = {flag, value};
+        }
+        out.push_back(a);
+    }
+    return out;
+}
+
+}  // namespace sixnd::cli

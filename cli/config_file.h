@@ -1,0 +1,26 @@
+// `--config FILE` for any verb that has the flag: the file holds the verb's flags as
+// `key = value` lines (TOML/INI style; '#' or ';' comments, values optionally in quotes; a
+// flag without a value takes true/false, on/off, yes/no or 1/0). Keys are the flag names
+// without "--", with '-' or '_'. Keys before any section, and in a `[VERB]` section, apply;
+// sections named for another verb are skipped; anything else — an unknown key, an unknown
+// section, a malformed line — is an error naming FILE:LINE. Flags on the command line win
+// over the file.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace sixnd::cli {
+
+struct ConfigArg {
+    std::string where;  // FILE:LINE
+    std::string flag;   // --name
+    std::vector<std::string> args;
+};
+
+// The command-line arguments the config file named in `args` (argv without the verb) stands
+// for, in file order; empty when there is no --config. `verb` is the section that applies.
+std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, const std::vector<std::string>& args);
+
+}  // namespace sixnd::cli

@@ -1,0 +1,109 @@
+"""Bad input to `sixnd sample` and `sixnd eval`, one table: flags out of range, prompts that do
+not parse or do not fit the context, models with NaN weights, an llm.c header that claims an
+absurd model. Each case ends with one error line naming the flag or file and the fault. Also:
+sample writes the text's bytes as they are (a decoded zero byte does not end the output)."""
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import numpy as np  # noqa: E402
+import sixnd_files  # noqa: E402
+from bad_input import Case, run_cases, SIXND  # noqa: E402
+
+ENV = {"OMP_NUM_THREADS": "1", "ASAN_OPTIONS": "detect_leaks=0"}
+L, NH, C, V, MAXT = 1, 2, 16, 50, 16
+VP = (V + 127) // 128 * 128
+NPARAMS = VP * C + MAXT * C + L * (12 * C * C + 13 * C) + 2 * C
+
+
+def llmc_file(path, params, header=None):
+    h = [0] * 256
+    h[:8] = header or [20240326, 3, MAXT, V, L, NH, C, VP]
+    with open(path, "wb") as f:
+        f.write(struct.pack("256i", *h))
+        f.write(np.asarray(params, dtype=np.float32).tobytes())
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="sixnd_bad_sample_")
+    try:
+        return run(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(tmp):
+    env = dict(os.environ, **ENV)
+    data = os.path.join(tmp, "bytes.bin")
+    sixnd_files.write_shard(data, [(i * 7) % 256 for i in range(3000)])
+    out = os.path.join(tmp, "run")
+    r = subprocess.run([SIXND, "train", "--init", "random", "--model", "tiny", "--vocab-size", "256", "--max-seq-len", "16",
+                        "--device", "cpu", "--dtype", "fp32", "--train-data", data, "--batch", "1", "--seq-len", "8",
+                        "--steps", "1", "--peak-tflops", "1", "--out", out], capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        print(r.stderr)
+        return sixnd_files.report(["training the byte-level model failed"], "sixnd sample bad input")
+    ck = os.path.join(out, "checkpoints", "step-00000001")
+
+    def sample(*extra, max_tokens="2"):
+        return ["sample", "--checkpoint", ck, "--device", "cpu", "--max-tokens", max_tokens] + list(extra)
+
+    def ids(value, words):
+        return Case(f"--prompt-ids '{value}'", sample("--prompt-ids", value), ["--prompt-ids"] + words, env=ENV)
+
+    cases = [
+        ids("1,,2", ["''"]), ids("1x", ["'1x'"]), ids("-1", ["'-1'"]), ids(" 1", ["' 1'"]), ids("", ["''"]),
+        ids("1,", ["''"]), ids("256", ["vocabulary of 256"]), ids("99999999999999999999999", ["not a token id"]),
+        Case("--prompt and --prompt-ids", sample("--prompt", "ab", "--prompt-ids", "1"), ["--prompt-ids", "either"], env=ENV),
+        Case("--temperature -1", sample("--prompt", "a", "--temperature", "-1"), ["--temperature", ">= 0"], env=ENV),
+        Case("--temperature nan", sample("--prompt", "a", "--temperature", "nan"), ["--temperature", "finite"], env=ENV),
+        Case("--top-k -1", sample("--prompt", "a", "--top-k", "-1"), ["--top-k"], env=ENV),
+        Case("--top-k beyond the vocabulary", sample("--prompt", "a", "--top-k", "1000"), ["--top-k", "vocabulary of 256"],
+             env=ENV),
+        Case("--samples 0", sample("--prompt", "a", "--samples", "0"), ["--samples"], env=ENV),
+        Case("--samples -3", sample("--prompt", "a", "--samples", "-3"), ["--samples"], env=ENV),
+        Case("--max-tokens 0", sample("--prompt", "a", max_tokens="0"), ["--max-tokens", "positive"], env=ENV),
+        Case("--max-tokens beyond the context", sample("--prompt", "abcd", max_tokens="14"),
+             ["--max-tokens", "context of 16", "at most 13"], env=ENV),
+        Case("prompt fills the context", sample("--prompt", "x" * 17, max_tokens="1"), ["--prompt", "context of 16"], env=ENV),
+        Case("no such checkpoint", ["sample", "--checkpoint", os.path.join(tmp, "none"), "--prompt", "a"],
+             ["none", "no such checkpoint"], env=ENV),
+    ]
+
+    # eval on weights with a NaN, and an llm.c header claiming 1e8 layers.
+    good = os.path.join(tmp, "good.bin")
+    rng = np.random.default_rng(0)
+    llmc_file(good, rng.normal(0, 0.02, NPARAMS))
+    nan = os.path.join(tmp, "nan.bin")
+    p = rng.normal(0, 0.02, NPARAMS)
+    p[1234] = np.nan
+    llmc_file(nan, p)
+    huge = os.path.join(tmp, "huge.bin")
+    llmc_file(huge, np.zeros(100), header=[20240326, 3, MAXT, V, 100000000, NH, C, VP])
+    shard = os.path.join(tmp, "eval.bin")
+    sixnd_files.write_shard(shard, [i % V for i in range(200)])
+    ev = ["eval", "--device", "cpu", "--dtype", "fp32", "--batch", "2", "--seq-len", "8", "--data", shard]
+    cases += [
+        Case("eval: NaN weights", ev + ["--init", "llmc:" + nan], [nan, "non-finite"], env=ENV),
+        Case("eval: header claims 1e8 layers", ev + ["--init", "llmc:" + huge], [huge, "truncated", "n_layer=100000000"],
+             env=dict(ENV, ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1"), timeout=20),
+        Case("eval: good weights", ev + ["--init", "llmc:" + good], [], exit_code=0, env=ENV),
+        Case("--version", ["--version"], [], exit_code=0, env=ENV),
+    ]
+    # The bytes of the text, a zero byte included: prompt "A\0B" on the byte-level model.
+    zero = sample("--prompt-ids", "65,0,66", "--temperature", "0")
+
+    def zero_byte_kept():
+        r = subprocess.run([SIXND] + zero, capture_output=True, env=env)
+        ok = r.stdout.startswith(b"A\x00B") and len(r.stdout) == 3 + 2 + 1
+        return None if ok else f"stdout {r.stdout!r} does not hold the prompt's bytes and two more"
+    cases.append(Case("sample writes a zero byte", zero, [], exit_code=0, check=zero_byte_kept, env=ENV))
+    return run_cases(cases, "sixnd sample and eval bad input")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""Bad input to `sixnd train`, one table: flags out of range, run directories that are not
+usable or belong to another run, conflicting resumes, config files. Each case ends with one
+error line naming the flag or file and the fault, and the paths it names are left exactly as
+they were (a refused run creates no run directory)."""
+import fcntl
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import sixnd_files  # noqa: E402
+from bad_input import Case, run_cases, SIXND  # noqa: E402
+import subprocess  # noqa: E402
+
+ENV = {"OMP_NUM_THREADS": "1", "ASAN_OPTIONS": "detect_leaks=0"}
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="sixnd_bad_train_")
+    try:
+        return run(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(tmp):
+    V = 64
+    data = os.path.join(tmp, "train.bin")
+    sixnd_files.write_shard(data, [(i * 7) % V for i in range(4000)])
+    other_data = os.path.join(tmp, "other.bin")
+    sixnd_files.write_shard(other_data, [(i * 5) % V for i in range(4000)])
+    fresh = os.path.join(tmp, "fresh")  # never created: every refused case must leave it absent
+
+    def train(*extra, out=fresh, steps=2, data=data):
+        """The base command with `extra` flags added; a flag the base has takes extra's value."""
+        base = {"--init": "random", "--model": "tiny", "--vocab-size": str(V), "--max-seq-len": "16", "--device": "cpu",
+                "--dtype": "fp32", "--train-data": data, "--batch": "1", "--seq-len": "8", "--steps": str(steps),
+                "--peak-tflops": "1", "--out": out}
+        rest, i = [], 0
+        while i < len(extra):
+            has_value = i + 1 < len(extra) and not extra[i + 1].startswith("--")
+            if extra[i] in base:
+                base[extra[i]] = extra[i + 1]
+            else:
+                rest += list(extra[i:i + 1 + has_value])
+            i += 1 + has_value
+        return ["train"] + [x for kv in base.items() for x in kv] + rest
+
+    def sixnd(args):
+        r = subprocess.run([SIXND] + args, capture_output=True, text=True, env=dict(os.environ, **ENV))
+        if r.returncode != 0:
+            raise RuntimeError(f"setup failed: {args}: {r.stderr}")
+        return r
+
+    def flag(name, value, words):
+        return Case(f"{name} {value}", train(name, value), [name] + words, unchanged=[fresh], env=ENV)
+
+    cases = [
+        flag("--lr", "nan", ["finite"]), flag("--lr", "inf", ["finite"]), flag("--lr", "-1e-3", ["> 0"]),
+        flag("--lr", "0", ["> 0"]),
+        flag("--eps", "0", ["> 0"]), flag("--eps", "nan", ["finite"]),
+        flag("--beta1", "1", ["[0, 1)"]), flag("--beta2", "-0.5", ["[0, 1)"]), flag("--beta2", "nan", ["[0, 1)"]),
+        flag("--warmup", "-1", ["0 or more"]),
+        flag("--final-lr-frac", "1.5", ["[0, 1]"]), flag("--final-lr-frac", "-0.1", ["[0, 1]"]),
+        flag("--grad-clip", "-1", [">= 0"]), flag("--grad-clip", "inf", ["finite"]),
+        flag("--weight-decay", "-0.1", [">= 0"]), flag("--weight-decay", "nan", ["finite"]),
+        flag("--checkpoint-every", "-1", ["0"]), flag("--keep-last", "-2", ["0"]),
+        flag("--stop-at", "-1", ["between 0"]), flag("--stop-at", "5", ["--steps (2)"]),
+        flag("--eval-batches", "0", ["positive"]), flag("--eval-every", "-1", ["0"]),
+        flag("--steps", "0", ["positive"]), flag("--batch", "0", ["[1,"]), flag("--batch", "-4", ["[1,"]),
+        flag("--seq-len", "0", ["[1,"]), flag("--zero", "5", ["0, 1, 2 or 3"]), flag("--max-bad-steps", "0", ["positive"]),
+        flag("--peak-tflops", "-1", [">= 0"]),
+        flag("--total-batch-tokens", "100", ["multiple of batch x seq-len x ranks", "8"]),
+        flag("--total-batch-tokens", "-8", ["positive"]),
+        flag("--total-batch-tokens", "80000000000", ["micro-steps"]),
+        flag("--vocab-size", "0", ["[1,"]), flag("--vocab-size", "-5", ["[1,"]),
+        flag("--vocab-size", "2000000000", ["[1,"]),
+        flag("--max-seq-len", "0", ["[1,"]), flag("--max-seq-len", "-3", ["[1,"]),
+        Case("--vocab-size with an llm.c model", train("--init", "llmc:/nonexistent.bin"), ["--vocab-size", "--init random"],
+             unchanged=[fresh], env=ENV),
+        Case("--lr that is not a number", train("--lr", "abc"), ["--lr"], unchanged=[fresh], env=ENV),
+    ]
+
+    # Run directories that cannot be used.
+    a_file = os.path.join(tmp, "a_file")
+    with open(a_file, "w") as f:
+        f.write("not a directory\n")
+    cases += [
+        Case("--out empty", train(out=""), ["--out", "empty"], env=ENV),
+        Case("--out is a file", train(out=a_file), ["--out", a_file, "not a directory"], unchanged=[a_file], env=ENV),
+        Case("--out below a file", train(out=os.path.join(a_file, "run")), ["--out", a_file], unchanged=[a_file], env=ENV),
+        Case("--out cannot take files", train(out="/proc/self"), ["--out", "/proc/self", "not writable"], env=ENV),
+    ]
+    ck_file_run = os.path.join(tmp, "ck_file_run")
+    os.makedirs(ck_file_run)
+    with open(os.path.join(ck_file_run, "checkpoints"), "w") as f:
+        f.write("x")
+    cases.append(Case("OUT/checkpoints is a file", train(out=ck_file_run), ["--out", "checkpoints", "not a directory"],
+                      unchanged=[ck_file_run], env=ENV))
+    if os.geteuid() != 0:
+        ro = os.path.join(tmp, "readonly")
+        os.makedirs(ro)
+        os.chmod(ro, 0o555)
+        cases.append(Case("--out read-only", train(out=ro), ["--out", "not writable"], unchanged=[ro], env=ENV))
+
+    # A run directory in use: another process holds its lock.
+    locked = os.path.join(tmp, "locked")
+    os.makedirs(locked)
+    lock = open(os.path.join(locked, ".lock"), "w")
+    lock.write("4242")
+    lock.flush()
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    cases.append(Case("--out locked by another run", train(out=locked), ["--out", "in use", "4242"], timeout=20,
+                      unchanged=[locked], env=ENV))
+
+    # A run directory holding another run: a fresh run is refused, --overwrite replaces it.
+    owned = os.path.join(tmp, "owned")
+    sixnd(train(out=owned, steps=2))
+    ckroot = os.path.join(owned, "checkpoints")
+    cases.append(Case("fresh run into another run's --out", train(out=owned), ["--out", "another run", "--overwrite"],
+                      unchanged=[ckroot], env=ENV))
+
+    def overwritten():
+        steps = sorted(os.listdir(ckroot))
+        ids = {json.load(open(os.path.join(ckroot, s, "meta.json")))["run_id"] for s in steps}
+        return None if len(ids) == 1 and steps == ["step-00000001"] else f"left {steps} with run ids {ids}"
+    cases.append(Case("--overwrite", train("--overwrite", out=owned, steps=1), [], exit_code=0, check=overwritten, env=ENV))
+
+    # Resuming an older step in a directory holding newer ones: pruning keeps the new checkpoint
+    # and the newer ones, and removes only this lineage's older ones.
+    older = os.path.join(tmp, "older")
+    sixnd(train("--checkpoint-every", "1", "--keep-last", "0", out=older, steps=4))
+    ock = os.path.join(older, "checkpoints")
+
+    def pruned_right():
+        left = sorted(os.listdir(ock))
+        return None if left == ["step-00000003", "step-00000004"] else f"left {left}"
+    cases.append(Case("resume an older step, --keep-last 1",
+                      train("--resume", os.path.join(ock, "step-00000002"), "--keep-last", "1", out=older, steps=3),
+                      [], exit_code=0, check=pruned_right, env=ENV))
+
+    # Resumes that conflict with the checkpoint.
+    res = os.path.join(tmp, "res")
+    sixnd(train("--checkpoint-every", "1", out=res, steps=2))
+    rck = os.path.join(res, "checkpoints")
+    cases += [
+        Case("resume with another --model", train("--resume", "latest", "--model", "d6", out=res, steps=3),
+             ["--resume", "fixes the model"], unchanged=[rck], env=ENV),
+        Case("resume with another --vocab-size", train("--resume", "latest", "--vocab-size", "80", out=res, steps=3),
+             ["--resume", "fixes the model"], unchanged=[rck], env=ENV),
+        Case("resume with another --seq-len", train("--resume", "latest", "--seq-len", "4", out=res, steps=3),
+             ["--resume", "--seq-len 8 -> 4", "--allow-resume-changes"], unchanged=[rck], env=ENV),
+        Case("resume with another --batch", train("--resume", "latest", "--batch", "2", out=res, steps=3),
+             ["--resume", "tokens per step 8 -> 16"], unchanged=[rck], env=ENV),
+        Case("resume with other --train-data",
+             train("--resume", "latest", out=res, steps=3, data=other_data), ["--resume", "--train-data"], unchanged=[rck],
+             env=ENV),
+    ]
+
+    # Integrity: an edited meta.json; a newest checkpoint without DONE.
+    edited = os.path.join(tmp, "edited")
+    sixnd(train("--checkpoint-every", "1", out=edited, steps=2))
+    emeta = os.path.join(edited, "checkpoints", "step-00000002", "meta.json")
+    text = open(emeta).read()
+    with open(emeta, "w") as f:
+        f.write(text.replace('"step": 2', '"step": 1'))
+    cases.append(Case("edited meta.json step", train("--resume", "latest", out=edited, steps=3),
+                      [emeta, "checksum mismatch"], unchanged=[os.path.join(edited, "checkpoints")], env=ENV))
+    undone = os.path.join(tmp, "undone")
+    sixnd(train("--checkpoint-every", "1", out=undone, steps=2))
+    os.remove(os.path.join(undone, "checkpoints", "step-00000002", "DONE"))
+    only_undone = os.path.join(tmp, "only_undone")
+    sixnd(train(out=only_undone, steps=1))
+    os.remove(os.path.join(only_undone, "checkpoints", "step-00000001", "DONE"))
+
+    def resumed_from_1():
+        log = [json.loads(x) for x in open(os.path.join(tmp, "undone.jsonl"))]
+        steps = [r["step"] for r in log if r.get("type") == "step"]
+        return None if steps == [2, 3] else f"resumed run logged steps {steps}, expected [2, 3]"
+    cases += [
+        Case("resume latest past a checkpoint without DONE",
+             train("--resume", "latest", "--log", os.path.join(tmp, "undone.jsonl"), out=undone, steps=3),
+             [], exit_code=0, check=resumed_from_1, env=ENV),
+        Case("resume latest with only a checkpoint without DONE", train("--resume", "latest", out=only_undone, steps=2),
+             ["--resume", "step-00000001", "incomplete"], unchanged=[os.path.join(only_undone, "checkpoints")], env=ENV),
+    ]
+
+    # --config files.
+    def config(name, text):
+        p = os.path.join(tmp, name)
+        with open(p, "w") as f:
+            f.write(text)
+        return p
+    unknown = config("unknown.toml", "# a run\nlr = 1e-3\nlearning_rate = 2e-3\n")
+    section = config("section.toml", "[train]\nlr = 1e-3\n[bogus]\nx = 1\n")
+    badval = config("badval.toml", "\n\nlr = fast\n")
+    nanval = config("nanval.toml", "[train]\nlr = nan\n")
+    good = config("good.toml", "# underscores, a [train] section and a [sample] one that train skips\n"
+                  "warmup = 0\n[train]\nfinal_lr_frac = 0.5\nshuffle = \"off\"\n[sample]\ntop_k = 3\n")
+    cases += [
+        Case("config: unknown key", train("--config", unknown), [unknown + ":3", "unknown key 'learning_rate'"],
+             unchanged=[fresh], env=ENV),
+        Case("config: unknown section", train("--config", section), [section + ":3", "unknown section [bogus]"],
+             unchanged=[fresh], env=ENV),
+        Case("config: bad value", train("--config", badval), [badval + ":3", "--lr"], unchanged=[fresh], env=ENV),
+        Case("config: nan", train("--config", nanval), ["--lr", "finite"], unchanged=[fresh], env=ENV),
+        Case("config: missing file", train("--config", os.path.join(tmp, "none.toml")), ["none.toml", "cannot open"],
+             unchanged=[fresh], env=ENV),
+    ]
+
+    def good_config_applied():
+        log = [json.loads(x) for x in open(os.path.join(tmp, "good.jsonl"))]
+        c = log[0]["config"]
+        return None if (c["final_lr_frac"] == 0.5 and c["shuffle"] is False and c["warmup"] == 0) else f"config {c}"
+    cases.append(Case("config: underscores and sections", train("--config", good, "--log", os.path.join(tmp, "good.jsonl"),
+                                                                out=os.path.join(tmp, "good_run"), steps=1),
+                      [], exit_code=0, check=good_config_applied, env=ENV))
+    return run_cases(cases, "sixnd train bad input")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

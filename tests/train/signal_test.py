@@ -1,0 +1,122 @@
+"""SIGINT/SIGTERM during `sixnd train`: the run finishes the step, writes a checkpoint, says how
+to resume and exits non-zero, and `--resume latest` continues from the step after it; a second
+signal ends the process at once (exit 128 + signal). While a run writes a directory, a second
+run on the same --out fails at once, naming the first one's pid."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import sixnd_files  # noqa: E402
+
+SIXND = os.environ["SIXND_BIN"]
+ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMP_NUM_THREADS="1")
+
+
+def steps_logged(log):
+    if not os.path.exists(log):
+        return []
+    out = []
+    for line in open(log):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if r.get("type") == "step":
+            out.append(r["step"])
+    return out
+
+
+def wait_for_steps(log, n, p, timeout=120):
+    t0 = time.time()
+    while len(steps_logged(log)) < n:
+        if p.poll() is not None or time.time() - t0 > timeout:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "train.bin")
+        sixnd_files.write_shard(data, [(i * 7) % 256 for i in range(100000)])
+
+        def cmd(out, log, steps=100000, *extra, model="tiny"):
+            return [SIXND, "train", "--init", "random", "--model", model, "--vocab-size", "256", "--max-seq-len", "64",
+                    "--device", "cpu", "--dtype", "fp32", "--train-data", data, "--batch", "8", "--seq-len", "64",
+                    "--steps", str(steps), "--peak-tflops", "1", "--out", out, "--log", log] + list(extra)
+
+        # One signal: checkpoint, message, exit 1; then resume.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            out, log = os.path.join(tmp, f"run_{sig.name}"), os.path.join(tmp, f"{sig.name}.jsonl")
+            p = subprocess.Popen(cmd(out, log), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+            if not wait_for_steps(log, 2, p):
+                failures.append(f"{sig.name}: the run did not start: {p.communicate()[1][-300:]}")
+                continue
+            p.send_signal(sig)
+            _, err = p.communicate(timeout=120)
+            done = steps_logged(log)[-1]
+            ck = os.path.join(out, "checkpoints", f"step-{done:08d}")
+            print(f"{sig.name}: exit {p.returncode} after step {done}; {err.strip().splitlines()[-1]}")
+            if p.returncode != 1 or f"interrupted by {sig.name} after step {done}" not in err or \
+                    "--resume latest" not in err or not os.path.exists(os.path.join(ck, "DONE")):
+                failures.append(f"{sig.name}: exit {p.returncode}, checkpoint {ck} present: "
+                                f"{os.path.exists(ck)}; stderr: {err.strip()[-400:]}")
+                continue
+            rlog = os.path.join(tmp, f"{sig.name}_resume.jsonl")
+            r = subprocess.run(cmd(out, rlog, done + 2, "--resume", "latest"), capture_output=True, text=True, env=ENV)
+            if r.returncode != 0 or steps_logged(rlog) != [done + 1, done + 2]:
+                failures.append(f"{sig.name}: resume logged {steps_logged(rlog)}, expected [{done + 1}, {done + 2}]: "
+                                f"{r.stderr.strip()[-300:]}")
+
+        # A second run on the same --out while the first holds it. The d6 model's steps and
+        # checkpoints take long enough that the second signal finds the first one being handled.
+        out, log = os.path.join(tmp, "held"), os.path.join(tmp, "held.jsonl")
+        p = subprocess.Popen(cmd(out, log, model="d6"), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+        try:
+            held(p, out, log, cmd, tmp, failures)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    return sixnd_files.report(failures, "signals and the run lock")
+
+
+def held(p, out, log, cmd, tmp, failures):
+    if wait_for_steps(log, 1, p):
+        t0 = time.time()
+        try:
+            r = subprocess.run(cmd(out, os.path.join(tmp, "second.jsonl"), 2), capture_output=True, text=True,
+                               env=ENV, timeout=60)
+        except subprocess.TimeoutExpired:
+            failures.append("second run on a held --out: still running after 60 s")
+            return
+        secs = time.time() - t0
+        print(f"second run on a held --out: exit {r.returncode} in {secs:.1f} s: {r.stderr.strip()}")
+        if r.returncode != 1 or f"in use by another sixnd train (pid {p.pid})" not in r.stderr or secs > 20:
+            failures.append(f"second run: exit {r.returncode} after {secs:.1f} s: {r.stderr.strip()[-300:]}")
+        if os.path.exists(os.path.join(tmp, "second.jsonl")):
+            failures.append("the refused second run wrote its log")
+        # Two signals back to back: out at once, 128 + SIGTERM.
+        p.send_signal(signal.SIGTERM)
+        time.sleep(0.3)  # two pending SIGTERMs would merge into one
+        p.send_signal(signal.SIGTERM)
+        try:
+            p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            failures.append("two SIGTERMs: still running after 60 s")
+            return
+        print(f"two signals: exit {p.returncode}")
+        if p.returncode != 128 + signal.SIGTERM:
+            failures.append(f"two SIGTERMs: exit {p.returncode}, expected {128 + signal.SIGTERM}")
+    else:
+        failures.append("held: the run did not start")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

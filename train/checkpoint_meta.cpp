@@ -1,0 +1,106 @@
+#include "train/checkpoint_meta.h"
+
+#include <xxhash.h>
+
+#include "core/error.h"
+#include "core/hex.h"
+
+namespace sixnd {
+
+using nlohmann::json;
+
+namespace {
+
+std::string checksum_of(const json& j) {
+    const std::string canonical = j.dump();
+    return hex64(XXH64(canonical.data(), canonical.size(), 0));
+}
+
+json model_json(const GPTConfig& c) {
+    return json{{"n_layer", c.n_layer},   {"n_head", c.n_head},
+                {"n_embd", c.n_embd},     {"vocab_size", c.vocab_size},
+                {"padded_vocab_size", c.padded_vocab_size}, {"max_seq_len", c.max_seq_len}};
+}
+
+}  // namespace
+
+std::string CheckpointMeta::to_text() const {
+    json files_json = json::object();
+    for (const auto& [name, f] : files) files_json[name] = {{"bytes", f.bytes}, {"xxh64", f.xxh64}};
+    json j{{"format", "sixnd-checkpoint"},
+           {"version", kVersion},
+           {"run_id", run_id},
+           {"step", step},
+           {"applied_steps", applied_steps},
+           {"bad_steps", bad_steps},
+           {"tokens_seen", tokens_seen},
+           {"batch_tokens", batch_tokens},
+           {"world_size", world_size},
+           {"zero_stage", zero_stage},
+           {"unit_align", unit_align},
+           {"dtype", dtype},
+           {"model", model_json(model)},
+           {"config", config},
+           {"tokenizer_hash", tokenizer_hash},
+           {"data", data},
+           {"loader", {{"epoch", loader.epoch}, {"cursor", loader.cursor}}},
+           {"files", files_json}};
+    j["checksum"] = checksum_of(j);
+    return j.dump(2) + "\n";
+}
+
+CheckpointMeta CheckpointMeta::parse(const std::string& text, const std::string& where) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const std::exception& e) {
+        throw Error(where, std::string("malformed JSON: ") + e.what());
+    }
+    if (!j.is_object() || j.value("format", "") != "sixnd-checkpoint")
+        throw Error(where, "not a sixnd checkpoint description (no \"format\": \"sixnd-checkpoint\")");
+    if (j.value("version", 0) != kVersion)
+        throw Error(where, "checkpoint format version " + j.value("version", json(nullptr)).dump() + ", this sixnd reads version " +
+                               std::to_string(kVersion));
+    if (!j.contains("checksum") || !j["checksum"].is_string()) throw Error(where, "has no checksum");
+    const std::string stored = j["checksum"];
+    j.erase("checksum");
+    if (checksum_of(j) != stored) throw Error(where, "checksum mismatch: meta.json was edited or is corrupt");
+    CheckpointMeta m;
+    try {
+        m.run_id = j.at("run_id");
+        m.step = j.at("step");
+        m.applied_steps = j.at("applied_steps");
+        m.bad_steps = j.at("bad_steps");
+        m.tokens_seen = j.at("tokens_seen");
+        m.batch_tokens = j.at("batch_tokens");
+        m.world_size = j.at("world_size");
+        m.zero_stage = j.at("zero_stage");
+        m.unit_align = j.at("unit_align");
+        m.dtype = j.at("dtype");
+        const json& mj = j.at("model");
+        m.model.n_layer = mj.at("n_layer");
+        m.model.n_head = mj.at("n_head");
+        m.model.n_embd = mj.at("n_embd");
+        m.model.vocab_size = mj.at("vocab_size");
+        m.model.padded_vocab_size = mj.at("padded_vocab_size");
+        m.model.max_seq_len = mj.at("max_seq_len");
+        m.config = j.at("config");
+        m.tokenizer_hash = j.at("tokenizer_hash");
+        m.data = j.at("data");
+        m.loader.epoch = j.at("loader").at("epoch");
+        m.loader.cursor = j.at("loader").at("cursor");
+        for (const auto& [name, f] : j.at("files").items()) m.files[name] = FileSum{f.at("bytes"), f.at("xxh64")};
+    } catch (const json::exception& e) {
+        throw Error(where, std::string("missing or mistyped field: ") + e.what());
+    }
+    m.model.validate(where);
+    if (m.step < 0 || m.applied_steps < 0 || m.bad_steps < 0 || m.world_size < 1 || m.zero_stage < 0 ||
+        m.zero_stage > 3 || m.unit_align == 0 || (m.dtype != "fp32" && m.dtype != "bf16"))
+        throw Error(where, "a field is out of range (step, world_size, zero_stage, unit_align or dtype)");
+    for (const auto& [name, f] : m.files)
+        if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+            throw Error(where, "file name '" + name + "' is not a plain name inside the checkpoint");
+    return m;
+}
+
+}  // namespace sixnd

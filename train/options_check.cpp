@@ -1,0 +1,76 @@
+// TrainOptions::validate: every numeric knob of a run checked once, before anything is built,
+// for the command line and for library callers alike; the error names the flag and the range.
+#include <cmath>
+#include <sstream>
+
+#include "core/error.h"
+#include "train/trainer.h"
+
+namespace sixnd {
+
+namespace {
+
+void require(bool ok, const char* flag, const std::string& what) {
+    if (!ok) throw Error(flag, what);
+}
+
+template <typename T>
+std::string got(T v) {
+    std::ostringstream s;
+    s << v;
+    return ", got " + s.str();
+}
+
+// Far beyond any real run, and small enough that products of sizes cannot overflow.
+constexpr long long kMaxSide = 1 << 20;          // --batch, --seq-len, micro-steps per step
+constexpr long long kMaxMicroTokens = 1LL << 31;  // B x T of one micro-batch (int32 token buffers)
+
+}  // namespace
+
+void TrainOptions::validate(int world) const {
+    require(!train_data.empty(), "--train-data", "is required");
+    require(!out_dir.empty(), "--out", "is empty; name the run directory");
+    require(steps > 0, "--steps", "must be positive" + got(steps));
+    require(std::isfinite(schedule.lr) && schedule.lr > 0, "--lr", "must be a finite number > 0" + got(schedule.lr));
+    require(schedule.warmup >= 0, "--warmup", "must be 0 or more" + got(schedule.warmup));
+    require(schedule.final_frac >= 0 && schedule.final_frac <= 1, "--final-lr-frac",
+            "must be in [0, 1]" + got(schedule.final_frac));
+    require(optimizer.beta1 >= 0 && optimizer.beta1 < 1, "--beta1", "must be in [0, 1)" + got(optimizer.beta1));
+    require(optimizer.beta2 >= 0 && optimizer.beta2 < 1, "--beta2", "must be in [0, 1)" + got(optimizer.beta2));
+    require(std::isfinite(optimizer.eps) && optimizer.eps > 0, "--eps", "must be a finite number > 0" + got(optimizer.eps));
+    require(std::isfinite(optimizer.weight_decay) && optimizer.weight_decay >= 0, "--weight-decay",
+            "must be a finite number >= 0" + got(optimizer.weight_decay));
+    require(std::isfinite(grad_clip) && grad_clip >= 0, "--grad-clip", "must be a finite number >= 0 (0: off)" + got(grad_clip));
+    require(checkpoint_every >= 0, "--checkpoint-every", "must be 0 (only at the end) or more" + got(checkpoint_every));
+    require(keep_last >= 0, "--keep-last", "must be 0 (keep all) or more" + got(keep_last));
+    require(stop_at >= 0 && stop_at <= steps, "--stop-at",
+            "must be between 0 (off) and --steps (" + std::to_string(steps) + ")" + got(stop_at));
+    require(eval_every >= 0, "--eval-every", "must be 0 (off) or more" + got(eval_every));
+    require(eval_every == 0 || !val_data.empty() || !eval_task.empty(), "--eval-every", "needs --val-data or --eval-task");
+    require(eval_task.empty() || eval_every > 0, "--eval-task", "needs --eval-every");
+    require(profile >= 0, "--profile", "must be a number of steps (0: off)" + got(profile));
+    require(std::isfinite(price_per_device_hour) && price_per_device_hour >= 0, "--price-per-device-hour",
+            "must be a finite number >= 0" + got(price_per_device_hour));
+    require(eval_batches > 0, "--eval-batches", "must be positive" + got(eval_batches));
+    require(max_bad_steps > 0, "--max-bad-steps", "must be positive" + got(max_bad_steps));
+    require(zero_stage >= 0 && zero_stage <= 3, "--zero", "stage must be 0, 1, 2 or 3" + got(zero_stage));
+    require(std::isfinite(peak_tflops) && peak_tflops >= 0, "--peak-tflops", "must be a finite number >= 0" + got(peak_tflops));
+    require(batch > 0 && batch <= kMaxSide, "--batch", "must be in [1, " + std::to_string(kMaxSide) + "]" + got(batch));
+    require(seq_len > 0 && seq_len <= kMaxSide, "--seq-len", "must be in [1, " + std::to_string(kMaxSide) + "]" + got(seq_len));
+    const long long micro = static_cast<long long>(batch) * seq_len;
+    require(micro <= kMaxMicroTokens, "--batch", "x --seq-len = " + std::to_string(micro) + " tokens per micro-batch is over " +
+                                                     std::to_string(kMaxMicroTokens));
+    const long long per_micro_step = micro * world;
+    require(total_batch_tokens >= 0, "--total-batch-tokens", "must be positive" + got(total_batch_tokens));
+    if (total_batch_tokens > 0) {
+        require(total_batch_tokens % per_micro_step == 0, "--total-batch-tokens",
+                std::to_string(total_batch_tokens) + " is not a multiple of batch x seq-len x ranks = " +
+                    std::to_string(batch) + " x " + std::to_string(seq_len) + " x " + std::to_string(world) + " = " +
+                    std::to_string(per_micro_step));
+        require(total_batch_tokens / per_micro_step <= kMaxSide, "--total-batch-tokens",
+                std::to_string(total_batch_tokens) + " needs " + std::to_string(total_batch_tokens / per_micro_step) +
+                    " micro-steps per step; at most " + std::to_string(kMaxSide));
+    }
+}
+
+}  // namespace sixnd

@@ -1,0 +1,45 @@
+// The run directory a `sixnd train` writes (--out). Before anything is computed it is checked —
+// a non-empty path naming a directory, or nothing yet, that this process can write into — then
+// created and locked for the whole run with flock(2) on OUT/.lock, so that a second run on the
+// same directory fails at once instead of both writing the same checkpoint names. The kernel
+// drops the lock when the process ends, however it ends, so a killed run never leaves a stale one.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "dist/comm.h"
+
+namespace sixnd {
+
+class RunDirLock {
+public:
+    // Throws Error("--out", ...) naming the fault: empty path, not a directory, not writable,
+    // or held by another run (with that run's pid).
+    explicit RunDirLock(const std::string& out);
+    ~RunDirLock();
+    RunDirLock(const RunDirLock&) = delete;
+    RunDirLock& operator=(const RunDirLock&) = delete;
+
+private:
+    int fd_ = -1;
+};
+
+// Runs `work` on rank 0 only; every rank learns whether it threw (comm may be null: one process),
+// so that no rank goes on alone into collectives. Rank 0 rethrows its error, the others one
+// that points at rank 0.
+void on_root_agreed(Comm* comm, const std::function<void()>& work);
+
+// Rank 0 checks and locks `out` (on_root_agreed). Null on the other ranks.
+std::unique_ptr<RunDirLock> lock_run_dir(const std::string& out, Comm* comm);
+
+// A run directory belongs to one run lineage (a fresh run and every resume of it, see
+// CheckpointMeta::run_id). Throws Error("--out", ...) when the checkpoint root holds step
+// directories of another lineage, unless `overwrite`, when they are deleted. Rank 0 only,
+// under the lock.
+void claim_checkpoints(const std::string& root, const std::string& run_id, bool overwrite);
+
+// A fresh lineage's id: 16 hex digits that differ between any two runs.
+std::string new_run_id();
+
+}  // namespace sixnd
