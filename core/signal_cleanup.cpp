@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -45,9 +46,10 @@ void clear_flat_dir(const char* path) {
         long n;
         while ((n = ::syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
             for (long off = 0; off < n;) {
-                auto* d = reinterpret_cast<Dirent64*>(buf + off);
-                bool dot = d->name[0] == '.' && (d->name[1] == 0 || (d->name[1] == '.' && d->name[2] == 0));
-                if (!dot && ::unlinkat(fd, d->name, 0) == 0) removed = true;
+                const auto* d = reinterpret_cast<const Dirent64*>(buf + off);
+                const char* name = buf + off + offsetof(Dirent64, name);  // runs past name[1]: a pointer, not an index
+                bool dot = name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0));
+                if (!dot && ::unlinkat(fd, name, 0) == 0) removed = true;
                 off += d->reclen;
             }
         }

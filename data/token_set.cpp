@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/hex.h"
+#include "core/read_file.h"
 
 namespace sixnd {
 
@@ -54,11 +54,10 @@ TokenSet::TokenSet(const std::string& spec) : pattern_(spec) {
     }
     const std::string path = spec.substr(0, at + key.size());
     const std::string split = at + key.size() < spec.size() ? spec.substr(at + key.size() + 1) : "train";
-    std::ifstream f(path);
-    if (!f) throw Error(path, "cannot open data manifest");
+    const std::string text = read_whole_file(path);  // names a missing file, a directory, ...
     const std::string dir = std::filesystem::path(path).parent_path().string();
     try {
-        nlohmann::json m = nlohmann::json::parse(f);
+        nlohmann::json m = nlohmann::json::parse(text);
         if (m.value("format", "") != "sixnd data manifest") throw Error(path, "not a sixnd data manifest");
         if (!m.at("output").contains(split)) throw Error(spec, "the manifest has no '" + split + "' split");
         tokenizer_hash_ = m.at("tokenizer").value("hash", "");
