@@ -51,7 +51,7 @@ def run_case(c: Case):
     before = {p: snapshot(p) for p in c.unchanged}
     env = dict(os.environ, **(c.env or {}))
     try:
-        r = subprocess.run([SIXND] + c.args, capture_output=True, text=True, timeout=c.timeout, env=env,
+        r = subprocess.run([SIXND] + c.args, capture_output=True, text=True, errors="replace", timeout=c.timeout, env=env,
                            stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
         return f"timed out after {c.timeout} s"
