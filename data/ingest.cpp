@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 #include "core/error.h"
@@ -72,12 +73,16 @@ std::vector<std::string> list_source_files(const std::string& pattern) {
     std::vector<std::string> out, skipped_outputs, skipped_shards, loops;
     std::set<fs::path> walked;  // canonical directories: a symlink back up the tree ends here
     std::vector<fs::path> todo;
+    std::map<fs::path, bool> output_dirs;  // asked once per directory, not once per file
     auto add_file = [&](const fs::path& p, const fs::path& parent) {
         std::error_code ec;
         uint64_t size = fs::file_size(p, ec);
+        const fs::path dir = parent.empty() ? fs::path(".") : parent;
+        auto known = output_dirs.find(dir);
+        if (known == output_dirs.end()) known = output_dirs.emplace(dir, is_prepare_output(dir)).first;
         if (!ec && is_token_shard(p.string(), size))
             skipped_shards.push_back(p.string());
-        else if (is_prepare_output(parent.empty() ? fs::path(".") : parent))
+        else if (known->second)
             skipped_outputs.push_back(p.string());
         else
             out.push_back(p.string());
