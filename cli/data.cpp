@@ -2,6 +2,7 @@
 // token shards and a manifest. Every stage can be switched off and every threshold is a flag;
 // the defaults are the published ones (Gopher rules, FineWeb's MinHash).
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -29,7 +30,7 @@ void add_prepare_flags(CLI::App& p, data::PrepareOptions& o, RawFlags& r) {
         ->required();
     p.add_option("--tokenizer", o.tokenizer, "sixnd tokenizer file")->required();
     p.add_option("--out", o.out, "output directory (built beside it, renamed into place at the end)")->required();
-    p.add_flag("--overwrite", o.overwrite, "replace --out if it exists");
+    p.add_flag("--overwrite", o.overwrite, "replace --out if it is an earlier output of data prepare (nothing else is ever replaced)");
     p.add_option("--threads", o.threads, "worker threads (0: all cores)")->capture_default_str();
 
     p.add_option("--format", r.format, "input format: auto (JSONL by extension, fortune if it has '%' lines, else text), text, jsonl, fortune")
@@ -84,17 +85,43 @@ void add_prepare_flags(CLI::App& p, data::PrepareOptions& o, RawFlags& r) {
 }
 
 void check_options(const data::PrepareOptions& o) {
-    auto fraction = [](double v, const char* flag) { SIXND_CHECK(v >= 0 && v <= 1, flag, "must be between 0 and 1"); };
+    // NaN fails every comparison, so a NaN threshold would silently switch its rule off: each
+    // check is written so that NaN fails it.
+    auto fraction = [](double v, const char* flag) {
+        SIXND_CHECK(v >= 0 && v <= 1, flag, "must be between 0 and 1, not " + std::to_string(v));
+    };
+    auto count = [](double v, const char* flag) {
+        SIXND_CHECK(v >= 0 && std::isfinite(v), flag, "must be a finite number >= 0, not " + std::to_string(v));
+    };
     fraction(o.min_lang_confidence, "--min-lang-confidence");
     fraction(o.val_fraction, "--val-fraction");
     fraction(o.minhash_verify, "--minhash-verify");
+    const auto& q = o.quality_opts;
+    count(q.min_words, "--min-words");
+    count(q.max_words, "--max-words");
+    SIXND_CHECK(q.min_words <= q.max_words, "--min-words/--max-words", "the minimum is above the maximum");
+    count(q.min_mean_word_length, "--min-mean-word-length");
+    count(q.max_mean_word_length, "--max-mean-word-length");
+    SIXND_CHECK(q.min_mean_word_length <= q.max_mean_word_length, "--min-mean-word-length/--max-mean-word-length",
+                "the minimum is above the maximum");
+    count(q.max_symbol_word_ratio, "--max-symbol-word-ratio");
+    fraction(q.max_bullet_lines, "--max-bullet-lines");
+    fraction(q.max_ellipsis_lines, "--max-ellipsis-lines");
+    fraction(q.min_alpha_words, "--min-alpha-words");
+    count(q.min_stop_words, "--min-stop-words");
+    const auto& r = o.repetition_opts;
+    fraction(r.max_dup_line_frac, "--max-dup-line-frac");
+    fraction(r.max_dup_para_frac, "--max-dup-para-frac");
+    fraction(r.max_dup_line_char_frac, "--max-dup-line-char-frac");
+    fraction(r.max_dup_para_char_frac, "--max-dup-para-char-frac");
+    SIXND_CHECK(!o.ingest.jsonl_field.empty(), "--jsonl-field", "must name a field");
     SIXND_CHECK(o.val_fraction < 1, "--val-fraction", "must leave some training documents (below 1)");
     SIXND_CHECK(o.minhash.ngram >= 1 && o.minhash.ngram <= 64, "--minhash-ngram", "must be 1..64");
     SIXND_CHECK(o.minhash.bands >= 1 && o.minhash.rows >= 1 && o.minhash.size() <= 1024, "--minhash-bands/--minhash-rows",
                 "must be positive with bands x rows at most 1024");
     SIXND_CHECK(o.decontaminate_ngram >= 1 && o.decontaminate_ngram <= 64, "--decontaminate-ngram", "must be 1..64");
     SIXND_CHECK(o.shard_tokens >= 1 && o.shard_tokens <= 2147483647ull, "--shard-tokens", "must be 1..2^31-1 (llm.c's int32 count)");
-    SIXND_CHECK(o.threads >= 0, "--threads", "must be 0 or more");
+    SIXND_CHECK(o.threads >= 0 && o.threads <= 1024, "--threads", "must be 0 (all cores) to 1024, not " + std::to_string(o.threads));
 }
 
 }  // namespace

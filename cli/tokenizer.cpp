@@ -27,6 +27,7 @@ namespace sixnd::cli {
 namespace {
 
 constexpr size_t kChunkBytes = size_t(4) << 20;
+constexpr int kMaxThreads = 1024;  // far beyond any machine; larger counts only exhaust memory
 
 uint64_t file_size(const std::string& path) {
     struct stat st;
@@ -52,12 +53,25 @@ void split_heldout(const std::vector<std::string>& files, double fraction, std::
 }
 
 void add_threads(CLI::App* cmd, int* threads) {
-    cmd->add_option("--threads", *threads, "worker threads (0: all cores)")->check(CLI::NonNegativeNumber);
+    cmd->add_option("--threads", *threads, "worker threads (0: all cores)")->check(CLI::Range(0, kMaxThreads));
 }
 
-int train(const std::vector<std::string>& inputs, size_t vocab_size, const std::vector<std::string>& specials,
+int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std::vector<std::string>& specials,
           const std::string& out, const std::string& pattern, const std::string& heldout_file,
           double heldout_fraction, const std::string& hf_out, int threads) {
+    // Token ids are stored as int32 in shards and models; far below that, training simply stops
+    // when the text has no more pairs to merge.
+    SIXND_CHECK(vocab_size >= 256 && vocab_size <= INT32_MAX, "--vocab-size",
+                "must be between 256 (the byte tokens) and 2^31 - 1, not " + std::to_string(vocab_size));
+    SIXND_CHECK(heldout_fraction >= 0 && heldout_fraction <= 0.5, "--heldout-fraction",
+                "must be between 0 and 0.5, not " + std::to_string(heldout_fraction));  // NaN fails here too
+    // Outputs are checked before the long work, not found unwritable after it.
+    check_replaceable_file(out);
+    if (!hf_out.empty()) check_replaceable_file(hf_out);
+    for (const auto& in : inputs) check_not_same_file(out, in, "--input"), check_not_same_file(hf_out, in, "--input");
+    check_not_same_file(out, heldout_file, "--heldout");
+    check_not_same_file(hf_out, heldout_file, "--heldout");
+    check_not_same_file(hf_out, out, "--out");
     std::vector<InputRange> train_ranges, heldout_ranges;
     if (!heldout_file.empty()) {
         for (const auto& f : inputs) train_ranges.push_back({f, 0, file_size(f)});
@@ -66,7 +80,7 @@ int train(const std::vector<std::string>& inputs, size_t vocab_size, const std::
         split_heldout(inputs, heldout_fraction, &train_ranges, &heldout_ranges);
     }
     BpeTrainOptions opt;
-    opt.vocab_size = vocab_size;
+    opt.vocab_size = static_cast<size_t>(vocab_size);
     opt.specials = specials;
     opt.pattern = resolve_pattern(pattern);
     opt.threads = threads;
@@ -120,37 +134,6 @@ private:
     bool first_ = true;
 };
 
-// An llm.c shard written as the ids arrive: the token count goes into the header at the end.
-class ShardWriter {
-public:
-    ShardWriter(const std::string& path, size_t vocab_size) : file_(path), wide_(vocab_size > 65536) {
-        int32_t header[kShardHeaderInts] = {};
-        file_.write(header, sizeof header);
-    }
-    void write(const std::vector<uint32_t>& ids) {
-        if (wide_) {
-            file_.write(ids.data(), ids.size() * sizeof(uint32_t));
-        } else {
-            std::vector<uint16_t> narrow(ids.begin(), ids.end());
-            file_.write(narrow.data(), narrow.size() * sizeof(uint16_t));
-        }
-        count_ += ids.size();
-    }
-    void finish(const std::string& path) {
-        SIXND_CHECK(count_ <= INT32_MAX, path,
-                    std::to_string(count_) + " tokens do not fit one llm.c shard (at most 2^31 - 1)");
-        int32_t header[3] = {wide_ ? kShardMagicU32 : kShardMagicU16, wide_ ? kShardVersionU32 : kShardVersionU16,
-                             static_cast<int32_t>(count_)};
-        file_.write_at(0, header, sizeof header);
-        file_.commit();
-    }
-
-private:
-    AtomicFile file_;
-    bool wide_;
-    uint64_t count_ = 0;
-};
-
 int encode(const std::string& tokenizer_path, const std::string& input, const std::string& out, bool ordinary,
            int threads) {
     Tokenizer tok = Tokenizer::load(tokenizer_path);
@@ -161,20 +144,33 @@ int encode(const std::string& tokenizer_path, const std::string& input, const st
     }
     std::vector<InputRange> inputs = {{input}};
     if (input != "-") file_size(input);
+    if (out != "-") {
+        check_not_same_file(out, input, "--input");
+        check_not_same_file(out, tokenizer_path, "--tokenizer");
+    }
     EncodeStats s;
     if (out == "-") {
         JsonIdWriter w;
         s = encode_stream(tok, inputs, threads, kChunkBytes, [&](const std::vector<uint32_t>& ids) { w.write(ids); });
         w.finish();
     } else {
-        ShardWriter w(out, tok.vocab_size());
+        ShardFileWriter w(out, tok.vocab_size());
         s = encode_stream(tok, inputs, threads, kChunkBytes, [&](const std::vector<uint32_t>& ids) { w.write(ids); });
-        w.finish(out);
+        w.finish();
     }
     double mb = static_cast<double>(s.bytes) / 1e6;
     log_info("encoded " + std::to_string(mb) + " MB into " + std::to_string(s.tokens) + " tokens in " +
              std::to_string(s.seconds) + " s (" + std::to_string(s.seconds > 0 ? mb / s.seconds : 0.0) + " MB/s)");
     return 0;
+}
+
+// A byte for an error message: itself when printable, else its value (never a raw NUL or escape).
+std::string describe_byte(char c) {
+    auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u < 0x7f) return std::string("'") + c + "'";
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "byte 0x%02x", u);
+    return buf;
 }
 
 // Ids from an llm.c shard, or from text: a JSON array or ids separated by spaces/commas.
@@ -215,13 +211,18 @@ std::vector<uint32_t> read_ids(const std::string& input) {
             i++;
         } else {
             throw Error(input + ":" + std::to_string(line),
-                        std::string("expected token ids (a JSON array or numbers), found '") + c + "'");
+                        "expected token ids (a JSON array or numbers) or an llm.c shard, found " + describe_byte(c));
         }
     }
     return ids;
 }
 
 int decode(const std::string& tokenizer_path, const std::string& input, const std::string& out, bool as_text) {
+    if (out != "-") {
+        check_replaceable_file(out);
+        check_not_same_file(out, input, "--input");
+        check_not_same_file(out, tokenizer_path, "--tokenizer");
+    }
     Tokenizer tok = Tokenizer::load(tokenizer_path);
     std::vector<uint32_t> ids = read_ids(input);
     std::string bytes = as_text ? tok.decode_text(ids) : tok.decode(ids);
@@ -259,7 +260,7 @@ int run_tokenizer(int argc, char** argv) {
 
     auto* train_cmd = app.add_subcommand("train", "learn a byte-level BPE vocabulary from text files");
     std::vector<std::string> inputs;
-    size_t vocab_size = 0;
+    int64_t vocab_size = 0;
     std::string heldout;
     double heldout_fraction = 0.01;
     train_cmd->add_option("--input", inputs, "training text files")->required()->expected(1, -1);
@@ -323,6 +324,10 @@ int run_tokenizer(int argc, char** argv) {
     if (decode_cmd->parsed()) return decode(tokenizer_path, input, decode_out, as_text);
     if (import_cmd->parsed()) {
         if (specials.empty()) specials = {"<|endoftext|>"};
+        for (const std::string* o : {&out, &hf_out}) {
+            check_not_same_file(*o, vocab_path, "--vocab");
+            check_not_same_file(*o, merges_path, "--merges");
+        }
         Tokenizer tok = import_gpt2(vocab_path, merges_path, specials, resolve_pattern(pattern));
         tok.save(out);
         if (!hf_out.empty()) export_hf_tokenizer_json(tok, hf_out);
@@ -331,6 +336,7 @@ int run_tokenizer(int argc, char** argv) {
         return 0;
     }
     if (export_cmd->parsed()) {
+        check_not_same_file(out, tokenizer_path, "--tokenizer");
         export_hf_tokenizer_json(Tokenizer::load(tokenizer_path), out);
         return 0;
     }

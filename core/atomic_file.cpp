@@ -1,7 +1,10 @@
 #include "core/atomic_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -9,16 +12,67 @@
 
 namespace sixnd {
 
+const char* file_kind(unsigned mode) {
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISLNK(mode)) return "a symbolic link";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+void check_replaceable_file(const std::string& path) {
+    if (path.empty()) throw Error("output", "the path is empty");
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) {
+        if (errno == ENOENT) return;
+        throw Error(path, std::string("cannot check the output: ") + std::strerror(errno));
+    }
+    if (S_ISREG(st.st_mode)) return;
+    throw Error(path, std::string("exists and is ") + file_kind(st.st_mode) +
+                          "; sixnd replaces only regular files (use - for standard output where a verb allows it)");
+}
+
+void check_not_same_file(const std::string& out, const std::string& input, const std::string& input_flag) {
+    struct stat a, b;
+    if (out.empty() || input.empty() || ::stat(out.c_str(), &a) != 0 || ::stat(input.c_str(), &b) != 0) return;
+    if (a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+        throw Error(out, "is the same file as " + input_flag + " " + input + "; refusing to overwrite an input");
+}
+
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
-    temp_ = path_ + ".tmp." + std::to_string(getpid());
-    f_ = std::fopen(temp_.c_str(), "wb");
-    if (!f_) throw Error(path_, std::string("cannot create the output: ") + std::strerror(errno));
+    check_replaceable_file(path_);
+    // O_EXCL: never write through something already at the temporary name (a stale file or a
+    // link planted there); a counter keeps two writers of one process apart.
+    static std::atomic<unsigned> counter{0};
+    int fd = -1;
+    for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
+        temp_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+        fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd >= 0) {
+        cleanup_.arm(temp_, false);
+        f_ = ::fdopen(fd, "wb");
+    }
+    if (!f_) {
+        int err = errno;
+        if (fd >= 0) {
+            ::close(fd);
+            std::remove(temp_.c_str());
+            cleanup_.disarm();
+        }
+        throw Error(path_, std::string("cannot create the output: ") + std::strerror(err));
+    }
 }
 
 AtomicFile::~AtomicFile() {
     if (!f_) return;
     std::fclose(f_);
     std::remove(temp_.c_str());
+    cleanup_.disarm();
 }
 
 void AtomicFile::write(const void* data, size_t bytes) {
@@ -39,8 +93,23 @@ void AtomicFile::commit() {
     bool ok = std::fflush(f) == 0 && fsync(fileno(f)) == 0;
     int err = errno;
     ok = std::fclose(f) == 0 && ok;
-    if (ok && std::rename(temp_.c_str(), path_.c_str()) == 0) return;
-    if (ok) err = errno;
+    if (!ok) {
+        std::remove(temp_.c_str());
+        cleanup_.disarm();
+        throw Error(path_, std::string("cannot finish writing: ") + std::strerror(err));
+    }
+    // The target may have changed kind while the file was written (a long encode).
+    try {
+        check_replaceable_file(path_);
+    } catch (...) {
+        std::remove(temp_.c_str());
+        cleanup_.disarm();
+        throw;
+    }
+    const bool renamed = std::rename(temp_.c_str(), path_.c_str()) == 0;
+    err = errno;
+    cleanup_.disarm();
+    if (renamed) return;
     std::remove(temp_.c_str());
     throw Error(path_, std::string("cannot finish writing: ") + std::strerror(err));
 }

@@ -1,9 +1,19 @@
 // Output that appears whole or not at all: written under a temporary name beside the target and
-// renamed over it on commit, so a crash or an error mid-write never leaves half a file.
+// renamed over it on commit, so a crash or an error mid-write never leaves half a file (and
+// SIGINT/SIGTERM/SIGHUP remove the temporary file, see core/signal_cleanup.h).
+//
+// Only a regular file is ever replaced. A path that exists as anything else — a symlink, a
+// directory, a device node (/dev/null, a terminal), a FIFO or a socket — is refused, and so is
+// an empty path: renaming over a symlink would drop the link and whatever it pointed at would
+// silently not be updated, renaming over a device node would delete it. Every writer that uses
+// AtomicFile (shards, manifests, tokenizer files, checkpoints, model files) inherits the rule.
+// Standard output is not a path here: the verbs take "-" for it.
 #pragma once
 #include <cstdio>
 #include <string>
 #include <string_view>
+
+#include "core/signal_cleanup.h"
 
 namespace sixnd {
 
@@ -23,8 +33,20 @@ public:
 private:
     std::string path_, temp_;
     FILE* f_ = nullptr;
+    SignalCleanup cleanup_;  // the temporary file goes if the process is interrupted
 };
 
 void write_file_atomically(const std::string& path, std::string_view content);
+
+// Throws Error(path, ...) unless path is non-empty and either absent or a regular file: the
+// check AtomicFile makes, for callers that want to fail before long work.
+void check_replaceable_file(const std::string& path);
+
+// "a symbolic link", "a directory", "a character device", ... for a stat mode (for messages).
+const char* file_kind(unsigned mode);
+
+// Throws Error(out, ...) when out and input name the same existing file (by device and inode,
+// so links and other spellings count): an output must never replace what the run reads.
+void check_not_same_file(const std::string& out, const std::string& input, const std::string& input_flag);
 
 }  // namespace sixnd

@@ -4,15 +4,22 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace sixnd {
 
-inline uint64_t splitmix64(uint64_t& state) {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+// splitmix64's output function: a bijective 64-bit mixer (every input bit affects every output
+// bit), also used on its own to hash a value with a seed.
+inline uint64_t mix64(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
+
+// Steps a splitmix64 state and returns the next value: a seed expander, and the stream MinHash
+// draws its permutations from.
+inline uint64_t splitmix64(uint64_t& state) { return mix64(state += 0x9e3779b97f4a7c15ull); }
 
 class Rng {
 public:
@@ -48,5 +55,12 @@ private:
     static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
     uint64_t s_[4];
 };
+
+// Fisher-Yates with this generator: std::shuffle's output differs between standard libraries,
+// and shard order and the loader's epoch order must not.
+template <class T>
+void shuffle(std::vector<T>& v, Rng& rng) {
+    for (size_t i = v.size(); i > 1; i--) std::swap(v[i - 1], v[rng.below(i)]);
+}
 
 }  // namespace sixnd

@@ -9,10 +9,12 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "data/prepare_out.h"
 #include "data/shard.h"
 
 namespace sixnd::data {
@@ -36,19 +38,92 @@ const char* format_name(InputFormat f) {
     }
 }
 
+namespace {
+
+bool digits_after(const std::string& name, const char* tag) {
+    size_t at = name.rfind(tag);
+    if (at == std::string::npos || at + std::strlen(tag) == name.size()) return false;
+    return std::all_of(name.begin() + static_cast<long>(at + std::strlen(tag)), name.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// A directory `data prepare` wrote (its manifest says so) or is writing / was killed writing
+// (OUT.partial-PID, OUT.old-PID): shards and scratch files, never text to learn from.
+bool is_prepare_output(const fs::path& dir) {
+    std::string name = dir.filename().string();
+    return digits_after(name, ".partial-") || digits_after(name, ".old-") || is_data_output_dir(dir.string());
+}
+
+// An llm.c token shard: a valid header whose count matches the file size.
+bool is_token_shard(const std::string& path, uint64_t size) {
+    if (size < kShardHeaderInts * 4) return false;
+    int32_t h[3] = {};
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return false;
+    bool got = std::fread(h, sizeof h, 1, f) == 1;
+    std::fclose(f);
+    if (!got || h[2] < 0) return false;
+    uint64_t width = h[0] == kShardMagicU16 && h[1] == kShardVersionU16 ? 2 : h[0] == kShardMagicU32 && h[1] == kShardVersionU32 ? 4 : 0;
+    return width && size == kShardHeaderInts * 4 + width * static_cast<uint64_t>(h[2]);
+}
+
+}  // namespace
+
 std::vector<std::string> list_source_files(const std::string& pattern) {
-    std::vector<std::string> out;
+    std::vector<std::string> out, skipped_outputs, skipped_shards, loops;
+    std::set<fs::path> walked;  // canonical directories: a symlink back up the tree ends here
+    std::vector<fs::path> todo;
+    std::map<fs::path, bool> output_dirs;  // asked once per directory, not once per file
+    auto add_file = [&](const fs::path& p, const fs::path& parent) {
+        std::error_code ec;
+        uint64_t size = fs::file_size(p, ec);
+        const fs::path dir = parent.empty() ? fs::path(".") : parent;
+        auto known = output_dirs.find(dir);
+        if (known == output_dirs.end()) known = output_dirs.emplace(dir, is_prepare_output(dir)).first;
+        if (!ec && is_token_shard(p.string(), size))
+            skipped_shards.push_back(p.string());
+        else if (known->second)
+            skipped_outputs.push_back(p.string());
+        else
+            out.push_back(p.string());
+    };
     for (const auto& p : expand_glob(pattern)) {
         std::error_code ec;
-        if (!fs::is_directory(p, ec)) {
-            out.push_back(p);
+        if (fs::is_directory(p, ec))
+            todo.emplace_back(p);
+        else
+            add_file(p, fs::path(p).parent_path());
+    }
+    while (!todo.empty()) {
+        fs::path dir = std::move(todo.back());
+        todo.pop_back();
+        std::error_code ec;
+        fs::path real = fs::canonical(dir, ec);
+        if (ec) throw Error(dir.string(), "cannot walk directory: " + ec.message());
+        if (!walked.insert(real).second) {
+            loops.push_back(dir.string());
             continue;
         }
-        for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::follow_directory_symlink, ec);
-             !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-            if (it->is_regular_file(ec)) out.push_back(it->path().string());
-        if (ec) throw Error(p, "cannot walk directory: " + ec.message());
+        if (is_prepare_output(dir)) {
+            skipped_outputs.push_back(dir.string());
+            continue;
+        }
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+            std::error_code kind;
+            if (it->is_directory(kind))
+                todo.push_back(it->path());
+            else if (it->is_regular_file(kind))
+                add_file(it->path(), dir);
+        }
+        if (ec) throw Error(dir.string(), "cannot walk directory: " + ec.message());
     }
+    auto warn = [&](const std::vector<std::string>& v, const std::string& what) {
+        if (!v.empty())
+            log_warn(pattern + ": skipped " + std::to_string(v.size()) + " " + what + " (first: " + v.front() + ")");
+    };
+    warn(skipped_outputs, "path(s) written by an earlier sixnd data prepare");
+    warn(skipped_shards, "llm.c token shard(s), which are not text");
+    warn(loops, "directory link(s) to a directory already walked");
     std::sort(out.begin(), out.end());
     // One file reached by two names (fortune's "art" and its link "art.u8") is read once, under
     // the first name.
@@ -69,6 +144,17 @@ static bool ends_with(const std::string& s, const char* suffix) {
 
 DocReader::DocReader(const std::string& path, const IngestOptions& opts)
     : path_(path), opts_(opts), format_(opts.format), buf_(1 << 20) {
+    // zlib reads a non-gzip file as plain bytes; a file named .gz that is not gzip is a mistake
+    // (a renamed or half-downloaded file) better named now than read as text.
+    if (ends_with(path, ".gz")) {
+        unsigned char magic[2] = {0, 0};
+        std::FILE* f = std::fopen(path.c_str(), "rb");
+        if (!f) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
+        size_t got = std::fread(magic, 1, 2, f);
+        std::fclose(f);
+        if (got > 0 && (got < 2 || magic[0] != 0x1f || magic[1] != 0x8b))
+            throw Error(path, "is named .gz but is not gzip data (no gzip signature 1f 8b at the start)");
+    }
     hash_state_ = XXH3_createState();
     XXH3_64bits_reset(static_cast<XXH3_state_t*>(hash_state_));
     errno = 0;

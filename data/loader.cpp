@@ -24,7 +24,7 @@ void DataLoader::build_order() {
     order_.resize(samples_);
     for (uint64_t i = 0; i < samples_; i++) order_[i] = i;
     Rng rng(seed_ ^ (0x5851f42d4c957f2dull * (state_.epoch + 1)));
-    for (uint64_t i = samples_ - 1; i > 0; i--) std::swap(order_[i], order_[rng.below(i + 1)]);
+    shuffle(order_, rng);
 }
 
 void DataLoader::next(int32_t* inputs, int32_t* targets) {

@@ -2,14 +2,9 @@
 
 #include <algorithm>
 
-namespace sixnd::data {
+#include "core/rng.h"
 
-static uint64_t splitmix64(uint64_t& s) {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+namespace sixnd::data {
 
 MinHasher::MinHasher(const MinHashParams& p) : p_(p), a_(p.size()), b_(p.size()) {
     uint64_t s = p.seed;

@@ -5,8 +5,24 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/rng.h"
+#include "data/shard.h"
 
 namespace sixnd::data {
+
+namespace {
+
+constexpr double kMaxWeight = 1000;  // copies of each document; more only multiplies memory and disk
+
+bool matches_files(const std::string& pattern) {
+    try {
+        return !expand_glob(pattern).empty();
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+}  // namespace
 
 SourceSpec parse_source(const std::string& spec) {
     size_t eq = spec.find('=');
@@ -19,15 +35,22 @@ SourceSpec parse_source(const std::string& spec) {
             throw Error("--source", "source name '" + s.name + "' may hold only letters, digits, '_', '-' and '.'");
     s.pattern = spec.substr(eq + 1);
     // A trailing ":NUMBER" is the weight; a colon followed by anything else belongs to the path.
+    // A tail without '/' that is not a number is a mistyped weight, unless the whole text names
+    // existing files (a file name holding a colon).
     size_t colon = s.pattern.rfind(':');
     if (colon != std::string::npos) {
-        const char* w = s.pattern.c_str() + colon + 1;
+        const std::string tail = s.pattern.substr(colon + 1);
+        const char* w = tail.c_str();
         char* end = nullptr;
         double v = std::strtod(w, &end);
-        if (end != w && *end == '\0') {
-            if (!(v >= 0) || !std::isfinite(v)) throw Error("--source", "weight of '" + s.name + "' must be a number >= 0");
+        if (!tail.empty() && end != w && *end == '\0') {
+            if (!(v >= 0) || !std::isfinite(v) || v > kMaxWeight)
+                throw Error("--source", "weight of '" + s.name + "' must be a number from 0 to " +
+                                            std::to_string(static_cast<int>(kMaxWeight)) + ", not '" + tail + "'");
             s.weight = v;
             s.pattern.resize(colon);
+        } else if (tail.find('/') == std::string::npos && !matches_files(s.pattern)) {
+            throw Error("--source", "weight '" + tail + "' of source '" + s.name + "' is not a number (NAME=GLOB[:WEIGHT])");
         }
     }
     if (s.pattern.empty()) throw Error("--source", "'" + spec + "' names no files");
@@ -35,11 +58,7 @@ SourceSpec parse_source(const std::string& spec) {
 }
 
 double unit_hash(uint64_t doc_hash, uint64_t seed) {
-    uint64_t z = doc_hash ^ (seed * 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    return static_cast<double>(z >> 11) * 0x1.0p-53;
+    return static_cast<double>(mix64(doc_hash ^ (seed * 0x9E3779B97F4A7C15ull)) >> 11) * 0x1.0p-53;
 }
 
 uint32_t mix_copies(double weight, uint64_t doc_hash, uint64_t seed) {

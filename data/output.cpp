@@ -1,8 +1,5 @@
 #include "data/output.h"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include <cerrno>
@@ -20,7 +17,6 @@ TokenSpool::TokenSpool(std::string path) : path_(std::move(path)) {
 
 TokenSpool::~TokenSpool() {
     if (f_) std::fclose(f_);
-    if (map_) ::munmap(map_, map_bytes_);
 }
 
 size_t TokenSpool::append(const std::vector<uint32_t>& tokens) {
@@ -34,19 +30,13 @@ void TokenSpool::finish() {
     bool ok = std::fclose(f_) == 0;
     f_ = nullptr;
     if (!ok) throw Error(path_, std::string("write failed: ") + std::strerror(errno));
-    map_bytes_ = offsets_.back() * sizeof(uint32_t);
-    if (map_bytes_ == 0) return;
-    int fd = ::open(path_.c_str(), O_RDONLY);
-    if (fd < 0) throw Error(path_, std::string("cannot reopen scratch file: ") + std::strerror(errno));
-    void* m = ::mmap(nullptr, map_bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd);
-    if (m == MAP_FAILED) throw Error(path_, std::string("cannot map scratch file: ") + std::strerror(errno));
-    map_ = m;
-    tokens_ = static_cast<const uint32_t*>(m);
+    map_ = std::make_unique<MappedFile>(path_, "scratch file");
+    if (map_->size() != offsets_.back() * sizeof(uint32_t)) throw Error(path_, "scratch file changed size while in use");
+    tokens_ = reinterpret_cast<const uint32_t*>(map_->data());
 }
 
-ShardWriter::ShardWriter(std::string dir, std::string split, uint64_t shard_tokens, uint32_t eot)
-    : dir_(std::move(dir)), split_(std::move(split)), shard_tokens_(shard_tokens), eot_(eot) {}
+ShardWriter::ShardWriter(std::string dir, std::string split, uint64_t shard_tokens, uint32_t eot, size_t vocab_size)
+    : dir_(std::move(dir)), split_(std::move(split)), shard_tokens_(shard_tokens), eot_(eot), vocab_size_(vocab_size) {}
 
 void ShardWriter::push(uint32_t t) {
     buf_.push_back(t);
@@ -64,7 +54,7 @@ void ShardWriter::flush() {
     if (buf_.empty()) return;
     char name[64];
     std::snprintf(name, sizeof name, "%s_%06zu.bin", split_.c_str(), shards_.size());
-    write_shard(dir_ + "/" + name, buf_);
+    write_shard(dir_ + "/" + name, buf_, vocab_size_);
     shards_.push_back({name, buf_.size(), XXH3_64bits(buf_.data(), buf_.size() * sizeof(uint32_t))});
     buf_.clear();
 }

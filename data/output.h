@@ -4,8 +4,11 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "core/mapped_file.h"
 
 namespace sixnd::data {
 
@@ -31,8 +34,7 @@ private:
     std::string path_;
     FILE* f_ = nullptr;
     std::vector<uint64_t> offsets_{0};
-    void* map_ = nullptr;
-    size_t map_bytes_ = 0;
+    std::unique_ptr<MappedFile> map_;
     const uint32_t* tokens_ = nullptr;
 };
 
@@ -43,10 +45,11 @@ struct ShardInfo {
 };
 
 // Cuts a stream of documents into shards named <split>_NNNNNN.bin; documents may straddle two
-// shards, as in llm.c, so every shard but the last holds exactly shard_tokens tokens.
+// shards, as in llm.c, so every shard but the last holds exactly shard_tokens tokens. The token
+// width follows the vocabulary (data/shard.h).
 class ShardWriter {
 public:
-    ShardWriter(std::string dir, std::string split, uint64_t shard_tokens, uint32_t eot);
+    ShardWriter(std::string dir, std::string split, uint64_t shard_tokens, uint32_t eot, size_t vocab_size);
     void add_document(const uint32_t* tokens, size_t n);
     void finish();
     const std::vector<ShardInfo>& shards() const { return shards_; }
@@ -60,6 +63,7 @@ private:
     std::string dir_, split_;
     uint64_t shard_tokens_;
     uint32_t eot_;
+    size_t vocab_size_;
     std::vector<uint32_t> buf_;
     std::vector<ShardInfo> shards_;
     uint64_t docs_ = 0, total_ = 0;

@@ -1,12 +1,11 @@
 #include "data/pipeline.h"
 
-#include <fcntl.h>
 #include <omp.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <cstdio>
 #include <filesystem>
 #include <future>
@@ -17,6 +16,8 @@
 #include "core/error.h"
 #include "core/hex.h"
 #include "core/log.h"
+#include "core/mapped_file.h"
+#include "core/rng.h"
 #include "data/dedup_exact.h"
 #include "data/doc_filter.h"
 #include "data/doc_stream.h"
@@ -24,6 +25,8 @@
 #include "data/lsh.h"
 #include "data/manifest.h"
 #include "data/output.h"
+#include "data/prepare_out.h"
+#include "data/shard.h"
 #include "tokenizer/tokenizer.h"
 
 namespace sixnd::data {
@@ -78,89 +81,48 @@ private:
     Clock::time_point start_, last_;
 };
 
-// The sibling directory the output is built in; removed unless the run reaches the end.
-class ScratchDir {
-public:
-    explicit ScratchDir(std::string path) : path_(std::move(path)) {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-        if (!fs::create_directory(path_, ec)) throw Error("--out", "cannot create " + path_ + ": " + ec.message());
-    }
-    ~ScratchDir() {
-        std::error_code ec;
-        if (!path_.empty()) fs::remove_all(path_, ec);
-    }
-    ScratchDir(const ScratchDir&) = delete;
-    ScratchDir& operator=(const ScratchDir&) = delete;
-    const std::string& path() const { return path_; }
-    void release() { path_.clear(); }
-
-private:
-    std::string path_;
-};
-
-// A read-only map of a scratch file of uint32 values.
-class MappedU32 {
-public:
-    explicit MappedU32(const std::string& path) {
-        int fd = ::open(path.c_str(), O_RDONLY);
-        if (fd < 0) throw Error(path, "cannot reopen scratch file");
-        bytes_ = static_cast<size_t>(::lseek(fd, 0, SEEK_END));
-        if (bytes_ > 0) {
-            void* m = ::mmap(nullptr, bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
-            if (m == MAP_FAILED) {
-                ::close(fd);
-                throw Error(path, "cannot map scratch file");
-            }
-            map_ = m;
-        }
-        ::close(fd);
-    }
-    ~MappedU32() {
-        if (map_) ::munmap(map_, bytes_);
-    }
-    MappedU32(const MappedU32&) = delete;
-    MappedU32& operator=(const MappedU32&) = delete;
-    const uint32_t* data() const { return static_cast<const uint32_t*>(map_); }
-
-private:
-    void* map_ = nullptr;
-    size_t bytes_ = 0;
-};
-
-uint64_t splitmix64(uint64_t& s) {
-    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-// Fisher-Yates with our own generator: std::shuffle's output differs between standard
-// libraries, and the shards must not.
-void shuffle(std::vector<uint32_t>& v, uint64_t seed) {
-    for (size_t i = v.size(); i > 1; i--) {
-        size_t j = static_cast<size_t>(splitmix64(seed) % i);
-        std::swap(v[i - 1], v[j]);
-    }
-}
-
 constexpr size_t kBatchDocs = 4096;
 constexpr size_t kBatchBytes = 64 << 20;
 
+// What mixing did to one source's training documents.
+struct SourceMix {
+    uint64_t docs_in = 0, docs_dropped = 0, copies = 0, bytes_in = 0, bytes_out = 0, tokens = 0;
+};
+
+// Seconds per part of the run, for the closing timing line.
+struct Timing {
+    double scan = 0, dedup = 0, tokenize = 0, shards = 0;
+};
+
+// One method per stage, in the order run() calls them; the members are what flows between them.
 class Pipeline {
 public:
     explicit Pipeline(const PrepareOptions& o) : o_(o) {}
     nlohmann::json run();
 
 private:
+    void check_flags();
+    void check_output();
+    void load_tokenizer();
+    FilterConfig filter_config(const MinHasher& hasher);
     void list_inputs();
+    void load_decontaminator(FilterConfig& cfg);
     void scan(const FilterConfig& cfg, const std::string& sig_path);
     void deduplicate(const std::string& sig_path);
     void decontaminate();
+    void count_stages();
+    void split_validation();
+    void mix();
     uint16_t intern(const std::string& reason);
-    void spool(const Tokenizer& tok, TokenSpool& spool, const std::vector<uint8_t>& needed, std::vector<uint32_t>& spool_of);
+    void spool(TokenSpool& spool);
+    void write_shards(const TokenSpool& spool, ShardWriter& val, ShardWriter& train);
+    nlohmann::json manifest(const ShardWriter& val, const ShardWriter& train) const;
+    void report(const ShardWriter& val, const ShardWriter& train, const Timing& t, Clock::time_point start) const;
 
     const PrepareOptions& o_;
+    std::string out_;  // --out without trailing slashes
+    std::unique_ptr<Tokenizer> tok_;
+    uint32_t eot_ = 0;
     std::vector<InputFile> files_;
     std::vector<DocRec> docs_;
     std::vector<std::string> reasons_;
@@ -169,6 +131,14 @@ private:
     size_t slots_ = 0;
     double stage_seconds_[kFilterStages] = {};
     std::unique_ptr<Decontaminator> decon_;
+
+    std::vector<StageCount> stages_;
+    std::map<std::string, uint64_t> lang_counts_;
+    size_t kept_ = 0, val_count_ = 0;
+    std::vector<uint8_t> is_val_, needed_;
+    std::vector<uint32_t> copies_, spool_of_;
+    std::vector<SourceMix> mix_;
+    StageCount mixing_;
 };
 
 uint16_t Pipeline::intern(const std::string& reason) {
@@ -268,9 +238,9 @@ void Pipeline::deduplicate(const std::string& sig_path) {
         std::vector<bool> active(slots_);
         for (size_t d = 0; d < docs_.size(); d++)
             if (docs_[d].slot != kNoSlot) slot_doc[docs_[d].slot] = static_cast<uint32_t>(d), active[docs_[d].slot] = docs_[d].fate == kKept;
-        MappedU32 sigs(sig_path);
+        MappedFile sigs(sig_path, "scratch file");
         LshParams lp{o_.minhash.bands, o_.minhash.rows, o_.minhash_verify};
-        auto rep = lsh_clusters(sigs.data(), slots_, active, lp);
+        auto rep = lsh_clusters(reinterpret_cast<const uint32_t*>(sigs.data()), slots_, active, lp);
         uint16_t why = intern("near_duplicate");
         for (size_t s = 0; s < slots_; s++)
             if (active[s] && rep[s] != s) docs_[slot_doc[s]].fate = kDedupNear, docs_[slot_doc[s]].reason = why;
@@ -286,8 +256,9 @@ void Pipeline::decontaminate() {
 }
 
 // Second pass: re-reads the inputs and tokenizes the documents that made it, in input order.
-void Pipeline::spool(const Tokenizer& tok, TokenSpool& spool, const std::vector<uint8_t>& needed,
-                     std::vector<uint32_t>& spool_of) {
+void Pipeline::spool(TokenSpool& spool) {
+    const std::vector<uint8_t>& needed = needed_;
+    spool_of_.assign(docs_.size(), UINT32_MAX);
     Progress progress("pass 2/3 (tokenize)");
     uint64_t done_docs = 0, done_bytes = 0;
     std::vector<std::string> paths;
@@ -315,14 +286,24 @@ void Pipeline::spool(const Tokenizer& tok, TokenSpool& spool, const std::vector<
             if (needed[d]) texts.push_back(std::move(batch[i])), ids.push_back(static_cast<uint32_t>(d));
         }
         tokens.assign(texts.size(), {});
+        std::exception_ptr failure;
 #pragma omp parallel for schedule(dynamic, 4)
         for (size_t i = 0; i < texts.size(); i++) {
-            clean_text(texts[i], o_.ingest.invalid_utf8);
-            tokens[i] = tok.encode_ordinary(texts[i]);
+            try {
+                clean_text(texts[i], o_.ingest.invalid_utf8);
+                tokens[i] = tok_->encode_ordinary(texts[i]);
+            } catch (const Error& e) {  // e.g. a custom pattern's match limit: name the document's file
+#pragma omp critical
+                failure = std::make_exception_ptr(Error(files_[docs_[ids[i]].file].path, e.what()));
+            } catch (...) {
+#pragma omp critical
+                failure = std::current_exception();
+            }
         }
+        if (failure) std::rethrow_exception(failure);
         for (size_t i = 0; i < texts.size(); i++) {
             if (texts[i].size() != docs_[ids[i]].bytes) throw Error(files_[docs_[ids[i]].file].path, "changed while being prepared");
-            spool_of[ids[i]] = static_cast<uint32_t>(spool.append(tokens[i]));
+            spool_of_[ids[i]] = static_cast<uint32_t>(spool.append(tokens[i]));
             done_bytes += texts[i].size();
         }
         done_docs += texts.size();
@@ -342,23 +323,42 @@ void Pipeline::spool(const Tokenizer& tok, TokenSpool& spool, const std::vector<
     spool.finish();
 }
 
-nlohmann::json Pipeline::run() {
-    auto t_start = Clock::now();
+void Pipeline::check_flags() {
     if (o_.threads > 0) omp_set_num_threads(o_.threads);
     if (o_.sources.empty()) throw Error("--source", "at least one source is needed");
     for (size_t i = 0; i < o_.sources.size(); i++)
         for (size_t j = 0; j < i; j++)
             if (o_.sources[i].name == o_.sources[j].name) throw Error("--source", "source name '" + o_.sources[i].name + "' is used twice");
+}
 
-    // Everything that can be checked cheaply is checked before the long passes.
-    std::string out = o_.out;
-    while (out.size() > 1 && out.back() == '/') out.pop_back();
-    if (out.empty()) throw Error("--out", "no output directory given");
-    std::error_code ec;
-    if (fs::exists(out, ec) && !o_.overwrite) throw Error("--out", out + " already exists (pass --overwrite to replace it)");
-    Tokenizer tok = Tokenizer::load(o_.tokenizer);
-    auto eot = tok.special_id(o_.eot);
+// --out may only be a directory an earlier run wrote, and must lie apart from every input:
+// checked before any work, and before anything is created or removed.
+void Pipeline::check_output() {
+    out_ = o_.out;
+    while (out_.size() > 1 && out_.back() == '/') out_.pop_back();
+    if (out_.empty()) throw Error("--out", "no output directory given");
+    std::vector<NamedPath> inputs = {{"--tokenizer", o_.tokenizer}};
+    auto add = [&](const std::string& what, const std::string& pattern) {
+        try {
+            for (auto& p : expand_glob(pattern)) inputs.push_back({what, p});
+        } catch (const Error&) {  // a pattern matching nothing is reported where it is read
+        }
+    };
+    for (const auto& s : o_.sources) add("--source " + s.name, s.pattern);
+    for (const auto& d : o_.decontaminate) add("--decontaminate", d);
+    check_no_overlap(out_, inputs);
+    check_output_dir(out_, o_.overwrite);
+    remove_stale_partials(out_);
+}
+
+void Pipeline::load_tokenizer() {
+    tok_ = std::make_unique<Tokenizer>(Tokenizer::load(o_.tokenizer));
+    auto eot = tok_->special_id(o_.eot);
     if (!eot) throw Error(o_.tokenizer, "has no special token '" + o_.eot + "' (see --eot)");
+    eot_ = *eot;
+}
+
+FilterConfig Pipeline::filter_config(const MinHasher& hasher) {
     FilterConfig cfg;
     cfg.invalid_utf8 = o_.ingest.invalid_utf8;
     cfg.langid = o_.langid;
@@ -366,134 +366,122 @@ nlohmann::json Pipeline::run() {
     cfg.min_lang_confidence = o_.min_lang_confidence;
     cfg.quality = o_.quality ? &o_.quality_opts : nullptr;
     cfg.repetition = o_.repetition ? &o_.repetition_opts : nullptr;
-    MinHasher hasher(o_.minhash);
     cfg.minhash = o_.dedup_near ? &hasher : nullptr;
-    list_inputs();
-    if (!o_.decontaminate.empty()) {
-        std::vector<std::string> eval_files;
-        for (const auto& pattern : o_.decontaminate) {
-            auto paths = list_source_files(pattern);
-            eval_files.insert(eval_files.end(), paths.begin(), paths.end());
-        }
-        IngestOptions eval_ingest = o_.ingest;
-        eval_ingest.on_error = OnError::fail;
-        decon_ = std::make_unique<Decontaminator>(eval_files, o_.decontaminate_ngram, eval_ingest);
-        cfg.decontaminator = decon_.get();
-        log_info("decontamination: " + std::to_string(decon_->ngram_count()) + " distinct " +
-                 std::to_string(o_.decontaminate_ngram) + "-grams from " + std::to_string(eval_files.size()) + " file(s)");
+    return cfg;
+}
+
+void Pipeline::load_decontaminator(FilterConfig& cfg) {
+    if (o_.decontaminate.empty()) return;
+    std::vector<std::string> eval_files;
+    for (const auto& pattern : o_.decontaminate) {
+        auto paths = list_source_files(pattern);
+        eval_files.insert(eval_files.end(), paths.begin(), paths.end());
     }
+    IngestOptions eval_ingest = o_.ingest;
+    eval_ingest.on_error = OnError::fail;
+    decon_ = std::make_unique<Decontaminator>(eval_files, o_.decontaminate_ngram, eval_ingest);
+    cfg.decontaminator = decon_.get();
+    log_info("decontamination: " + std::to_string(decon_->ngram_count()) + " distinct " +
+             std::to_string(o_.decontaminate_ngram) + "-grams from " + std::to_string(eval_files.size()) + " file(s)");
+}
 
-    ScratchDir scratch(out + ".partial-" + std::to_string(::getpid()));
-    const std::string sig_path = scratch.path() + "/signatures.tmp";
-    const std::string spool_path = scratch.path() + "/tokens.tmp";
-
-    auto t0 = Clock::now();
-    scan(cfg, sig_path);
-    double t_scan = seconds_since(t0);
-    if (docs_.empty()) throw Error("--source", "the inputs hold no documents (empty files?)");
-    t0 = Clock::now();
-    deduplicate(sig_path);
-    decontaminate();
-    double t_dedup = seconds_since(t0);
-    std::error_code ignore;
-    fs::remove(sig_path, ignore);
-
-    // Ledger per stage: a document passes every stage before its fate and is removed at it.
-    std::vector<StageCount> stages(kFilterStages);
-    for (int s = 0; s < kFilterStages; s++) stages[s].name = stage_name(s);
-    std::map<std::string, uint64_t> lang_counts;
+// Ledger per stage: a document passes every stage before its fate and is removed at it.
+void Pipeline::count_stages() {
+    stages_.assign(kFilterStages, {});
+    for (int s = 0; s < kFilterStages; s++) stages_[s].name = stage_name(s);
     for (const auto& d : docs_) {
-        for (int s = 0; s < d.fate; s++) stages[s].pass(d.bytes);
-        if (d.fate < kKept) stages[d.fate].remove(d.bytes, reasons_[d.reason]);
-        if (d.lang >= 0) lang_counts[language_code(d.lang)]++;
+        for (int s = 0; s < d.fate; s++) stages_[s].pass(d.bytes);
+        if (d.fate < kKept) stages_[d.fate].remove(d.bytes, reasons_[d.reason]);
+        if (d.lang >= 0) lang_counts_[language_code(d.lang)]++;
     }
+}
 
-    // Validation split by document, then mixing weights on the training side only.
-    std::vector<uint8_t> is_val(docs_.size(), 0), needed(docs_.size(), 0);
-    std::vector<uint32_t> copies(docs_.size(), 0);
-    size_t kept = 0, val_count = 0;
+// Validation split by document, from a hash of its content (so it does not depend on order).
+void Pipeline::split_validation() {
+    is_val_.assign(docs_.size(), 0);
     uint64_t best_key_doc = 0;
     double best_key = 2;
     const uint64_t val_seed = o_.seed ^ 0x76616c6964ull;
     for (size_t d = 0; d < docs_.size(); d++) {
         if (docs_[d].fate != kKept) continue;
-        kept++;
+        kept_++;
         double u = unit_hash(docs_[d].hash, val_seed);
-        if (u < o_.val_fraction) is_val[d] = 1, val_count++;
+        if (u < o_.val_fraction) is_val_[d] = 1, val_count_++;
         if (u < best_key) best_key = u, best_key_doc = d;
     }
-    if (kept == 0) {
-        for (const auto& s : stages) log_info(s.name + ": " + std::to_string(s.docs_in) + " in, " + std::to_string(s.docs_removed) + " removed");
+    if (kept_ == 0) {
+        for (const auto& s : stages_)
+            log_info(s.name + ": " + std::to_string(s.docs_in) + " in, " + std::to_string(s.docs_removed) + " removed");
         throw Error("--source", "every document was removed by the filters; nothing to write (see the counts above)");
     }
     // A small corpus still gets a validation document whenever one was asked for.
-    if (o_.val_fraction > 0 && val_count == 0 && kept >= 2) is_val[best_key_doc] = 1, val_count = 1;
+    if (o_.val_fraction > 0 && val_count_ == 0 && kept_ >= 2) is_val_[best_key_doc] = 1, val_count_ = 1;
+}
 
-    struct SourceMix {
-        uint64_t docs_in = 0, docs_dropped = 0, copies = 0, bytes_in = 0, bytes_out = 0, tokens = 0;
-    };
-    std::vector<SourceMix> mix(o_.sources.size());
-    StageCount mixing;
-    mixing.name = "mixing";
+// Mixing weights, on the training side only: each document's number of copies.
+void Pipeline::mix() {
+    needed_.assign(docs_.size(), 0);
+    copies_.assign(docs_.size(), 0);
+    mix_.assign(o_.sources.size(), {});
+    mixing_ = StageCount{};
+    mixing_.name = "mixing";
     for (size_t d = 0; d < docs_.size(); d++) {
         if (docs_[d].fate != kKept) continue;
-        if (is_val[d]) {
-            needed[d] = 1;
+        if (is_val_[d]) {
+            needed_[d] = 1;
             continue;
         }
         size_t s = files_[docs_[d].file].source;
-        copies[d] = mix_copies(o_.sources[s].weight, docs_[d].hash, o_.seed);
-        needed[d] = copies[d] > 0;
-        mix[s].docs_in++;
-        mix[s].bytes_in += docs_[d].bytes;
-        mix[s].copies += copies[d];
-        mix[s].bytes_out += copies[d] * docs_[d].bytes;
-        if (copies[d] == 0) {
-            mix[s].docs_dropped++;
-            mixing.remove(docs_[d].bytes, "downsampled_" + o_.sources[s].name);
+        SourceMix& m = mix_[s];
+        copies_[d] = mix_copies(o_.sources[s].weight, docs_[d].hash, o_.seed);
+        needed_[d] = copies_[d] > 0;
+        m.docs_in++;
+        m.bytes_in += docs_[d].bytes;
+        m.copies += copies_[d];
+        m.bytes_out += copies_[d] * docs_[d].bytes;
+        if (copies_[d] == 0) {
+            m.docs_dropped++;
+            mixing_.remove(docs_[d].bytes, "downsampled_" + o_.sources[s].name);
         } else {
-            mixing.pass(docs_[d].bytes);
+            mixing_.pass(docs_[d].bytes);
         }
     }
-    if (kept - val_count == 0 || std::all_of(copies.begin(), copies.end(), [](uint32_t c) { return c == 0; }))
+    if (kept_ - val_count_ == 0 || std::all_of(copies_.begin(), copies_.end(), [](uint32_t c) { return c == 0; }))
         throw Error("--source", "no training documents are left after the validation split and mixing weights");
+}
 
-    t0 = Clock::now();
-    TokenSpool spooled(spool_path);
-    std::vector<uint32_t> spool_of(docs_.size(), UINT32_MAX);
-    spool(tok, spooled, needed, spool_of);
-    double t_tokenize = seconds_since(t0);
-
-    t0 = Clock::now();
-    ShardWriter val_writer(scratch.path(), "val", o_.shard_tokens, *eot);
-    ShardWriter train_writer(scratch.path(), "train", o_.shard_tokens, *eot);
+// Third pass: validation documents in input order, training copies in a seeded shuffle.
+void Pipeline::write_shards(const TokenSpool& spooled, ShardWriter& val, ShardWriter& train) {
     std::vector<uint32_t> order;
     for (size_t d = 0; d < docs_.size(); d++) {
         size_t n = 0;
-        if (is_val[d]) {
-            const uint32_t* t = spooled.doc(spool_of[d], n);
-            val_writer.add_document(t, n);
+        if (is_val_[d]) {
+            const uint32_t* t = spooled.doc(spool_of_[d], n);
+            val.add_document(t, n);
         }
-        for (uint32_t c = 0; c < copies[d]; c++) order.push_back(static_cast<uint32_t>(d));
+        for (uint32_t c = 0; c < copies_[d]; c++) order.push_back(static_cast<uint32_t>(d));
     }
-    if (o_.shuffle) shuffle(order, o_.seed);
+    if (o_.shuffle) {
+        Rng rng(o_.seed);
+        shuffle(order, rng);
+    }
     for (uint32_t d : order) {
         size_t n = 0;
-        const uint32_t* t = spooled.doc(spool_of[d], n);
-        train_writer.add_document(t, n);
-        mix[files_[docs_[d].file].source].tokens += n + 1;
+        const uint32_t* t = spooled.doc(spool_of_[d], n);
+        train.add_document(t, n);
+        mix_[files_[docs_[d].file].source].tokens += n + 1;
     }
-    val_writer.finish();
-    train_writer.finish();
-    double t_shards = seconds_since(t0);
-    fs::remove(spool_path, ignore);
+    val.finish();
+    train.finish();
+}
 
+nlohmann::json Pipeline::manifest(const ShardWriter& val, const ShardWriter& train) const {
     nlohmann::json m;
     m["format"] = "sixnd data manifest";
     m["version"] = 1;
     m["config"] = o_.config;
-    m["tokenizer"] = {{"path", o_.tokenizer}, {"hash", tok.hash()}, {"vocab_size", tok.vocab_size()},
-                      {"eot", {{"token", o_.eot}, {"id", *eot}}}};
+    m["tokenizer"] = {{"path", o_.tokenizer}, {"hash", tok_->hash()}, {"vocab_size", tok_->vocab_size()},
+                      {"eot", {{"token", o_.eot}, {"id", eot_}}}};
     auto& inputs = m["inputs"] = nlohmann::json::array();
     for (const auto& f : files_) {
         nlohmann::json j = {{"source", o_.sources[f.source].name}, {"path", f.path}, {"documents", f.docs}};
@@ -510,10 +498,10 @@ nlohmann::json Pipeline::run() {
     auto& st = m["stages"] = nlohmann::json::array();
     const bool enabled[kFilterStages] = {true, o_.langid, o_.quality, o_.repetition, o_.dedup_exact, o_.dedup_near, decon_ != nullptr};
     for (int s = 0; s < kFilterStages; s++) {
-        auto j = stages[s].to_json();
+        auto j = stages_[s].to_json();
         j["enabled"] = enabled[s];
         if (s == kIngest) j["invalid_utf8_repaired"] = repaired_;
-        if (s == kLangid) j["languages"] = lang_counts;
+        if (s == kLangid) j["languages"] = lang_counts_;
         if (s == kDecontaminate && decon_) {
             j["ngram"] = o_.decontaminate_ngram;
             j["evaluation_files"] = decon_->files();
@@ -521,15 +509,17 @@ nlohmann::json Pipeline::run() {
         }
         st.push_back(j);
     }
-    m["split"] = {{"val_fraction", o_.val_fraction}, {"val_documents", val_count}, {"train_documents", kept - val_count}};
-    auto mj = mixing.to_json();
+    m["split"] = {{"val_fraction", o_.val_fraction}, {"val_documents", val_count_}, {"train_documents", kept_ - val_count_}};
+    auto mj = mixing_.to_json();
     mj["note"] = "training documents only; weight = copies of each document, repeats counted in copies_out";
     auto& per = mj["sources"] = nlohmann::json::array();
-    for (size_t s = 0; s < o_.sources.size(); s++)
-        per.push_back({{"source", o_.sources[s].name}, {"weight", o_.sources[s].weight}, {"documents_in", mix[s].docs_in},
-                       {"documents_dropped", mix[s].docs_dropped}, {"copies_out", mix[s].copies},
-                       {"repeated_copies", mix[s].copies - (mix[s].docs_in - mix[s].docs_dropped)},
-                       {"bytes_in", mix[s].bytes_in}, {"bytes_out", mix[s].bytes_out}, {"tokens_out", mix[s].tokens}});
+    for (size_t s = 0; s < o_.sources.size(); s++) {
+        const SourceMix& x = mix_[s];
+        per.push_back({{"source", o_.sources[s].name}, {"weight", o_.sources[s].weight}, {"documents_in", x.docs_in},
+                       {"documents_dropped", x.docs_dropped}, {"copies_out", x.copies},
+                       {"repeated_copies", x.copies - (x.docs_in - x.docs_dropped)},
+                       {"bytes_in", x.bytes_in}, {"bytes_out", x.bytes_out}, {"tokens_out", x.tokens}});
+    }
     m["mixing"] = mj;
     auto split_json = [](const ShardWriter& w) {
         nlohmann::json j = {{"documents", w.documents()}, {"tokens", w.tokens()}};
@@ -537,31 +527,70 @@ nlohmann::json Pipeline::run() {
         for (const auto& s : w.shards()) sh.push_back({{"file", s.file}, {"tokens", s.tokens}, {"tokens_xxh3_64", hex64(s.hash)}});
         return j;
     };
-    m["output"] = {{"shard_tokens", o_.shard_tokens}, {"train", split_json(train_writer)}, {"val", split_json(val_writer)}};
-    write_json(scratch.path() + "/manifest.json", m);
+    m["output"] = {{"shard_tokens", o_.shard_tokens}, {"train", split_json(train)}, {"val", split_json(val)}};
+    return m;
+}
 
-    if (fs::exists(out, ec)) {
-        std::string old = out + ".old-" + std::to_string(::getpid());
-        fs::rename(out, old, ec);
-        if (ec) throw Error("--out", "cannot move the old " + out + " aside: " + ec.message());
-        fs::rename(scratch.path(), out, ec);
-        fs::remove_all(old, ignore);
-    } else {
-        fs::rename(scratch.path(), out, ec);
-    }
-    if (ec) throw Error("--out", "cannot rename " + scratch.path() + " to " + out + ": " + ec.message());
-    scratch.release();
-
-    for (const auto& s : stages)
+void Pipeline::report(const ShardWriter& val, const ShardWriter& train, const Timing& t, Clock::time_point start) const {
+    for (const auto& s : stages_)
         log_info(s.name + ": " + std::to_string(s.docs_in) + " in, " + std::to_string(s.docs_in - s.docs_removed) + " kept, " +
                  std::to_string(s.docs_removed) + " removed");
-    log_info("wrote " + std::to_string(train_writer.shards().size()) + " train shard(s) (" + std::to_string(train_writer.tokens()) +
-             " tokens) and " + std::to_string(val_writer.shards().size()) + " val shard(s) (" +
-             std::to_string(val_writer.tokens()) + " tokens) to " + out);
-    nlohmann::json timing = {{"threads", omp_get_max_threads()}, {"pass1_s", t_scan}, {"dedup_s", t_dedup},
-                             {"tokenize_s", t_tokenize}, {"shards_s", t_shards}, {"total_s", seconds_since(t_start)}};
+    log_info("wrote " + std::to_string(train.shards().size()) + " train shard(s) (" + std::to_string(train.tokens()) +
+             " tokens) and " + std::to_string(val.shards().size()) + " val shard(s) (" + std::to_string(val.tokens()) +
+             " tokens) to " + out_);
+    nlohmann::json timing = {{"threads", omp_get_max_threads()}, {"pass1_s", t.scan}, {"dedup_s", t.dedup},
+                             {"tokenize_s", t.tokenize}, {"shards_s", t.shards}, {"total_s", seconds_since(start)}};
     for (int s = 0; s < kFilterStages; s++) timing[std::string(stage_name(s)) + "_thread_s"] = stage_seconds_[s];
     log_info("timing " + timing.dump());
+}
+
+nlohmann::json Pipeline::run() {
+    const auto start = Clock::now();
+    Timing t;
+    // Everything that can be checked cheaply is checked before the long passes.
+    check_flags();
+    check_output();
+    load_tokenizer();
+    MinHasher hasher(o_.minhash);
+    FilterConfig cfg = filter_config(hasher);
+    list_inputs();
+    load_decontaminator(cfg);
+
+    PartialDir partial(out_ + ".partial-" + std::to_string(::getpid()));
+    const std::string sig_path = partial.path() + "/signatures.tmp";
+    const std::string spool_path = partial.path() + "/tokens.tmp";
+
+    auto t0 = Clock::now();
+    scan(cfg, sig_path);
+    t.scan = seconds_since(t0);
+    if (docs_.empty()) throw Error("--source", "the inputs hold no documents (empty files?)");
+    t0 = Clock::now();
+    deduplicate(sig_path);
+    decontaminate();
+    t.dedup = seconds_since(t0);
+    std::error_code ignore;
+    fs::remove(sig_path, ignore);
+
+    count_stages();
+    split_validation();
+    mix();
+
+    t0 = Clock::now();
+    TokenSpool spooled(spool_path);
+    spool(spooled);
+    t.tokenize = seconds_since(t0);
+
+    t0 = Clock::now();
+    ShardWriter val(partial.path(), "val", o_.shard_tokens, eot_, tok_->vocab_size());
+    ShardWriter train(partial.path(), "train", o_.shard_tokens, eot_, tok_->vocab_size());
+    write_shards(spooled, val, train);
+    t.shards = seconds_since(t0);
+    fs::remove(spool_path, ignore);
+
+    nlohmann::json m = manifest(val, train);
+    write_json(partial.path() + "/manifest.json", m);
+    partial.commit(out_, o_.overwrite);
+    report(val, train, t, start);
     return m;
 }
 

@@ -21,7 +21,7 @@ std::vector<std::pair<int, double>> parse_ngram_thresholds(const std::string& fl
             size_t used = 0;
             int n = std::stoi(item.substr(0, colon), &used);
             double t = colon == std::string::npos ? -1 : std::stod(item.substr(colon + 1));
-            if (colon == std::string::npos || n < 1 || n > 64 || t < 0 || t > 1) throw std::invalid_argument("range");
+            if (colon == std::string::npos || n < 1 || n > 64 || !(t >= 0 && t <= 1)) throw std::invalid_argument("range");
             out.emplace_back(n, t);
         } catch (const std::exception&) {
             throw Error(flag, "bad item '" + item + "': expected N:FRACTION with N in 1..64, e.g. 2:0.2");

@@ -1,71 +1,39 @@
 #include "data/shard.h"
 
-#include <fcntl.h>
 #include <glob.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
 
-#include "core/atomic_file.h"
 #include "core/error.h"
 
 namespace sixnd {
 
-Shard::Shard(const std::string& path) : path_(path) {
-    int fd = ::open(path.c_str(), O_RDONLY);
-    if (fd < 0) throw Error(path, std::string("cannot open token shard: ") + std::strerror(errno));
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-        ::close(fd);
-        throw Error(path, std::string("cannot stat token shard: ") + std::strerror(errno));
-    }
-    size_t bytes = static_cast<size_t>(st.st_size);
-    if (bytes < kShardHeaderInts * 4) {
-        ::close(fd);
+Shard::Shard(const std::string& path) : path_(path), map_(path, "token shard") {
+    const size_t bytes = map_.size();
+    if (bytes < kShardHeaderInts * 4)
         throw Error(path, "not a token shard: " + std::to_string(bytes) + " bytes is shorter than the 1024-byte header");
-    }
-    void* m = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd);
-    if (m == MAP_FAILED) throw Error(path, std::string("cannot map token shard: ") + std::strerror(errno));
-    map_ = m;
-    map_bytes_ = bytes;
-    const int32_t* h = static_cast<const int32_t*>(m);
-    auto fail = [&](const std::string& fault) {
-        ::munmap(map_, map_bytes_);
-        map_ = nullptr;
-        throw Error(path, fault);
-    };
+    int32_t h[3];
+    std::memcpy(h, map_.data(), sizeof h);
     if (h[0] == kShardMagicU16) {
-        if (h[1] != kShardVersionU16) fail("unsupported shard version " + std::to_string(h[1]) + " for magic 20240520 (expected 1)");
+        if (h[1] != kShardVersionU16)
+            throw Error(path, "unsupported shard version " + std::to_string(h[1]) + " for magic 20240520 (expected 1)");
         token_bytes_ = 2;
     } else if (h[0] == kShardMagicU32) {
-        if (h[1] != kShardVersionU32) fail("unsupported shard version " + std::to_string(h[1]) + " for magic 20240801 (expected 7)");
+        if (h[1] != kShardVersionU32)
+            throw Error(path, "unsupported shard version " + std::to_string(h[1]) + " for magic 20240801 (expected 7)");
         token_bytes_ = 4;
     } else {
-        fail("bad magic " + std::to_string(h[0]) + " (expected 20240520 or 20240801): not an llm.c token shard");
+        throw Error(path, "bad magic " + std::to_string(h[0]) + " (expected 20240520 or 20240801): not an llm.c token shard");
     }
-    if (h[2] < 0) fail("negative token count in header");
+    if (h[2] < 0) throw Error(path, "negative token count in header");
     ntok_ = static_cast<size_t>(h[2]);
     size_t expect = kShardHeaderInts * 4 + ntok_ * token_bytes_;
     if (expect != bytes)
-        fail("header says " + std::to_string(ntok_) + " tokens (" + std::to_string(expect) + " bytes) but the file has " +
-             std::to_string(bytes) + " bytes");
-    tokens_ = static_cast<const unsigned char*>(m) + kShardHeaderInts * 4;
-}
-
-Shard::Shard(Shard&& o) noexcept
-    : path_(std::move(o.path_)), map_(o.map_), map_bytes_(o.map_bytes_), tokens_(o.tokens_), ntok_(o.ntok_),
-      token_bytes_(o.token_bytes_), max_token_(o.max_token_) {
-    o.map_ = nullptr;
-}
-
-Shard::~Shard() {
-    if (map_) ::munmap(map_, map_bytes_);
+        throw Error(path, "header says " + std::to_string(ntok_) + " tokens (" + std::to_string(expect) +
+                              " bytes) but the file has " + std::to_string(bytes) + " bytes");
+    tokens_ = map_.data() + kShardHeaderInts * 4;
 }
 
 uint32_t Shard::max_token() const {
@@ -77,22 +45,52 @@ uint32_t Shard::max_token() const {
     return static_cast<uint32_t>(max_token_);
 }
 
-void write_shard(const std::string& path, const std::vector<uint32_t>& tokens) {
-    if (tokens.size() > static_cast<size_t>(INT32_MAX)) throw Error(path, "too many tokens for one shard");
-    bool wide = std::any_of(tokens.begin(), tokens.end(), [](uint32_t t) { return t > 65535u; });
-    int32_t header[kShardHeaderInts] = {};
-    header[0] = wide ? kShardMagicU32 : kShardMagicU16;
-    header[1] = wide ? kShardVersionU32 : kShardVersionU16;
-    header[2] = static_cast<int32_t>(tokens.size());
-    AtomicFile f(path);
-    f.write(header, sizeof header);
-    if (wide) {
-        f.write(tokens.data(), tokens.size() * 4);
-    } else {
-        std::vector<uint16_t> narrow(tokens.begin(), tokens.end());
-        f.write(narrow.data(), narrow.size() * 2);
+uint64_t Shard::tokens_hash() const {
+    XXH3_state_t* st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    std::vector<uint32_t> wide(std::min<size_t>(ntok_, 1 << 16));
+    for (size_t i = 0; i < ntok_; i += wide.size()) {
+        size_t n = std::min(wide.size(), ntok_ - i);
+        for (size_t k = 0; k < n; k++) wide[k] = (*this)[i + k];
+        XXH3_64bits_update(st, wide.data(), n * sizeof(uint32_t));
     }
-    f.commit();
+    uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    return h;
+}
+
+ShardFileWriter::ShardFileWriter(const std::string& path, size_t vocab_size)
+    : path_(path), file_(path), vocab_size_(vocab_size), wide_(vocab_size > kShardU16Vocab) {
+    int32_t header[kShardHeaderInts] = {};
+    file_.write(header, sizeof header);
+}
+
+void ShardFileWriter::write(const uint32_t* tokens, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (tokens[i] >= vocab_size_)
+            throw Error(path_, "token " + std::to_string(tokens[i]) + " is outside the vocabulary of " +
+                                   std::to_string(vocab_size_));
+    if (wide_) {
+        file_.write(tokens, n * sizeof(uint32_t));
+    } else {
+        narrow_.assign(tokens, tokens + n);
+        file_.write(narrow_.data(), n * sizeof(uint16_t));
+    }
+    count_ += n;
+}
+
+void ShardFileWriter::finish() {
+    SIXND_CHECK(count_ <= INT32_MAX, path_, std::to_string(count_) + " tokens do not fit one llm.c shard (at most 2^31 - 1)");
+    int32_t header[3] = {wide_ ? kShardMagicU32 : kShardMagicU16, wide_ ? kShardVersionU32 : kShardVersionU16,
+                         static_cast<int32_t>(count_)};
+    file_.write_at(0, header, sizeof header);
+    file_.commit();
+}
+
+void write_shard(const std::string& path, const std::vector<uint32_t>& tokens, size_t vocab_size) {
+    ShardFileWriter w(path, vocab_size);
+    w.write(tokens);
+    w.finish();
 }
 
 std::vector<std::string> expand_glob(const std::string& pattern) {

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/hex.h"
+#include "core/read_file.h"
 
 namespace sixnd {
 
@@ -16,30 +17,64 @@ void TokenSet::add(const std::string& path) {
     total_ += shards_.back().size();
 }
 
+namespace {
+
+// A manifest's shard name must stay inside the manifest's directory: a relative path without
+// "..", resolving (links included) to a place under that directory.
+std::string confined_path(const std::string& manifest, const std::string& dir, const std::string& file) {
+    namespace fs = std::filesystem;
+    fs::path rel(file);
+    bool up = std::any_of(rel.begin(), rel.end(), [](const fs::path& part) { return part == ".."; });
+    if (file.empty() || rel.is_absolute() || up)
+        throw Error(manifest, "shard path '" + file + "' leaves the manifest's directory (only names inside it are allowed)");
+    const std::string path = (dir.empty() ? "" : dir + "/") + file;
+    std::error_code ec;
+    fs::path real = fs::weakly_canonical(path, ec), base = fs::weakly_canonical(dir.empty() ? "." : dir, ec);
+    auto b = base.begin(), r = real.begin();
+    for (; b != base.end() && r != real.end() && *b == *r; ++b, ++r) {
+    }
+    if (ec || b != base.end())
+        throw Error(manifest, "shard path '" + file + "' resolves outside the manifest's directory (a link?)");
+    return path;
+}
+
+}  // namespace
+
 TokenSet::TokenSet(const std::string& spec) : pattern_(spec) {
     const std::string key = "manifest.json";
     const size_t at = spec.rfind(key);
     const bool manifest = at != std::string::npos && (at + key.size() == spec.size() || spec[at + key.size()] == ':');
     if (!manifest) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(spec, ec))
+            throw Error(spec, "is a directory; give a shard glob (" + spec + "/*.bin) or a data manifest (" + spec +
+                                  "/manifest.json)");
         for (const auto& p : expand_glob(spec)) add(p);
         return;
     }
     const std::string path = spec.substr(0, at + key.size());
     const std::string split = at + key.size() < spec.size() ? spec.substr(at + key.size() + 1) : "train";
-    std::ifstream f(path);
-    if (!f) throw Error(path, "cannot open data manifest");
+    const std::string text = read_whole_file(path);  // names a missing file, a directory, ...
     const std::string dir = std::filesystem::path(path).parent_path().string();
     try {
-        nlohmann::json m = nlohmann::json::parse(f);
+        nlohmann::json m = nlohmann::json::parse(text);
         if (m.value("format", "") != "sixnd data manifest") throw Error(path, "not a sixnd data manifest");
         if (!m.at("output").contains(split)) throw Error(spec, "the manifest has no '" + split + "' split");
         tokenizer_hash_ = m.at("tokenizer").value("hash", "");
         for (const auto& sh : m.at("output").at(split).at("shards")) {
-            const std::string file = (dir.empty() ? "" : dir + "/") + sh.at("file").get<std::string>();
+            const std::string file = confined_path(path, dir, sh.at("file").get<std::string>());
             add(file);
-            if (shards_.back().size() != sh.at("tokens").get<size_t>())
-                throw Error(file, "holds " + std::to_string(shards_.back().size()) + " tokens but " + path + " says " +
+            const Shard& s = shards_.back();
+            if (s.size() != sh.at("tokens").get<size_t>())
+                throw Error(file, "holds " + std::to_string(s.size()) + " tokens but " + path + " says " +
                                       std::to_string(sh.at("tokens").get<size_t>()));
+            // The content too: a shard replaced or damaged since the manifest was written would
+            // otherwise train silently on other tokens.
+            const std::string want = sh.at("tokens_xxh3_64").get<std::string>();
+            const std::string got = hex64(s.tokens_hash());
+            if (got != want)
+                throw Error(file, "content hash " + got + " differs from " + want + " recorded in " + path +
+                                      " (the shard was changed or damaged)");
         }
     } catch (const nlohmann::json::exception& e) {
         throw Error(path, std::string("malformed data manifest: ") + e.what());

@@ -1,8 +1,9 @@
 // A set of llm.c shards seen as one concatenated token sequence. It is named either by a glob
 // (shards in sorted path order) or by the manifest.json that `sixnd data prepare` wrote —
 // `DIR/manifest.json` for its training shards, `DIR/manifest.json:val` for the validation
-// split — in which case the shards' token counts are checked against the manifest and the
-// tokenizer hash it records is kept, so a vocabulary mismatch can be caught.
+// split — in which case the shards' paths must lie inside the manifest's directory, their token
+// counts and content hashes are checked against the manifest, and the tokenizer hash it records
+// is kept, so a vocabulary mismatch can be caught.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -86,6 +86,7 @@ bool ChunkReader::next(std::string& chunk) {
             size_t from = searched > margin ? searched - margin : 0;
             size_t cut = last_safe_cut(std::string_view(buf).substr(from), *specials_);
             if (cut > 0) {
+                chunk_path_ = inputs_[index_ - 1].path;
                 carry_.assign(buf, from + cut, std::string::npos);
                 buf.resize(from + cut);
                 chunk.swap(buf);
@@ -96,6 +97,7 @@ bool ChunkReader::next(std::string& chunk) {
         if (file_ != stdin) std::fclose(file_);
         file_ = nullptr;
         if (!buf.empty()) {
+            chunk_path_ = inputs_[index_ - 1].path;
             chunk.swap(buf);
             return true;
         }

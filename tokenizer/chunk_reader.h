@@ -38,6 +38,8 @@ public:
 
     // Replaces chunk with the next one; false at the end. Throws Error naming an unreadable input.
     bool next(std::string& chunk);
+    // The input the last chunk next() returned came from, so errors about it can name the file.
+    const std::string& chunk_path() const { return chunk_path_; }
     uint64_t bytes_read() const { return bytes_read_; }
     // The largest buffer held so far (the reader's share of memory).
     size_t peak_buffer() const { return peak_buffer_; }
@@ -55,6 +57,7 @@ private:
     FILE* file_ = nullptr;
     uint64_t left_ = 0;  // bytes left in the current range
     std::string carry_;
+    std::string chunk_path_;
     uint64_t bytes_read_ = 0;
     size_t peak_buffer_ = 0;
 };

@@ -1,5 +1,6 @@
 #include "tokenizer/gpt2_import.h"
 
+#include <cstdio>
 #include <unordered_map>
 
 #include "tokenizer/flat_map.h"
@@ -47,6 +48,16 @@ Tokenizer import_gpt2(const std::string& vocab_path, const std::string& merges_p
                         "token \"" + e.token + "\" has a character outside GPT-2's byte-to-unicode table");
             spec.tokens[e.id] = std::move(*bytes);
         }
+    }
+    // Byte-level BPE needs a token for every byte; name the first missing one in the file's own
+    // spelling (GPT-2 writes bytes as printable characters, e.g. a space as "\u0120").
+    for (int b = 0; b < 256; b++) {
+        const std::string printable = bytes_to_printable(std::string(1, static_cast<char>(b)));
+        if (id_of.count(printable)) continue;
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02x", b);
+        throw Error(vocab_path, std::string("has no token for byte ") + hex + " (written \"" + printable +
+                                    "\"); byte-level BPE needs all 256 bytes");
     }
     for (const auto& s : specials) {
         if (id_of.count(s)) continue;

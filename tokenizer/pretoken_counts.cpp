@@ -6,6 +6,7 @@
 #include <cstring>
 #include <exception>
 
+#include "core/error.h"
 #include "core/log.h"
 #include "tokenizer/pretoken_cache.h"
 #include "tokenizer/pretokenizer.h"
@@ -64,12 +65,12 @@ PretokenCounts count_pretokens(const std::vector<InputRange>& inputs, const Coun
     ChunkReader reader(inputs, opt.chunk_bytes, &specials);
 
     std::vector<PretokenCounts> local(static_cast<size_t>(threads));
-    std::vector<std::string> batch(static_cast<size_t>(threads));
+    std::vector<std::string> batch(static_cast<size_t>(threads)), paths(batch.size());
     auto start = std::chrono::steady_clock::now();
     double last_report = 0;
     for (;;) {
         size_t n = 0;
-        while (n < batch.size() && reader.next(batch[n])) n++;
+        while (n < batch.size() && reader.next(batch[n])) paths[n++] = reader.chunk_path();
         if (n == 0) break;
         std::exception_ptr failure;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
@@ -89,6 +90,9 @@ PretokenCounts count_pretokens(const std::vector<InputRange>& inputs, const Coun
                     if (!m) break;
                     pos = m->pos + m->len;
                 }
+            } catch (const Error& e) {  // the pre-tokenizer knows no file name; this chunk's file is the place
+#pragma omp critical
+                failure = std::make_exception_ptr(Error(paths[k] == "-" ? "stdin" : paths[k], e.what()));
             } catch (...) {
 #pragma omp critical
                 failure = std::current_exception();

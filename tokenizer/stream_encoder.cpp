@@ -6,6 +6,8 @@
 #include <chrono>
 #include <exception>
 
+#include "core/error.h"
+
 namespace sixnd {
 
 EncodeStats encode_stream(const Tokenizer& tok, const std::vector<InputRange>& inputs, int threads,
@@ -15,11 +17,15 @@ EncodeStats encode_stream(const Tokenizer& tok, const std::vector<InputRange>& i
     ChunkReader reader(inputs, chunk_bytes, &specials);
     std::vector<std::string> batch(static_cast<size_t>(threads));
     std::vector<std::vector<uint32_t>> ids(batch.size());
+    std::vector<std::string> paths(batch.size());
     EncodeStats stats;
     auto start = std::chrono::steady_clock::now();
     for (;;) {
         size_t n = 0, held = 0;
-        while (n < batch.size() && reader.next(batch[n])) held += batch[n++].size();
+        while (n < batch.size() && reader.next(batch[n])) {
+            paths[n] = reader.chunk_path();
+            held += batch[n++].size();
+        }
         if (n == 0) break;
         stats.peak_buffer_bytes = std::max(stats.peak_buffer_bytes, held + reader.peak_buffer());
         std::exception_ptr failure;
@@ -27,6 +33,9 @@ EncodeStats encode_stream(const Tokenizer& tok, const std::vector<InputRange>& i
         for (size_t k = 0; k < n; k++) {
             try {
                 ids[k] = tok.encode(batch[k]);
+            } catch (const Error& e) {  // the encoder knows no file name; this chunk's file is the place
+#pragma omp critical
+                failure = std::make_exception_ptr(Error(paths[k] == "-" ? "stdin" : paths[k], e.what()));
             } catch (...) {
 #pragma omp critical
                 failure = std::current_exception();

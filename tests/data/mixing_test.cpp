@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "core/error.h"
+#include "tests/util/test_util.h"
 
 using namespace sixnd::data;
 
@@ -12,7 +16,19 @@ TEST(Mixing, ParsesSourceSpecs) {
     EXPECT_EQ(s.pattern, "/data/*.jsonl.gz");
     EXPECT_DOUBLE_EQ(s.weight, 2.5);
     EXPECT_DOUBLE_EQ(parse_source("a=dir").weight, 1.0);
-    EXPECT_EQ(parse_source("a=C:/odd:path").pattern, "C:/odd:path");  // not a number: part of the path
+    EXPECT_EQ(parse_source("a=C:/odd:2").pattern, "C:/odd");  // a number after the last colon: a weight
+    // Not a number after the last colon: part of the path when such files exist, else a bad weight.
+    std::string dir = sixnd::test::make_temp_dir("mixing");
+    std::ofstream(dir + "/odd:name") << "x";
+    EXPECT_EQ(parse_source("a=" + dir + "/odd:name").pattern, dir + "/odd:name");
+    try {
+        parse_source("a=" + dir + "/*.txt:abc");
+        ADD_FAILURE() << "a weight that is not a number was accepted";
+    } catch (const sixnd::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("weight 'abc' of source 'a' is not a number"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(parse_source("a=x:1e9"), sixnd::Error);  // beyond the bound on copies
+    std::filesystem::remove_all(dir);
     EXPECT_THROW(parse_source("noequals"), sixnd::Error);
     EXPECT_THROW(parse_source("=x"), sixnd::Error);
     EXPECT_THROW(parse_source("a b=x"), sixnd::Error);

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/error.h"
 #include "data/shard.h"
 #include "tests/util/test_util.h"
 
@@ -28,7 +29,7 @@ std::vector<int32_t> header(const std::string& path) {
 TEST(Output, ShardsFollowLlmcRules) {
     std::string dir = sixnd::test::make_temp_dir("shards");
     const uint32_t eot = 50256;
-    ShardWriter w(dir, "train", 1000, eot);
+    ShardWriter w(dir, "train", 1000, eot, 50257);
     std::vector<uint32_t> expect;
     for (uint32_t d = 0; d < 37; d++) {
         std::vector<uint32_t> doc(40 + d * 3);
@@ -61,7 +62,7 @@ TEST(Output, ShardsFollowLlmcRules) {
 
 TEST(Output, WideVocabulariesUseVersion7) {
     std::string dir = sixnd::test::make_temp_dir("shards");
-    ShardWriter w(dir, "val", 100, 70000);
+    ShardWriter w(dir, "val", 100, 70000, 70001);
     std::vector<uint32_t> doc = {1, 2, 3};
     w.add_document(doc.data(), doc.size());
     w.finish();
@@ -70,6 +71,20 @@ TEST(Output, WideVocabulariesUseVersion7) {
     EXPECT_EQ(h[1], 7);
     sixnd::Shard s(dir + "/val_000000.bin");
     EXPECT_EQ(s[0], 70000u);
+    std::filesystem::remove_all(dir);
+}
+
+// The width follows the vocabulary, not the tokens written: a data set of a wide vocabulary
+// is uint32 in every shard, even one whose tokens all happen to be small.
+TEST(Output, WidthFollowsTheVocabulary) {
+    std::string dir = sixnd::test::make_temp_dir("shards");
+    sixnd::write_shard(dir + "/wide.bin", {1, 2, 3}, 70001);
+    sixnd::write_shard(dir + "/narrow.bin", {1, 2, 65535}, 65536);
+    EXPECT_EQ(header(dir + "/wide.bin")[0], 20240801);
+    EXPECT_EQ(header(dir + "/narrow.bin")[0], 20240520);
+    EXPECT_EQ(sixnd::Shard(dir + "/narrow.bin")[2], 65535u);
+    EXPECT_THROW(sixnd::write_shard(dir + "/bad.bin", {1, 65536}, 65536), sixnd::Error);
+    EXPECT_FALSE(std::filesystem::exists(dir + "/bad.bin"));
     std::filesystem::remove_all(dir);
 }
 

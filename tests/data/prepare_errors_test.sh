@@ -77,8 +77,14 @@ if [ $? -ne 1 ] || ! grep -q "nothere.bin" "$T/err" || [ -e "$T/out" ]; then ech
 mkdir "$T/out"; touch "$T/out/keep"
 "$SIXND_BIN" data prepare --tokenizer "$T/tok.bin" --out "$T/out" --source "s=$T/src" 2>"$T/err"
 if [ $? -ne 1 ] || ! grep -q "already exists" "$T/err" || [ ! -e "$T/out/keep" ]; then echo "FAIL existing --out"; cat "$T/err"; fail=1; else echo "ok existing --out kept"; fi
-"$SIXND_BIN" data prepare --tokenizer "$T/tok.bin" --out "$T/out" --source "s=$T/src" --overwrite 2>"$T/err" && [ -f "$T/out/manifest.json" ] && [ ! -e "$T/out/keep" ] \
-    && echo "ok --overwrite replaces" || { echo "FAIL --overwrite"; cat "$T/err"; fail=1; }
+# --overwrite replaces an earlier output, never a directory sixnd did not write (more such cases:
+# bad_input_data_test.py).
+"$SIXND_BIN" data prepare --tokenizer "$T/tok.bin" --out "$T/out" --source "s=$T/src" --overwrite 2>"$T/err"
+if [ $? -ne 1 ] || ! grep -q "no sixnd data manifest" "$T/err" || [ ! -e "$T/out/keep" ]; then echo "FAIL --overwrite of a foreign directory"; cat "$T/err"; fail=1; else echo "ok --overwrite keeps a foreign directory"; fi
+rm "$T/out/keep"; rmdir "$T/out"
+"$SIXND_BIN" data prepare --tokenizer "$T/tok.bin" --out "$T/out" --source "s=$T/src" 2>"$T/err" &&
+"$SIXND_BIN" data prepare --tokenizer "$T/tok.bin" --out "$T/out" --source "s=$T/src" --overwrite --seed 7 2>"$T/err" && [ -f "$T/out/manifest.json" ] \
+    && grep -q '"seed": 7' "$T/out/manifest.json" && echo "ok --overwrite replaces an earlier output" || { echo "FAIL --overwrite"; cat "$T/err"; fail=1; }
 
 [ $fail -eq 0 ] && echo PASS
 exit $fail

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/hex.h"
 #include "data/shard.h"
 #include "data/token_set.h"
 #include "tests/util/test_util.h"
@@ -19,13 +20,28 @@ struct Dir {
     ~Dir() { std::filesystem::remove_all(path); }
 };
 
-void manifest(const std::string& dir, int train_tokens_claimed) {
+std::string hash_of(const std::string& path) { return hex64(Shard(path).tokens_hash()); }
+
+void manifest(const std::string& dir, int train_tokens_claimed, const std::string& first = "train_000000.bin") {
     std::ofstream(dir + "/manifest.json") << R"({"format": "sixnd data manifest", "version": 1,
       "tokenizer": {"hash": "abc"},
-      "output": {"train": {"shards": [{"file": "train_000000.bin", "tokens": )"
-                                          << train_tokens_claimed << R"(},
-                                      {"file": "train_000001.bin", "tokens": 3}]},
-                 "val": {"shards": [{"file": "val_000000.bin", "tokens": 2}]}}})";
+      "output": {"train": {"shards": [{"file": ")" << first << R"(", "tokens": )"
+                                          << train_tokens_claimed << R"(, "tokens_xxh3_64": ")"
+                                          << hash_of(dir + "/train_000000.bin") << R"("},
+                                      {"file": "train_000001.bin", "tokens": 3, "tokens_xxh3_64": ")"
+                                          << hash_of(dir + "/train_000001.bin") << R"("}]},
+                 "val": {"shards": [{"file": "val_000000.bin", "tokens": 2, "tokens_xxh3_64": ")"
+                                          << (std::filesystem::exists(dir + "/val_000000.bin") ? hash_of(dir + "/val_000000.bin") : "")
+                                          << R"("}]}}})";
+}
+
+std::string error_of(const std::string& spec) {
+    try {
+        TokenSet t(spec);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
 }
 
 }  // namespace
@@ -64,4 +80,47 @@ TEST(TokenSet, ManifestFaultsAreNamed) {
     std::filesystem::create_directory(d.path + "/bad");
     std::ofstream(d.path + "/bad/manifest.json") << "{not json";
     EXPECT_THROW(TokenSet(d.path + "/bad/manifest.json"), Error);
+}
+
+// A shard whose tokens changed after the manifest was written (same count, other content) is
+// refused, naming the shard and the manifest.
+TEST(TokenSet, ManifestHashesAreVerified) {
+    Dir d;
+    write_shard(d.path + "/train_000000.bin", {1, 2, 3, 4});
+    write_shard(d.path + "/train_000001.bin", {5, 6, 7});
+    manifest(d.path, 4);
+    EXPECT_EQ(error_of(d.path + "/manifest.json"), "");
+    write_shard(d.path + "/train_000001.bin", {5, 6, 8});
+    std::string e = error_of(d.path + "/manifest.json");
+    EXPECT_NE(e.find("train_000001.bin: content hash"), std::string::npos) << e;
+    EXPECT_NE(e.find("manifest.json"), std::string::npos) << e;
+}
+
+// Shard names may not leave the manifest's directory: no "..", no absolute path, no link out.
+TEST(TokenSet, ManifestPathsAreConfined) {
+    Dir d;
+    std::filesystem::create_directory(d.path + "/data");
+    std::filesystem::create_directory(d.path + "/elsewhere");
+    write_shard(d.path + "/elsewhere/train_000000.bin", {1, 2, 3, 4});
+    write_shard(d.path + "/data/train_000000.bin", {1, 2, 3, 4});
+    write_shard(d.path + "/data/train_000001.bin", {5, 6, 7});
+    for (const std::string& bad : {std::string("../elsewhere/train_000000.bin"), d.path + "/elsewhere/train_000000.bin"}) {
+        manifest(d.path + "/data", 4, bad);
+        std::string e = error_of(d.path + "/data/manifest.json");
+        EXPECT_NE(e.find("leaves the manifest's directory"), std::string::npos) << bad << ": " << e;
+    }
+    std::filesystem::create_symlink(d.path + "/elsewhere", d.path + "/data/link");
+    manifest(d.path + "/data", 4, "link/train_000000.bin");
+    std::string e = error_of(d.path + "/data/manifest.json");
+    EXPECT_NE(e.find("resolves outside"), std::string::npos) << e;
+}
+
+// A directory where shards are expected says what to give instead.
+TEST(TokenSet, DirectoryIsNamed) {
+    Dir d;
+    std::string e = error_of(d.path);
+    EXPECT_NE(e.find("is a directory; give a shard glob"), std::string::npos) << e;
+    std::filesystem::create_directory(d.path + "/sub.bin");
+    e = error_of(d.path + "/*.bin");
+    EXPECT_NE(e.find("sub.bin: is a directory, not a token shard"), std::string::npos) << e;
 }

@@ -153,7 +153,7 @@ TEST_F(Formats, VocabularyMissingAByteIsRejected) {
     std::string v = byte_vocab("  \"ab\": 65");
     v.erase(v.find("  \"A\": 65,\n"), 11);
     std::string err = import_error(v, "");
-    EXPECT_TRUE(contains(err, "byte 'A' has no token")) << err;
+    EXPECT_TRUE(contains(err, "has no token for byte 0x41 (written \"A\")")) << err;
 }
 
 TEST_F(Formats, HuggingFaceExportOfCustomPatternUsesSplit) {

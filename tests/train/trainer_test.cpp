@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/hex.h"
 #include "data/shard.h"
 #include "model/backend.h"
 #include "model/gpt.h"
@@ -389,7 +390,8 @@ TEST(Trainer, VocabularyMismatchWithTheDataManifest) {
     tok.save(t.dir + "/tok.bin");
     auto manifest = [&](const std::string& hash) {
         std::ofstream(t.dir + "/manifest.json") << R"({"format": "sixnd data manifest", "tokenizer": {"hash": ")" << hash
-                                                << R"("}, "output": {"train": {"shards": [{"file": "train_000000.bin", "tokens": 2000}]}}})";
+                                                << R"("}, "output": {"train": {"shards": [{"file": "train_000000.bin", "tokens": 2000, "tokens_xxh3_64": ")"
+                                                << hex64(Shard(t.dir + "/train_000000.bin").tokens_hash()) << R"("}]}}})";
     };
     TrainOptions o = base_options(t.dir, t.dir + "/manifest.json");
     o.steps = 1;

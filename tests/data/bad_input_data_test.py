@@ -1,0 +1,218 @@
+"""Bad input to `sixnd data prepare` (and to the token-set reader that training and eval share):
+each case ends with one error line naming the file or flag and the fault, the expected exit
+code, and the paths that must be exactly as they were — device nodes, symbolic links and their
+targets, sources, tokenizers, directories sixnd did not write. Also: the source walk skips an
+earlier output and survives a directory-link loop, SIGTERM leaves no partial directory, and a
+partial left by a killed run is removed by the next. Device nodes need root (os.mknod); without
+it those cases are left out and the closing line says so."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+from bad_input import SIXND, Case, run_cases  # noqa: E402
+
+if not os.environ.get("SIXND_BIN"):
+    print("skip: SIXND_BIN is not set")
+    sys.exit(77)
+
+PARAGRAPH = """The river{i} runs past the old mill, and the children walk along it with their dogs every morning.
+In spring the water rises over the stones and the miller opens the sluice to let it pass.
+Nobody in the village remembers when the wheel last turned, but the building is kept in good repair.
+On summer evenings people sit on the wall by the bridge and watch the swallows hunt for insects.
+The school teacher says that the mill was built with stone carried from a quarry in the hills.
+"""
+
+
+def write(path, text, mode="w"):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, mode) as f:
+        f.write(text)
+
+
+def dead_pid():
+    """A process id that no process has now."""
+    for pid in range(4_000_000, 3_000_000, -7919):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except PermissionError:
+            pass
+    raise RuntimeError("no free pid found")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        p = lambda *names: os.path.join(d, *names)  # noqa: E731
+        for i in range(6):
+            write(p("src", f"doc{i}.txt"), PARAGRAPH.format(i=i))
+        write(p("tok_corpus.txt"), "".join(PARAGRAPH.format(i=i) for i in range(20)))
+        tok = p("tok.bin")
+        r = subprocess.run([SIXND, "tokenizer", "train", "--input", p("tok_corpus.txt"), "--vocab-size", "300",
+                            "--special", "<|endoftext|>", "--out", tok], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        prep = ["data", "prepare", "--tokenizer", tok, "--val-fraction", "0.2"]
+        good = prep + ["--source", "s=" + p("src")]
+
+        # An earlier output, and things that only look like one.
+        r = subprocess.run([SIXND] + good + ["--out", p("old")], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        shutil.copytree(p("old"), p("old_plus"))
+        write(p("old_plus", "notes.txt"), "mine\n")
+        os.mkdir(p("mine"))
+        write(p("mine", "thesis.tex"), "years of work\n")
+        write(p("afile"), "a regular file\n")
+        os.symlink(p("old"), p("link_to_old"))
+        # Inputs with faults.
+        write(p("gz", "plain.txt.gz"), PARAGRAPH.format(i="gz"))
+        write(p("srcgz", "doc.txt"), PARAGRAPH.format(i="x"))
+
+        dev = None
+        if os.geteuid() == 0:
+            dev = p("null")
+            os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))  # a character device like /dev/null
+
+        def manifest_inputs(out):
+            with open(os.path.join(out, "manifest.json")) as f:
+                return [x["path"] for x in json.load(f)["inputs"]]
+
+        # A source tree holding texts, an earlier output and a loose shard: only the texts are read.
+        shutil.copytree(p("src"), p("walkroot", "texts"))
+        shutil.copytree(p("old"), p("walkroot", "prepared_before"))
+        shutil.copy(p("old", "train_000000.bin"), p("walkroot", "texts", "loose.bin"))
+
+        def walk_skips_old_output():
+            paths = manifest_inputs(p("out_walk"))
+            bad = [x for x in paths if "prepared_before" in x or x.endswith(".bin")]
+            if bad:
+                return f"ingested an earlier output: {bad}"
+            return None if len(paths) == 6 else f"expected the 6 texts, got {paths}"
+
+        def loop_listed_once():
+            paths = manifest_inputs(p("out_loop"))
+            return None if len(paths) == 6 else f"expected the 6 files once each, got {len(paths)}: {paths}"
+
+        def setup_loop():
+            if not os.path.lexists(p("src", "loop")):
+                os.symlink(p("src"), p("src", "loop"))
+
+        def remove_loop():
+            os.unlink(p("src", "loop"))
+            return loop_listed_once()
+
+        stale = p("out_stale.partial-%d" % dead_pid())
+        odd_stale = p("out_stale.partial-%d" % (dead_pid() - 1))
+
+        def setup_stale():
+            write(os.path.join(stale, "tokens.tmp"), "x")
+            write(os.path.join(stale, "train_000000.bin"), "x")
+            write(os.path.join(odd_stale, "keepme.txt"), "x")
+
+        def stale_removed():
+            if os.path.exists(stale):
+                return f"{stale} is still there"
+            if not os.path.exists(os.path.join(odd_stale, "keepme.txt")):
+                return "a partial holding a foreign file was removed"
+            return None
+
+        # Shards changed after the manifest was written, or a manifest pointing out of its directory.
+        shutil.copytree(p("old"), p("tampered"))
+        with open(p("tampered", "train_000000.bin"), "r+b") as f:
+            f.seek(1024)
+            b = f.read(2)
+            f.seek(1024)
+            f.write(bytes([b[0] ^ 1, b[1]]))
+        shutil.copytree(p("old"), p("escaping"))
+        with open(p("escaping", "manifest.json")) as f:
+            m = json.load(f)
+        m["output"]["train"]["shards"][0]["file"] = "../old/train_000000.bin"
+        with open(p("escaping", "manifest.json"), "w") as f:
+            json.dump(m, f)
+        ev = ["eval", "--init", "random", "--model", "tiny", "--vocab-size", "300", "--batch", "1", "--seq-len", "4",
+              "--device", "cpu", "--dtype", "fp32", "--data"]
+
+        cases = [
+            Case("--out a symlink, --overwrite", good + ["--out", p("link_to_old"), "--overwrite"],
+                 ["--out", "link_to_old", "symbolic link"], unchanged=[p("link_to_old"), p("old")]),
+            Case("--out a regular file, --overwrite", good + ["--out", p("afile"), "--overwrite"],
+                 ["--out", "afile", "regular file"], unchanged=[p("afile")]),
+            Case("--out a directory sixnd did not write, --overwrite", good + ["--out", p("mine"), "--overwrite"],
+                 ["--out", "mine", "no sixnd data manifest"], unchanged=[p("mine")]),
+            Case("--out an earlier output holding a user file, --overwrite",
+                 good + ["--out", p("old_plus"), "--overwrite"], ["--out", "notes.txt"], unchanged=[p("old_plus")]),
+            Case("--out an earlier output, --overwrite", good + ["--out", p("old"), "--overwrite"], [], exit_code=0),
+            Case("--out is the source", good + ["--out", p("src"), "--overwrite"], ["--out", "--source s"],
+                 unchanged=[p("src")]),
+            Case("--out inside the source", good + ["--out", p("src", "prepared")], ["--out", "is inside", "--source s"],
+                 unchanged=[p("src")]),
+            Case("--out contains the source", prep + ["--source", "s=" + p("old_plus"), "--out", d, "--overwrite"],
+                 ["--out", "contains"], unchanged=[p("old_plus"), tok]),
+            Case("--out contains the tokenizer", ["data", "prepare", "--tokenizer", p("old_plus", "notes.txt"),
+                                                  "--source", "s=" + p("src"), "--out", p("old_plus"), "--overwrite"],
+                 ["--out", "--tokenizer"], unchanged=[p("old_plus")]),
+            Case("--out empty", good + ["--out", ""], ["--out"]),
+            Case("walk skips an earlier output", prep + ["--source", "s=" + p("walkroot"), "--out", p("out_walk")],
+                 [], exit_code=0, check=walk_skips_old_output),
+            Case("walk survives a directory-link loop", good + ["--out", p("out_loop")], [], exit_code=0,
+                 setup=setup_loop, check=remove_loop),
+            Case("stale partial of a killed run removed", good + ["--out", p("out_stale")], [], exit_code=0,
+                 setup=setup_stale, check=stale_removed),
+            Case(".gz that is not gzip", prep + ["--source", "s=" + p("gz"), "--out", p("o13")],
+                 ["plain.txt.gz", "not gzip"], unchanged=[p("o13")]),
+            Case("source weight not a number", prep + ["--source", "s=" + p("srcgz") + ":abc", "--out", p("o14")],
+                 ["--source", "weight 'abc'", "not a number"], unchanged=[p("o14")]),
+            Case("source weight absurd", prep + ["--source", "s=" + p("srcgz") + ":1e9", "--out", p("o15")],
+                 ["--source", "weight"], unchanged=[p("o15")]),
+            Case("NaN threshold", good + ["--out", p("o16"), "--max-dup-line-frac", "nan"], ["--max-dup-line-frac"],
+                 unchanged=[p("o16")]),
+            Case("NaN n-gram threshold", good + ["--out", p("o17"), "--top-ngram-fracs", "2:nan"], ["--top-ngram-fracs"],
+                 unchanged=[p("o17")]),
+            Case("negative word count", good + ["--out", p("o18"), "--min-words", "-3"], ["--min-words"],
+                 unchanged=[p("o18")]),
+            Case("empty JSONL field", good + ["--out", p("o19"), "--jsonl-field", ""], ["--jsonl-field"],
+                 unchanged=[p("o19")]),
+            Case("--threads huge", good + ["--out", p("o20"), "--threads", "100000"], ["--threads"], unchanged=[p("o20")]),
+            Case("shard data given as a directory", ev + [p("old")], ["old", "is a directory", "manifest.json"]),
+            Case("manifest shard changed after writing", ev + [p("tampered", "manifest.json")],
+                 ["train_000000.bin", "content hash"]),
+            Case("manifest path leaving its directory", ev + [p("escaping", "manifest.json")],
+                 ["manifest.json", "leaves the manifest's directory"]),
+        ]
+        if dev:
+            cases.insert(0, Case("--out a character device, --overwrite", good + ["--out", dev, "--overwrite"],
+                                 ["--out", "null", "character device"], unchanged=[dev]))
+        failures = []
+
+        # SIGTERM mid-run: the partial directory goes with the process.
+        big = p("big")
+        for i in range(400):
+            write(os.path.join(big, f"d{i}.txt"), "".join(PARAGRAPH.format(i=f"{i}_{k}") for k in range(60)))
+        proc = subprocess.Popen([SIXND] + prep + ["--source", "s=" + big, "--out", p("out_killed")], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        partial = p("out_killed.partial-%d" % proc.pid)
+        deadline = time.time() + 60
+        while not os.path.exists(partial) and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.005)
+        seen = os.path.exists(partial)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait()
+        if not seen:
+            failures.append("SIGTERM: the run ended before its partial directory appeared (input too small?)")
+        elif proc.returncode != -signal.SIGTERM:
+            failures.append(f"SIGTERM: exit {proc.returncode}, expected death by SIGTERM")
+        elif os.path.exists(partial):
+            failures.append(f"SIGTERM: {partial} left behind: {os.listdir(partial)}")
+        # Reported through the runner (its command only prints help) so the suite has one closing line.
+        cases.append(Case("SIGTERM mid-run removes the partial directory", ["data", "prepare", "--help"], [], exit_code=0,
+                          check=lambda: failures[0] if failures else None))
+        return run_cases(cases, "data bad input" + ("" if dev else " (device-node cases need root: left out)"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
