@@ -74,23 +74,25 @@ int run_ablate(int argc, char** argv) {
         if (k.name == "config" && !spec.config.empty())
             throw Error("--vary config", "cannot be combined with a base --config file");
     spec.train_args = app.remaining();
-    for (size_t i = 0; i < spec.train_args.size(); i++) {
-        const std::string& a = spec.train_args[i];
+    // --seed is the first seed; the runs get base, base + 1, ...
+    for (size_t i = 0; i < spec.train_args.size();) {
+        const std::string a = spec.train_args[i];
         const std::string flag = a.substr(0, a.find('='));
         if (flag == "--out" || flag == "--log" || flag == "--resume")
             throw Error(flag, "is set by sixnd ablate for each run");
-        if (flag == "--seed") {
-            const std::string v = a.find('=') != std::string::npos ? a.substr(a.find('=') + 1)
-                                  : i + 1 < spec.train_args.size() ? spec.train_args[i + 1] : "";
-            try {
-                spec.base_seed = std::stoull(v);
-            } catch (const std::exception&) {
-                throw Error("--seed", "expected a number, got '" + v + "'");
-            }
-            spec.train_args.erase(spec.train_args.begin() + static_cast<long>(i),
-                                  spec.train_args.begin() + static_cast<long>(i) + (a.find('=') != std::string::npos ? 1 : 2));
-            i--;
+        if (flag != "--seed") {
+            i++;
+            continue;
         }
+        const bool inline_value = a.find('=') != std::string::npos;
+        const std::string v = inline_value ? a.substr(a.find('=') + 1) : i + 1 < spec.train_args.size() ? spec.train_args[i + 1] : "";
+        try {
+            spec.base_seed = std::stoull(v);
+        } catch (const std::exception&) {
+            throw Error("--seed", "expected a number, got '" + v + "'");
+        }
+        const size_t n = std::min(spec.train_args.size() - i, static_cast<size_t>(inline_value ? 1 : 2));
+        spec.train_args.erase(spec.train_args.begin() + static_cast<long>(i), spec.train_args.begin() + static_cast<long>(i + n));
     }
     if (!spec.config.empty()) {
         if (!std::filesystem::is_regular_file(spec.config)) throw Error(spec.config, "no such config file");

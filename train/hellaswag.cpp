@@ -50,6 +50,9 @@ std::vector<HellaSwagItem> read_hellaswag(const std::string& path) {
 HellaSwagResult score_hellaswag_item(GPT& model, const Tokenizer& tok, const HellaSwagItem& item) {
     const int window = model.config().max_seq_len;
     const std::string where = "line " + std::to_string(item.line);
+    if (tok.vocab_size() > static_cast<size_t>(model.config().vocab_size))
+        throw Error("tokenizer", "has " + std::to_string(tok.vocab_size()) + " tokens, more than the model's vocabulary of " +
+                                     std::to_string(model.config().vocab_size));
     const std::vector<uint32_t> ctx = tok.encode_ordinary(item.ctx);
     const int B = static_cast<int>(item.endings.size());
     std::vector<std::vector<uint32_t>> rows(B);
