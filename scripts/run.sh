@@ -12,7 +12,6 @@ bash scripts/setup.sh
 RUN=${SIXND_RUN:-runs/fortunes}
 FORTUNES=/usr/share/games/fortunes
 JOBS=$(nproc)
-export OPENBLAS_CORETYPE=SkylakeX
 
 DEVICE=cpu
 CUDA=OFF
