@@ -7,7 +7,7 @@ runs on) and markdown tables.
 
   python3 bench/cpu_model_bench.py BUILD_DIR [--isa native|avx2] [--quick] [--modes fwdbwd,train]
                                              [--shapes gpt2-124m,demo,small] [--no-recompute]
-                                             [--peer-iters N]
+                                             [--peer-iters N] [--peer-warmup N]
 
 --isa avx2 runs both sides on the code an AVX2-only CPU runs, on a machine that has more:
 sixnd with SIXND_CPU_ISA=avx2 (its feature detection and oneDNN capped to AVX2: BF16 through
@@ -74,13 +74,14 @@ def main():
     ap.add_argument("--no-recompute", action="store_true", help="skip the recompute table")
     ap.add_argument("--peer-iters", type=int, default=0,
                     help="timed PyTorch steps (default: as sixnd); 1 for its very slow bf16 on the AVX2 path")
+    ap.add_argument("--peer-warmup", type=int, default=1, help="PyTorch warm-up steps with --peer-iters")
     args = ap.parse_args()
     model, flags = cpu_info()
     threads = int(os.environ.get("OMP_NUM_THREADS") or len(os.sched_getaffinity(0)))
     env_s, env_t = envs(args.isa, flags, threads)
     bench = os.path.join(args.build, "bench", "model_bench")
     iters = ["--warmup", "1", "--iters", "2" if args.quick else "4"]
-    peer_iters = ["--warmup", "1", "--iters", str(args.peer_iters)] if args.peer_iters else iters
+    peer_iters = ["--warmup", str(args.peer_warmup), "--iters", str(args.peer_iters)] if args.peer_iters else iters
     peer = ["/usr/bin/python3", os.path.join(HERE, "torch_gpt2.py"), "--device", "cpu", "--threads", str(threads),
             "--cpu-isa", args.isa]
 
