@@ -1,49 +1,135 @@
-"""CPU model benchmark, sixnd beside PyTorch in one run on the same machine and shapes:
-forward+backward and full training-step (AdamW) tokens/s for GPT-2 124M (B=4, T=64) and a small
-shape (4 layers, 256 channels, 4 heads, vocab 4096, B=8, T=256), FP32 and BF16; then the
-activation memory and step time of each recompute policy for GPT-2 124M at B=4, T=256.
-Prints markdown tables. Usage: python3 bench/cpu_model_bench.py BUILD_DIR [--quick]"""
+"""CPU model benchmark, sixnd beside PyTorch in one run on the same machine, shapes and thread
+count: forward+backward and full training-step (AdamW) tokens/s in FP32 and BF16 for GPT-2 124M
+(B=4, T=64), the demo model of scripts/run.sh (d6, vocab 4096, B=8, T=128) and a small shape
+(4 layers, 256 channels, vocab 4096, B=8, T=256); then the activation memory and step time of
+each recompute policy for GPT-2 124M at B=4, T=256. Prints the CPU (model, flags, what each side
+runs on) and markdown tables.
+
+  python3 bench/cpu_model_bench.py BUILD_DIR [--isa native|avx2] [--quick] [--modes fwdbwd,train]
+                                             [--shapes gpt2-124m,demo,small] [--no-recompute]
+                                             [--peer-iters N] [--peer-warmup N]
+
+--isa avx2 runs both sides on the code an AVX2-only CPU runs, on a machine that has more:
+sixnd with SIXND_CPU_ISA=avx2 (its feature detection and oneDNN capped to AVX2: BF16 through
+FP32 kernels; its own kernels are what the build compiled, so use a build made with
+-DSIXND_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3), PyTorch with ATEN_CPU_CAPABILITY=avx2,
+ONEDNN_MAX_CPU_ISA=AVX2 and its oneDNN bf16 matmul off (torch_gpt2.py --cpu-isa avx2), as
+PyTorch 1.13 does on a CPU without AVX-512. Default: the
+ISA of SIXND_CPU_ISA, else native. The thread count is OMP_NUM_THREADS, else the CPUs this
+process may use; both sides get it and report what they ran with. Only PyTorch's command picks
+OpenBLAS's kernel, and only one the CPU (as capped) supports: SkylakeX with AVX-512, Haswell with
+AVX2 + FMA (Debian's OpenBLAS 0.3.21 falls to its SSE3 kernel on CPUs it does not know); the
+kernel that ran is printed."""
+import argparse
 import json
 import os
 import subprocess
-import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ENV = dict(os.environ, OPENBLAS_CORETYPE="SkylakeX")  # Debian's OpenBLAS/PyTorch pick a slow kernel otherwise
+SHAPES = {"gpt2-124m": (4, 64), "demo": (8, 128), "small": (8, 256)}
 
 
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+def cpu_info():
+    model, flags = "unknown", set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, val = line.partition(":")
+            if key.strip() == "model name" and model == "unknown":
+                model = val.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(val.split())
+    return model, flags
+
+
+def envs(isa, flags, threads):
+    """(sixnd's environment, PyTorch's environment) for the ISA path."""
+    base = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    sixnd = dict(base, SIXND_CPU_ISA=isa)
+    torch = dict(base)
+    torch.pop("SIXND_CPU_ISA", None)
+    avx512 = "avx512f" in flags and isa == "native"
+    if isa == "avx2":
+        torch.update(ATEN_CPU_CAPABILITY="avx2", ONEDNN_MAX_CPU_ISA="AVX2")
+    if avx512:
+        torch["OPENBLAS_CORETYPE"] = "SkylakeX"
+    elif "avx2" in flags and "fma" in flags:
+        torch["OPENBLAS_CORETYPE"] = "Haswell"
+    return sixnd, torch
+
+
+def run(cmd, env):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{r.stderr[-2000:]}")
+        raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{r.stderr[-2000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    quick = "--quick" in sys.argv
-    bench = os.path.join(build, "bench", "model_bench")
-    iters = ["--warmup", "1", "--iters", "2" if quick else "4"]
-    shapes = [("gpt2-124m", 4, 64), ("small", 8, 256)]
-    print("| shape | B×T | dtype | mode | sixnd tok/s | PyTorch tok/s | ratio | sixnd MFU |")
-    print("|---|---|---|---|---|---|---|---|")
-    for shape, B, T in shapes:
-        for dtype in ("fp32", "bf16"):
-            for mode in ("fwdbwd", "train"):
-                common = ["--shape", shape, "--dtype", dtype, "--mode", mode, "--batch", str(B), "--seq-len", str(T)]
-                s = run([bench, "--device", "cpu"] + common + iters)
-                t = run(["/usr/bin/python3", os.path.join(HERE, "torch_gpt2.py"), "--device", "cpu"] + common + iters)
-                print(f"| {shape} | {B}×{T} | {dtype} | {mode} | {s['tokens_per_s']:.0f} | {t['tokens_per_s']:.0f} | "
-                      f"{s['tokens_per_s'] / t['tokens_per_s']:.2f}× | {100 * s['mfu']:.1f}% |", flush=True)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("build", nargs="?", default="build")
+    ap.add_argument("--isa", choices=["native", "avx2"], default=os.environ.get("SIXND_CPU_ISA") or "native")
+    ap.add_argument("--quick", action="store_true", help="2 timed steps instead of 4")
+    ap.add_argument("--modes", default="fwdbwd,train")
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--no-recompute", action="store_true", help="skip the recompute table")
+    ap.add_argument("--peer-iters", type=int, default=0,
+                    help="timed PyTorch steps (default: as sixnd); 1 for its very slow bf16 on the AVX2 path")
+    ap.add_argument("--peer-warmup", type=int, default=1, help="PyTorch warm-up steps with --peer-iters")
+    args = ap.parse_args()
+    model, flags = cpu_info()
+    threads = int(os.environ.get("OMP_NUM_THREADS") or len(os.sched_getaffinity(0)))
+    env_s, env_t = envs(args.isa, flags, threads)
+    bench = os.path.join(args.build, "bench", "model_bench")
+    iters = ["--warmup", "1", "--iters", "2" if args.quick else "4"]
+    peer_iters = ["--warmup", str(args.peer_warmup), "--iters", str(args.peer_iters)] if args.peer_iters else iters
+    peer = ["/usr/bin/python3", os.path.join(HERE, "torch_gpt2.py"), "--device", "cpu", "--threads", str(threads),
+            "--cpu-isa", args.isa]
+
+    print(f"CPU: {model}; flags: {' '.join(sorted(flags & {'avx2', 'fma', 'avx512f', 'avx512_bf16', 'amx_bf16'}))}")
+    print(f"path: --isa {args.isa}; PyTorch env: " +
+          " ".join(f"{k}={env_t[k]}" for k in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE")
+                   if k in env_t))
     print()
-    print("| recompute (gpt2-124m, B=4, T=256, bf16, train step) | activation MiB | workspace MiB | step ms | MFU | HFU |")
-    print("|---|---|---|---|---|---|")
-    for rc in ("none", "selective", "full"):
-        s = run([bench, "--device", "cpu", "--shape", "gpt2-124m", "--dtype", "bf16", "--mode", "train", "--batch", "4",
-                 "--seq-len", "256", "--recompute", rc] + iters)
-        print(f"| {rc} | {s['activation_bytes'] / 2**20:.0f} | {s['workspace_bytes'] / 2**20:.0f} | {s['step_ms']:.0f} | "
-              f"{100 * s['mfu']:.1f}% | {100 * s['hfu']:.1f}% |", flush=True)
-    print(f"\nmachine: {s['device_name']}, {os.cpu_count()} cores; peak for MFU: {s['peak_source']}")
+    print("| shape | B×T | mode | sixnd fp32 | sixnd bf16 | bf16/fp32 | PyTorch fp32 | PyTorch bf16 | "
+          "sixnd/PyTorch fp32 | sixnd/PyTorch bf16 | sixnd MFU fp32 / bf16 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    s = t = None
+    for shape in args.shapes.split(","):
+        B, T = SHAPES[shape]
+        for mode in args.modes.split(","):
+            got = {}
+            for dtype in ("fp32", "bf16"):
+                common = ["--shape", shape, "--dtype", dtype, "--mode", mode, "--batch", str(B), "--seq-len", str(T)]
+                s = run([bench, "--device", "cpu"] + common + iters, env_s)
+                t = run(peer + common + peer_iters, env_t)
+                if s["threads"] != t["threads"]:
+                    raise RuntimeError(f"thread counts differ: sixnd {s['threads']}, PyTorch {t['threads']}")
+                got[dtype] = (s, t)
+            (s32, t32), (s16, t16) = got["fp32"], got["bf16"]
+            print(f"| {shape} | {B}×{T} | {mode} | {s32['tokens_per_s']:.0f} | {s16['tokens_per_s']:.0f} | "
+                  f"{s16['tokens_per_s'] / s32['tokens_per_s']:.2f}× | {t32['tokens_per_s']:.0f} | "
+                  f"{t16['tokens_per_s']:.0f} | {s32['tokens_per_s'] / t32['tokens_per_s']:.2f}× | "
+                  f"{s16['tokens_per_s'] / t16['tokens_per_s']:.2f}× | "
+                  f"{100 * s32['mfu']:.1f}% / {100 * s16['mfu']:.1f}% |", flush=True)
+    if not args.no_recompute:
+        print()
+        print("| recompute (gpt2-124m, B=4, T=256, bf16, train step) | activation MiB | workspace MiB | step ms | MFU | HFU |")
+        print("|---|---|---|---|---|---|")
+        for rc in ("none", "selective", "full"):
+            s = run([bench, "--device", "cpu", "--shape", "gpt2-124m", "--dtype", "bf16", "--mode", "train", "--batch",
+                     "4", "--seq-len", "256", "--recompute", rc] + iters, env_s)
+            print(f"| {rc} | {s['activation_bytes'] / 2**20:.0f} | {s['workspace_bytes'] / 2**20:.0f} | {s['step_ms']:.0f} | "
+                  f"{100 * s['mfu']:.1f}% | {100 * s['hfu']:.1f}% |", flush=True)
+    c = s["cpu"]
+    print(f"\nsixnd sees: {c['model_name']}, flags {c['flags']} (SIXND_CPU_ISA={c['isa_cap']}), oneDNN ISA "
+          f"{c['matmul_isa']}, bf16 matmuls in {c['bf16_matmul']}, own kernels compiled for "
+          f"{c['kernels_compiled_for']}; {c['physical_cores']} cores; threads: sixnd "
+          f"{s['threads']}, PyTorch {t['threads']}; OpenBLAS kernel in PyTorch: {t['openblas_core'] or 'none'}")
+    print(f"MFU is against: {s['peak_source']}; achievable (measured matmul ceiling): "
+          f"{s['achievable_flops'] / 1e9:.1f} GFLOP/s")
+    if args.isa == "avx2" and c["kernels_compiled_for"] != "avx2":
+        print("NOTE: sixnd's own kernels were compiled for " + c["kernels_compiled_for"] + ", not AVX2: for the exact "
+              "code of an AVX2 CPU build with -DSIXND_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3")
 
 
 if __name__ == "__main__":

@@ -155,6 +155,7 @@ def load_into(model, tensors):
 SHAPES = {
     "gpt2-124m": dict(n_layer=12, n_head=12, n_embd=768, vocab_size=50257, max_seq_len=1024),
     "small": dict(n_layer=4, n_head=4, n_embd=256, vocab_size=4096, max_seq_len=1024),
+    "demo": dict(n_layer=6, n_head=6, n_embd=384, vocab_size=4096, max_seq_len=256),  # scripts/run.sh's d6
 }
 
 
@@ -166,10 +167,30 @@ def flops_per_token(cfg, T):
     return 6.0 * n + 12.0 * L * C * T
 
 
+def openblas_core():
+    """The kernel family OpenBLAS picked in this process ("" when PyTorch does not use OpenBLAS)."""
+    import ctypes
+    with open("/proc/self/maps") as f:
+        libs = sorted({l.split()[-1] for l in f if "openblas" in l and ".so" in l})
+    for path in libs:
+        try:
+            fn = ctypes.CDLL(path).openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        fn.restype = ctypes.c_char_p
+        return fn().decode()
+    return ""
+
+
 def bench(args):
     torch.manual_seed(0)
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.cpu_isa == "avx2":
+        # PyTorch 1.13 picks oneDNN's bf16 matmul from the CPU's AVX-512 flags directly (not from
+        # ATEN_CPU_CAPABILITY), so under ONEDNN_MAX_CPU_ISA=AVX2 it would fail; an AVX2-only CPU
+        # fails that check and runs PyTorch's own bf16 GEMM, which this makes it run here too.
+        torch.backends.mkldnn.enabled = False
     dev = torch.device(args.device)
     cfg = Config(**SHAPES[args.shape])
     model = GPT2(cfg, dtype=torch.float32).to(dev)
@@ -222,7 +243,8 @@ def bench(args):
                "device_name": torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu",
                "shape": args.shape, "dtype": args.dtype, "mode": args.mode, "batch": args.batch,
                "seq_len": args.seq_len, "step_ms": dt * 1e3, "tokens_per_s": toks, "flops_per_token": fpt,
-               "warmup_s": warmup_s, "threads": torch.get_num_threads()}
+               "warmup_s": warmup_s, "threads": torch.get_num_threads(),
+               "openblas_core": openblas_core() if dev.type == "cpu" else "", "mkldnn": torch.backends.mkldnn.enabled}
         if args.peak_tflops > 0:
             out["peak_tflops"] = args.peak_tflops
             out["mfu"] = fpt * toks / (args.peak_tflops * 1e12)
@@ -245,6 +267,9 @@ def main():
                     help="time eager, then torch.compile, in one process: one JSON line each")
     ap.add_argument("--peak-tflops", type=float, default=0.0,
                     help="peak FLOP/s (dense, this dtype) to report MFU against; sixnd's table value on a GPU")
+    ap.add_argument("--cpu-isa", choices=["native", "avx2"], default="native",
+                    help="avx2: run what PyTorch runs on an AVX2-only CPU (with ATEN_CPU_CAPABILITY=avx2 and "
+                         "ONEDNN_MAX_CPU_ISA=AVX2 in the environment)")
     bench(ap.parse_args())
 
 

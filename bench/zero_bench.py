@@ -1,7 +1,8 @@
 """ZeRO on CPU ranks (MPI): bytes each rank sends per step against the ZeRO paper's 2Ψ (stages
 0-2) and 3Ψ (stage 3) — as ring collectives send them, (n-1)/n of that — step time per stage
 with 2 and 4 ranks, and peak memory per rank. One gradient-accumulation step per optimizer
-step, BF16 storage. Usage: python3 bench/zero_bench.py BUILD_DIR"""
+step, BF16 storage. No PyTorch peer runs here; the footer says how many OpenMP threads each rank
+had. Usage: python3 bench/zero_bench.py BUILD_DIR"""
 import json
 import os
 import subprocess
@@ -45,7 +46,9 @@ def main():
                 state = sum(mem[c] for c in ("params", "grads", "master", "adam_m", "adam_v"))
                 print(f"| {n} | {stage} | {sent / 2**20:.2f} MiB | {paper / 2**20:.2f} MiB | {sent / paper:.2f} | {ms:.0f} | "
                       f"{mem['peak'] / 2**20:.0f} | {state / 2**20:.1f} |", flush=True)
-    print(f"\nmodel: d6 with vocabulary 4096 (Ψ = {psi:,} parameters), global batch 8×128, BF16 + FP32 master")
+    print(f"\nmodel: d6 with vocabulary 4096 (Ψ = {psi:,} parameters), global batch 8×128, BF16 + FP32 master; "
+          f"OpenMP threads per rank: {os.environ.get('OMP_NUM_THREADS') or 'default (every CPU)'}, "
+          f"{len(os.sched_getaffinity(0))} CPUs")
 
 
 if __name__ == "__main__":

@@ -4,12 +4,14 @@
 # the gpu tests, which skip with the reason when no device is present; then build the CPU code
 # with AddressSanitizer + UBSan and run every test through ctest (GoogleTest, the PyTorch
 # parity scripts, the mpirun tests). The CPU suite runs last, so its summary closes the output.
+# The environment is passed through untouched (OPENBLAS_CORETYPE and the like stay as found).
+#   SIXND_CPU_ISA=avx2 bash scripts/test.sh   runs the suite on the code path of an AVX2-only CPU
+#   (no AVX-512, BF16 through FP32 kernels) on a machine that has more; see README.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 
 JOBS=$(nproc)
-export OPENBLAS_CORETYPE=SkylakeX
 # ctest runs one test per core at once: one OpenMP thread each keeps them from fighting over
 # the cores (an OpenMP join waits for every thread, and a descheduled one costs milliseconds).
 export OMP_NUM_THREADS=1

@@ -1,18 +1,24 @@
 #include "train/peak_flops.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <vector>
 
 #include "core/transfer.h"
 
 namespace sixnd {
+namespace {
+
+constexpr int kCeilN = 512, kCeilC = 1024, kCeilOC = 1024;
 
 // Best of a few timed runs of one large square-ish matmul in the model's dtype.
-static double measure_matmul_ceiling(Backend& be) {
+double measure_matmul_ceiling(Backend& be) {
     Ops& ops = *be.ops;
     MemoryBackend& mem = *be.memory;
-    const int N = 512, C = 1024, OC = 1024;
+    const int N = kCeilN, C = kCeilC, OC = kCeilOC;
     const DType dt = ops.dtype();
     DeviceBuffer a(&mem, size_t(N) * C * dtype_size(dt), MemCategory::workspace);
     DeviceBuffer w(&mem, size_t(OC) * C * dtype_size(dt), MemCategory::workspace);
@@ -31,12 +37,74 @@ static double measure_matmul_ceiling(Backend& be) {
     return best;
 }
 
+std::string fixed(double v, int digits) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+}  // namespace
+
+CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores) {
+    if (f.clock_ghz <= 0 || cores <= 0) return {};
+    const bool amd = f.vendor == "AuthenticAMD";
+    int lanes = f.avx512f ? 16 : (f.avx2 || f.fma ? 8 : 4);
+    std::string width = f.avx512f ? "AVX-512" : (f.avx2 || f.fma ? "AVX2" : "SSE");
+    if (amd && f.family == 0x19 && f.avx512f) {
+        lanes = 8;
+        width = "AVX-512 on 256-bit units (Zen 4)";
+    } else if (amd && f.family == 0x17 && f.model < 0x30) {
+        lanes = 4;
+        width = "AVX2 on 128-bit units (Zen/Zen+)";
+    }
+    const int units = 2;
+    const int per_fma = f.fma ? 2 : 1;
+    const double fp32_cycle = double(lanes) * units * per_fma;
+    double cycle = fp32_cycle;
+    std::string how = std::to_string(lanes) + " fp32 lanes (" + width + ") x " + std::to_string(units) +
+                      " FMA units (assumed) x " + std::to_string(per_fma) + " FLOP";
+    if (dtype == DType::bf16) {
+        if (f.amx_bf16) {
+            cycle = 1024;
+            how = "AMX-BF16 1024 FLOP/cycle";
+        } else if (f.avx512_bf16) {
+            cycle = 2 * fp32_cycle;
+            how += " x 2 (AVX512-BF16 dot products)";
+        } else {
+            how += " (bf16 runs in fp32: no BF16 dot products)";
+        }
+    }
+    const double flops = cycle * cores * f.clock_ghz * 1e9;
+    return {flops, "cpu " + std::string(dtype_name(dtype)) + " peak: " + how + " x " + std::to_string(cores) +
+                       " cores x " + fixed(f.clock_ghz, 3) + " GHz (" + f.clock_source + ") = " +
+                       fixed(flops / 1e9, 1) + " GFLOP/s"};
+}
+
 PeakFlops peak_flops(Backend& be, double override_tflops) {
-    if (override_tflops > 0) return {override_tflops * 1e12, "--peak-tflops"};
-    if (be.table_peak_tflops > 0)
-        return {be.table_peak_tflops * 1e12,
-                "table: " + be.device_name + (be.ops->dtype() == DType::bf16 ? " bf16 dense" : " tf32 dense")};
-    return {measure_matmul_ceiling(be), "measured matmul ceiling (" + be.device_name + ", " + dtype_name(be.ops->dtype()) + ")"};
+    const std::string dt = dtype_name(be.ops->dtype());
+    if (override_tflops > 0) return {override_tflops * 1e12, "--peak-tflops", "--peak-tflops", 0, ""};
+    if (be.table_peak_tflops > 0) {
+        const std::string kind = be.ops->dtype() == DType::bf16 ? "bf16 dense" : "tf32 dense";
+        return {be.table_peak_tflops * 1e12, "table: " + be.device_name + " " + kind, be.device_name + " " + kind + " peak", 0, ""};
+    }
+    PeakFlops p;
+    p.achievable = measure_matmul_ceiling(be);
+    p.achievable_source = "measured matmul ceiling (" + dt + ", " + std::to_string(kCeilN) + "x" +
+                          std::to_string(kCeilC) + "x" + std::to_string(kCeilOC) + ")";
+    if (be.device == "cpu") {
+        const int cores = std::min(cpu_features().physical_cores, omp_get_max_threads());
+        const CpuPeak cp = cpu_peak(cpu_features(), be.ops->dtype(), cores);
+        if (cp.flops_per_s > 0) {
+            p.flops_per_s = cp.flops_per_s;
+            p.source = cp.source;
+            p.against = "cpu " + dt + " peak";
+            return p;
+        }
+    }
+    p.flops_per_s = p.achievable;
+    p.source = p.achievable_source + " of " + be.device_name;
+    p.against = "measured " + dt + " ceiling";
+    return p;
 }
 
 }  // namespace sixnd

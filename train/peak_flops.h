@@ -1,17 +1,37 @@
 // The peak FLOP/s that MFU is measured against: the --peak-tflops override, else the device's
-// dense BF16 (or TF32/FP32) figure from the table (never a sparsity figure), else — CPUs and
-// unknown devices — a measured matmul ceiling, labelled as such.
+// dense BF16 (or TF32/FP32) figure from the table (never a sparsity figure), else — CPUs — a
+// peak computed from the CPU's features (cpu_peak below). On the CPU the measured matmul
+// ceiling is reported beside it as "achievable"; it is the peak only where the features give
+// none (an unknown clock, or an unknown device).
 #pragma once
 #include <string>
 
+#include "core/cpu_features.h"
+#include "core/dtype.h"
 #include "model/backend.h"
 
 namespace sixnd {
 
 struct PeakFlops {
     double flops_per_s = 0;
-    std::string source;  // "--peak-tflops", "table: NVIDIA H200 bf16", "measured matmul ceiling"
+    std::string source;   // how flops_per_s was found, in full
+    std::string against;  // what MFU is against, for the progress line: "cpu bf16 peak", ...
+    double achievable = 0;          // CPU: the measured matmul ceiling (0: not measured)
+    std::string achievable_source;  // "measured matmul ceiling (bf16, 512x1024x1024)"
 };
+
+struct CpuPeak {
+    double flops_per_s = 0;  // 0: the clock is not known
+    std::string source;
+};
+
+// FLOP/cycle/core × cores × clock. FP32: vector lanes (16 with AVX-512, 8 with AVX/AVX2, 4
+// otherwise; 8 for AVX-512 on AMD Zen 4, which runs it on 256-bit units, and 4 on Zen/Zen+'s
+// 128-bit ones) × 2 FMA units (Intel since Haswell, AMD since Zen; a 1-unit Xeon Bronze/Silver
+// reads half this peak, which the source string says is assumed) × 2 FLOPs per FMA. BF16: AMX
+// 1024 FLOP/cycle/core, AVX512-BF16 twice FP32 (two products per lane), otherwise FP32's figure
+// (the arithmetic runs in FP32). Pure arithmetic on its arguments: no timing.
+CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores);
 
 PeakFlops peak_flops(Backend& be, double override_tflops);
 

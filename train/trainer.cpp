@@ -17,6 +17,7 @@
 #include "data/loader.h"
 #include "dist/zero.h"
 #include "model/backend.h"
+#include "model/cpu/cpu_ops.h"
 #include "model/flops.h"
 #include "model/gpt.h"
 #include "tokenizer/tokenizer.h"
@@ -382,6 +383,9 @@ void Run::write_header() {
                  {"zero_stage", o_.zero_stage},
                  {"peak_flops", peak_.flops_per_s},
                  {"peak_source", peak_.source},
+                 {"achievable_flops", peak_.achievable},
+                 {"achievable_source", peak_.achievable_source},
+                 {"cpu", cpu_host_json()},
                  {"flops_per_token", fpt_.model},
                  {"hw_flops_per_token", fpt_.hardware},
                  {"grad_accum_steps", accum_},
@@ -431,8 +435,9 @@ void Run::progress(int done, double loss, double norm, float lr, double secs, do
     if (val_ && o_.eval_every > 0 && (done % o_.eval_every == 0 || done == last_step_))
         std::snprintf(val, sizeof val, " val %.4f", evaluated_);
     char line[256];
-    std::snprintf(line, sizeof line, "step %d/%d | loss %.4f%s | lr %.2e | norm %.3f | %.0f tok/s | MFU %.1f%% | ETA %s", done,
-                  o_.steps, loss, val, lr, norm, step_tokens_ / secs, mfu * 100, format_duration(eta).c_str());
+    std::snprintf(line, sizeof line, "step %d/%d | loss %.4f%s | lr %.2e | norm %.3f | %.0f tok/s | MFU %.1f%% of %s | ETA %s",
+                  done, o_.steps, loss, val, lr, norm, step_tokens_ / secs, mfu * 100, peak_.against.c_str(),
+                  format_duration(eta).c_str());
     const int report_every = std::max(1, (last_step_ - start_step_) / 20);
     if (tty_) std::fprintf(stderr, "\r%-120s", line);
     else if (done % report_every == 0 || done == last_step_) std::fprintf(stderr, "%s\n", line);

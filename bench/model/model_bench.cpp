@@ -9,7 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <omp.h>
+
 #include "model/backend.h"
+#include "model/cpu/cpu_ops.h"
 #include "model/flops.h"
 #include "model/gpt.h"
 #include "model/init.h"
@@ -23,7 +26,9 @@ int main(int argc, char** argv) {
     CLI::App app{"sixnd model benchmark"};
     std::string shape = "small", dtype = "fp32", mode = "fwdbwd", attention = "flash", recompute = "none", device = "auto";
     int B = 8, T = 256, warmup = 2, iters = 5;
-    app.add_option("--shape", shape, "small (4x256, vocab 4096) or a preset name (e.g. gpt2-124m)");
+    app.add_option("--shape", shape,
+                   "small (4x256, vocab 4096), demo (scripts/run.sh's d6: vocab 4096, 256 positions) or a preset name "
+                   "(e.g. gpt2-124m)");
     app.add_option("--dtype", dtype);
     app.add_option("--mode", mode, "fwdbwd or train");
     app.add_option("--attention", attention);
@@ -41,6 +46,8 @@ int main(int argc, char** argv) {
             cfg.n_layer = 4;
             cfg.n_head = 4;
             cfg.n_embd = 256;
+        } else if (shape == "demo") {
+            cfg = preset_config("d6", 4096, 256);
         } else {
             cfg = preset_config(shape);
         }
@@ -84,6 +91,7 @@ int main(int argc, char** argv) {
                            {"batch", B}, {"seq_len", T}, {"step_ms", dt * 1e3}, {"tokens_per_s", tps},
                            {"mfu", f.model * tps / peak.flops_per_s}, {"hfu", f.hardware * tps / peak.flops_per_s},
                            {"peak_tflops", peak.flops_per_s / 1e12}, {"peak_source", peak.source},
+                           {"achievable_flops", peak.achievable}, {"threads", omp_get_max_threads()}, {"cpu", cpu_host_json()},
                            {"activation_bytes", l.peak(MemCategory::activations)},
                            {"workspace_bytes", l.peak(MemCategory::workspace)},
                            {"peak_bytes", l.peak_total()}};

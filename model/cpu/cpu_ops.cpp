@@ -2,6 +2,7 @@
 // templated kernel of its own file; the kernels do the work with OpenMP.
 #include "model/cpu/cpu_ops.h"
 
+#include "core/cpu_features.h"
 #include "core/error.h"
 #include "model/cpu/kernels.h"
 #include "model/cpu/matmul.h"
@@ -29,7 +30,7 @@ void dispatch(DType dtype, F&& f) {
 
 class CpuOps final : public Ops {
 public:
-    CpuOps(DType dtype, MemoryBackend& mem) : dtype_(dtype), mem_(mem), mm_(dtype) {
+    CpuOps(DType dtype, MemoryBackend& mem, cpu::Bf16Math math) : dtype_(dtype), mem_(mem), mm_(dtype, math) {
         SIXND_CHECK(mem.is_host(), "cpu ops", std::string("needs host memory, got '") + mem.name() + "'");
     }
     const char* name() const override { return "cpu"; }
@@ -188,6 +189,24 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Ops> make_cpu_ops(DType dtype, MemoryBackend& mem) { return std::make_unique<CpuOps>(dtype, mem); }
+std::unique_ptr<Ops> make_cpu_ops(DType dtype, MemoryBackend& mem, cpu::Bf16Math bf16_math) {
+    return std::make_unique<CpuOps>(dtype, mem, bf16_math);
+}
+
+nlohmann::json cpu_host_json() {
+    nlohmann::json j = cpu_features().to_json();
+    j["matmul_engine"] = cpu::Matmul::engine();
+    j["matmul_isa"] = cpu::Matmul::engine_isa();
+    j["bf16_matmul"] = cpu::Matmul(DType::bf16).bf16_math();
+    // sixnd's own kernels are compiled for one ISA (-march); SIXND_CPU_ISA cannot change that.
+#if defined(__AVX512F__)
+    j["kernels_compiled_for"] = "avx512f";
+#elif defined(__AVX2__)
+    j["kernels_compiled_for"] = "avx2";
+#else
+    j["kernels_compiled_for"] = "baseline";
+#endif
+    return j;
+}
 
 }  // namespace sixnd

@@ -3,11 +3,21 @@
 #pragma once
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
+#include "model/cpu/matmul.h"
 #include "model/ops.h"
 
 namespace sixnd {
 
-// mem must be host memory (the ops read and write its pointers directly).
-std::unique_ptr<Ops> make_cpu_ops(DType dtype, MemoryBackend& mem);
+// mem must be host memory (the ops read and write its pointers directly). bf16_math: what bf16
+// matmuls compute in (automatic: natively where the CPU has BF16 dot products, else widened to
+// FP32); tests force each.
+std::unique_ptr<Ops> make_cpu_ops(DType dtype, MemoryBackend& mem, cpu::Bf16Math bf16_math = cpu::Bf16Math::automatic);
+
+// The host CPU as the CPU ops see it, for run-log headers and benchmarks: cpu_features()
+// (after SIXND_CPU_ISA), the matmul engine, the ISA oneDNN dispatches to, what BF16 matmuls
+// compute in ("bf16" natively, "fp32" widened) and the ISA sixnd's own kernels were compiled for.
+nlohmann::json cpu_host_json();
 
 }  // namespace sixnd

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/memory.h"
 #include "model/cpu/cpu_ops.h"
 #include "model/cpu/matmul.h"
@@ -80,6 +82,44 @@ TEST(CpuMatmul, EngineAllFormsMatchFloat64) {
     }
 }
 
+// BF16 on both paths: oneDNN's bf16 kernels (CPUs with BF16 dot products) and the widened path
+// (operands converted to FP32, FP32 kernels, one rounding) that CPUs without them run — forced
+// here, so both are checked on one machine. A small widen budget cuts each problem into chunks
+// along M, N or K (whichever is largest), so every chunking form is checked too.
+TEST(CpuMatmul, Bf16NativeAndWidenedMatchFloat64) {
+    for (cpu::Bf16Math math : {cpu::Bf16Math::native, cpu::Bf16Math::fp32}) {
+        if (math == cpu::Bf16Math::native && !cpu_features().native_bf16()) {
+            std::printf("native bf16 path not checked: this CPU (%s) has no BF16 dot products\n",
+                        cpu_features().flags().c_str());
+            continue;
+        }
+        for (size_t budget : {cpu::kWidenBudget, size_t(4096)}) {
+            cpu::Matmul mm(DType::bf16, math, budget);
+            EXPECT_STREQ(mm.bf16_math(), math == cpu::Bf16Math::fp32 ? "fp32" : "bf16");
+            auto run = [&](void* c, const void* a, const void* b, const void* bias, const cpu::GemmShape& s) {
+                mm.run(c, a, b, bias, s);
+            };
+            check_all_forms(DType::bf16, run, 37, 71, 83);
+            check_all_forms(DType::bf16, run, 200, 70, 90);  // chunks along M
+            check_all_forms(DType::bf16, run, 70, 200, 90);  // along N
+            check_all_forms(DType::bf16, run, 70, 90, 200);  // along K: FP32 partial sums, one rounding
+        }
+    }
+}
+
+// Without SIXND_CPU_ISA the automatic choice follows the CPU; with it, the capped features.
+TEST(CpuMatmul, AutomaticBf16MathFollowsTheCpuFeatures) {
+    cpu::Matmul mm(DType::bf16);
+#ifdef SIXND_HAVE_ONEDNN
+    EXPECT_STREQ(mm.bf16_math(), cpu_features().native_bf16() ? "bf16" : "fp32");
+    if (cpu_features().isa_cap == "avx2") {
+        EXPECT_EQ(cpu::Matmul::engine_isa(), "avx2");
+    }
+#else
+    EXPECT_STREQ(mm.bf16_math(), "fp32");
+#endif
+}
+
 TEST(CpuMatmul, PortableAllFormsMatchFloat64) {
     for (DType dt : {DType::f32, DType::bf16}) {
         auto run = [&](void* c, const void* a, const void* b, const void* bias, const cpu::GemmShape& s) {
@@ -105,6 +145,7 @@ TEST(CpuMatmul, CachedPrimitivesServeRepeatedAndMixedShapes) {
 
 // BF16 gradients accumulate in FP32 and are rounded once: every element is within half a bf16
 // ulp (plus FP32 noise) of the exact old + sum, which a second rounding would break.
+// Both bf16 paths, the widened one also cut along K (partial sums stay FP32).
 TEST(CpuMatmul, Bf16AccumulateRoundsOnce) {
     const int M = 64, N = 48, K = 96;
     cpu::GemmShape s{M, N, K, true, false, true};
@@ -112,13 +153,17 @@ TEST(CpuMatmul, Bf16AccumulateRoundsOnce) {
     auto b = round_to(DType::bf16, random_floats(static_cast<size_t>(K) * N, 2));
     auto c0 = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * N, 3, -4.0f, 4.0f));
     auto ref = gemm_ref(c0, a, b, nullptr, s);
-    cpu::Matmul mm(DType::bf16);
-    XBuf ab(DType::bf16, a), bb(DType::bf16, b), cb(DType::bf16, c0);
-    mm.run(cb.ptr(), ab.ptr(), bb.ptr(), nullptr, s);
-    auto out = cb.values();
-    double worst = 0;
-    for (size_t i = 0; i < out.size(); i++) worst = std::max(worst, std::fabs(out[i] - ref[i]) / bf16_half_ulp(ref[i]));
-    EXPECT_LT(worst, 1.01);
+    for (cpu::Bf16Math math : {cpu::Bf16Math::automatic, cpu::Bf16Math::fp32})
+        for (size_t budget : {cpu::kWidenBudget, size_t(2048)}) {
+            cpu::Matmul mm(DType::bf16, math, budget);
+            XBuf ab(DType::bf16, a), bb(DType::bf16, b), cb(DType::bf16, c0);
+            mm.run(cb.ptr(), ab.ptr(), bb.ptr(), nullptr, s);
+            auto out = cb.values();
+            double worst = 0;
+            for (size_t i = 0; i < out.size(); i++)
+                worst = std::max(worst, std::fabs(out[i] - ref[i]) / bf16_half_ulp(ref[i]));
+            EXPECT_LT(worst, 1.01) << mm.bf16_math() << ", budget " << budget;
+        }
 }
 
 namespace {

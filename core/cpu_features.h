@@ -1,0 +1,40 @@
+// What this CPU can do, detected once per process: the vector instruction sets the kernels and
+// oneDNN may use (cpuid, checked against the register state the OS saves, XCR0), the cores this
+// process may run on, and the clock the peak FLOP/s is computed from (with where it came from).
+//
+// SIXND_CPU_ISA caps what is reported, so that one machine can run the code another CPU kind
+// runs: "avx2" (no AVX-512, no AVX512-BF16, no AMX: an AVX2-only EPYC or laptop), "avx512_core"
+// (AVX-512 without BF16 arithmetic), "native" or unset (everything present). The CPU matmul
+// caps oneDNN to the same ISA before its first use (model/cpu/matmul.cpp).
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace sixnd {
+
+struct CpuFeatures {
+    std::string vendor;      // cpuid vendor: "GenuineIntel", "AuthenticAMD", ...
+    std::string model_name;  // cpuid brand string
+    int family = 0, model = 0;
+    // Usable: the CPU has it, the OS saves its registers, and SIXND_CPU_ISA does not cap it.
+    bool avx2 = false, fma = false, avx512f = false, avx512_bf16 = false, amx_bf16 = false;
+    std::string isa_cap = "native";  // the SIXND_CPU_ISA in force
+    int logical_cpus = 1;            // CPUs in this process's affinity mask
+    int physical_cores = 1;          // distinct (package, core) among them
+    double clock_ghz = 0;            // 0: not known
+    std::string clock_source;        // where clock_ghz came from
+
+    // BF16 dot products in hardware (AVX512-BF16 or AMX); without them BF16 storage is
+    // converted to FP32 for the arithmetic.
+    bool native_bf16() const { return avx512_bf16 || amx_bf16; }
+    std::string flags() const;  // e.g. "avx2 fma avx512f avx512_bf16"
+    nlohmann::json to_json() const;
+};
+
+// Detected on first use, then the same object for the life of the process.
+const CpuFeatures& cpu_features();
+// A fresh detection (no cache): what cpu_features() holds, for tests of determinism.
+CpuFeatures detect_cpu_features();
+
+}  // namespace sixnd

@@ -1,0 +1,112 @@
+"""SIXND_CPU_ISA, the switch that runs the code of an AVX2-only CPU on a machine with more:
+`sixnd train` in FP32 and BF16, natively and with SIXND_CPU_ISA=avx2 under ONEDNN_VERBOSE.
+Checks that the forced run's header reports the capped features (no AVX-512, no BF16 dot
+products, oneDNN at avx2, BF16 matmuls in FP32, a BF16 peak equal to the FP32 one), that oneDNN
+itself says it dispatched to AVX2 and ran only f32 kernels without AVX-512 code, that the native
+run reports what the CPU has, that the BF16 losses of both paths stay within the BF16 tolerance
+(1%) of FP32, and that a bad SIXND_CPU_ISA ends with one error line naming it."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import numpy as np  # noqa: E402
+import sixnd_files  # noqa: E402
+from bad_input import Case, run_case  # noqa: E402
+
+SIXND = os.environ["SIXND_BIN"]
+STEPS = 4
+
+
+def cpu_flags():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def train(tmp, name, dtype, env):
+    log = os.path.join(tmp, name + ".jsonl")
+    cmd = [SIXND, "train", "--init", "random", "--model", "tiny", "--device", "cpu", "--dtype", dtype,
+           "--train-data", os.path.join(tmp, "train.bin"), "--shuffle", "off", "--batch", "4", "--seq-len", "32",
+           "--steps", str(STEPS), "--lr", "1e-3", "--log", log, "--out", os.path.join(tmp, name)]
+    run_env = {k: v for k, v in os.environ.items() if k not in ("SIXND_CPU_ISA", "ONEDNN_VERBOSE")}
+    run_env.update(env)  # the native runs are native even when the suite runs under SIXND_CPU_ISA
+    r = subprocess.run(cmd, capture_output=True, text=True, env=run_env, stdin=subprocess.DEVNULL)
+    if r.returncode != 0:
+        raise RuntimeError(f"{name}: exit {r.returncode}: {r.stderr[-1500:]}")
+    recs = [json.loads(l) for l in open(log)]
+    return recs[0], [x["loss"] for x in recs if x.get("type") == "step"], r.stdout
+
+
+def main():
+    if not os.path.exists("/proc/cpuinfo"):
+        print("SKIP: no /proc/cpuinfo")
+        return 77
+    flags = cpu_flags()
+    if "avx2" not in flags:
+        print("SKIP: this CPU has no AVX2, so the AVX2 path cannot run here")
+        return 77
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sixnd_files.write_shard(os.path.join(tmp, "train.bin"), np.random.default_rng(0).integers(0, 101, 20000))
+        avx2 = {"SIXND_CPU_ISA": "avx2", "ONEDNN_VERBOSE": "1"}
+        h32, f32, _ = train(tmp, "fp32", "fp32", {})
+        hnat, bnat, _ = train(tmp, "bf16_native", "bf16", {})
+        h2, b2, verbose = train(tmp, "bf16_avx2", "bf16", avx2)
+        h2f, _, _ = train(tmp, "fp32_avx2", "fp32", {"SIXND_CPU_ISA": "avx2"})
+
+        cpu = h2["cpu"]
+        for key, want in (("isa_cap", "avx2"), ("matmul_isa", "avx2"), ("bf16_matmul", "fp32"), ("native_bf16", False)):
+            if cpu.get(key) != want:
+                failures.append(f"forced header: cpu.{key} is {cpu.get(key)!r}, expected {want!r}")
+        if any(f in cpu["flags"].split() for f in ("avx512f", "avx512_bf16", "amx_bf16")):
+            failures.append(f"forced header still reports {cpu['flags']}")
+        if h2["peak_flops"] != h2f["peak_flops"] or "bf16 runs in fp32" not in h2["peak_source"]:
+            failures.append(f"forced BF16 peak {h2['peak_flops']} ({h2['peak_source']}) is not the FP32 one "
+                            f"{h2f['peak_flops']}")
+        if not h2["achievable_flops"] > 0 or "measured matmul ceiling" not in h2["achievable_source"]:
+            failures.append(f"no achievable figure in the header: {h2['achievable_source']!r}")
+
+        lines = [l for l in verbose.splitlines() if l.startswith("onednn_verbose")]
+        isa = [l for l in lines if ",isa:" in l]
+        execs = [l for l in lines if ",exec," in l]
+        if not isa or "AVX2" not in isa[0] or "AVX-512" in isa[0]:
+            failures.append(f"oneDNN's ISA line: {isa[:1]}")
+        if not execs:
+            failures.append("oneDNN ran no primitive under ONEDNN_VERBOSE")
+        bad = [l for l in execs if "avx512" in l or "amx" in l or "bf16" in l]
+        if bad:
+            failures.append(f"{len(bad)} oneDNN kernels beyond AVX2 FP32, e.g. {bad[0]}")
+        print(f"oneDNN under SIXND_CPU_ISA=avx2: {isa[0] if isa else '?'}; {len(execs)} matmuls, kernels "
+              f"{sorted({l.split(',')[4] for l in execs})}")
+
+        native = hnat["cpu"]
+        want_native = "avx512_bf16" in flags or "amx_bf16" in flags
+        if native["isa_cap"] != "native" or native["native_bf16"] != want_native:
+            failures.append(f"native header: {native}")
+        if native["bf16_matmul"] != ("bf16" if want_native else "fp32"):
+            failures.append(f"native run computes bf16 matmuls in {native['bf16_matmul']}")
+
+        for name, losses in (("native", bnat), ("avx2", b2)):
+            worst = max(abs(a - b) / b for a, b in zip(losses, f32))
+            print(f"bf16 {name} losses {['%.4f' % x for x in losses]}, fp32 {['%.4f' % x for x in f32]}: worst {worst:.2e}")
+            if len(losses) != STEPS or worst > 1e-2:
+                failures.append(f"bf16 {name} path: losses {losses} vs fp32 {f32}")
+
+        bad_value = Case("SIXND_CPU_ISA=avx9", ["train", "--init", "random", "--model", "tiny", "--device", "cpu",
+                                                "--train-data", os.path.join(tmp, "train.bin"), "--steps", "1",
+                                                "--out", os.path.join(tmp, "bad")],
+                         ["SIXND_CPU_ISA", "avx9", "avx2"], unchanged=[os.path.join(tmp, "bad")],
+                         env={"SIXND_CPU_ISA": "avx9"})
+        fault = run_case(bad_value)
+        if fault:
+            failures.append(f"bad SIXND_CPU_ISA: {fault}")
+    return sixnd_files.report(failures, "SIXND_CPU_ISA=avx2 runs the AVX2 code path; BF16 tracks FP32 on both paths")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
