@@ -64,7 +64,7 @@ int run_ablate(int argc, char** argv) {
     app.add_option("--mpirun", mpirun, "the mpirun command and its extra flags (with --np)")->default_str("mpirun");
     app.add_option("--loss-tol", spec.loss_tol, "speed-only knobs: largest relative loss difference counted as equal")
         ->capture_default_str();
-    if (!parse_flags(app, argc, argv)) return 0;
+    if (!parse_flags(app, argc, argv, ConfigFile::pass_on)) return 0;
     if (spec.seeds < 1) throw Error("--seeds", "must be at least 1");
     if (np < 0) throw Error("--np", "must be positive");
     if (spec.loss_tol < 0) throw Error("--loss-tol", "must not be negative");

@@ -7,10 +7,11 @@
 
 namespace sixnd::cli {
 
-bool parse_flags(CLI::App& app, int argc, char** argv) {
+bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
     const std::string verb = argv[0];
     std::vector<std::string> args(argv + 1, argv + argc);
-    const std::vector<ConfigArg> config = config_file_args(app, verb, args);
+    const std::vector<ConfigArg> config =
+        config_file == ConfigFile::own ? config_file_args(app, verb, args) : std::vector<ConfigArg>{};
     std::vector<std::string> all;
     for (const ConfigArg& c : config) all.insert(all.end(), c.args.begin(), c.args.end());
     all.insert(all.end(), args.begin(), args.end());

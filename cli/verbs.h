@@ -16,8 +16,11 @@ const std::vector<Verb>& verbs();
 
 // Parses a verb's flags: true to go on, false when --help was printed (the verb returns 0).
 // A parse error (unknown flag, bad value) is thrown as one Error line, exit status 1, like
-// every other bad input.
-bool parse_flags(CLI::App& app, int argc, char** argv);
+// every other bad input. A verb's `--config FILE` holds its own flags and is read here, unless
+// the verb only hands the file on to another verb (ConfigFile::pass_on: `sixnd ablate` passes
+// its base train configuration to every `sixnd train` it starts).
+enum class ConfigFile { own, pass_on };
+bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file = ConfigFile::own);
 
 int run_eval(int argc, char** argv);
 int run_train(int argc, char** argv);
