@@ -10,6 +10,7 @@
 #include "cli/model_flags.h"
 #include "cli/on_off.h"
 #include "cli/verbs.h"
+#include "core/cpu_features.h"
 #include "dist/comm.h"
 #include "model/backend.h"
 #include "model/ops.h"
@@ -83,6 +84,7 @@ int run_train(int argc, char** argv) {
     // Every knob is checked before MPI starts or a model is built; the batch rule needs the
     // world size, which mpirun's environment tells.
     o.validate(launched_world_size());
+    cpu_features();  // a bad SIXND_CPU_ISA is refused here, before the run directory is touched
 
     // Under mpirun: MPI between CPU processes, NCCL between GPUs (one per local rank).
     std::unique_ptr<Comm> comm;
