@@ -88,14 +88,7 @@ int run_check(const std::string& path, bool as_json) {
     if (header.is_null()) throw Error(path, "no header record: not a sixnd run log");
     if (!header.contains("layout")) throw Error(path, "the header has no layout record (written by an older sixnd)");
     try {
-        const json& jm = header.at("model");
-        GPTConfig cfg;
-        cfg.n_layer = jm.at("n_layer");
-        cfg.n_head = jm.at("n_head");
-        cfg.n_embd = jm.at("n_embd");
-        cfg.vocab_size = jm.at("vocab_size");
-        cfg.padded_vocab_size = jm.at("padded_vocab_size");
-        cfg.max_seq_len = jm.at("max_seq_len");
+        const GPTConfig cfg = GPTConfig::from_json(header.at("model"));
         cfg.validate(path + ": header model");
         plan::ModelInfo m = model_info(cfg, "run", header.at("layout").at("unit_align").get<size_t>());
         if (m.layout.total != header.at("layout").at("total").get<double>())

@@ -31,6 +31,23 @@ void GPTConfig::validate(const std::string& where) const {
     SIXND_CHECK(padded_vocab_size >= vocab_size, where, "padded vocabulary is smaller than the vocabulary");
 }
 
+nlohmann::json GPTConfig::to_json() const {
+    return {{"n_layer", n_layer},       {"n_head", n_head},
+            {"n_embd", n_embd},         {"vocab_size", vocab_size},
+            {"padded_vocab_size", padded_vocab_size}, {"max_seq_len", max_seq_len}};
+}
+
+GPTConfig GPTConfig::from_json(const nlohmann::json& j) {
+    GPTConfig c;
+    c.n_layer = j.at("n_layer");
+    c.n_head = j.at("n_head");
+    c.n_embd = j.at("n_embd");
+    c.vocab_size = j.at("vocab_size");
+    c.padded_vocab_size = j.at("padded_vocab_size");
+    c.max_seq_len = j.at("max_seq_len");
+    return c;
+}
+
 std::string GPTConfig::describe() const {
     return "n_layer=" + std::to_string(n_layer) + " n_head=" + std::to_string(n_head) +
            " n_embd=" + std::to_string(n_embd) + " vocab=" + std::to_string(vocab_size) +

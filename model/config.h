@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace sixnd {
 
 struct GPTConfig {
@@ -17,6 +19,10 @@ struct GPTConfig {
     // Checks the invariants (positive sizes, heads divide channels, padded >= vocab).
     void validate(const std::string& where) const;
     std::string describe() const;
+    // The "model" record of run-log headers and checkpoints' meta.json, and back; from_json
+    // throws nlohmann::json::exception on a missing or mistyped field (callers name the file).
+    nlohmann::json to_json() const;
+    static GPTConfig from_json(const nlohmann::json& j);
 };
 
 inline int pad_vocab(int vocab_size) { return (vocab_size + 127) / 128 * 128; }

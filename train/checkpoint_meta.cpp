@@ -16,12 +16,6 @@ std::string checksum_of(const json& j) {
     return hex64(XXH64(canonical.data(), canonical.size(), 0));
 }
 
-json model_json(const GPTConfig& c) {
-    return json{{"n_layer", c.n_layer},   {"n_head", c.n_head},
-                {"n_embd", c.n_embd},     {"vocab_size", c.vocab_size},
-                {"padded_vocab_size", c.padded_vocab_size}, {"max_seq_len", c.max_seq_len}};
-}
-
 }  // namespace
 
 std::string CheckpointMeta::to_text() const {
@@ -39,7 +33,7 @@ std::string CheckpointMeta::to_text() const {
            {"zero_stage", zero_stage},
            {"unit_align", unit_align},
            {"dtype", dtype},
-           {"model", model_json(model)},
+           {"model", model.to_json()},
            {"config", config},
            {"tokenizer_hash", tokenizer_hash},
            {"data", data},
@@ -77,13 +71,7 @@ CheckpointMeta CheckpointMeta::parse(const std::string& text, const std::string&
         m.zero_stage = j.at("zero_stage");
         m.unit_align = j.at("unit_align");
         m.dtype = j.at("dtype");
-        const json& mj = j.at("model");
-        m.model.n_layer = mj.at("n_layer");
-        m.model.n_head = mj.at("n_head");
-        m.model.n_embd = mj.at("n_embd");
-        m.model.vocab_size = mj.at("vocab_size");
-        m.model.padded_vocab_size = mj.at("padded_vocab_size");
-        m.model.max_seq_len = mj.at("max_seq_len");
+        m.model = GPTConfig::from_json(j.at("model"));
         m.config = j.at("config");
         m.tokenizer_hash = j.at("tokenizer_hash");
         m.data = j.at("data");

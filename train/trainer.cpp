@@ -78,12 +78,6 @@ nlohmann::json TrainOptions::to_json() const {
 
 namespace {
 
-json config_json(const GPTConfig& c) {
-    return json{{"n_layer", c.n_layer},   {"n_head", c.n_head},
-                {"n_embd", c.n_embd},     {"vocab_size", c.vocab_size},
-                {"padded_vocab_size", c.padded_vocab_size}, {"max_seq_len", c.max_seq_len}};
-}
-
 // The flat layout's unit sizes (padding included): what `sixnd plan --check` needs to predict
 // the ledger's model-state bytes and the bytes sent per rank exactly.
 json layout_json(const ParamLayout& l, size_t unit_align) {
@@ -374,7 +368,7 @@ void Run::check_tokenizer() {
 void Run::write_header() {
     log_->write({{"type", "header"},
                  {"config", o_.to_json()},
-                 {"model", config_json(cfg_)},
+                 {"model", cfg_.to_json()},
                  {"params", model_.layout().num_params()},
                  {"device", be_.device},
                  {"device_name", be_.device_name},
