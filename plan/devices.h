@@ -1,6 +1,5 @@
-// The device table: dense BF16 peak FLOP/s (never a sparsity figure), memory bandwidth and
-// memory size of the accelerators sixnd plans for. Pure data; the planner, the profiler and (to
-// be unified) train/peak_flops read it. CPUs are not in the table: their peak comes from their
+// The devices sixnd plans for: dense BF16 peak FLOP/s, memory bandwidth and memory size, as
+// core/device_specs lists them (the one table; the CUDA backend's MFU peak reads it too). CPUs are not in the table: their peak comes from their
 // features and their bandwidth from a measurement, which the caller passes in as a DeviceSpec.
 #pragma once
 #include <string>

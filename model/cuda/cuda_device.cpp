@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/device_specs.h"
 #include "core/error.h"
 #include "model/cuda/cuda_check.h"
 #include "model/cuda/cuda_ops.h"
@@ -47,34 +48,12 @@ int cuda_device_count() {
     return n;
 }
 
-// Dense tensor-core peaks from the vendors' datasheets (TFLOP/s, bf16 with FP32 accumulate,
-// and TF32); the 2:4-sparsity figures are never used. The first entry whose key the device
-// name contains wins, so the more specific names come first.
+// The dense tensor-core peaks of core/device_specs, in TFLOP/s (BF16 with FP32 accumulate, and TF32).
 bool cuda_peak_tflops(const std::string& device_name, double* bf16_tflops, double* tf32_tflops) {
-    struct Entry {
-        const char* key;
-        double bf16, tf32;
-    };
-    static const Entry table[] = {
-        {"H100 PCIe", 756.0, 378.0}, {"H100 NVL", 835.0, 418.0}, {"H200 NVL", 835.0, 418.0},
-        {"GH200", 989.4, 494.7},     {"H100", 989.4, 494.7},     {"H200", 989.4, 494.7},
-        {"H800 PCIe", 756.0, 378.0}, {"H800", 989.4, 494.7},     {"H20", 148.0, 74.0},
-        {"B200", 2250.0, 1100.0},    {"B100", 1750.0, 875.0},    {"A100", 312.0, 156.0},
-        {"A800", 312.0, 156.0},      {"A10G", 70.0, 35.0},       {"A10", 125.0, 62.5},
-        {"A30", 165.0, 82.0},        {"A40", 149.7, 74.8},       {"L40S", 366.0, 183.0},
-        {"L40", 181.0, 90.5},        {"L4", 121.0, 60.0},        {"RTX 6000 Ada", 364.2, 182.1},
-        {"RTX A6000", 154.8, 77.4},  {"RTX 5090", 209.5, 104.8}, {"RTX 4090", 165.2, 82.6},
-        {"RTX 4080", 97.5, 48.7},    {"RTX 3090", 71.0, 35.6},   {"RTX 3080", 59.5, 29.8},
-    };
-    for (const Entry& e : table) {
-        if (device_name.find(e.key) != std::string::npos) {
-            *bf16_tflops = e.bf16;
-            *tf32_tflops = e.tf32;
-            return true;
-        }
-    }
-    *bf16_tflops = *tf32_tflops = 0.0;
-    return false;
+    const DeviceSpec* d = find_device_spec(device_name);
+    *bf16_tflops = d ? d->bf16_flops / 1e12 : 0.0;
+    *tf32_tflops = d ? d->tf32_flops / 1e12 : 0.0;
+    return d != nullptr;
 }
 
 CudaDeviceInfo cuda_device_info(int device) {

@@ -1,0 +1,27 @@
+// Accelerators' dense tensor-core peaks (never the 2:4-sparsity figures), memory bandwidth and
+// memory size, from the vendors' data sheets: the one table that MFU (the CUDA backend), the
+// planner and the profiler read.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace sixnd {
+
+struct DeviceSpec {
+    std::string key;    // what `sixnd plan --device` accepts; "" when the planner does not offer it
+    std::string match;  // words a CUDA device name contains (any case) when it is this device
+    std::string name;
+    double bf16_flops = 0;  // FLOP/s, BF16 with FP32 accumulate
+    double tf32_flops = 0;  // FLOP/s
+    double mem_bw = 0;      // bytes/s (0: not listed)
+    double mem_bytes = 0;   // bytes (0: not listed)
+    std::string source;
+};
+
+// Most specific first: the first entry whose words a name contains is the device.
+const std::vector<DeviceSpec>& device_specs();
+
+// By planner key, or by a CUDA device name ("NVIDIA H100 80GB HBM3"); null when unknown.
+const DeviceSpec* find_device_spec(const std::string& key_or_name);
+
+}  // namespace sixnd

@@ -1,0 +1,29 @@
+#include "core/device_specs.h"
+
+#include <gtest/gtest.h>
+
+using namespace sixnd;
+
+// CUDA names as devices report them find the specific entry, not a shorter name they contain.
+TEST(DeviceSpecs, CudaNamesFindTheSpecificPart) {
+    EXPECT_EQ(find_device_spec("NVIDIA H100 80GB HBM3")->key, "h100");
+    EXPECT_DOUBLE_EQ(find_device_spec("NVIDIA H100 PCIe")->bf16_flops, 756e12);
+    EXPECT_EQ(find_device_spec("NVIDIA H200")->key, "h200");
+    EXPECT_EQ(find_device_spec("NVIDIA GH200 480GB")->name, "NVIDIA GH200");
+    EXPECT_EQ(find_device_spec("NVIDIA A100-SXM4-40GB")->key, "a100-40gb");
+    EXPECT_EQ(find_device_spec("NVIDIA A100-SXM4-80GB")->key, "a100");
+    EXPECT_EQ(find_device_spec("NVIDIA L40S")->name, "NVIDIA L40S");
+    EXPECT_EQ(find_device_spec("NVIDIA L4")->name, "NVIDIA L4");
+    EXPECT_EQ(find_device_spec("Some Future GPU"), nullptr);
+}
+
+TEST(DeviceSpecs, PlannerKeysAndDenseFigures) {
+    EXPECT_DOUBLE_EQ(find_device_spec("h100")->bf16_flops, 989e12);
+    EXPECT_DOUBLE_EQ(find_device_spec("H200")->mem_bw, 4.8e12);
+    EXPECT_DOUBLE_EQ(find_device_spec("a100")->tf32_flops, 156e12);
+    EXPECT_DOUBLE_EQ(find_device_spec("b200")->bf16_flops, 2.25e15);
+    for (const DeviceSpec& d : device_specs()) {
+        EXPECT_GT(d.bf16_flops, d.tf32_flops) << d.name;
+        if (!d.key.empty()) EXPECT_GT(d.mem_bw * d.mem_bytes, 0) << d.key;
+    }
+}
