@@ -24,6 +24,8 @@ TEST(DeviceSpecs, PlannerKeysAndDenseFigures) {
     EXPECT_DOUBLE_EQ(find_device_spec("b200")->bf16_flops, 2.25e15);
     for (const DeviceSpec& d : device_specs()) {
         EXPECT_GT(d.bf16_flops, d.tf32_flops) << d.name;
-        if (!d.key.empty()) EXPECT_GT(d.mem_bw * d.mem_bytes, 0) << d.key;
+        if (!d.key.empty()) {
+            EXPECT_GT(d.mem_bw * d.mem_bytes, 0) << d.key;
+        }
     }
 }

@@ -16,7 +16,8 @@ class CudaOpsTest : public ::testing::TestWithParam<DType> {
 protected:
     void SetUp() override {
         SIXND_SKIP_WITHOUT_CUDA();
-        s = std::make_unique<Sides>(GetParam(), &make_cpu_ops, DType::f32);
+        s = std::make_unique<Sides>(
+            GetParam(), [](DType d, MemoryBackend& m) { return make_cpu_ops(d, m); }, DType::f32);
     }
     double tol() const { return GetParam() == DType::bf16 ? 1e-2 : 1e-4; }
     std::vector<float> rnd(size_t n, float lo = -1.0f, float hi = 1.0f) { return random_floats(n, seed_++, lo, hi); }
