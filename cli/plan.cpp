@@ -48,8 +48,9 @@ plan::ModelInfo model_info(const GPTConfig& cfg, const std::string& name, size_t
 plan::DeviceSpec device_spec(const std::string& key, const std::string& dtype, double peak_tflops) {
     if (key == "cpu") {
         Backend be = make_backend("cpu", parse_dtype(dtype));
-        const Roof r = machine_roof(be, peak_flops(be, peak_tflops));
-        return {"cpu", be.device_name, r.peak_flops, r.mem_bw, r.mem_bytes, r.peak_source + "; " + r.bw_source};
+        const PeakFlops peak = peak_flops(be, peak_tflops);
+        const Roof r = machine_roof(be, peak);
+        return {"cpu", be.device_name, peak.flops_per_s, r.mem_bw, r.mem_bytes, peak.source + "; " + r.bw_source};
     }
     const plan::DeviceSpec* d = plan::find_device(key);
     if (!d) throw Error("--device", "unknown device '" + key + "' (known: " + plan::device_keys() + ")");

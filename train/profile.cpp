@@ -108,7 +108,7 @@ json StepProfiler::report(const Roof& roof, const StepFlops& f) const {
         return a.at("seconds_per_step").get<double>() > b.at("seconds_per_step").get<double>();
     });
     for (auto& r : rows) r["share"] = r.at("seconds_per_step").get<double>() / step_s;
-    const double denom = step_s * f.world * roof.peak_flops;
+    const double denom = step_s * f.world * f.peak_flops;
     const double mfu = f.model / denom, hfu = f.hardware / denom;
     auto g = [](double v) {
         char b[32];

@@ -61,6 +61,7 @@ public:
     struct StepFlops {
         double model = 0, hardware = 0;  // per step, all ranks together
         int world = 1;
+        double peak_flops = 0;  // what MFU/HFU are against (the run log's peak; on a CPU not the roof)
     };
     // The report (null when not profiling); `roof` is the device's, `flops` the counter's.
     nlohmann::json report(const Roof& roof, const StepFlops& flops) const;

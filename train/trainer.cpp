@@ -655,7 +655,7 @@ TrainResult Run::go() {
 void Run::finish(int steps_run) {
     const double step_tokens = static_cast<double>(step_tokens_);
     if (profiler_.enabled() && root_) {
-        const json rep = profiler_.report(machine_roof(be_, peak_), {fpt_.model * step_tokens, fpt_.hardware * step_tokens, world_});
+        const json rep = profiler_.report(machine_roof(be_, peak_), {fpt_.model * step_tokens, fpt_.hardware * step_tokens, world_, peak_.flops_per_s});
         if (!rep.is_null()) {
             write_file_atomically(o_.out_dir + "/profile.json", rep.dump(2) + "\n");
             log_->event("profile", last_step_, {{"path", o_.out_dir + "/profile.json"}, {"mfu", rep.at("mfu")}, {"hfu", rep.at("hfu")}});
