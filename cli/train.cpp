@@ -11,6 +11,7 @@
 #include "cli/on_off.h"
 #include "cli/verbs.h"
 #include "core/cpu_features.h"
+#include "core/error.h"
 #include "dist/comm.h"
 #include "model/backend.h"
 #include "model/ops.h"
@@ -66,6 +67,17 @@ int run_train(int argc, char** argv) {
     app.add_option("--eval-batches", o.eval_batches, "validation batches per evaluation")->capture_default_str();
     app.add_option("--eval-task", o.eval_task, "HellaSwag-format JSONL scored (acc, acc_norm) at each --eval-every (needs --tokenizer)");
     app.add_option("--max-bad-steps", o.max_bad_steps, "stop after this many non-finite steps in a row")->capture_default_str();
+    std::string on_spike = "warn", inject_lr;
+    app.add_option("--spike-window", o.spike.detect.window, "loss-spike detection: steps in the rolling window (it fires once the window is full)")->capture_default_str();
+    app.add_option("--spike-z-loss", o.spike.detect.z_loss, "a loss this many standard deviations above the window's mean is a spike (0: off)")->capture_default_str();
+    app.add_option("--spike-z-grad", o.spike.detect.z_grad, "a gradient norm this many standard deviations above the window's mean is a spike (0: off)")->capture_default_str();
+    app.add_option("--on-spike", on_spike, "warn (report only), skip (drop the update) or rollback (to an earlier state, skipping batches)")->capture_default_str();
+    app.add_option("--rollback-steps", o.spike.rollback_steps, "roll back to the newest state at least this many steps before the spike")->capture_default_str();
+    app.add_option("--rollback-skip-batches", o.spike.rollback_skip_batches, "after a rollback, also skip this many batches past the spike's")->capture_default_str();
+    app.add_option("--snapshot-every", o.spike.snapshot_every, "keep an in-memory state to roll back to every N steps (0: roll back to checkpoints on disk)")->capture_default_str();
+    app.add_option("--max-rollbacks", o.spike.max_rollbacks, "stop the run at a spike after this many rollbacks")->capture_default_str();
+    app.add_option("--inject-lr-spike", inject_lr, "fault injection: STEP:FACTOR[:STEPS] multiplies the learning rate by FACTOR for STEPS steps (default 1) from STEP");
+    app.add_option("--inject-junk-batch", o.spike.inject_junk_step, "fault injection: replace step STEP's batch by uniform random tokens");
     app.add_option("--peak-tflops", o.peak_tflops, "override the peak TFLOP/s used for MFU");
     app.add_option("--profile", o.profile, "time every op over N steps (after the first): roofline table, OUT/profile.json");
     app.add_option("--price-per-device-hour", o.price_per_device_hour, "dollars per device-hour, for the bill every run ends with");
@@ -81,6 +93,10 @@ int run_train(int argc, char** argv) {
     o.shuffle = parse_on_off("--shuffle", shuffle);
     o.schedule.kind = parse_schedule(schedule);
     o.optimizer.master_weights = parse_on_off("--master-weights", master);
+    o.spike.action = parse_spike_action(on_spike);
+    if (app.count("--inject-lr-spike")) o.spike.inject_lr = parse_lr_injection(inject_lr);
+    if (app.count("--inject-junk-batch") && o.spike.inject_junk_step < 1)
+        throw Error("--inject-junk-batch", "STEP must be between 1 and --steps, got " + std::to_string(o.spike.inject_junk_step));
     // Every knob is checked before MPI starts or a model is built; the batch rule needs the
     // world size, which mpirun's environment tells.
     o.validate(launched_world_size());

@@ -34,14 +34,38 @@ void DataLoader::next(int32_t* inputs, int32_t* targets) {
         state_.cursor = 0;
         build_order();
     }
+    last_.assign(static_cast<size_t>(B_), 0);
     for (int b = 0; b < B_; b++) {
         uint64_t k = state_.cursor + static_cast<uint64_t>(rank_) * B_ + b;
         uint64_t sample = shuffle_ ? order_[k] : k;
+        last_[static_cast<size_t>(b)] = sample;
         tokens_.read(sample * T_, static_cast<size_t>(T_) + 1, row_.data());
         std::copy(row_.begin(), row_.end() - 1, inputs + static_cast<size_t>(b) * T_);
         std::copy(row_.begin() + 1, row_.end(), targets + static_cast<size_t>(b) * T_);
     }
     state_.cursor += global;
+}
+
+void DataLoader::advance(uint64_t n) {
+    const uint64_t global = static_cast<uint64_t>(world_) * B_;
+    const uint64_t epoch = state_.epoch;
+    for (uint64_t i = 0; i < n; i++) {
+        if (state_.cursor + global > samples_) {
+            state_.epoch++;
+            state_.cursor = 0;
+        }
+        state_.cursor += global;
+    }
+    if (state_.epoch != epoch) build_order();
+}
+
+RowSource DataLoader::source_of(uint64_t sample) const {
+    uint64_t at = sample * static_cast<uint64_t>(T_);
+    for (const Shard& s : tokens_.shards()) {
+        if (at < s.size()) return RowSource{s.path(), at};
+        at -= s.size();
+    }
+    throw Error("data loader", "sample " + std::to_string(sample) + " lies beyond the data set");
 }
 
 void DataLoader::set_state(const LoaderState& s) {

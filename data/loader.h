@@ -18,6 +18,13 @@
 
 namespace sixnd {
 
+// Where a sample's tokens are: `shard`'s tokens [offset, offset + T + 1) (the first shard it
+// touches; a sample that runs past that shard's end continues at the next shard's start).
+struct RowSource {
+    std::string shard;
+    uint64_t offset = 0;
+};
+
 struct LoaderState {
     uint64_t epoch = 0;
     uint64_t cursor = 0;  // samples of this epoch's order already consumed (all ranks)
@@ -29,8 +36,13 @@ public:
 
     // Fills inputs[B*T] and targets[B*T] with this rank's part of the next global micro-batch.
     void next(int32_t* inputs, int32_t* targets);
+    // The samples (indices into the token stream, in units of T) of the rows the last next() filled.
+    const std::vector<uint64_t>& last_samples() const { return last_; }
+    RowSource source_of(uint64_t sample) const;
     const LoaderState& state() const { return state_; }
     void set_state(const LoaderState& s);
+    // Moves past n global micro-batches without reading them, as n calls of next() would.
+    void advance(uint64_t n);
     const TokenSet& tokens() const { return tokens_; }
     uint64_t samples_per_epoch() const { return samples_; }
 
@@ -45,6 +57,7 @@ private:
     LoaderState state_;
     std::vector<uint64_t> order_;  // empty when shuffle is off
     std::vector<int32_t> row_;
+    std::vector<uint64_t> last_;
 };
 
 }  // namespace sixnd

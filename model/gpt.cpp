@@ -228,10 +228,10 @@ float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
     ops_.classifier_forward_backward(a.logits, a.losses, a.targets, N, cfg_.vocab_size, cfg_.padded_vocab_size,
                                      dloss_scale / static_cast<float>(N), for_backward);
     backward_ready_ = for_backward;
-    std::vector<float> losses(N);
-    mem_.copy_to_host(losses.data(), a.losses, static_cast<size_t>(N) * 4);
+    token_losses_.resize(static_cast<size_t>(N));
+    mem_.copy_to_host(token_losses_.data(), a.losses, static_cast<size_t>(N) * 4);
     double sum = 0;
-    for (float v : losses) sum += v;
+    for (float v : token_losses_) sum += v;
     return static_cast<float>(sum / N);
 }
 

@@ -70,6 +70,8 @@ public:
 
     // Logits of the last forward (not after a for_backward pass): [B*T, vocab_size] on the host.
     std::vector<float> get_logits() const;
+    // Per-position cross-entropy of the last forward with targets: [B*T] on the host.
+    const std::vector<float>& token_losses() const { return token_losses_; }
 
 private:
     struct Activations;
@@ -92,6 +94,7 @@ private:
     std::unique_ptr<Activations> act_;
     int B_ = 0, T_ = 0;
     bool backward_ready_ = false;
+    std::vector<float> token_losses_;
 };
 
 }  // namespace sixnd

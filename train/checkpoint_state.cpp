@@ -44,6 +44,37 @@ std::vector<char> pack_optimizer(AdamW& opt, MemoryBackend& mem) {
     return buf;
 }
 
+OptimizerArrays unpack_optimizer(const std::vector<char>& packed, const std::string& where) {
+    OptimHeader h{};
+    if (packed.size() < sizeof h || std::memcmp(packed.data(), "SIXNDOPT", 8) != 0) throw Error(where, "not a packed optimizer state");
+    std::memcpy(&h, packed.data(), sizeof h);
+    const size_t arrays = h.has_master ? 3 : 2;
+    const size_t head = sizeof h + h.spans * sizeof(SpanRecord);
+    if (packed.size() != head + arrays * h.floats * 4) throw Error(where, "packed optimizer state: size does not match its header");
+    OptimizerArrays a;
+    const char* p = packed.data() + head;
+    for (std::vector<float>* dst : {&a.master, &a.m, &a.v}) {
+        if (dst == &a.master && !h.has_master) continue;
+        dst->resize(h.floats);
+        std::memcpy(dst->data(), p, h.floats * 4);
+        p += h.floats * 4;
+    }
+    return a;
+}
+
+void restore_packed_optimizer(AdamW& opt, MemoryBackend& mem, const std::vector<char>& packed) {
+    OptimHeader h{};
+    std::memcpy(&h, packed.data(), sizeof h);
+    if (h.floats != opt.size() || h.spans != opt.spans().size() || static_cast<bool>(h.has_master) != opt.has_master())
+        throw Error("optimizer snapshot", "was taken from another optimizer layout");
+    const char* p = packed.data() + sizeof h + h.spans * sizeof(SpanRecord);
+    for (DeviceBuffer* b : {&opt.master(), &opt.m(), &opt.v()}) {
+        if (!*b) continue;
+        mem.copy_to_device(b->get(), p, h.floats * 4);
+        p += h.floats * 4;
+    }
+}
+
 ParamLayout written_layout(const CheckpointReader& ck) { return ParamLayout(ck.meta().model, ck.meta().unit_align); }
 
 void restore_optimizer(AdamW& opt, MemoryBackend& mem, const CheckpointReader& ck, const ParamLayout& now) {

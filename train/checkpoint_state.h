@@ -3,6 +3,7 @@
 // (params.bin, in the writer's layout), and each rank's optimizer state (optim-rank<r>.bin:
 // its spans of the flat layout, then master weights if kept, m and v, FP32).
 #pragma once
+#include <string>
 #include <vector>
 
 #include "core/memory.h"
@@ -13,6 +14,15 @@
 namespace sixnd {
 
 std::vector<char> pack_optimizer(AdamW& opt, MemoryBackend& mem);
+
+// A packed optimizer state on the host, as FP32 arrays in shard order (master empty when not kept).
+struct OptimizerArrays {
+    std::vector<float> master, m, v;
+};
+OptimizerArrays unpack_optimizer(const std::vector<char>& packed, const std::string& where);
+// Puts back a state pack_optimizer took from this same optimizer (same spans): an in-memory
+// snapshot for --on-spike, restored bit for bit.
+void restore_packed_optimizer(AdamW& opt, MemoryBackend& mem, const std::vector<char>& packed);
 
 // The layout the checkpoint was written in: its model, cut into units aligned as the writer's
 // world size required (meta.json's unit_align).

@@ -53,6 +53,31 @@ void TrainOptions::validate(int world) const {
             "must be a finite number >= 0" + got(price_per_device_hour));
     require(eval_batches > 0, "--eval-batches", "must be positive" + got(eval_batches));
     require(max_bad_steps > 0, "--max-bad-steps", "must be positive" + got(max_bad_steps));
+    const SpikeOptions& sp = spike;
+    require(sp.detect.window >= 2 && sp.detect.window <= kMaxSide, "--spike-window",
+            "must be in [2, " + std::to_string(kMaxSide) + "]" + got(sp.detect.window));
+    require(std::isfinite(sp.detect.z_loss) && sp.detect.z_loss >= 0, "--spike-z-loss",
+            "must be a finite number >= 0 (0: off)" + got(sp.detect.z_loss));
+    require(std::isfinite(sp.detect.z_grad) && sp.detect.z_grad >= 0, "--spike-z-grad",
+            "must be a finite number >= 0 (0: off)" + got(sp.detect.z_grad));
+    require(sp.rollback_steps >= 1 && sp.rollback_steps <= kMaxSide, "--rollback-steps",
+            "must be in [1, " + std::to_string(kMaxSide) + "]" + got(sp.rollback_steps));
+    require(sp.rollback_skip_batches >= 0 && sp.rollback_skip_batches <= kMaxSide, "--rollback-skip-batches",
+            "must be in [0, " + std::to_string(kMaxSide) + "]" + got(sp.rollback_skip_batches));
+    require(sp.snapshot_every >= 0, "--snapshot-every", "must be 0 (off) or more" + got(sp.snapshot_every));
+    require(sp.snapshot_every == 0 || sp.action == SpikeAction::rollback, "--snapshot-every", "needs --on-spike rollback");
+    require(sp.max_rollbacks >= 1, "--max-rollbacks", "must be positive" + got(sp.max_rollbacks));
+    require(sp.action != SpikeAction::rollback || sp.snapshot_every > 0 || checkpoint_every > 0, "--on-spike",
+            "rollback needs a state to roll back to: --snapshot-every N or --checkpoint-every N");
+    const LrInjection& lri = sp.inject_lr;
+    require(lri.step >= 0 && lri.step <= steps, "--inject-lr-spike",
+            "STEP must be between 1 and --steps (" + std::to_string(steps) + ")" + got(lri.step));
+    require(lri.step == 0 || (std::isfinite(lri.factor) && lri.factor > 0), "--inject-lr-spike",
+            "FACTOR must be a finite number > 0" + got(lri.factor));
+    require(lri.step == 0 || (lri.steps >= 1 && lri.steps <= steps), "--inject-lr-spike",
+            "STEPS must be between 1 and --steps (" + std::to_string(steps) + ")" + got(lri.steps));
+    require(sp.inject_junk_step >= 0 && sp.inject_junk_step <= steps, "--inject-junk-batch",
+            "STEP must be between 1 and --steps (" + std::to_string(steps) + ")" + got(sp.inject_junk_step));
     require(zero_stage >= 0 && zero_stage <= 3, "--zero", "stage must be 0, 1, 2 or 3" + got(zero_stage));
     require(std::isfinite(peak_tflops) && peak_tflops >= 0, "--peak-tflops", "must be a finite number >= 0" + got(peak_tflops));
     require(batch > 0 && batch <= kMaxSide, "--batch", "must be in [1, " + std::to_string(kMaxSide) + "]" + got(batch));

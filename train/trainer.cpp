@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <cmath>
@@ -15,6 +16,7 @@
 #include "core/read_file.h"
 #include "core/transfer.h"
 #include "data/loader.h"
+#include "data/shard.h"
 #include "dist/zero.h"
 #include "model/backend.h"
 #include "model/cpu/cpu_ops.h"
@@ -31,6 +33,7 @@
 #include "train/run_dir.h"
 #include "train/run_log.h"
 #include "train/spike_detector.h"
+#include "train/spike_evidence.h"
 #include "train/stop_signal.h"
 
 namespace sixnd {
@@ -71,6 +74,16 @@ nlohmann::json TrainOptions::to_json() const {
                 {"eval_batches", eval_batches},
                 {"eval_task", eval_task},
                 {"max_bad_steps", max_bad_steps},
+                {"spike_window", spike.detect.window},
+                {"spike_z_loss", spike.detect.z_loss},
+                {"spike_z_grad", spike.detect.z_grad},
+                {"on_spike", spike_action_name(spike.action)},
+                {"rollback_steps", spike.rollback_steps},
+                {"rollback_skip_batches", spike.rollback_skip_batches},
+                {"snapshot_every", spike.snapshot_every},
+                {"max_rollbacks", spike.max_rollbacks},
+                {"inject_lr_spike", lr_injection_text(spike.inject_lr)},
+                {"inject_junk_batch", spike.inject_junk_step},
                 {"tokenizer", tokenizer},
                 {"profile", profile},
                 {"price_per_device_hour", price_per_device_hour}};
@@ -139,9 +152,45 @@ private:
     [[noreturn]] void interrupted(int step);
     void check_tokenizer();
     void write_header();
-    double global_grad_norm();
+    // The global gradient norm, and each unit's (unit_norms[u]); the same on every rank.
+    double global_grad_norm(std::vector<double>& unit_norms);
     // Logs the skipped step; throws once --max-bad-steps in a row are reached.
     void skip(int done, double loss, double norm);
+
+    // Everything a rollback rewinds, as this rank holds it: its parameter shard (storage
+    // bytes), its optimizer state, the counters, the loader position and the spike history.
+    struct Snapshot {
+        int step = 0, applied = 0, bad_steps = 0;
+        uint64_t tokens_seen = 0;
+        LoaderState loader;
+        std::vector<char> params, optimizer;
+        nlohmann::json history;
+    };
+    Snapshot capture(int step);
+    void restore(const Snapshot& s);
+    // Parameters, optimizer state, counters and spike history from a checkpoint (resharded to
+    // this run's layout); the loader position is the caller's.
+    void restore_checkpoint(const CheckpointReader& ck, bool run_state);
+    // Keeps an in-memory snapshot every --snapshot-every steps, dropping those no rollback can need.
+    void maybe_snapshot(int step);
+    // This step's learning rate: the schedule's, times --inject-lr-spike's factor while it lasts.
+    float learning_rate(int step, float& scheduled, bool& injected);
+    // The step's micro-batches: the loader's rows, or junk rows at --inject-junk-batch.
+    void fill_micro(int step, int micro, bool junk);
+    // What the trainer does at a spike (the update not yet applied). Returns the next step to
+    // run: step + 1 when the run goes on, or the rollback target.
+    enum class SpikeOutcome { applied, skipped, rolled_back };
+    SpikeOutcome on_spike(int step, const SpikeVerdict& v, double loss, double local_loss, double norm,
+                          const std::vector<double>& unit_norms, float lr, float scheduled_lr, bool lr_injected, float scale,
+                          bool junk, int& next_step);
+    // The newest state at least --rollback-steps before `done`: an in-memory snapshot (index
+    // into snapshots_) or a checkpoint of this lineage (its step); -1 / "" when there is none.
+    int rollback_target(int done, int& snapshot, std::string& checkpoint_dir);
+    std::vector<RowEvidence> gathered_rows(int step, bool junk);
+    std::string junk_shard_path(int done) const;
+    // Rank 0: the report, and for a junk batch the shard of its rows.
+    void write_spike_report(int done, const nlohmann::json& report, bool junk);
+    std::vector<std::string> checkpoints_before(int step) const;
     void progress(int done, double loss, double norm, float lr, double secs, double mfu);
     float evaluate();
     json gathered_memory();
@@ -197,6 +246,14 @@ private:
     std::string run_id_;     // the lineage (CheckpointMeta::run_id)
     std::string last_good_;  // the newest checkpoint this lineage saved or resumed from
     int saved_step_ = -1;    // the step of the newest checkpoint saved in this process
+    SpikeHistory history_;
+    SpikeRunState spike_run_;
+    std::vector<Snapshot> snapshots_;  // oldest first
+    // The step's micro-batches as this rank trained on them, for a spike's evidence: inputs and
+    // targets [accum][B*T], the loader's sample of each row [accum][B], per-token losses.
+    std::vector<int32_t> step_inputs_, step_targets_;
+    std::vector<uint64_t> step_samples_;
+    std::vector<float> step_token_losses_;
 };
 
 std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o) {
@@ -261,7 +318,8 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
               [this](void* dst, const void* src, size_t n) { ops_.residual_forward(dst, dst, src, n); }),
       param_at_([this](const ShardSpan& s) { return engine_.param_at(s); }),
       grad_at_([this](const ShardSpan& s) { return engine_.grad_at(s); }),
-      loader_(o.train_data, o.batch, o.seq_len, rank_, world_, o.shuffle, o.seed) {
+      loader_(o.train_data, o.batch, o.seq_len, rank_, world_, o.shuffle, o.seed),
+      history_(o.spike.detect, static_cast<int>(model_.layout().units().size()), cfg_.n_layer) {
     model_.set_hooks(profiler_.hooks(&engine_));
     if (ck_ && o.model_flags_given && (cfg_.describe() != config.describe()))
         throw Error("--resume", ck_->dir() + " holds the model " + cfg_.describe() + "; the model flags ask for " +
@@ -312,15 +370,26 @@ void Run::load_initial_state(const std::vector<float>& params) {
         opt_ = std::make_unique<AdamW>(ops_, layout, engine_.shard(), o_.optimizer, param_at_);
         return;
     }
-    engine_.load_params(restore_params(*ck_, layout).data());
+    restore_checkpoint(*ck_, true);
+    start_step_ = ck_->meta().step;
+    loader_.set_state(resume_position());
+}
+
+void Run::restore_checkpoint(const CheckpointReader& ck, bool run_state) {
+    const ParamLayout& layout = model_.layout();
+    engine_.load_params(restore_params(ck, layout).data());
     opt_ = std::make_unique<AdamW>(ops_, layout, engine_.shard(), o_.optimizer, param_at_);
-    restore_optimizer(*opt_, mem_, *ck_, layout);
-    const CheckpointMeta& m = ck_->meta();
-    start_step_ = m.step;
+    restore_optimizer(*opt_, mem_, ck, layout);
+    const CheckpointMeta& m = ck.meta();
     applied_ = m.applied_steps;
     bad_steps_ = m.bad_steps;
     tokens_seen_ = m.tokens_seen;
-    loader_.set_state(resume_position());
+    // A checkpoint from before spike states were saved starts with an empty history.
+    history_ = SpikeHistory(o_.spike.detect, static_cast<int>(layout.units().size()), cfg_.n_layer);
+    if (!ck.has_file("spikes.json")) return;
+    SpikeRunState r;
+    parse_spike_state(ck.read_file("spikes.json"), ck.path_of("spikes.json"), history_, r);
+    if (run_state) spike_run_ = r;
 }
 
 LoaderState Run::resume_position() {
@@ -398,16 +467,31 @@ void Run::write_header() {
 
 // The global gradient norm: each rank sums the squares of the gradients it holds; stages 1-3
 // hold disjoint shards, so those partial sums are added over the ranks.
-double Run::global_grad_norm() {
+double Run::global_grad_norm(std::vector<double>& unit_norms) {
+    const size_t U = model_.layout().units().size();
+    std::vector<double> sq(U, 0.0);
+    for (const ShardSpan& s : engine_.shard()) sq[static_cast<size_t>(s.unit)] += ops_.sum_squares(engine_.grad_at(s), s.count);
+    if (engine_.norm_is_partial()) {
+        // Added in rank order on every rank, so every rank holds the same bits.
+        const std::vector<double> all = comm_.all_gather_host(sq);
+        for (size_t u = 0; u < U; u++) {
+            sq[u] = 0;
+            for (int r = 0; r < world_; r++) sq[u] += all[static_cast<size_t>(r) * U + u];
+        }
+    }
+    unit_norms.resize(U);
     double sumsq = 0;
-    for (const ShardSpan& s : engine_.shard()) sumsq += ops_.sum_squares(engine_.grad_at(s), s.count);
-    if (engine_.norm_is_partial()) sumsq = comm_.all_reduce_sum_host(sumsq);
+    for (size_t u = 0; u < U; u++) {
+        sumsq += sq[u];
+        unit_norms[u] = std::sqrt(sq[u]);
+    }
     return std::sqrt(sumsq);
 }
 
 void Run::skip(int done, double loss, double norm) {
     bad_steps_++;
-    log_->event("skip", done, {{"loss", std::isfinite(loss) ? json(loss) : json(nullptr)},
+    log_->event("skip", done, {{"reason", "non_finite"},
+                               {"loss", std::isfinite(loss) ? json(loss) : json(nullptr)},
                                {"grad_norm", std::isfinite(norm) ? json(norm) : json(nullptr)},
                                {"consecutive", bad_steps_}});
     if (root_)
@@ -505,6 +589,8 @@ std::string Run::save(int step) {
     if (root_) {
         w->add_file("params.bin", params.data(), params.size());
         if (!tokenizer_bytes_.empty()) w->add_file("tokenizer.bin", tokenizer_bytes_.data(), tokenizer_bytes_.size());
+        const std::string spikes = spike_state_text(history_, spike_run_);
+        w->add_file("spikes.json", spikes.data(), spikes.size());
         CheckpointMeta meta;
         meta.run_id = run_id_;
         meta.step = step;
@@ -536,6 +622,7 @@ std::string Run::save(int step) {
 void Run::end_step(int done, TrainResult& result) {
     if (o_.checkpoint_every > 0 && done % o_.checkpoint_every == 0 && done != last_step_) result.last_checkpoint = save(done);
     result.steps_done = done;
+    maybe_snapshot(done);
 }
 
 bool Run::params_finite() {
@@ -557,44 +644,395 @@ void Run::interrupted(int step) {
                                 " written. To continue, run the same command with --resume latest");
 }
 
+float Run::learning_rate(int step, float& scheduled, bool& injected) {
+    scheduled = sched_.lr_at(step);
+    const LrInjection& inj = o_.spike.inject_lr;
+    if (inj.step == step + 1 && !spike_run_.lr_fired) {
+        spike_run_.lr_fired = true;
+        spike_run_.lr_left = inj.steps;
+        log_->event("inject", step + 1, {{"fault", "lr_spike"}, {"factor", inj.factor}, {"steps", inj.steps}});
+    }
+    injected = spike_run_.lr_left > 0;
+    if (!injected) return scheduled;
+    spike_run_.lr_left--;
+    return static_cast<float>(scheduled * inj.factor);
+}
+
+void Run::fill_micro(int step, int micro, bool junk) {
+    const int B = o_.batch, T = o_.seq_len;
+    const size_t at = static_cast<size_t>(micro) * B * T;
+    int32_t* in = step_inputs_.data() + at;
+    int32_t* tg = step_targets_.data() + at;
+    loader_.next(in, tg);
+    const std::vector<uint64_t>& samples = loader_.last_samples();
+    std::copy(samples.begin(), samples.end(), step_samples_.begin() + static_cast<long>(micro) * B);
+    if (!junk) return;
+    std::vector<int32_t> row(static_cast<size_t>(T) + 1);
+    for (int b = 0; b < B; b++) {
+        const uint64_t global_row = (static_cast<uint64_t>(micro) * world_ + rank_) * B + b;
+        junk_row(o_.seed, step + 1, global_row, cfg_.vocab_size, row.data(), row.size());
+        std::copy(row.begin(), row.end() - 1, in + static_cast<size_t>(b) * T);
+        std::copy(row.begin() + 1, row.end(), tg + static_cast<size_t>(b) * T);
+    }
+}
+
+Run::Snapshot Run::capture(int step) {
+    Snapshot s;
+    s.step = step;
+    s.applied = applied_;
+    s.bad_steps = bad_steps_;
+    s.tokens_seen = tokens_seen_;
+    s.loader = loader_.state();
+    const size_t es = dtype_size(o_.dtype);
+    size_t elems = 0;
+    for (const ShardSpan& sp : engine_.shard()) elems += sp.count;
+    s.params.resize(elems * es);
+    for (const ShardSpan& sp : engine_.shard()) mem_.copy_to_host(s.params.data() + sp.local * es, engine_.param_at(sp), sp.count * es);
+    s.optimizer = pack_optimizer(*opt_, mem_);
+    s.history = history_.to_json();
+    return s;
+}
+
+void Run::restore(const Snapshot& s) {
+    const size_t es = dtype_size(o_.dtype);
+    for (const ShardSpan& sp : engine_.shard()) mem_.copy_to_device(engine_.param_at(sp), s.params.data() + sp.local * es, sp.count * es);
+    restore_packed_optimizer(*opt_, mem_, s.optimizer);
+    applied_ = s.applied;
+    bad_steps_ = s.bad_steps;
+    tokens_seen_ = s.tokens_seen;
+    history_.from_json(s.history, "snapshot");
+    engine_.after_optimizer();  // stages 1-2: every rank's restored slice to everyone; 3: fresh gathers
+}
+
+void Run::maybe_snapshot(int step) {
+    const int every = o_.spike.snapshot_every;
+    if (o_.spike.action != SpikeAction::rollback || every <= 0 || step % every != 0) return;
+    snapshots_.push_back(capture(step));
+    // The next spike is at step + 1 or later and needs the newest snapshot at or before
+    // (spike - --rollback-steps): older ones than that one can go.
+    const int horizon = step + 1 - o_.spike.rollback_steps;
+    size_t keep_from = 0;
+    for (size_t i = 0; i < snapshots_.size(); i++)
+        if (snapshots_[i].step <= horizon) keep_from = i;
+    snapshots_.erase(snapshots_.begin(), snapshots_.begin() + static_cast<long>(keep_from));
+}
+
+int Run::rollback_target(int done, int& snapshot, std::string& checkpoint_dir) {
+    const int limit = done - o_.spike.rollback_steps;
+    snapshot = -1;
+    checkpoint_dir.clear();
+    int best = -1;
+    for (size_t i = 0; i < snapshots_.size(); i++)
+        if (snapshots_[i].step <= limit && snapshots_[i].step > best) {
+            best = snapshots_[i].step;
+            snapshot = static_cast<int>(i);
+        }
+    // Rank 0 picks the checkpoint; every rank learns its step.
+    int ck_step = -1;
+    if (root_)
+        for (const CheckpointEntry& e : list_checkpoints(ckpt_root_))
+            if (e.complete && e.run_id == run_id_ && e.step <= limit) ck_step = std::max(ck_step, e.step);
+    ck_step = static_cast<int>(comm_.all_reduce_sum_host(root_ ? ck_step + 1 : 0)) - 1;
+    if (ck_step <= best) return best;
+    snapshot = -1;
+    for (const CheckpointEntry& e : list_checkpoints(ckpt_root_))
+        if (e.complete && e.step == ck_step) checkpoint_dir = e.dir;
+    if (checkpoint_dir.empty()) throw Error(ckpt_root_, "the checkpoint of step " + std::to_string(ck_step) + " to roll back to vanished");
+    return ck_step;
+}
+
+// The newest complete checkpoint of this lineage at or before `step`, and the one before it.
+std::vector<std::string> Run::checkpoints_before(int step) const {
+    std::vector<std::string> found;
+    const std::vector<CheckpointEntry> all = list_checkpoints(ckpt_root_);
+    for (auto it = all.rbegin(); it != all.rend() && found.size() < 2; ++it)
+        if (it->complete && it->run_id == run_id_ && it->step <= step) found.push_back(it->dir);
+    return found;
+}
+
+std::vector<RowEvidence> Run::gathered_rows(int step, bool junk) {
+    const int B = o_.batch, T = o_.seq_len;
+    std::vector<double> mine;  // per row: sample, mean loss, max token loss
+    for (int k = 0; k < accum_; k++)
+        for (int b = 0; b < B; b++) {
+            const float* tl = step_token_losses_.data() + (static_cast<size_t>(k) * B + b) * T;
+            double sum = 0, worst = 0;
+            for (int t = 0; t < T; t++) {
+                sum += tl[t];
+                worst = std::max(worst, static_cast<double>(tl[t]));
+            }
+            mine.insert(mine.end(), {static_cast<double>(step_samples_[static_cast<size_t>(k) * B + b]), sum / T, worst});
+        }
+    const std::vector<double> all = comm_.all_gather_host(mine);
+    std::vector<RowEvidence> rows;
+    const std::string junk_path = junk ? junk_shard_path(step + 1) : "";
+    for (int r = 0; r < world_; r++)
+        for (int k = 0; k < accum_; k++)
+            for (int b = 0; b < B; b++) {
+                const double* q = &all[((static_cast<size_t>(r) * accum_ + k) * B + b) * 3];
+                const RowSource src = loader_.source_of(static_cast<uint64_t>(q[0]));
+                RowEvidence e;
+                e.rank = r;
+                e.micro = k;
+                e.row = b;
+                e.shard = src.shard;
+                e.offset = src.offset;
+                e.loss = q[1];
+                e.max_token_loss = q[2];
+                if (junk) {
+                    // The junk shard holds the rows in global order, T + 1 tokens each.
+                    e.replaced = {{"shard", src.shard}, {"offset", src.offset}};
+                    e.shard = junk_path;
+                    e.offset = ((static_cast<uint64_t>(k) * world_ + r) * B + b) * (static_cast<uint64_t>(T) + 1);
+                }
+                rows.push_back(e);
+            }
+    return rows;
+}
+
+std::string Run::junk_shard_path(int done) const {
+    std::string p = spike_report_path(o_.out_dir, done);
+    return p.substr(0, p.size() - 5) + "-junk.bin";
+}
+
+void Run::write_spike_report(int done, const json& report, bool junk) {
+    std::error_code ec;
+    std::filesystem::create_directories(o_.out_dir + "/spikes", ec);
+    if (ec) throw Error(o_.out_dir + "/spikes", "cannot create the spike-report directory: " + ec.message());
+    if (junk) {
+        const int T = o_.seq_len;
+        const uint64_t rows = static_cast<uint64_t>(accum_) * world_ * o_.batch;
+        std::vector<int32_t> row(static_cast<size_t>(T) + 1);
+        std::vector<uint32_t> tokens;
+        for (uint64_t i = 0; i < rows; i++) {
+            junk_row(o_.seed, done, i, cfg_.vocab_size, row.data(), row.size());
+            tokens.insert(tokens.end(), row.begin(), row.end());
+        }
+        write_shard(junk_shard_path(done), tokens, static_cast<size_t>(cfg_.vocab_size));
+    }
+    write_file_atomically(spike_report_path(o_.out_dir, done), report.dump(2) + "\n");
+}
+
+Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, double local_loss, double norm,
+                                const std::vector<double>& unit_norms, float lr, float scheduled_lr, bool lr_injected,
+                                float scale, bool junk, int& next_step) {
+    const int done = step + 1, B = o_.batch, T = o_.seq_len;
+    const size_t micro_tokens = static_cast<size_t>(B) * T;
+    // The determinism re-check: the same batches through the same weights (the gradients stay).
+    double again_local = 0;
+    for (int k = 0; k < accum_; k++)
+        again_local += model_.forward(step_inputs_.data() + k * micro_tokens, step_targets_.data() + k * micro_tokens, B, T);
+    const double again = comm_.all_reduce_sum_host(again_local / accum_) / world_;
+    const bool same = comm_.all_reduce_sum_host(again_local == local_loss ? 0.0 : 1.0) == 0 && again == loss;
+
+    // The update this step would make, measured by making it; skip and rollback undo it.
+    Snapshot pre = capture(step);
+    auto shard_weights = [&] {
+        std::vector<float> w(opt_->size());
+        if (opt_->has_master()) {
+            mem_.copy_to_host(w.data(), opt_->master().get(), w.size() * 4);
+            return w;
+        }
+        for (const ShardSpan& sp : engine_.shard()) {
+            const std::vector<float> f = download_f32(mem_, engine_.param_at(sp), o_.dtype, sp.count);
+            std::copy(f.begin(), f.end(), w.begin() + static_cast<long>(sp.local));
+        }
+        return w;
+    };
+    const std::vector<float> before = shard_weights();
+    opt_->step(param_at_, grad_at_, lr, scale, applied_ + 1);
+    const std::vector<double> partials =
+        unit_update_partials(model_.layout(), engine_.shard(), unpack_optimizer(pre.optimizer, "snapshot").v, before, shard_weights());
+    const std::vector<double> gathered = comm_.all_gather_host(partials);
+    const std::vector<RowEvidence> rows = gathered_rows(step, junk);
+
+    SpikeAction action = o_.spike.action;
+    json rollback_info;
+    int snapshot = -1, target = -1;
+    std::string ck_dir;
+    const bool out_of_rollbacks = action == SpikeAction::rollback && spike_run_.rollbacks >= o_.spike.max_rollbacks;
+    if (action == SpikeAction::rollback && !out_of_rollbacks) {
+        target = rollback_target(done, snapshot, ck_dir);
+        if (target >= 0) {
+            rollback_info = {{"to", target},
+                             {"source", snapshot >= 0 ? "memory" : ck_dir},
+                             {"batches_skipped", done - target + o_.spike.rollback_skip_batches}};
+        } else {
+            action = SpikeAction::skip;
+            rollback_info = {{"done", false},
+                             {"reason", "no state " + std::to_string(o_.spike.rollback_steps) +
+                                            " steps before the spike to roll back to; the update was skipped"}};
+        }
+    } else if (out_of_rollbacks) {
+        rollback_info = {{"done", false}, {"reason", "--max-rollbacks " + std::to_string(o_.spike.max_rollbacks) + " reached"}};
+    }
+
+    const std::string report_path = spike_report_path(o_.out_dir, done);
+    if (root_) {
+        // A rerun after a rollback replaces the checkpoints newer than its target: the report
+        // names ones that stay.
+        const std::vector<std::string> cks = checkpoints_before(target >= 0 ? target : step);
+        LrFacts f;
+        f.lr = lr;
+        f.scheduled_lr = scheduled_lr;
+        f.base_lr = o_.schedule.lr;
+        f.schedule = schedule_name(o_.schedule.kind);
+        f.warmup = o_.schedule.warmup;
+        f.step = done;
+        f.steps = o_.steps;
+        f.injected = lr_injected || history_.last_injected;
+        json report{{"step", done},
+                    {"action", spike_action_name(action)},
+                    {"run", {{"out", o_.out_dir},
+                             {"train_data", o_.train_data},
+                             {"seq_len", T},
+                             {"batch", B},
+                             {"world", world_},
+                             {"accum", accum_},
+                             {"seed", o_.seed},
+                             {"shuffle", o_.shuffle},
+                             {"dtype", dtype_name(o_.dtype)},
+                             {"log", o_.log},
+                             {"checkpoint_before", cks.size() > 0 ? json(cks[0]) : json(nullptr)},
+                             {"checkpoint_earlier", cks.size() > 1 ? json(cks[1]) : json(nullptr)}}},
+                    {"trigger", trigger_json(v, o_.spike.detect)},
+                    {"learning_rate", learning_rate_json(f, history_)},
+                    {"attention_logits", attention_json({}, history_)},
+                    {"units", units_json(model_.layout(), unit_norms, history_, gathered, world_)},
+                    {"batch", batch_json(T, rows, loss, history_, junk)},
+                    {"determinism", {{"loss", loss}, {"loss_again", again}, {"bitwise_equal", same}}}};
+        if (!rollback_info.is_null()) report["rollback"] = rollback_info;
+        write_spike_report(done, report, junk);
+    }
+    json ev = trigger_json(v, o_.spike.detect);
+    ev["action"] = spike_action_name(action);
+    ev["report"] = report_path;
+    log_->event("spike", done, ev);
+    if (root_) {
+        char line[200];
+        std::snprintf(line, sizeof line, "step %d: loss spike (loss %.4f, z %.1f; grad norm %.3g, z %.1f): %s; report %s", done,
+                      loss, v.loss.z, norm, v.grad.z, out_of_rollbacks ? "stopping" : spike_action_name(action),
+                      report_path.c_str());
+        log_warn(line);
+    }
+    if (out_of_rollbacks) {
+        log_->event("stop", done, {{"reason", "max_rollbacks"}, {"last_checkpoint", last_good_}});
+        throw Error("training", "step " + std::to_string(done) + ": another loss spike after " + std::to_string(spike_run_.rollbacks) +
+                                    " rollbacks (--max-rollbacks " + std::to_string(o_.spike.max_rollbacks) +
+                                    "); stopped. See " + report_path + "; the last good checkpoint is " +
+                                    (last_good_.empty() ? std::string("(none written)") : last_good_));
+    }
+    switch (action) {
+        case SpikeAction::warn:
+            ++applied_;
+            history_.applied(lr, scheduled_lr, lr_injected);
+            return SpikeOutcome::applied;
+        case SpikeAction::skip:
+            restore(pre);
+            log_->event("skip", done, {{"reason", "spike"}, {"loss", loss}, {"grad_norm", norm}, {"fired_on", v.fired_on()}});
+            return SpikeOutcome::skipped;
+        case SpikeAction::rollback:
+            break;
+    }
+    const LoaderState past = loader_.state();
+    if (snapshot >= 0) restore(snapshots_[static_cast<size_t>(snapshot)]);
+    else restore_checkpoint(CheckpointReader(ck_dir), false);
+    // Snapshots of the abandoned steps go; the loader skips the batches around the spike.
+    while (!snapshots_.empty() && snapshots_.back().step > target) snapshots_.pop_back();
+    loader_.set_state(past);
+    loader_.advance(static_cast<uint64_t>(o_.spike.rollback_skip_batches) * accum_);
+    spike_run_.rollbacks++;
+    spike_run_.lr_left = 0;
+    const int skipped = done - target + o_.spike.rollback_skip_batches;
+    log_->event("rollback", done, {{"from", done},
+                                   {"to", target},
+                                   {"batches_skipped", skipped},
+                                   {"tokens_skipped", static_cast<long long>(skipped) * step_tokens_},
+                                   {"source", snapshot >= 0 ? "memory" : ck_dir},
+                                   {"rollbacks", spike_run_.rollbacks}});
+    if (root_)
+        log_warn("step " + std::to_string(done) + ": rolled back to step " + std::to_string(target) + " (" +
+                 (snapshot >= 0 ? std::string("in-memory snapshot") : ck_dir) + "), skipping " + std::to_string(skipped) +
+                 " batches");
+    next_step = target;
+    return SpikeOutcome::rolled_back;
+}
+
 TrainResult Run::go() {
     write_header();
     const int B = o_.batch, T = o_.seq_len;
     TrainResult result;
-    SpikeDetector spikes;
-    std::vector<int32_t> inputs(size_t(B) * T), targets(size_t(B) * T);
+    const size_t micro_tokens = static_cast<size_t>(B) * T;
+    step_inputs_.assign(micro_tokens * accum_, 0);
+    step_targets_.assign(micro_tokens * accum_, 0);
+    step_samples_.assign(static_cast<size_t>(B) * accum_, 0);
+    step_token_losses_.assign(micro_tokens * accum_, 0.0f);
+    std::vector<double> unit_norms;
     run_start_ = std::chrono::steady_clock::now();
-    for (int step = start_step_; step < last_step_; step++) {
+    maybe_snapshot(start_step_);
+    for (int step = start_step_; step < last_step_;) {
         if (step > start_step_ && stop_requested()) interrupted(step);
         const auto t0 = std::chrono::steady_clock::now();
         profiler_.begin_step(step);
         const size_t sent0 = comm_.bytes_sent_total();
         const std::vector<size_t> sent_by_collective = comm_counters();
+        const int done = step + 1;
+        const bool junk = o_.spike.inject_junk_step == done && !spike_run_.junk_fired;
+        if (junk) {
+            spike_run_.junk_fired = true;
+            log_->event("inject", done, {{"fault", "junk_batch"}});
+        }
+        float scheduled_lr = 0;
+        bool lr_injected = false;
+        const float lr = learning_rate(step, scheduled_lr, lr_injected);
         engine_.begin_step();
         model_.zero_grad();
         double local_loss = 0;
         for (int micro = 0; micro < accum_; micro++) {
             engine_.set_last_micro(micro == accum_ - 1);
             // A profiler region lasts to the end of its statement.
-            profiler_.region(ProfileRegion::data), loader_.next(inputs.data(), targets.data());
-            local_loss += model_.forward(inputs.data(), targets.data(), B, T, true, 1.0f / static_cast<float>(accum_ * world_));
+            profiler_.region(ProfileRegion::data), fill_micro(step, micro, junk);
+            const size_t at = static_cast<size_t>(micro) * micro_tokens;
+            local_loss += model_.forward(step_inputs_.data() + at, step_targets_.data() + at, B, T, true,
+                                         1.0f / static_cast<float>(accum_ * world_));
+            const std::vector<float>& tl = model_.token_losses();
+            std::copy(tl.begin(), tl.end(), step_token_losses_.begin() + static_cast<long>(at));
             model_.backward();
         }
-        if (o_.test_gradient_hook) o_.test_gradient_hook(step + 1, engine_.grad_at(engine_.shard()[0]), engine_.shard()[0].count);
+        if (o_.test_gradient_hook) o_.test_gradient_hook(done, engine_.grad_at(engine_.shard()[0]), engine_.shard()[0].count);
         const double loss = comm_.all_reduce_sum_host(local_loss / accum_) / world_;
-        const double norm = global_grad_norm();
+        const double norm = global_grad_norm(unit_norms);
         tokens_seen_ += static_cast<uint64_t>(step_tokens_);
-        const int done = step + 1;
         if (!std::isfinite(loss) || !std::isfinite(norm)) {
             skip(done, loss, norm);
             end_step(done, result);
+            step = done;
             continue;
         }
         bad_steps_ = 0;
-        if (spikes.update(loss)) log_->event("spike", done, {{"loss", loss}, {"ema", spikes.mean()}, {"ema_std", spikes.stddev()}});
         const float scale = (o_.grad_clip > 0 && norm > o_.grad_clip) ? static_cast<float>(o_.grad_clip / norm) : 1.0f;
-        const float lr = sched_.lr_at(step);
-        profiler_.region(ProfileRegion::optimizer), opt_->step(param_at_, grad_at_, lr, scale, ++applied_);
+        const SpikeVerdict verdict = history_.detector.check(loss, norm);
+        // The loss and norm are the same reduced values everywhere; the vote makes sure.
+        const bool spiked = comm_.all_reduce_sum_host(verdict.fired() ? 1.0 : 0.0) > 0;
+        if (spiked) {
+            int next = done;
+            const SpikeOutcome out = on_spike(step, verdict, loss, local_loss, norm, unit_norms, lr, scheduled_lr, lr_injected,
+                                              scale, junk, next);
+            if (out == SpikeOutcome::rolled_back) {
+                result.rollbacks++;
+                step = next;
+                continue;
+            }
+            if (out == SpikeOutcome::skipped) {
+                end_step(done, result);
+                step = done;
+                continue;
+            }
+        } else {
+            history_.accept(loss, norm, unit_norms, {});
+            profiler_.region(ProfileRegion::optimizer), opt_->step(param_at_, grad_at_, lr, scale, ++applied_);
+            history_.applied(lr, scheduled_lr, lr_injected);
+        }
         if (!params_finite()) {
             log_->event("stop", done, {{"reason", "non_finite_parameters"}, {"last_checkpoint", last_good_}});
             char lr_text[32];
@@ -644,6 +1082,7 @@ TrainResult Run::go() {
         log_->write(rec);
         progress(done, loss, norm, lr, secs, mfu);
         end_step(done, result);
+        step = done;
     }
     if (tty_) std::fprintf(stderr, "\n");
     if (result.steps_done > 0) result.last_checkpoint = save(result.steps_done);

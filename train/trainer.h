@@ -1,8 +1,9 @@
 // The training loop. For each step: world-many micro-batches of B x T per process until the
 // global batch (--total-batch-tokens) is reached, each forward/backward accumulating into the
-// gradients; then the global gradient norm (clipping), the NaN/Inf guard, the spike detector,
-// AdamW with the scheduled learning rate, the metrics record, periodic validation and
-// checkpoints.
+// gradients; then the global gradient norm (clipping), the NaN/Inf guard, the spike detector
+// and its action (warn, skip the update, or roll back to an earlier state; each spike writes
+// OUT/spikes/step-NNNNNNN.json), AdamW with the scheduled learning rate, the metrics record,
+// periodic validation and checkpoints.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -18,6 +19,7 @@
 #include "dist/comm.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
+#include "train/spike_options.h"
 
 namespace sixnd {
 
@@ -58,6 +60,7 @@ struct TrainOptions {
     int eval_batches = 4;
     std::string eval_task;  // HellaSwag-format JSONL scored at each evaluation (needs tokenizer)
     int max_bad_steps = 5;
+    SpikeOptions spike;  // detection, --on-spike and fault injection
     double peak_tflops = 0;
     int profile = 0;                     // --profile N: per-op profile over N steps
     double price_per_device_hour = 0;    // for the bill; 0: no price
@@ -75,11 +78,12 @@ struct TrainOptions {
 
 struct TrainResult {
     int steps_done = 0;
+    int rollbacks = 0;  // --on-spike rollback: how many this process made
     float last_loss = 0;
     float last_val_loss = -1;
     double last_val_bpb = -1;  // validation bits per byte; -1 without --tokenizer
     std::string last_checkpoint;
-    std::vector<float> losses;  // one per step run in this process
+    std::vector<float> losses;  // one per step run in this process (a rollback's rerun steps again)
 };
 
 // Trains from `params` (in ParamLayout(config) order, default alignment) or from the checkpoint

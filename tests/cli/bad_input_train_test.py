@@ -83,6 +83,34 @@ def run(tmp):
         Case("--lr that is not a number", train("--lr", "abc"), ["--lr"], unchanged=[fresh], env=ENV),
     ]
 
+    # Loss spikes: detection, --on-spike and fault injection.
+    cases += [
+        flag("--spike-window", "1", ["[2,"]), flag("--spike-window", "0", ["[2,"]), flag("--spike-window", "-5", ["[2,"]),
+        flag("--spike-window", "abc", []),
+        flag("--spike-z-loss", "-1", [">= 0"]), flag("--spike-z-loss", "nan", ["finite"]), flag("--spike-z-loss", "inf", ["finite"]),
+        flag("--spike-z-grad", "-0.5", [">= 0"]), flag("--spike-z-grad", "nan", ["finite"]),
+        flag("--on-spike", "panic", ["warn, skip or rollback", "panic"]), flag("--on-spike", "", ["warn, skip or rollback"]),
+        Case("--on-spike rollback with nothing to roll back to", train("--on-spike", "rollback"),
+             ["--on-spike", "--snapshot-every", "--checkpoint-every"], unchanged=[fresh], env=ENV),
+        Case("--rollback-steps 0", train("--on-spike", "rollback", "--snapshot-every", "1", "--rollback-steps", "0"),
+             ["--rollback-steps", "[1,"], unchanged=[fresh], env=ENV),
+        flag("--rollback-steps", "-3", ["[1,"]),
+        flag("--rollback-skip-batches", "-1", ["[0,"]),
+        flag("--snapshot-every", "-1", ["0"]),
+        Case("--snapshot-every without rollback", train("--snapshot-every", "2"), ["--snapshot-every", "--on-spike rollback"],
+             unchanged=[fresh], env=ENV),
+        flag("--max-rollbacks", "0", ["positive"]), flag("--max-rollbacks", "-2", ["positive"]),
+        flag("--inject-lr-spike", "5", ["STEP:FACTOR"]), flag("--inject-lr-spike", "a:b", ["STEP:FACTOR"]),
+        flag("--inject-lr-spike", "1:2:3:4", ["STEP:FACTOR"]), flag("--inject-lr-spike", "", ["STEP:FACTOR"]),
+        flag("--inject-lr-spike", "0:10", ["STEP", "1 or more"]), flag("--inject-lr-spike", "-1:10", ["1 or more"]),
+        flag("--inject-lr-spike", "3:10", ["--steps (2)"]), flag("--inject-lr-spike", "1:0", ["FACTOR", "> 0"]),
+        flag("--inject-lr-spike", "1:-5", ["FACTOR"]), flag("--inject-lr-spike", "1:nan", ["FACTOR", "finite"]),
+        flag("--inject-lr-spike", "1:inf", ["FACTOR", "finite"]), flag("--inject-lr-spike", "1:10:0", ["STEPS"]),
+        flag("--inject-lr-spike", "1:10:9", ["STEPS", "--steps (2)"]), flag("--inject-lr-spike", "1:10:x", ["STEP:FACTOR"]),
+        flag("--inject-junk-batch", "0", ["STEP", "1"]), flag("--inject-junk-batch", "-1", ["STEP"]),
+        flag("--inject-junk-batch", "3", ["--steps (2)"]), flag("--inject-junk-batch", "x", []),
+    ]
+
     # Run directories that cannot be used.
     a_file = os.path.join(tmp, "a_file")
     with open(a_file, "w") as f:

@@ -1,0 +1,266 @@
+// Loss spikes on the CPU: the rolling-window detector (warm-up, outliers kept out, saved state),
+// a planted spike is flagged and a clean run is not, `skip` leaves the state bitwise unchanged,
+// `rollback` recovers where `warn` does not, and a rollback run resumed from a checkpoint
+// reproduces the uninterrupted run bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "data/shard.h"
+#include "model/init.h"
+#include "tests/util/test_util.h"
+#include "train/checkpoint.h"
+#include "train/spike_detector.h"
+#include "train/trainer.h"
+
+using namespace sixnd;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct TmpDir {
+    std::string dir = test::make_temp_dir("sixnd_spike_");
+    ~TmpDir() { fs::remove_all(dir); }
+};
+
+GPTConfig tiny() { return preset_config("tiny"); }
+
+// A short random sequence repeated: learnable, so the loss falls smoothly and a clean run has
+// no reason to spike.
+std::string make_data(const std::string& dir) {
+    const auto motif = test::random_ints(23, 7, 0, tiny().vocab_size);
+    std::vector<uint32_t> u;
+    for (int i = 0; i < 700; i++) u.insert(u.end(), motif.begin(), motif.end());
+    const std::string path = dir + "/train.bin";
+    write_shard(path, u);
+    return path;
+}
+
+TrainOptions options(const std::string& dir, const std::string& data, const std::string& name) {
+    TrainOptions o;
+    o.device = "cpu";
+    o.dtype = DType::f32;
+    o.train_data = data;
+    o.batch = 4;
+    o.seq_len = 16;
+    o.steps = 40;
+    o.schedule.kind = ScheduleKind::constant;
+    o.schedule.lr = 3e-3f;
+    o.schedule.warmup = 2;
+    o.grad_clip = 1.0f;
+    o.out_dir = dir + "/" + name;
+    o.log = dir + "/" + name + ".jsonl";
+    o.keep_last = 0;
+    o.progress = false;
+    o.peak_tflops = 1;
+    o.spike.detect.window = 8;
+    return o;
+}
+
+std::vector<float> init_params() { return gpt2_init(ParamLayout(tiny()), tiny(), 9); }
+
+std::vector<json> events(const std::string& log, const std::string& name) {
+    std::vector<json> out;
+    std::ifstream f(log);
+    for (std::string line; std::getline(f, line);) {
+        json r = json::parse(line);
+        if (r.value("type", "") == "event" && r.value("event", "") == name) out.push_back(r);
+    }
+    return out;
+}
+
+std::vector<int> steps_of(const std::vector<json>& evs) {
+    std::vector<int> s;
+    for (const json& e : evs) s.push_back(e.at("step"));
+    return s;
+}
+
+std::vector<char> file_bytes(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(f), {});
+}
+
+}  // namespace
+
+TEST(SpikeDetector, FiresOnlyOnceTheWindowIsFullAndOnlyUpwards) {
+    SpikeDetector d({8, 6.0, 6.0});
+    for (int i = 0; i < 7; i++) {
+        EXPECT_FALSE(d.check(100.0, 100.0).fired()) << "warm-up: the window is not full";
+        d.accept(1.0 + 0.01 * (i % 2), 1.0);
+    }
+    EXPECT_FALSE(d.check(100.0, 1.0).fired()) << "7 of 8 values";
+    d.accept(1.0, 1.0);
+    const SpikeVerdict up = d.check(100.0, 1.0);
+    EXPECT_TRUE(up.loss.fired);
+    EXPECT_FALSE(up.grad.fired);
+    EXPECT_EQ(up.fired_on(), std::vector<std::string>{"loss"});
+    EXPECT_FALSE(d.check(-100.0, 1.0).fired()) << "a drop is not a spike";
+    EXPECT_TRUE(d.check(1.0, 50.0).grad.fired);
+    EXPECT_FALSE(SpikeDetector({8, 0.0, 6.0}).check(100.0, 1.0).fired()) << "z 0 turns the loss off";
+}
+
+// Two spikes two steps apart are both caught because the first stays out of the window; had it
+// entered, it would have widened the window's spread enough to hide the second.
+TEST(SpikeDetector, OutliersStayOutOfTheStatistics) {
+    SpikeDetector kept_out({16, 6.0, 6.0}), let_in({16, 6.0, 6.0});
+    for (int i = 0; i < 16; i++) {
+        const double v = 3.0 + 0.02 * std::sin(i);
+        kept_out.accept(v, 1.0);
+        let_in.accept(v, 1.0);
+    }
+    ASSERT_TRUE(kept_out.check(6.0, 1.0).fired());
+    let_in.accept(6.0, 1.0);  // what a detector that keeps every value does
+    kept_out.accept(3.01, 1.0);
+    let_in.accept(3.01, 1.0);
+    EXPECT_TRUE(kept_out.check(4.0, 1.0).fired());
+    EXPECT_FALSE(let_in.check(4.0, 1.0).fired());
+}
+
+TEST(SpikeDetector, RestoredStateDecidesBitForBit) {
+    SpikeDetector d({32, 6.0, 6.0});
+    for (int i = 0; i < 50; i++) d.accept(2.0 + 1.0 / (i + 3.0), 0.5 + std::cos(i) / 7);
+    SpikeDetector e({32, 6.0, 6.0});
+    e.from_json(json::parse(d.to_json().dump()), "test");
+    for (double x : {2.0, 2.3, 2.1234567891234, 9.0}) {
+        const SpikeVerdict a = d.check(x, x / 3), b = e.check(x, x / 3);
+        EXPECT_EQ(a.loss.z, b.loss.z);
+        EXPECT_EQ(a.grad.z, b.grad.z);
+        EXPECT_EQ(a.fired(), b.fired());
+    }
+}
+
+// The same run with and without a planted fault: the clean run raises nothing, an LR spike is
+// flagged on the step after it (its update shows in the next loss), a junk batch on its own
+// step, and both of two faults close together are caught.
+TEST(SpikeTraining, PlantedSpikesAreFlaggedACleanRunIsNot) {
+    TmpDir t;
+    const std::string data = make_data(t.dir);
+    TrainOptions clean = options(t.dir, data, "clean");
+    train(clean, tiny(), init_params());
+    EXPECT_TRUE(events(clean.log, "spike").empty()) << "false alarm in a clean run";
+    EXPECT_FALSE(fs::exists(clean.out_dir + "/spikes"));
+
+    TrainOptions lr = options(t.dir, data, "lr");
+    lr.spike.inject_lr = {20, 100.0, 1};
+    train(lr, tiny(), init_params());
+    const std::vector<int> lr_spikes = steps_of(events(lr.log, "spike"));
+    ASSERT_FALSE(lr_spikes.empty());
+    EXPECT_EQ(lr_spikes.front(), 21);
+    EXPECT_TRUE(fs::exists(lr.out_dir + "/spikes/step-0000021.json"));
+
+    TrainOptions two = options(t.dir, data, "two");
+    two.spike.action = SpikeAction::skip;
+    two.spike.inject_junk_step = 20;
+    two.spike.inject_lr = {22, 100.0, 1};
+    train(two, tiny(), init_params());
+    const std::vector<int> both = steps_of(events(two.log, "spike"));
+    ASSERT_GE(both.size(), 2u);
+    EXPECT_EQ(both[0], 20) << "the junk batch";
+    EXPECT_EQ(both[1], 23) << "the LR spike, two steps later";
+}
+
+// --on-spike skip: the spiking step changes neither the parameters nor any byte of the optimizer
+// state (master weights, moments), in FP32 and BF16, and the skip names the spike as its reason.
+TEST(SpikeTraining, SkipLeavesTheStateBitwiseUnchanged) {
+    TmpDir t;
+    const std::string data = make_data(t.dir);
+    for (DType dt : {DType::f32, DType::bf16}) {
+        TrainOptions o = options(t.dir, data, std::string("skip_") + dtype_name(dt));
+        o.dtype = dt;
+        o.steps = 26;
+        o.checkpoint_every = 1;
+        o.spike.action = SpikeAction::skip;
+        o.spike.inject_junk_step = 24;
+        TrainResult r = train(o, tiny(), init_params());
+        EXPECT_EQ(r.losses.size(), 25u) << "one step skipped";
+        const std::vector<json> skips = events(o.log, "skip");
+        ASSERT_EQ(skips.size(), 1u);
+        EXPECT_EQ(skips[0].at("step"), 24);
+        EXPECT_EQ(skips[0].at("reason"), "spike");
+        const std::string root = o.out_dir + "/checkpoints/";
+        for (const char* f : {"params.bin", "optim-rank0.bin"}) {
+            EXPECT_EQ(file_bytes(root + "step-00000023/" + f), file_bytes(root + "step-00000024/" + f)) << f << " " << dtype_name(dt);
+            EXPECT_NE(file_bytes(root + "step-00000024/" + f), file_bytes(root + "step-00000025/" + f)) << f << " " << dtype_name(dt);
+        }
+        EXPECT_EQ(CheckpointReader(root + "step-00000024").meta().applied_steps, 23);
+    }
+}
+
+// An LR spike x300 wrecks the weights. warn carries the damage to the end; rollback (to an
+// in-memory snapshot, or to a checkpoint on disk) ends within ROLLBACK_TOL of the clean run.
+TEST(SpikeTraining, RollbackRecoversWhereWarnDoesNot) {
+    constexpr double ROLLBACK_TOL = 0.10;  // relative, final loss against the clean run
+    TmpDir t;
+    const std::string data = make_data(t.dir);
+    TrainOptions clean = options(t.dir, data, "clean");
+    const float clean_loss = train(clean, tiny(), init_params()).last_loss;
+
+    TrainOptions warn = options(t.dir, data, "warn");
+    warn.spike.inject_lr = {24, 300.0, 1};
+    const float warn_loss = train(warn, tiny(), init_params()).last_loss;
+    std::printf("final loss: clean %.4f, warn %.4f\n", clean_loss, warn_loss);
+    EXPECT_GT(warn_loss, clean_loss * 2) << "warn: the damage stays";
+
+    for (bool memory : {true, false}) {
+        TrainOptions rb = options(t.dir, data, memory ? "rb_memory" : "rb_disk");
+        rb.spike.inject_lr = {24, 300.0, 1};
+        rb.spike.action = SpikeAction::rollback;
+        rb.spike.rollback_steps = 4;
+        rb.spike.rollback_skip_batches = 3;
+        if (memory) rb.spike.snapshot_every = 2;
+        else rb.checkpoint_every = 5;
+        TrainResult r = train(rb, tiny(), init_params());
+        std::printf("final loss: rollback (%s) %.4f\n", memory ? "memory" : "disk", r.last_loss);
+        EXPECT_EQ(r.rollbacks, 1);
+        EXPECT_NEAR(r.last_loss, clean_loss, ROLLBACK_TOL * clean_loss) << (memory ? "memory" : "disk");
+        const std::vector<json> rbs = events(rb.log, "rollback");
+        ASSERT_EQ(rbs.size(), 1u);
+        EXPECT_EQ(rbs[0].at("from"), 25);
+        EXPECT_EQ(rbs[0].at("to"), memory ? 20 : 20);
+        EXPECT_EQ(rbs[0].at("batches_skipped"), 25 - 20 + 3);
+        EXPECT_EQ(steps_of(events(rb.log, "inject")), std::vector<int>{24}) << "the fault fires once";
+    }
+}
+
+// A rollback run stopped (with a checkpoint) after its rollback and resumed, or stopped before
+// the spike and resumed, gives the uninterrupted run's losses bit for bit.
+TEST(SpikeTraining, RollbackAndResumeReproduceTheUninterruptedRun) {
+    TmpDir t;
+    const std::string data = make_data(t.dir);
+    auto rollback_run = [&](const std::string& name) {
+        TrainOptions o = options(t.dir, data, name);
+        o.steps = 36;
+        o.total_batch_tokens = 2 * 4 * 16;  // gradient accumulation too
+        o.spike.inject_lr = {24, 300.0, 1};
+        o.spike.action = SpikeAction::rollback;
+        o.spike.rollback_steps = 4;
+        o.spike.rollback_skip_batches = 2;
+        o.checkpoint_every = 10;
+        o.spike.snapshot_every = 5;
+        return o;
+    };
+    TrainOptions whole = rollback_run("whole");
+    const TrainResult straight = train(whole, tiny(), init_params());
+    ASSERT_EQ(straight.rollbacks, 1);
+    for (int stop : {30, 20}) {
+        TrainOptions o = rollback_run("stop" + std::to_string(stop));
+        TrainOptions first = o;
+        first.stop_at = stop;
+        TrainResult a = train(first, tiny(), init_params());
+        o.resume = "latest";
+        TrainResult b = train(o, tiny(), init_params());
+        std::vector<float> joined = a.losses;
+        joined.insert(joined.end(), b.losses.begin(), b.losses.end());
+        EXPECT_EQ(joined, straight.losses) << "stopped at " << stop;
+        EXPECT_EQ(a.rollbacks + b.rollbacks, 1) << "stopped at " << stop;
+        EXPECT_EQ(file_bytes(straight.last_checkpoint + "/params.bin"), file_bytes(b.last_checkpoint + "/params.bin"));
+    }
+}
