@@ -71,6 +71,13 @@ public:
     // Logits of the last forward (not after a for_backward pass): [B*T, vocab_size] on the host.
     std::vector<float> get_logits() const;
 
+    // With tracking on, each forward keeps every attention row's largest pre-softmax logit
+    // (B*NH*T floats a layer); attention_max_logits() then gives the largest per layer of the
+    // last forward — the logit-growth evidence of a loss spike. Off by default: it costs a
+    // download per layer when read.
+    void set_track_attention_max(bool on);
+    std::vector<float> attention_max_logits() const;
+
 private:
     struct Activations;
     void ensure_activations(int B, int T);
@@ -92,6 +99,7 @@ private:
     std::unique_ptr<Activations> act_;
     int B_ = 0, T_ = 0;
     bool backward_ready_ = false;
+    bool track_attention_max_ = false;
 };
 
 }  // namespace sixnd
