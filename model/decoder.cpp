@@ -48,7 +48,7 @@ std::vector<float> Decoder::step(int token) {
         char* row = static_cast<char*>(cache_[l]) + size_t(pos_) * 3 * C * es;
         ops.layernorm_forward(ln_, mean_, rstd_, x_, W(kLn1W), W(kLn1B), 1, C);
         ops.matmul_forward(row, nullptr, ln_, W(kQkvW), W(kQkvB), 1, C, 3 * C);
-        ops.attention_decode(atty_, cache_[l], 1, S_, pos_, C, c.n_head);
+        ops.attention_decode(atty_, cache_[l], 1, S_, pos_, C, c.n_head, c.n_head);
         ops.matmul_forward(proj_, nullptr, atty_, W(kAttProjW), W(kAttProjB), 1, C, C);
         ops.residual_layernorm_forward(res2_, ln_, mean_, rstd_, x_, proj_, W(kLn2W), W(kLn2B), 1, C);
         ops.matmul_forward(fch_gelu_, fch_, ln_, W(kFcW), W(kFcB), 1, C, 4 * C);

@@ -1,5 +1,6 @@
 #include "model/gpt.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -24,6 +25,7 @@ struct GPT::Activations {
         float* ln2_rstd;
         void* fch;       // pre-GELU
         void* fch_gelu;  // post-GELU
+        float* att_row_max;  // [B,NH,T] when tracking, else null
     };
     std::vector<DeviceBuffer> owned;
     int32_t* inputs = nullptr;
@@ -129,6 +131,7 @@ void GPT::ensure_activations(int B, int T) {
         y.ln2_rstd = F(N);
         y.fch = X(N * 4 * C);
         y.fch_gelu = shared.fch_gelu ? shared.fch_gelu : X(N * 4 * C);
+        y.att_row_max = nullptr;
         return y;
     };
     Activations::Layer shared{};
@@ -142,6 +145,8 @@ void GPT::ensure_activations(int B, int T) {
         }
         for (size_t l = 0; l < L; l++) a->layers.push_back(make_layer(shared));
     }
+    if (track_attention_max_)
+        for (auto& y : a->layers) y.att_row_max = F(N * cfg_.n_head);
     a->proj = X(N * C);
     a->lnf = X(N * C);
     a->lnf_mean = F(N);
@@ -164,7 +169,8 @@ void GPT::block_forward(int l, bool keep_output) {
     auto W = [&](BlockTensor t) { return param(layout_.block_tensor(l, t)); };
     ops_.layernorm_forward(y.ln1, y.ln1_mean, y.ln1_rstd, a.x[l], W(kLn1W), W(kLn1B), N, C);
     ops_.matmul_forward(y.qkv, nullptr, y.ln1, W(kQkvW), W(kQkvB), N, C, 3 * C);
-    ops_.attention_forward(opt_.attention, y.atty, y.att_stats, y.qkv, B_, T_, C, cfg_.n_head);
+    ops_.attention_forward(opt_.attention, y.atty, y.att_stats, y.att_row_max, y.qkv, B_, T_, C, cfg_.n_head,
+                           cfg_.n_head);
     ops_.matmul_forward(a.proj, nullptr, y.atty, W(kAttProjW), W(kAttProjB), N, C, C);
     ops_.residual_layernorm_forward(y.res2, y.ln2, y.ln2_mean, y.ln2_rstd, a.x[l], a.proj, W(kLn2W), W(kLn2B), N, C);
     ops_.matmul_forward(y.fch_gelu, y.fch, y.ln2, W(kFcW), W(kFcB), N, C, 4 * C);
@@ -192,7 +198,8 @@ void GPT::block_backward(int l) {
     ops_.matmul_backward(a.dbuf, G(kFcW), G(kFcB), a.dfch, y.ln2, W(kFcW), N, C, 4 * C);
     ops_.layernorm_backward(a.dres, G(kLn2W), G(kLn2B), a.dbuf, y.res2, W(kLn2W), y.ln2_mean, y.ln2_rstd, N, C);
     ops_.matmul_backward(a.dbuf, G(kAttProjW), G(kAttProjB), a.dres, y.atty, W(kAttProjW), N, C, C);
-    ops_.attention_backward(opt_.attention, a.dqkv, a.dbuf, y.qkv, y.atty, y.att_stats, B_, T_, C, cfg_.n_head);
+    ops_.attention_backward(opt_.attention, a.dqkv, a.dbuf, y.qkv, y.atty, y.att_stats, B_, T_, C, cfg_.n_head,
+                            cfg_.n_head);
     ops_.matmul_backward(a.dbuf, G(kQkvW), G(kQkvB), a.dqkv, y.ln1, W(kQkvW), N, C, 3 * C);
     ops_.layernorm_backward(a.dres, G(kLn1W), G(kLn1B), a.dbuf, a.x[l], W(kLn1W), y.ln1_mean, y.ln1_rstd, N, C);
 }
@@ -256,6 +263,24 @@ void GPT::backward() {
     }
     ops_.encoder_backward(grad(layout_.wte()), grad(layout_.wpe()), a.dres, a.inputs, B_, T_, C);
     hooks_->after_backward(0);
+}
+
+void GPT::set_track_attention_max(bool on) {
+    if (on == track_attention_max_) return;
+    track_attention_max_ = on;
+    act_.reset();  // the row-max buffers come and go with the activations
+}
+
+std::vector<float> GPT::attention_max_logits() const {
+    if (!track_attention_max_) throw Error("attention logits", "tracking is off (set_track_attention_max)");
+    if (!act_) throw Error("attention logits", "no forward pass has run");
+    const size_t n = static_cast<size_t>(B_) * cfg_.n_head * T_;
+    std::vector<float> out, rows(n);
+    for (const auto& y : act_->layers) {
+        mem_.copy_to_host(rows.data(), y.att_row_max, n * 4);
+        out.push_back(*std::max_element(rows.begin(), rows.end()));
+    }
+    return out;
 }
 
 std::vector<float> GPT::get_logits() const {

@@ -73,6 +73,13 @@ public:
     // Per-position cross-entropy of the last forward with targets: [B*T] on the host.
     const std::vector<float>& token_losses() const { return token_losses_; }
 
+    // With tracking on, each forward keeps every attention row's largest pre-softmax logit
+    // (B*NH*T floats a layer); attention_max_logits() then gives the largest per layer of the
+    // last forward — the logit-growth evidence of a loss spike. Off by default: it costs a
+    // download per layer when read.
+    void set_track_attention_max(bool on);
+    std::vector<float> attention_max_logits() const;
+
 private:
     struct Activations;
     void ensure_activations(int B, int T);
@@ -95,6 +102,7 @@ private:
     int B_ = 0, T_ = 0;
     bool backward_ready_ = false;
     std::vector<float> token_losses_;
+    bool track_attention_max_ = false;
 };
 
 }  // namespace sixnd

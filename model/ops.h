@@ -50,7 +50,8 @@ public:
     virtual void encoder_backward(void* dwte, void* dwpe, const void* dout, const int32_t* inp, int B, int T,
                                   int C) = 0;
 
-    // out[N,C] = (inp - mean) * rstd * weight + bias, eps 1e-5; mean[N], rstd[N] = saved stats
+    // out[N,C] = (inp - mean) * rstd * weight + bias, eps 1e-5; mean[N], rstd[N] = saved stats.
+    // bias may be null (--bias off): no bias is added, and layernorm_backward's dbias is null.
     virtual void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
                                    const void* bias, int N, int C) = 0;
     // residual[N,C] = inp1 + inp2, then out = layernorm(residual) as above
@@ -77,25 +78,56 @@ public:
     // out[n] = a[n] + b[n]
     virtual void residual_forward(void* out, const void* a, const void* b, size_t n) = 0;
 
-    // Causal multi-head self-attention.
-    // qkv[B,T,3C]: q = [..., 0:C], k = [..., C:2C], v = [..., 2C:3C]; head h uses channels h*hs..(h+1)*hs.
+    // Causal multi-head self-attention with NKV key/value heads shared by NH query heads
+    // (grouped-query attention; NKV == NH is multi-head, NKV == 1 multi-query; NH % NKV == 0).
+    // hs = C/NH. qkv[B,T,C + 2*NKV*hs]: q = [..., 0:C] (NH heads), k = [..., C:C+NKV*hs],
+    // v = [..., C+NKV*hs:C+2*NKV*hs]; query head h reads kv head h / (NH/NKV).
     // out[B,T,C] = softmax(q k^T / sqrt(hs), causal) v, heads concatenated.
     // stats: naive -> probabilities [B,NH,T,T] float; flash -> log-sum-exp [B,NH,T] float
     // (the size is attention_stats_floats). Flash never materialises T x T.
+    // row_max, when non-null, [B,NH,T] float: each query row's largest pre-softmax logit
+    // q.k/sqrt(hs) over the keys it sees (the attention-logit-growth diagnostic).
     static size_t attention_stats_floats(AttentionKind kind, int B, int T, int NH) {
         return kind == AttentionKind::naive ? static_cast<size_t>(B) * NH * T * T : static_cast<size_t>(B) * NH * T;
     }
-    virtual void attention_forward(AttentionKind kind, void* out, float* stats, const void* qkv, int B, int T,
-                                   int C, int NH) = 0;
-    // dqkv[B,T,3C] = dL/dqkv (overwritten) given dout[B,T,C] and the forward's qkv, out and stats.
+    static size_t qkv_width(int C, int NH, int NKV) { return static_cast<size_t>(C) + 2 * static_cast<size_t>(NKV) * (C / NH); }
+    virtual void attention_forward(AttentionKind kind, void* out, float* stats, float* row_max, const void* qkv,
+                                   int B, int T, int C, int NH, int NKV) = 0;
+    // dqkv[B,T,qkv_width] = dL/dqkv (overwritten) given dout[B,T,C] and the forward's qkv, out and stats.
     virtual void attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv,
-                                    const void* out, const float* stats, int B, int T, int C, int NH) = 0;
+                                    const void* out, const float* stats, int B, int T, int C, int NH, int NKV) = 0;
 
-    // One decoding step with a KV cache. qkv[B, S, 3C] holds the q, k, v rows of positions
+    // One decoding step with a KV cache. qkv[B, S, qkv_width] holds the q, k, v rows of positions
     // 0..t of each sequence (S is the cache length, t < S); out[B, C] = causal attention of the
     // query at row t over the keys and values of rows 0..t. Only decoding uses it, so it has
     // no backward.
-    virtual void attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH) = 0;
+    virtual void attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH, int NKV) = 0;
+
+    // --- the architecture knobs (GPT-2 uses none of them) ---
+    // RMSNorm: out[N,C] = inp * rstd * weight, rstd[N] = 1/sqrt(mean(inp^2) + 1e-5); weight may
+    // be null (scale 1).
+    virtual void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C) = 0;
+    // dinp[N,C] += dL/dinp;  dweight[C] += ... (dweight null when weight is null)
+    virtual void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                                  const float* rstd, int N, int C) = 0;
+    // QK-norm: out = qkv with every q head and k head vector (hs values) RMS-normalised, no
+    // weight, eps 1e-5 (v copied). qkv as for attention; rstd[N, NH+NKV] saved. out may not alias.
+    virtual void qk_norm_forward(void* out, float* rstd, const void* qkv, int N, int C, int NH, int NKV) = 0;
+    // dqkv[N,qkv_width] = dL/dqkv (overwritten) given dout (the gradient at the normalised qkv).
+    virtual void qk_norm_backward(void* dqkv, const void* dout, const void* qkv, const float* rstd, int N, int C,
+                                  int NH, int NKV) = 0;
+    // Rotary position embedding on the q and k heads of qkv[B,T,qkv_width], in place; v untouched.
+    // Pairs are (i, i + hs/2) ("rotate half"); position t, pair i turns by t * theta^(-2i/hs).
+    virtual void rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta) = 0;
+    // The inverse rotation of the q and k parts of dqkv, in place (the gradient of rope_forward).
+    virtual void rope_backward(void* dqkv, int B, int T, int C, int NH, int NKV, float theta) = 0;
+    // SwiGLU: inp[N,2H] = [gate | up]; out[N,H] = silu(gate) * up.
+    virtual void swiglu_forward(void* out, const void* inp, int N, int H) = 0;
+    // dinp[N,2H] = dL/dinp (overwritten) given dout[N,H].
+    virtual void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int H) = 0;
+    // ReLU^2: out[n] = max(inp[n], 0)^2;  backward dinp[n] = 2 max(inp[n], 0) dout[n] (dinp may alias dout).
+    virtual void relu2_forward(void* out, const void* inp, size_t n) = 0;
+    virtual void relu2_backward(void* dinp, const void* inp, const void* dout, size_t n) = 0;
 
     // Fused classifier over logits[N,Vp] where only the first V columns are real vocabulary:
     // losses[n] = -log softmax(logits[n,0:V])[targets[n]]  (probabilities never materialised);

@@ -116,25 +116,78 @@ static double attention_flops(int B, int T, int C, int NH) {
 static double attention_stats_bytes(AttentionKind kind, int B, int T, int NH) {
     return 4.0 * Ops::attention_stats_floats(kind, B, T, NH);
 }
-void ProfilingOps::attention_forward(AttentionKind kind, void* out, float* stats, const void* qkv, int B, int T, int C, int NH) {
-    const double n = double(B) * T * C;
+void ProfilingOps::attention_forward(AttentionKind kind, void* out, float* stats, float* row_max, const void* qkv, int B,
+                                     int T, int C, int NH, int NKV) {
+    const double n = double(B) * T * C, nqkv = double(B) * T * Ops::qkv_width(C, NH, NKV);
     timed(kind == AttentionKind::flash ? "attention_forward(flash)" : "attention_forward(naive)",
-          dims({{"B", B}, {"T", T}, {"C", C}, {"NH", NH}}), attention_flops(B, T, C, NH),
-          4 * n * es_ + attention_stats_bytes(kind, B, T, NH),
-          [&] { inner_->attention_forward(kind, out, stats, qkv, B, T, C, NH); });
+          dims({{"B", B}, {"T", T}, {"C", C}, {"NH", NH}, {"NKV", NKV}}), attention_flops(B, T, C, NH),
+          (nqkv + n) * es_ + attention_stats_bytes(kind, B, T, NH) + (row_max ? 4.0 * B * NH * T : 0.0),
+          [&] { inner_->attention_forward(kind, out, stats, row_max, qkv, B, T, C, NH, NKV); });
 }
 void ProfilingOps::attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv, const void* out,
-                                      const float* stats, int B, int T, int C, int NH) {
-    const double n = double(B) * T * C;
+                                      const float* stats, int B, int T, int C, int NH, int NKV) {
+    const double n = double(B) * T * C, nqkv = double(B) * T * Ops::qkv_width(C, NH, NKV);
     timed(kind == AttentionKind::flash ? "attention_backward(flash)" : "attention_backward(naive)",
-          dims({{"B", B}, {"T", T}, {"C", C}, {"NH", NH}}), 2.5 * attention_flops(B, T, C, NH),
-          8 * n * es_ + attention_stats_bytes(kind, B, T, NH),
-          [&] { inner_->attention_backward(kind, dqkv, dout, qkv, out, stats, B, T, C, NH); });
+          dims({{"B", B}, {"T", T}, {"C", C}, {"NH", NH}, {"NKV", NKV}}), 2.5 * attention_flops(B, T, C, NH),
+          (2 * nqkv + 2 * n) * es_ + attention_stats_bytes(kind, B, T, NH),
+          [&] { inner_->attention_backward(kind, dqkv, dout, qkv, out, stats, B, T, C, NH, NKV); });
 }
-void ProfilingOps::attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH) {
-    const double keys = double(B) * (t + 1) * C;
-    timed("attention_decode", dims({{"B", B}, {"S", S}, {"C", C}, {"NH", NH}}), 4 * keys, (2 * keys + 2.0 * B * C) * es_,
-          [&] { inner_->attention_decode(out, qkv, B, S, t, C, NH); });
+void ProfilingOps::attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH, int NKV) {
+    const double keys = double(B) * (t + 1) * C, kv = double(B) * (t + 1) * 2.0 * NKV * (C / NH);
+    timed("attention_decode", dims({{"B", B}, {"S", S}, {"C", C}, {"NH", NH}, {"NKV", NKV}}), 4 * keys,
+          (kv + 2.0 * B * C) * es_, [&] { inner_->attention_decode(out, qkv, B, S, t, C, NH, NKV); });
+}
+
+// The knobs' elementwise ops: a handful of FLOPs per element, bound by their reads and writes.
+void ProfilingOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C) {
+    const double n = double(N) * C;
+    timed("rmsnorm_forward", dims({{"N", N}, {"C", C}}), 4 * n, 2 * n * es_ + 4.0 * N,
+          [&] { inner_->rmsnorm_forward(out, rstd, inp, weight, N, C); });
+}
+void ProfilingOps::rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                                    const float* rstd, int N, int C) {
+    const double n = double(N) * C;
+    timed("rmsnorm_backward", dims({{"N", N}, {"C", C}}), 8 * n, 4 * n * es_ + 4.0 * N,
+          [&] { inner_->rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, C); });
+}
+void ProfilingOps::qk_norm_forward(void* out, float* rstd, const void* qkv, int N, int C, int NH, int NKV) {
+    const double n = double(N) * Ops::qkv_width(C, NH, NKV);
+    timed("qk_norm_forward", dims({{"N", N}, {"C", C}, {"NH", NH}, {"NKV", NKV}}), 4 * n, 2 * n * es_,
+          [&] { inner_->qk_norm_forward(out, rstd, qkv, N, C, NH, NKV); });
+}
+void ProfilingOps::qk_norm_backward(void* dqkv, const void* dout, const void* qkv, const float* rstd, int N, int C, int NH,
+                                    int NKV) {
+    const double n = double(N) * Ops::qkv_width(C, NH, NKV);
+    timed("qk_norm_backward", dims({{"N", N}, {"C", C}, {"NH", NH}, {"NKV", NKV}}), 8 * n, 3 * n * es_,
+          [&] { inner_->qk_norm_backward(dqkv, dout, qkv, rstd, N, C, NH, NKV); });
+}
+void ProfilingOps::rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta) {
+    const double n = double(B) * T * (C + double(NKV) * (C / NH));
+    timed("rope_forward", dims({{"B", B}, {"T", T}, {"C", C}, {"NH", NH}, {"NKV", NKV}}), 3 * n, 2 * n * es_,
+          [&] { inner_->rope_forward(qkv, B, T, C, NH, NKV, theta); });
+}
+void ProfilingOps::rope_backward(void* dqkv, int B, int T, int C, int NH, int NKV, float theta) {
+    const double n = double(B) * T * (C + double(NKV) * (C / NH));
+    timed("rope_backward", dims({{"B", B}, {"T", T}, {"C", C}, {"NH", NH}, {"NKV", NKV}}), 3 * n, 2 * n * es_,
+          [&] { inner_->rope_backward(dqkv, B, T, C, NH, NKV, theta); });
+}
+void ProfilingOps::swiglu_forward(void* out, const void* inp, int N, int H) {
+    const double n = double(N) * H;
+    timed("swiglu_forward", dims({{"N", N}, {"H", H}}), 6 * n, 3 * n * es_,
+          [&] { inner_->swiglu_forward(out, inp, N, H); });
+}
+void ProfilingOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int H) {
+    const double n = double(N) * H;
+    timed("swiglu_backward", dims({{"N", N}, {"H", H}}), 12 * n, 5 * n * es_,
+          [&] { inner_->swiglu_backward(dinp, inp, dout, N, H); });
+}
+void ProfilingOps::relu2_forward(void* out, const void* inp, size_t n) {
+    timed("relu2_forward", dims({{"n", static_cast<long long>(n)}}), 2.0 * n, 2.0 * n * es_,
+          [&] { inner_->relu2_forward(out, inp, n); });
+}
+void ProfilingOps::relu2_backward(void* dinp, const void* inp, const void* dout, size_t n) {
+    timed("relu2_backward", dims({{"n", static_cast<long long>(n)}}), 3.0 * n, 3.0 * n * es_,
+          [&] { inner_->relu2_backward(dinp, inp, dout, n); });
 }
 
 // Softmax cross-entropy over the real vocabulary: max, exp, sum, the gradient ~ 5 FLOPs per

@@ -52,10 +52,23 @@ public:
     void gelu_forward(void* out, const void* inp, size_t n) override;
     void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) override;
     void residual_forward(void* out, const void* a, const void* b, size_t n) override;
-    void attention_forward(AttentionKind kind, void* out, float* stats, const void* qkv, int B, int T, int C, int NH) override;
+    void attention_forward(AttentionKind kind, void* out, float* stats, float* row_max, const void* qkv, int B, int T,
+                           int C, int NH, int NKV) override;
     void attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv, const void* out,
-                            const float* stats, int B, int T, int C, int NH) override;
-    void attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH) override;
+                            const float* stats, int B, int T, int C, int NH, int NKV) override;
+    void attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH, int NKV) override;
+    void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C) override;
+    void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                          const float* rstd, int N, int C) override;
+    void qk_norm_forward(void* out, float* rstd, const void* qkv, int N, int C, int NH, int NKV) override;
+    void qk_norm_backward(void* dqkv, const void* dout, const void* qkv, const float* rstd, int N, int C, int NH,
+                          int NKV) override;
+    void rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta) override;
+    void rope_backward(void* dqkv, int B, int T, int C, int NH, int NKV, float theta) override;
+    void swiglu_forward(void* out, const void* inp, int N, int H) override;
+    void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int H) override;
+    void relu2_forward(void* out, const void* inp, size_t n) override;
+    void relu2_backward(void* dinp, const void* inp, const void* dout, size_t n) override;
     void classifier_forward_backward(void* logits, float* losses, const int32_t* targets, int N, int V, int Vp, float dloss,
                                      bool write_dlogits) override;
     void adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n, const AdamWArgs& a) override;

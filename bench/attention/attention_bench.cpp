@@ -103,12 +103,12 @@ int main(int argc, char** argv) {
                 for (int variant = 0; variant < 2; variant++) {
                     Ops& ops = variant == 0 ? *ops_det : *ops_fast;
                     auto fwd = [&] {
-                        ops.attention_forward(AttentionKind::flash, out.get(), lse.as<float>(), qkv.get(), B, T, C, NH);
+                        ops.attention_forward(AttentionKind::flash, out.get(), lse.as<float>(), nullptr, qkv.get(), B, T, C, NH, NH);
                     };
                     auto both = [&] {
                         fwd();
                         ops.attention_backward(AttentionKind::flash, dqkv.get(), dout.get(), qkv.get(), out.get(),
-                                               lse.as<float>(), B, T, C, NH);
+                                               lse.as<float>(), B, T, C, NH, NH);
                     };
                     double f_ms = variant == 0 ? time_ms(*mem, fwd, iters) : 0.0;
                     double fb_ms = time_ms(*mem, both, iters);

@@ -22,7 +22,7 @@ constexpr int kTile = 32;
 }
 
 template <typename X>
-void attention_flash_forward(X* out, float* lse, const X* qkv, int B, int T, int C, int NH) {
+void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, int B, int T, int C, int NH) {
     const HeadView hv{T, C, C / NH};
     const int hs = hv.hs;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
@@ -73,6 +73,7 @@ void attention_flash_forward(X* out, float* lse, const X* qkv, int B, int T, int
                     for (int r = 0; r < rows; r++) {
                         store_row(out + hv.out(b, i0 + r, h), &o[static_cast<size_t>(r) * hs], hs, 1.0f / l[r]);
                         lse[(static_cast<size_t>(b) * NH + h) * T + i0 + r] = m[r] + std::log(l[r]);
+                        if (row_max) row_max[(static_cast<size_t>(b) * NH + h) * T + i0 + r] = m[r];
                     }
                 }
             }
@@ -154,8 +155,8 @@ void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out
     }
 }
 
-template void attention_flash_forward<float>(float*, float*, const float*, int, int, int, int);
-template void attention_flash_forward<bf16>(bf16*, float*, const bf16*, int, int, int, int);
+template void attention_flash_forward<float>(float*, float*, float*, const float*, int, int, int, int);
+template void attention_flash_forward<bf16>(bf16*, float*, float*, const bf16*, int, int, int, int);
 template void attention_flash_backward<float>(float*, const float*, const float*, const float*, const float*, int, int,
                                               int, int);
 template void attention_flash_backward<bf16>(bf16*, const bf16*, const bf16*, const bf16*, const float*, int, int, int,

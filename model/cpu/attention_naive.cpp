@@ -16,7 +16,7 @@
 namespace sixnd::cpu {
 
 template <typename X>
-void attention_naive_forward(X* out, float* probs, const X* qkv, int B, int T, int C, int NH) {
+void attention_naive_forward(X* out, float* probs, float* row_max, const X* qkv, int B, int T, int C, int NH) {
     const HeadView hv{T, C, C / NH};
     const int hs = hv.hs;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
@@ -39,6 +39,7 @@ void attention_naive_forward(X* out, float* probs, const X* qkv, int B, int T, i
                     float mx = -INFINITY;
 #pragma omp simd reduction(max : mx)
                     for (int u = 0; u <= t; u++) mx = p[u] > mx ? p[u] : mx;
+                    if (row_max) row_max[(static_cast<size_t>(b) * NH + h) * T + t] = mx;
                     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
                     for (int u = 0; u <= t; u++) {
@@ -109,8 +110,8 @@ void attention_naive_backward(X* dqkv, const X* dout, const X* qkv, const float*
     }
 }
 
-template void attention_naive_forward<float>(float*, float*, const float*, int, int, int, int);
-template void attention_naive_forward<bf16>(bf16*, float*, const bf16*, int, int, int, int);
+template void attention_naive_forward<float>(float*, float*, float*, const float*, int, int, int, int);
+template void attention_naive_forward<bf16>(bf16*, float*, float*, const bf16*, int, int, int, int);
 template void attention_naive_backward<float>(float*, const float*, const float*, const float*, int, int, int, int);
 template void attention_naive_backward<bf16>(bf16*, const bf16*, const bf16*, const float*, int, int, int, int);
 

@@ -110,20 +110,20 @@ public:
         });
     }
 
-    void attention_forward(AttentionKind kind, void* out, float* stats, const void* qkv, int B, int T, int C,
-                           int NH) override {
-        check_heads(C, NH);
+    void attention_forward(AttentionKind kind, void* out, float* stats, float* row_max, const void* qkv, int B, int T,
+                           int C, int NH, int NKV) override {
+        check_heads(C, NH, NKV);
         dispatch(dtype_, [&](auto t) {
             using X = decltype(t);
             if (kind == AttentionKind::naive)
-                cpu::attention_naive_forward(x<X>(out), stats, x<X>(qkv), B, T, C, NH);
+                cpu::attention_naive_forward(x<X>(out), stats, row_max, x<X>(qkv), B, T, C, NH);
             else
-                cpu::attention_flash_forward(x<X>(out), stats, x<X>(qkv), B, T, C, NH);
+                cpu::attention_flash_forward(x<X>(out), stats, row_max, x<X>(qkv), B, T, C, NH);
         });
     }
     void attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv, const void* out,
-                            const float* stats, int B, int T, int C, int NH) override {
-        check_heads(C, NH);
+                            const float* stats, int B, int T, int C, int NH, int NKV) override {
+        check_heads(C, NH, NKV);
         dispatch(dtype_, [&](auto t) {
             using X = decltype(t);
             if (kind == AttentionKind::naive)
@@ -133,8 +133,8 @@ public:
         });
     }
 
-    void attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH) override {
-        check_heads(C, NH);
+    void attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH, int NKV) override {
+        check_heads(C, NH, NKV);
         SIXND_CHECK(t >= 0 && t < S, "attention decode",
                     "position " + std::to_string(t) + " outside the cache of " + std::to_string(S));
         dispatch(dtype_, [&](auto tag) {
@@ -142,6 +142,21 @@ public:
             cpu::attention_decode(x<X>(out), x<X>(qkv), B, S, t, C, NH);
         });
     }
+
+    void rmsnorm_forward(void*, float*, const void*, const void*, int, int) override { todo("rmsnorm_forward"); }
+    void rmsnorm_backward(void*, void*, const void*, const void*, const void*, const float*, int, int) override {
+        todo("rmsnorm_backward");
+    }
+    void qk_norm_forward(void*, float*, const void*, int, int, int, int) override { todo("qk_norm_forward"); }
+    void qk_norm_backward(void*, const void*, const void*, const float*, int, int, int, int) override {
+        todo("qk_norm_backward");
+    }
+    void rope_forward(void*, int, int, int, int, int, float) override { todo("rope_forward"); }
+    void rope_backward(void*, int, int, int, int, int, float) override { todo("rope_backward"); }
+    void swiglu_forward(void*, const void*, int, int) override { todo("swiglu_forward"); }
+    void swiglu_backward(void*, const void*, const void*, int, int) override { todo("swiglu_backward"); }
+    void relu2_forward(void*, const void*, size_t) override { todo("relu2_forward"); }
+    void relu2_backward(void*, const void*, const void*, size_t) override { todo("relu2_backward"); }
 
     void classifier_forward_backward(void* logits, float* losses, const int32_t* targets, int N, int V, int Vp,
                                      float dloss, bool write_dlogits) override {
@@ -177,10 +192,12 @@ public:
     }
 
 private:
-    static void check_heads(int C, int NH) {
+    static void check_heads(int C, int NH, int NKV) {
         SIXND_CHECK(NH > 0 && C % NH == 0, "attention",
                     "channels " + std::to_string(C) + " do not split into " + std::to_string(NH) + " heads");
+        SIXND_CHECK(NKV == NH, "attention", "grouped-query attention is not implemented yet (TEMP)");
     }
+    [[noreturn]] static void todo(const char* op) { throw Error(op, "not implemented yet (TEMP)"); }
 
     DType dtype_;
     MemoryBackend& mem_;

@@ -48,11 +48,11 @@ template <typename X>
 void residual_forward(X* out, const X* a, const X* b, size_t n);
 
 template <typename X>
-void attention_naive_forward(X* out, float* probs, const X* qkv, int B, int T, int C, int NH);
+void attention_naive_forward(X* out, float* probs, float* row_max, const X* qkv, int B, int T, int C, int NH);
 template <typename X>
 void attention_naive_backward(X* dqkv, const X* dout, const X* qkv, const float* probs, int B, int T, int C, int NH);
 template <typename X>
-void attention_flash_forward(X* out, float* lse, const X* qkv, int B, int T, int C, int NH);
+void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, int B, int T, int C, int NH);
 template <typename X>
 void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out, const float* lse, int B, int T, int C,
                               int NH);

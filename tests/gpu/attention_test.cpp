@@ -66,14 +66,14 @@ TEST_P(FlashVsNaive, OutputAndGradients) {
     upload(*mem, dout, random_floats(nout, seed + 1));
     for (DeviceBuffer* b : {&out_f, &lse, &dqkv_f, &dqkv_a}) mem->memset(b->get(), 0xff, b->bytes());
 
-    ops->attention_forward(AttentionKind::naive, out_n.get(), probs.as<float>(), qkv.get(), B, T, C, NH);
-    ops->attention_forward(AttentionKind::flash, out_f.get(), lse.as<float>(), qkv.get(), B, T, C, NH);
+    ops->attention_forward(AttentionKind::naive, out_n.get(), probs.as<float>(), nullptr, qkv.get(), B, T, C, NH, NH);
+    ops->attention_forward(AttentionKind::flash, out_f.get(), lse.as<float>(), nullptr, qkv.get(), B, T, C, NH, NH);
     ops->attention_backward(AttentionKind::naive, dqkv_n.get(), dout.get(), qkv.get(), out_n.get(), probs.as<float>(),
-                            B, T, C, NH);
+                            B, T, C, NH, NH);
     ops->attention_backward(AttentionKind::flash, dqkv_f.get(), dout.get(), qkv.get(), out_f.get(), lse.as<float>(), B,
-                            T, C, NH);
+                            T, C, NH, NH);
     fast_ops->attention_backward(AttentionKind::flash, dqkv_a.get(), dout.get(), qkv.get(), out_f.get(),
-                                 lse.as<float>(), B, T, C, NH);
+                                 lse.as<float>(), B, T, C, NH, NH);
     mem->sync();
 
     auto on = download_bf16(*mem, out_n), of = download_bf16(*mem, out_f);
@@ -105,7 +105,7 @@ TEST_P(FlashVsNaive, OutputAndGradients) {
     // Deterministic mode: the same bits again.
     DeviceBuffer again(mem.get(), nqkv * 2, A);
     ops->attention_backward(AttentionKind::flash, again.get(), dout.get(), qkv.get(), out_f.get(), lse.as<float>(), B,
-                            T, C, NH);
+                            T, C, NH, NH);
     EXPECT_EQ(download_bf16(*mem, again), gf) << "deterministic flash backward is not bitwise repeatable";
 }
 

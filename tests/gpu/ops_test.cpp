@@ -136,12 +136,12 @@ TEST_P(CudaOpsTest, Attention) {
             s->poison(out);
             s->poison(stats);
             s->poison(dqkv);
-            s->ref().attention_forward(kind, out.r(), stats.rf(), qkv.r(), B, T, C, NH);
-            s->dev().attention_forward(kind, out.d(), stats.df(), qkv.d(), B, T, C, NH);
+            s->ref().attention_forward(kind, out.r(), stats.rf(), nullptr, qkv.r(), B, T, C, NH, NH);
+            s->dev().attention_forward(kind, out.d(), stats.df(), nullptr, qkv.d(), B, T, C, NH, NH);
             EXPECT_TRUE(s->close(out, tol(), "out"));
             EXPECT_TRUE(s->close(stats, tol(), "stats"));
-            s->ref().attention_backward(kind, dqkv.r(), dout.r(), qkv.r(), out.r(), stats.rf(), B, T, C, NH);
-            s->dev().attention_backward(kind, dqkv.d(), dout.d(), qkv.d(), out.d(), stats.df(), B, T, C, NH);
+            s->ref().attention_backward(kind, dqkv.r(), dout.r(), qkv.r(), out.r(), stats.rf(), B, T, C, NH, NH);
+            s->dev().attention_backward(kind, dqkv.d(), dout.d(), qkv.d(), out.d(), stats.df(), B, T, C, NH, NH);
             EXPECT_TRUE(s->close(dqkv, tol(), "dqkv"));
         }
     }
@@ -153,8 +153,8 @@ TEST_P(CudaOpsTest, AttentionDecode) {
     Tensor qkv = s->x(qkv_v), out = s->alloc(Kind::x, B * C);
     for (int t : {0, 17, S - 1}) {
         s->poison(out);
-        s->ref().attention_decode(out.r(), qkv.r(), B, S, t, C, NH);
-        s->dev().attention_decode(out.d(), qkv.d(), B, S, t, C, NH);
+        s->ref().attention_decode(out.r(), qkv.r(), B, S, t, C, NH, NH);
+        s->dev().attention_decode(out.d(), qkv.d(), B, S, t, C, NH, NH);
         EXPECT_TRUE(s->close(out, tol(), "out"));
     }
 }

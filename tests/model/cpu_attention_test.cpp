@@ -1,6 +1,6 @@
 // Causal attention, naive and flash-style: forward against float64 (out, probabilities,
-// log-sum-exp), backward against central differences of the float64 forward, and flash
-// against naive (out and dq, dk, dv) with T not a multiple of the 32-row tile, T below one
+// log-sum-exp, each row's largest logit), backward against central differences of the float64
+// forward, and flash against naive (out and dq, dk, dv) with T not a multiple of the 32-row tile, T below one
 // tile, B and NH > 1, and three head sizes. Tolerances: FP32 2e-5 relative (softmax and dot
 // products of up to T*hs terms in FP32); BF16 storage 1e-2 (each output rounded once, ~1e-3).
 #include <gtest/gtest.h>
@@ -27,12 +27,13 @@ struct Shape {
 };
 
 struct AttnRef {
-    std::vector<double> out, probs, lse;
+    std::vector<double> out, probs, lse, row_max;
 };
 
 AttnRef attention_ref(const std::vector<double>& qkv, const Shape& s) {
     const int C = s.C();
     AttnRef r{std::vector<double>(s.out_size()), std::vector<double>(static_cast<size_t>(s.B) * s.NH * s.T * s.T),
+              std::vector<double>(static_cast<size_t>(s.B) * s.NH * s.T),
               std::vector<double>(static_cast<size_t>(s.B) * s.NH * s.T)};
     const double scale = 1 / std::sqrt(static_cast<double>(s.hs));
     std::vector<double> sc(s.T);
@@ -52,6 +53,7 @@ AttnRef attention_ref(const std::vector<double>& qkv, const Shape& s) {
                 for (int u = 0; u <= t; u++) sum += std::exp(sc[u] - mx);
                 const size_t bh = static_cast<size_t>(b) * s.NH + h;
                 r.lse[bh * s.T + t] = mx + std::log(sum);
+                r.row_max[bh * s.T + t] = mx;
                 double* o = &r.out[(static_cast<size_t>(b) * s.T + t) * C + h * s.hs];
                 for (int u = 0; u <= t; u++) {
                     const double p = std::exp(sc[u] - mx) / sum;
@@ -64,7 +66,7 @@ AttnRef attention_ref(const std::vector<double>& qkv, const Shape& s) {
 }
 
 struct AttnRun {
-    std::vector<float> out, stats, dqkv;
+    std::vector<float> out, stats, dqkv, row_max;
 };
 
 // Forward, then (if dout is given) backward, through the op set.
@@ -74,12 +76,13 @@ AttnRun run_attention(DType dt, AttentionKind kind, const Shape& s, const std::v
     auto ops = make_cpu_ops(dt, mem);
     XBuf qkvb(dt, qkv), out(dt, s.out_size()), dqkv(dt, std::vector<float>(s.qkv_size(), 7.0f));
     std::vector<float> stats(Ops::attention_stats_floats(kind, s.B, s.T, s.NH), -1.0f);
-    ops->attention_forward(kind, out.ptr(), stats.data(), qkvb.ptr(), s.B, s.T, s.C(), s.NH);
-    AttnRun r{out.values(), stats, {}};
+    std::vector<float> row_max(static_cast<size_t>(s.B) * s.NH * s.T, NAN);
+    ops->attention_forward(kind, out.ptr(), stats.data(), row_max.data(), qkvb.ptr(), s.B, s.T, s.C(), s.NH, s.NH);
+    AttnRun r{out.values(), stats, {}, row_max};
     if (dout) {
         XBuf doutb(dt, *dout);
         ops->attention_backward(kind, dqkv.ptr(), doutb.ptr(), qkvb.ptr(), out.ptr(), stats.data(), s.B, s.T, s.C(),
-                                s.NH);
+                                s.NH, s.NH);
         r.dqkv = dqkv.values();
     }
     return r;
@@ -106,6 +109,7 @@ TEST(CpuAttention, NaiveForwardMatchesFloat64) {
         auto got = run_attention(dt, AttentionKind::naive, s, qkv, nullptr);
         EXPECT_LT(rel_error(got.out, ref.out), tol(dt)) << dtype_name(dt);
         EXPECT_LT(rel_error(got.stats, ref.probs), 1e-5) << dtype_name(dt);  // zeros above the diagonal included
+        EXPECT_LT(rel_error(got.row_max, ref.row_max), 1e-6) << dtype_name(dt);
     }
 }
 
@@ -117,6 +121,7 @@ TEST(CpuAttention, FlashForwardMatchesFloat64) {
             auto got = run_attention(dt, AttentionKind::flash, s, qkv, nullptr);
             EXPECT_LT(rel_error(got.out, ref.out), tol(dt)) << dtype_name(dt) << " T " << s.T;
             EXPECT_LT(rel_error(got.stats, ref.lse), 1e-6) << dtype_name(dt) << " T " << s.T;
+            EXPECT_LT(rel_error(got.row_max, ref.row_max), 1e-6) << dtype_name(dt) << " T " << s.T;
         }
     }
 }
@@ -196,7 +201,7 @@ TEST(CpuAttention, DecodeMatchesFullAttentionRow) {
         XBuf qkvb(dt, qkv);
         for (int t : {0, 9, s.T - 1}) {
             XBuf out(dt, static_cast<size_t>(s.B) * C);
-            ops->attention_decode(out.ptr(), qkvb.ptr(), s.B, s.T, t, C, s.NH);
+            ops->attention_decode(out.ptr(), qkvb.ptr(), s.B, s.T, t, C, s.NH, s.NH);
             std::vector<double> want;
             for (int b = 0; b < s.B; b++) {
                 auto row = ref.out.begin() + (static_cast<size_t>(b) * s.T + t) * C;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/error.h"
 #include "core/rng.h"
 #include "model/backend.h"
 #include "model/gpt.h"
@@ -202,4 +203,50 @@ TEST(Gpt, LedgerCountsParametersAndGradients) {
         EXPECT_EQ(be.memory->ledger().current(MemCategory::params), bytes);
         EXPECT_EQ(be.memory->ledger().current(MemCategory::grads), bytes);
     }
+}
+
+// Tracking the attention logits changes nothing else, and what it reports is each layer's
+// largest scaled q.k: the same under naive and flash attention and under full recompute, and
+// it grows in proportion when a layer's query weights (and biases) are scaled up.
+TEST(Gpt, AttentionMaxLogitsPerLayer) {
+    GPTConfig c = preset_config("tiny");
+    const ParamLayout layout(c);
+    std::vector<float> p = params_for(c, layout);
+    auto tok = tokens(c, 6);
+    auto run = [&](AttentionKind att, Recompute rc, bool track, const std::vector<float>& params) {
+        Backend be = make_backend("cpu", DType::f32);
+        ModelOptions mo;
+        mo.attention = att;
+        mo.recompute = rc;
+        GPT m(c, *be.ops, mo);
+        m.set_params(params);
+        m.set_track_attention_max(track);
+        m.zero_grad();
+        const float loss = m.forward(tok.data(), tok.data() + 1, B, T, true);
+        m.backward();
+        std::vector<float> mx;
+        if (track) {
+            mx = m.attention_max_logits();
+        } else {
+            EXPECT_THROW(m.attention_max_logits(), Error);
+        }
+        return std::make_pair(loss, mx);
+    };
+    const auto off = run(AttentionKind::flash, Recompute::none, false, p);
+    const auto flash = run(AttentionKind::flash, Recompute::none, true, p);
+    const auto naive = run(AttentionKind::naive, Recompute::full, true, p);
+    EXPECT_EQ(off.first, flash.first);
+    ASSERT_EQ(flash.second.size(), static_cast<size_t>(c.n_layer));
+    for (int l = 0; l < c.n_layer; l++) EXPECT_NEAR(flash.second[l], naive.second[l], 1e-5 * std::fabs(naive.second[l]) + 1e-6);
+
+    // Scaling layer 0's query rows (weights and biases) by 3 scales its logits by 3; the max
+    // logit is positive here, so its maximum scales by 3 too.
+    std::vector<float> scaled = p;
+    const TensorInfo& w = layout.block_tensor(0, kQkvW);
+    const TensorInfo& b = layout.block_tensor(0, kQkvB);
+    for (size_t i = 0; i < static_cast<size_t>(c.n_embd) * c.n_embd; i++) scaled[w.offset + i] *= 3;
+    for (int i = 0; i < c.n_embd; i++) scaled[b.offset + i] *= 3;
+    const auto big = run(AttentionKind::flash, Recompute::none, true, scaled);
+    ASSERT_GT(flash.second[0], 0);
+    EXPECT_NEAR(big.second[0], 3 * flash.second[0], 1e-4 * std::fabs(flash.second[0]));
 }
