@@ -154,8 +154,9 @@ private:
     void write_header();
     // The global gradient norm, and each unit's (unit_norms[u]); the same on every rank.
     double global_grad_norm(std::vector<double>& unit_norms);
-    // Logs the skipped step; throws once --max-bad-steps in a row are reached.
-    void skip(int done, double loss, double norm);
+    // Logs the skipped step (a non-finite one, or a spike's: `fired_on` names what fired);
+    // throws once --max-bad-steps in a row are reached.
+    void skip(int done, double loss, double norm, const nlohmann::json& fired_on = nullptr);
 
     // Everything a rollback rewinds, as this rank holds it: its parameter shard (storage
     // bytes), its optimizer state, the counters, the loader position and the spike history.
@@ -177,6 +178,8 @@ private:
     float learning_rate(int step, float& scheduled, bool& injected);
     // The step's micro-batches: the loader's rows, or junk rows at --inject-junk-batch.
     void fill_micro(int step, int micro, bool junk);
+    // Folds the last forward's max attention logit per layer into attention_now_ (first: restart).
+    void note_attention(bool first);
     // What the trainer does at a spike (the update not yet applied). Returns the next step to
     // run: step + 1 when the run goes on, or the rollback target.
     enum class SpikeOutcome { applied, skipped, rolled_back };
@@ -254,6 +257,8 @@ private:
     std::vector<int32_t> step_inputs_, step_targets_;
     std::vector<uint64_t> step_samples_;
     std::vector<float> step_token_losses_;
+    std::vector<float> attention_now_;  // the step's max pre-softmax logit per layer (empty: not tracked)
+    bool track_attention_ = false;
 };
 
 std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o) {
@@ -321,6 +326,10 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
       loader_(o.train_data, o.batch, o.seq_len, rank_, world_, o.shuffle, o.seed),
       history_(o.spike.detect, static_cast<int>(model_.layout().units().size()), cfg_.n_layer) {
     model_.set_hooks(profiler_.hooks(&engine_));
+    // The attention logits' growth is a spike's first suspect; its per-row maxima cost one
+    // float per row. (TEMP: the CUDA attention does not write them yet.)
+    track_attention_ = be_.device != "cuda";
+    model_.set_track_attention_max(track_attention_);
     if (ck_ && o.model_flags_given && (cfg_.describe() != config.describe()))
         throw Error("--resume", ck_->dir() + " holds the model " + cfg_.describe() + "; the model flags ask for " +
                                     config.describe() + ". The checkpoint fixes the model: drop --init/--model/--vocab-size/"
@@ -488,21 +497,26 @@ double Run::global_grad_norm(std::vector<double>& unit_norms) {
     return std::sqrt(sumsq);
 }
 
-void Run::skip(int done, double loss, double norm) {
+void Run::skip(int done, double loss, double norm, const json& fired_on) {
     bad_steps_++;
-    log_->event("skip", done, {{"reason", "non_finite"},
-                               {"loss", std::isfinite(loss) ? json(loss) : json(nullptr)},
-                               {"grad_norm", std::isfinite(norm) ? json(norm) : json(nullptr)},
-                               {"consecutive", bad_steps_}});
-    if (root_)
+    const bool spike = !fired_on.is_null();
+    json ev{{"reason", spike ? "spike" : "non_finite"},
+            {"loss", std::isfinite(loss) ? json(loss) : json(nullptr)},
+            {"grad_norm", std::isfinite(norm) ? json(norm) : json(nullptr)},
+            {"consecutive", bad_steps_}};
+    if (spike) ev["fired_on"] = fired_on;
+    log_->event("skip", done, ev);
+    if (root_ && !spike)
         log_warn("step " + std::to_string(done) + ": non-finite loss or gradient; update skipped (" +
                  std::to_string(bad_steps_) + " in a row)");
     if (bad_steps_ < o_.max_bad_steps) return;
     const std::string& last = last_good_;
     log_->event("stop", done, {{"reason", "max_bad_steps"}, {"last_checkpoint", last}});
-    throw Error("training", std::to_string(bad_steps_) + " consecutive steps with a non-finite loss or gradient (--max-bad-steps " +
-                                std::to_string(o_.max_bad_steps) + "); stopped at step " + std::to_string(done) +
-                                ". The last good checkpoint is " + (last.empty() ? std::string("(none written)") : last));
+    throw Error("training", std::to_string(bad_steps_) + " consecutive steps with a non-finite loss or gradient, or skipped as " +
+                                "spikes (--max-bad-steps " + std::to_string(o_.max_bad_steps) + "); stopped at step " +
+                                std::to_string(done) + ". Spikes that go on are the weights', not a batch's: --on-spike "
+                                "rollback restores an earlier state. The last good checkpoint is " +
+                                (last.empty() ? std::string("(none written)") : last));
 }
 
 void Run::progress(int done, double loss, double norm, float lr, double secs, double mfu) {
@@ -674,6 +688,14 @@ void Run::fill_micro(int step, int micro, bool junk) {
         std::copy(row.begin(), row.end() - 1, in + static_cast<size_t>(b) * T);
         std::copy(row.begin() + 1, row.end(), tg + static_cast<size_t>(b) * T);
     }
+}
+
+void Run::note_attention(bool first) {
+    if (!track_attention_) return;
+    const std::vector<float> m = model_.attention_max_logits();
+    if (first) attention_now_ = m;
+    else
+        for (size_t l = 0; l < m.size(); l++) attention_now_[l] = std::max(attention_now_[l], m[l]);
 }
 
 Run::Snapshot Run::capture(int step) {
@@ -897,7 +919,7 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
                              {"checkpoint_earlier", cks.size() > 1 ? json(cks[1]) : json(nullptr)}}},
                     {"trigger", trigger_json(v, o_.spike.detect)},
                     {"learning_rate", learning_rate_json(f, history_)},
-                    {"attention_logits", attention_json({}, history_)},
+                    {"attention_logits", attention_json(attention_now_, history_)},
                     {"units", units_json(model_.layout(), unit_norms, history_, gathered, world_)},
                     {"batch", batch_json(T, rows, loss, history_, junk)},
                     {"determinism", {{"loss", loss}, {"loss_again", again}, {"bitwise_equal", same}}}};
@@ -924,12 +946,13 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
     }
     switch (action) {
         case SpikeAction::warn:
+            bad_steps_ = 0;
             ++applied_;
             history_.applied(lr, scheduled_lr, lr_injected);
             return SpikeOutcome::applied;
         case SpikeAction::skip:
             restore(pre);
-            log_->event("skip", done, {{"reason", "spike"}, {"loss", loss}, {"grad_norm", norm}, {"fired_on", v.fired_on()}});
+            skip(done, loss, norm, v.fired_on());
             return SpikeOutcome::skipped;
         case SpikeAction::rollback:
             break;
@@ -997,7 +1020,14 @@ TrainResult Run::go() {
                                          1.0f / static_cast<float>(accum_ * world_));
             const std::vector<float>& tl = model_.token_losses();
             std::copy(tl.begin(), tl.end(), step_token_losses_.begin() + static_cast<long>(at));
+            note_attention(micro == 0);
             model_.backward();
+        }
+        if (world_ > 1 && !attention_now_.empty()) {
+            const size_t L = attention_now_.size();
+            const std::vector<double> all = comm_.all_gather_host(std::vector<double>(attention_now_.begin(), attention_now_.end()));
+            for (int r = 0; r < world_; r++)
+                for (size_t l = 0; l < L; l++) attention_now_[l] = std::max(attention_now_[l], static_cast<float>(all[r * L + l]));
         }
         if (o_.test_gradient_hook) o_.test_gradient_hook(done, engine_.grad_at(engine_.shard()[0]), engine_.shard()[0].count);
         const double loss = comm_.all_reduce_sum_host(local_loss / accum_) / world_;
@@ -1009,7 +1039,6 @@ TrainResult Run::go() {
             step = done;
             continue;
         }
-        bad_steps_ = 0;
         const float scale = (o_.grad_clip > 0 && norm > o_.grad_clip) ? static_cast<float>(o_.grad_clip / norm) : 1.0f;
         const SpikeVerdict verdict = history_.detector.check(loss, norm);
         // The loss and norm are the same reduced values everywhere; the vote makes sure.
@@ -1029,7 +1058,8 @@ TrainResult Run::go() {
                 continue;
             }
         } else {
-            history_.accept(loss, norm, unit_norms, {});
+            bad_steps_ = 0;
+            history_.accept(loss, norm, unit_norms, attention_now_);
             profiler_.region(ProfileRegion::optimizer), opt_->step(param_at_, grad_at_, lr, scale, ++applied_);
             history_.applied(lr, scheduled_lr, lr_injected);
         }

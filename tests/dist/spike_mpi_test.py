@@ -1,6 +1,6 @@
 """Loss-spike actions under mpirun on the CPU: with ZeRO 3 on 2 ranks, a run whose injected LR
 spike is rolled back (to an in-memory snapshot of the sharded state, or to a checkpoint on
-disk) or skipped gives the same FP32 losses as one process (relative 1e-5), step for step
+disk), or whose junk batch is skipped, gives the same FP32 losses as one process (relative 1e-5), step for step
 including the steps rerun after the rollback, and every rank takes the same decisions (the log's
 spike, skip and rollback events match the one-process run's)."""
 import json
@@ -29,7 +29,7 @@ def train(tmp, name, np_, stage, extra):
            os.path.join(tmp, "train.bin"), "--device", "cpu", "--dtype", "fp32", "--batch", str(GLOBAL_B // np_),
            "--seq-len", str(T), "--steps", str(STEPS), "--lr", "3e-3", "--warmup", "2", "--schedule", "constant",
            "--grad-clip", "1.0", "--zero", str(stage), "--out", out, "--log", log, "--peak-tflops", "1",
-           "--keep-last", "0", "--spike-window", "8", "--inject-lr-spike", "18:300"] + list(extra)
+           "--keep-last", "0", "--spike-window", "8"] + list(extra)
     if np_ > 1:
         cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)] + cmd
     r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
@@ -48,11 +48,11 @@ def main():
         return 77
     failures = []
     cases = {
-        "rollback_memory": ["--on-spike", "rollback", "--snapshot-every", "3", "--rollback-steps", "4",
+        "rollback_memory": ["--inject-lr-spike", "18:300", "--on-spike", "rollback", "--snapshot-every", "3", "--rollback-steps", "4",
                             "--rollback-skip-batches", "2"],
-        "rollback_disk": ["--on-spike", "rollback", "--checkpoint-every", "5", "--rollback-steps", "4",
+        "rollback_disk": ["--inject-lr-spike", "18:300", "--on-spike", "rollback", "--checkpoint-every", "5", "--rollback-steps", "4",
                           "--rollback-skip-batches", "2"],
-        "skip": ["--on-spike", "skip"],
+        "skip": ["--inject-junk-batch", "18", "--on-spike", "skip"],
     }
     with tempfile.TemporaryDirectory() as tmp:
         rng = np.random.default_rng(0)

@@ -3,7 +3,8 @@ is flagged on the step after it with learning_rate.injected and lr_ratio at the 
 batch is flagged on its own step with batch.injected_junk, high per-row losses, rows whose shard
 and offset lead to the exact junk tokens, and the rows they replaced; every row of a clean batch
 names the shard and offset its tokens came from (shuffle off: known in advance); the determinism
-re-check is bitwise equal on the CPU; the units, trigger and run fields are filled in."""
+re-check is bitwise equal on the CPU; the units, trigger, attention-logit and run fields are
+filled in."""
 import json
 import os
 import subprocess
@@ -72,6 +73,10 @@ def common_checks(rep, out, step, failures, what):
     d = rep["determinism"]
     if not d["bitwise_equal"] or d["loss"] != d["loss_again"]:
         failures.append(f"{what}: determinism {d}")
+    att = rep["attention_logits"]
+    if (att is None or len(att["max_per_layer"]) != 2 or len(att["mean_per_layer"]) != 2
+            or abs(att["max_ratio"] - max(a / m for a, m in zip(att["max_per_layer"], att["mean_per_layer"]))) > 1e-9):
+        failures.append(f"{what}: attention_logits {att}")
     if len(rep["batch"]["rows"]) != B:
         failures.append(f"{what}: {len(rep['batch']['rows'])} rows")
 

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "data/shard.h"
 #include "model/init.h"
 #include "tests/util/test_util.h"
@@ -157,7 +158,8 @@ TEST(SpikeTraining, PlantedSpikesAreFlaggedACleanRunIsNot) {
     EXPECT_TRUE(fs::exists(lr.out_dir + "/spikes/step-0000021.json"));
 
     TrainOptions two = options(t.dir, data, "two");
-    two.spike.action = SpikeAction::skip;
+    two.spike.action = SpikeAction::skip;  // the junk batch leaves no trace in the weights
+    two.max_bad_steps = 100;                // the LR spike's damage makes every later step spike
     two.spike.inject_junk_step = 20;
     two.spike.inject_lr = {22, 100.0, 1};
     train(two, tiny(), init_params());
@@ -192,6 +194,26 @@ TEST(SpikeTraining, SkipLeavesTheStateBitwiseUnchanged) {
         }
         EXPECT_EQ(CheckpointReader(root + "step-00000024").meta().applied_steps, 23);
     }
+}
+
+// skip is for bad batches: after an LR spike the weights themselves are off, every step spikes,
+// and the run stops after --max-bad-steps skips in a row, naming rollback.
+TEST(SpikeTraining, SkipsThatGoOnStopTheRun) {
+    TmpDir t;
+    const std::string data = make_data(t.dir);
+    TrainOptions o = options(t.dir, data, "skips");
+    o.spike.action = SpikeAction::skip;
+    o.spike.inject_lr = {24, 300.0, 1};
+    o.max_bad_steps = 3;
+    try {
+        train(o, tiny(), init_params());
+        FAIL() << "expected the run to stop";
+    } catch (const Error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("3 consecutive steps"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("--on-spike rollback"), std::string::npos) << msg;
+    }
+    EXPECT_EQ(steps_of(events(o.log, "skip")), (std::vector<int>{25, 26, 27}));
 }
 
 // An LR spike x300 wrecks the weights. warn carries the damage to the end; rollback (to an
