@@ -228,6 +228,7 @@ private:
     int accum_ = 1;
     long long step_tokens_ = 0;
     int start_step_ = 0, last_step_ = 0, applied_ = 0, bad_steps_ = 0;
+    int iterations_ = 0;  // steps computed in this process, a rollback's reruns included
     uint64_t tokens_seen_ = 0;
     std::string tokenizer_hash_, tokenizer_bytes_;
     Schedule sched_;
@@ -522,7 +523,7 @@ void Run::skip(int done, double loss, double norm, const json& fired_on) {
 void Run::progress(int done, double loss, double norm, float lr, double secs, double mfu) {
     if (!root_ || !o_.progress) return;
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
-    const double eta = elapsed / (done - start_step_) * (last_step_ - done);
+    const double eta = elapsed / (iterations_ + 1) * (last_step_ - done);  // this step is not counted yet
     char val[32] = "";
     if (val_ && o_.eval_every > 0 && (done % o_.eval_every == 0 || done == last_step_))
         std::snprintf(val, sizeof val, " val %.4f", evaluated_);
@@ -993,8 +994,8 @@ TrainResult Run::go() {
     std::vector<double> unit_norms;
     run_start_ = std::chrono::steady_clock::now();
     maybe_snapshot(start_step_);
-    for (int step = start_step_; step < last_step_;) {
-        if (step > start_step_ && stop_requested()) interrupted(step);
+    for (int step = start_step_; step < last_step_; iterations_++) {
+        if (iterations_ > 0 && stop_requested()) interrupted(step);
         const auto t0 = std::chrono::steady_clock::now();
         profiler_.begin_step(step);
         const size_t sent0 = comm_.bytes_sent_total();
@@ -1116,7 +1117,7 @@ TrainResult Run::go() {
     }
     if (tty_) std::fprintf(stderr, "\n");
     if (result.steps_done > 0) result.last_checkpoint = save(result.steps_done);
-    finish(last_step_ - start_step_);
+    finish(iterations_);
     return result;
 }
 
