@@ -1,4 +1,5 @@
-"""Loss-spike actions under mpirun on the CPU: with ZeRO 3 on 2 ranks, a run whose injected LR
+"""Loss-spike actions under mpirun on the CPU: with ZeRO 3 on 2 ranks (and ZeRO 1 and 2 for the
+rollback to a snapshot), a run whose injected LR
 spike is rolled back (to an in-memory snapshot of the sharded state, or to a checkpoint on
 disk), or whose junk batch is skipped or only reported (warn: the determinism re-check's extra
 forward through the gathered units, then the update), gives the same FP32 losses as one process (relative 1e-5), step for step
@@ -67,6 +68,13 @@ def main():
         sixnd_files.write_shard(os.path.join(tmp, "train.bin"), np.tile(rng.integers(0, 101, 23), 900))
         for name, extra in cases.items():
             one, one_ev = train(tmp, name + "_np1", 1, 0, extra)
+            if name == "rollback_memory":
+                # The other stages restore their shards (stage 1-2: slices of full parameters) too.
+                for stage in (1, 2):
+                    other, other_ev = train(tmp, f"{name}_np2_zero{stage}", 2, stage, extra)
+                    if other_ev != one_ev or len(other) != len(one) or \
+                            max(abs(a - b) / abs(b) for a, b in zip(other, one)) > FP32_TOL:
+                        failures.append(f"{name}: ZeRO {stage} on 2 ranks differs: {other_ev}")
             two, two_ev = train(tmp, name + "_np2_zero3", 2, 3, extra)
             if not any(e[0] in ("rollback", "skip") for e in one_ev) and name != "warn" or not one_ev:
                 failures.append(f"{name}: the planted spike was not acted on: {one_ev}")
