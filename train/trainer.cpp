@@ -180,8 +180,9 @@ private:
     void fill_micro(int step, int micro, bool junk);
     // Folds the last forward's max attention logit per layer into attention_now_ (first: restart).
     void note_attention(bool first);
-    // What the trainer does at a spike (the update not yet applied). Returns the next step to
-    // run: step + 1 when the run goes on, or the rollback target.
+    // What the trainer does at a spike (the update not yet applied): the determinism re-check,
+    // the update measured, the report, then the action. After a rollback, next_step is the
+    // restored step (the loop reruns from there).
     enum class SpikeOutcome { applied, skipped, rolled_back };
     SpikeOutcome on_spike(int step, const SpikeVerdict& v, double loss, double local_loss, double norm,
                           const std::vector<double>& unit_norms, float lr, float scheduled_lr, bool lr_injected, float scale,
@@ -891,7 +892,7 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
     }
 
     const std::string report_path = spike_report_path(o_.out_dir, done);
-    if (root_) {
+    on_root_agreed(&comm_, [&] {
         // A rerun after a rollback replaces the checkpoints newer than its target: the report
         // names ones that stay.
         const std::vector<std::string> cks = checkpoints_before(target >= 0 ? target : step);
@@ -926,7 +927,7 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
                     {"determinism", {{"loss", loss}, {"loss_again", again}, {"bitwise_equal", same}}}};
         if (!rollback_info.is_null()) report["rollback"] = rollback_info;
         write_spike_report(done, report, junk);
-    }
+    });
     json ev = trigger_json(v, o_.spike.detect);
     ev["action"] = spike_action_name(action);
     ev["report"] = report_path;
