@@ -120,7 +120,9 @@ json trigger_json(const SpikeVerdict& v, const SpikeThresholds& t) {
 }
 
 json learning_rate_json(const LrFacts& f, const SpikeHistory& h) {
-    const char* phase = f.step <= f.warmup ? "warmup" : f.schedule == "constant" ? "constant" : "decay";
+    // After warm-up: decaying once the schedule's rate is below the peak (wsd's stable part,
+    // like constant, is "constant").
+    const char* phase = f.step <= f.warmup ? "warmup" : f.scheduled_lr < f.base_lr * (1 - 1e-6) ? "decay" : "constant";
     // The rate at this step, or of the update just before it, whichever stood further above
     // its schedule: an update's effect shows in the loss of the step after it.
     double ratio = f.scheduled_lr > 0 ? f.lr / f.scheduled_lr : 1;

@@ -19,6 +19,7 @@
 #include "tests/util/test_util.h"
 #include "train/checkpoint.h"
 #include "train/spike_detector.h"
+#include "train/spike_evidence.h"
 #include "train/trainer.h"
 
 using namespace sixnd;
@@ -136,6 +137,32 @@ TEST(SpikeDetector, RestoredStateDecidesBitForBit) {
         EXPECT_EQ(a.grad.z, b.grad.z);
         EXPECT_EQ(a.fired(), b.fired());
     }
+}
+
+// learning_rate: the phase follows the schedule, and lr_ratio is how far the rate at the step,
+// or of the update before it (whose effect the spiking loss shows), stood above the schedule.
+TEST(SpikeEvidence, LearningRateFields) {
+    SpikeHistory h({8, 6.0, 6.0}, 4, 2);
+    LrFacts f;
+    f.base_lr = 1e-3;
+    f.scheduled_lr = 1e-3;
+    f.lr = 1e-3;
+    f.schedule = "wsd";
+    f.warmup = 10;
+    f.step = 50;
+    f.steps = 100;
+    EXPECT_EQ(learning_rate_json(f, h).at("phase"), "constant");
+    EXPECT_TRUE(learning_rate_json(f, h).at("last_update_lr").is_null());
+    f.step = 5;
+    EXPECT_EQ(learning_rate_json(f, h).at("phase"), "warmup");
+    f.step = 95;
+    f.scheduled_lr = f.lr = 4e-4;
+    EXPECT_EQ(learning_rate_json(f, h).at("phase"), "decay");
+    EXPECT_DOUBLE_EQ(learning_rate_json(f, h).at("lr_ratio"), 1.0);
+    h.applied(20 * 4.1e-4, 4.1e-4, true);
+    const json j = learning_rate_json(f, h);
+    EXPECT_NEAR(j.at("lr_ratio").get<double>(), 20.0, 1e-9);
+    EXPECT_DOUBLE_EQ(j.at("fraction_of_schedule"), 0.95);
 }
 
 // The same run with and without a planted fault: the clean run raises nothing, an LR spike is
