@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "data/loader.h"
 #include "data/shard.h"
 #include "model/init.h"
 #include "tests/util/test_util.h"
@@ -137,6 +138,35 @@ TEST(SpikeDetector, RestoredStateDecidesBitForBit) {
         EXPECT_EQ(a.grad.z, b.grad.z);
         EXPECT_EQ(a.fired(), b.fired());
     }
+}
+
+// The loader's part in a rollback and a report: advance(n) lands where n next() calls would
+// (across an epoch's end, shuffled), and each row served names the shard and offset of its tokens.
+TEST(SpikeLoader, AdvanceAndRowSources) {
+    TmpDir t;
+    std::vector<uint32_t> a(100), b(60);
+    for (size_t i = 0; i < a.size(); i++) a[i] = static_cast<uint32_t>(i % 50);
+    for (size_t i = 0; i < b.size(); i++) b[i] = static_cast<uint32_t>(50 + i % 40);
+    write_shard(t.dir + "/s_000.bin", a);
+    write_shard(t.dir + "/s_001.bin", b);
+    const int B = 2, T = 8;
+    DataLoader walked(t.dir + "/s_*.bin", B, T, 1, 2, true, 11), jumped(t.dir + "/s_*.bin", B, T, 1, 2, true, 11);
+    std::vector<int32_t> in(B * T), tg(B * T), in2(B * T), tg2(B * T);
+    for (int i = 0; i < 7; i++) walked.next(in.data(), tg.data());
+    jumped.advance(7);
+    EXPECT_EQ(walked.state().epoch, jumped.state().epoch);
+    EXPECT_EQ(walked.state().cursor, jumped.state().cursor);
+    walked.next(in.data(), tg.data());
+    jumped.next(in2.data(), tg2.data());
+    EXPECT_EQ(in, in2);
+    for (int r = 0; r < B; r++) {
+        const RowSource src = walked.source_of(walked.last_samples()[static_cast<size_t>(r)]);
+        const std::vector<uint32_t>& shard = src.shard == t.dir + "/s_000.bin" ? a : b;
+        ASSERT_LT(src.offset, shard.size());
+        EXPECT_EQ(static_cast<uint32_t>(in[static_cast<size_t>(r) * T]), shard[src.offset]) << src.shard << " " << src.offset;
+    }
+    EXPECT_EQ(walked.source_of(13).shard, t.dir + "/s_001.bin");  // tokens 104..: the second shard
+    EXPECT_EQ(walked.source_of(13).offset, 4u);
 }
 
 // learning_rate: the phase follows the schedule, and lr_ratio is how far the rate at the step,
