@@ -19,6 +19,7 @@
 
 #include "core/dtype.h"
 #include "core/memory.h"
+#include "core/op_clock.h"
 
 namespace sixnd {
 
@@ -42,6 +43,8 @@ public:
     virtual const char* name() const = 0;
     virtual DType dtype() const = 0;
     virtual MemoryBackend& memory() = 0;
+    // The clock the per-op profile times this backend's ops with (core/op_clock.h).
+    virtual std::unique_ptr<OpClock> make_op_clock() { return make_host_clock(memory()); }
 
     // out[B,T,C] = wte[inp[b,t],:] + wpe[t,:]
     virtual void encoder_forward(void* out, const int32_t* inp, const void* wte, const void* wpe, int B, int T,

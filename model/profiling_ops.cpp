@@ -14,29 +14,52 @@ std::string dims(std::initializer_list<std::pair<const char*, long long>> d) {
 
 }  // namespace
 
+ProfilingOps::ProfilingOps(std::unique_ptr<Ops> inner, std::unique_ptr<OpClock> clock)
+    : inner_(std::move(inner)), clock_(clock ? std::move(clock) : inner_->make_op_clock()), es_(dtype_size(inner_->dtype())) {}
+
+const std::map<std::string, OpStats>& ProfilingOps::stats() {
+    flush();
+    return stats_;
+}
+
+double ProfilingOps::seconds() {
+    flush();
+    return seconds_;
+}
+
+void ProfilingOps::reset() {
+    flush();
+    stats_.clear();
+    seconds_ = 0;
+}
+
+void ProfilingOps::flush() {
+    if (pending_.empty()) return;
+    inner_->memory().sync();
+    clock_->resolve();
+    for (const Pending& p : pending_) {
+        const double s = clock_->seconds(p.begin, p.end);
+        p.stats->seconds += s;
+        seconds_ += s;
+    }
+    pending_.clear();
+    clock_->clear();
+}
+
+// The op is booked at once (calls, FLOPs, bytes); its time when the clock is read (flush).
 template <typename F> auto ProfilingOps::timed(const char* op, const std::string& shape, double flops, double bytes, F&& f) {
     if (!enabled_) return f();
-    MemoryBackend& mem = inner_->memory();
-    mem.sync();
-    const auto t0 = std::chrono::steady_clock::now();
-    struct Book {
+    OpStats& st = stats_[std::string(op) + " " + shape];
+    st.op = op;
+    st.calls++;
+    st.flops += flops;
+    st.bytes += bytes;
+    struct Mark {
         ProfilingOps* self;
-        const char* op;
-        const std::string& shape;
-        double flops, bytes;
-        std::chrono::steady_clock::time_point t0;
-        ~Book() {
-            self->inner_->memory().sync();
-            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            OpStats& st = self->stats_[std::string(op) + " " + shape];
-            st.op = op;
-            st.calls++;
-            st.seconds += s;
-            st.flops += flops;
-            st.bytes += bytes;
-            self->seconds_ += s;
-        }
-    } book{this, op, shape, flops, bytes, t0};
+        OpStats* st;
+        int begin;
+        ~Mark() { self->pending_.push_back({st, begin, self->clock_->mark()}); }
+    } mark{this, &st, clock_->mark()};
     return f();
 }
 

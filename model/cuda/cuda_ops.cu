@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "model/cuda/cuda_op_clock.h"
 #include "model/cuda/cuda_ops.h"
 #include "model/cuda/kernels.cuh"
 
@@ -24,6 +25,7 @@ public:
     const char* name() const override { return "cuda"; }
     DType dtype() const override { return std::is_same<T, float>::value ? DType::f32 : DType::bf16; }
     MemoryBackend& memory() override { return mem_; }
+    std::unique_ptr<OpClock> make_op_clock() override { return make_cuda_event_clock(stream_); }
 
     void encoder_forward(void* out, const int32_t* inp, const void* wte, const void* wpe, int B, int T_,
                          int C) override {
