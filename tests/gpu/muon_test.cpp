@@ -50,7 +50,9 @@ TEST_P(CudaMuonTest, NewtonSchulz) {
             if (run == 0) s->ref().newton_schulz(x.rf(), work.rf(), rows, cols, 5);
             s->dev().newton_schulz(x.df(), work.df(), rows, cols, 5);
             const std::string what = std::to_string(rows) + "x" + std::to_string(cols);
-            if (run == 0) EXPECT_TRUE(s->close(x, 1e-4, what.c_str()));
+            if (run == 0) {
+                EXPECT_TRUE(s->close(x, 1e-4, what.c_str()));
+            }
             runs.push_back(s->get_dev(x));
         }
         EXPECT_EQ(runs[0], runs[1]) << "newton_schulz is not deterministic";
