@@ -1,7 +1,8 @@
 """Muon under ZeRO on the CPU (MPI): at 2 ranks every stage reproduces single-process Muon
 training with the same global batch (FP32: losses and final parameters to 1e-5 relative), the
 extra traffic is exactly the documented FP32 all-gather of every block unit at stages 1-3
-(4 bytes x unit x (n-1)/n per rank per step, against an AdamW run at the same stage), and a
+(4 bytes x unit x (n-1)/n per rank per step, against an AdamW run at the same stage) and
+`sixnd plan --check` predicts it and Muon's workspace exactly, and a
 checkpointed Muon run resumes exactly: bitwise in one process and at np=2 stage 2, and to 1e-5
 when resharded (np=2 stage 3 -> one process)."""
 import json
@@ -22,6 +23,14 @@ LEARNED = 0.8
 GLOBAL_B, T, STEPS = 4, 16, 8
 ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_rmaps_base_oversubscribe="1",
            OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+
+
+def plan_check(log):
+    """`sixnd plan --check`'s rows by quantity."""
+    r = subprocess.run([SIXND, "plan", "--check", log, "--json"], capture_output=True, text=True, env=ENV, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError(f"plan --check {log}: {r.stderr}")
+    return {row["quantity"]: row for row in json.loads(r.stdout)["rows"]}
 
 
 def train(tmp, name, np_, stage, optimizer="muon", extra=()):
@@ -90,6 +99,11 @@ def main():
                   f"{steps[-1]['comm_bytes']}")
             if len(steps) != STEPS or e_loss > FP32_TOL or e_param > FP32_TOL:
                 failures.append(f"{name}: loss {e_loss:.2e} params {e_param:.2e} ({len(steps)} steps)")
+            # The planner predicts Muon's extra bytes and buffers exactly.
+            rows = plan_check(os.path.join(tmp, name + ".jsonl"))
+            for q in [q for q in rows if q.endswith(".comm.all_gather") or q == "memory.workspace"]:
+                if rows[q]["predicted"] != rows[q]["measured"]:
+                    failures.append(f"{name}: plan --check {q} predicted {rows[q]['predicted']} measured {rows[q]['measured']}")
             if stage == 1:
                 _, _, adam = train(tmp, "adamw_np2_zero1", 2, 1, optimizer="adamw")
                 extra = [m["all_gather"] - a["all_gather"] for m, a in zip(steps[-1]["comm_ranks"], adam[-1]["comm_ranks"])]
