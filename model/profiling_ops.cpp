@@ -1,5 +1,6 @@
 #include "model/profiling_ops.h"
 
+#include <algorithm>
 #include <string>
 
 namespace sixnd {
@@ -235,6 +236,25 @@ double ProfilingOps::sum_squares(const void* x, size_t n) {
 void ProfilingOps::cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) {
     timed("cast", "", 0, double(n) * (dtype_size(dst_type) + dtype_size(src_type)),
           [&] { inner_->cast(dst, dst_type, src, src_type, n); });
+}
+
+// Muon momentum: 5 FLOPs per element; reads the gradient, reads and writes the momentum, writes
+// the FP32 direction.
+void ProfilingOps::muon_momentum(float* out, float* m, const void* grads, size_t n, float beta, float grad_scale) {
+    timed("muon_momentum", "", 5.0 * n, double(n) * (es_ + 12), [&] { inner_->muon_momentum(out, m, grads, n, beta, grad_scale); });
+}
+// Newton-Schulz (s = min, l = max of the sides): per step 4 s^2 l + 2 s^3 FLOPs in three GEMMs
+// (Muon::ns_flops counts the same); bytes: the matrix and the two s x s buffers per GEMM, FP32.
+void ProfilingOps::newton_schulz(float* x, float* work, int rows, int cols, int steps) {
+    const double s = std::min(rows, cols), l = std::max(rows, cols);
+    timed("newton_schulz", dims({{"rows", rows}, {"cols", cols}}), steps * (4 * s * s * l + 2 * s * s * s),
+          steps * 4.0 * (4 * s * l + 4 * s * s), [&] { inner_->newton_schulz(x, work, rows, cols, steps); });
+}
+// Muon update: 5 FLOPs per element; reads the direction, reads and writes the parameter and master.
+void ProfilingOps::muon_apply(void* params, float* master, const float* update, size_t n, float lr, float scale,
+                              float weight_decay) {
+    timed("muon_apply", "", 5.0 * n, double(n) * (4 + 2 * es_ + (master ? 8 : 0)),
+          [&] { inner_->muon_apply(params, master, update, n, lr, scale, weight_decay); });
 }
 
 }  // namespace sixnd

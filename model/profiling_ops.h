@@ -72,6 +72,10 @@ public:
                                      bool write_dlogits) override;
     void adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n, const AdamWArgs& a) override;
     double sum_squares(const void* x, size_t n) override;
+    void muon_momentum(float* out, float* m, const void* grads, size_t n, float beta, float grad_scale) override;
+    void newton_schulz(float* x, float* work, int rows, int cols, int steps) override;
+    void muon_apply(void* params, float* master, const float* update, size_t n, float lr, float scale,
+                    float weight_decay) override;
     void cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) override;
 
 private:

@@ -26,6 +26,7 @@
 #include "train/checkpoint.h"
 #include "train/checkpoint_state.h"
 #include "train/hellaswag.h"
+#include "train/muon.h"
 #include "train/peak_flops.h"
 #include "train/profile.h"
 #include "train/run_dir.h"
@@ -61,6 +62,10 @@ nlohmann::json TrainOptions::to_json() const {
                 {"beta2", optimizer.beta2},
                 {"eps", optimizer.eps},
                 {"master_weights", optimizer.master_weights},
+                {"optimizer", optimizer_name(optimizer.kind)},
+                {"muon_lr", optimizer.muon_lr},
+                {"muon_momentum", optimizer.muon_momentum},
+                {"muon_weight_decay", optimizer.muon_weight_decay},
                 {"grad_clip", grad_clip},
                 {"out", out_dir},
                 {"overwrite", overwrite},
@@ -226,6 +231,10 @@ std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o) {
     const std::string& written = ck->meta().dtype;
     if (written != dtype_name(o.dtype))
         throw Error(dir, "checkpoint was written with --dtype " + written + "; resume with the same dtype");
+    const std::string optimizer = ck->meta().config.value("optimizer", "adamw");
+    if (optimizer != optimizer_name(o.optimizer.kind))
+        throw Error(dir, "checkpoint was written with --optimizer " + optimizer + "; resume with the same optimizer (the "
+                         "saved state is " + optimizer + "'s)");
     return ck;
 }
 
@@ -309,11 +318,11 @@ void Run::load_initial_state(const std::vector<float>& params) {
         std::vector<float> placed(layout.total(), 0.0f);
         relayout_range(given, layout, 0, params.size(), params.data(), placed.data(), 4);
         engine_.load_params(to_storage(placed.data(), placed.size(), o_.dtype).data());
-        opt_ = std::make_unique<AdamW>(ops_, layout, engine_.shard(), o_.optimizer, param_at_);
+        opt_ = make_optimizer(ops_, layout, engine_.shard(), o_.optimizer, param_at_, comm_, o_.schedule.lr);
         return;
     }
     engine_.load_params(restore_params(*ck_, layout).data());
-    opt_ = std::make_unique<AdamW>(ops_, layout, engine_.shard(), o_.optimizer, param_at_);
+    opt_ = make_optimizer(ops_, layout, engine_.shard(), o_.optimizer, param_at_, comm_, o_.schedule.lr);
     restore_optimizer(*opt_, mem_, *ck_, layout);
     const CheckpointMeta& m = ck_->meta();
     start_step_ = m.step;
@@ -382,6 +391,7 @@ void Run::write_header() {
                  {"cpu", cpu_host_json()},
                  {"flops_per_token", fpt_.model},
                  {"hw_flops_per_token", fpt_.hardware},
+                 {"optimizer_flops_per_step", opt_->matmul_flops_per_step()},
                  {"grad_accum_steps", accum_},
                  {"layout", layout_json(model_.layout(), mo_.unit_align)},
                  {"batch_tokens", step_tokens_},

@@ -174,6 +174,18 @@ public:
         }
     }
 
+    void muon_momentum(float* out, float* m, const void* grads, size_t n, float beta, float grad_scale) override {
+        cuda::muon_momentum<T>(out, m, cx(grads), n, beta, grad_scale, stream_);
+    }
+    void newton_schulz(float* xs, float* work, int rows, int cols, int steps) override {
+        SIXND_CHECK(rows > 0 && cols > 0 && steps >= 0, "newton_schulz", "needs a non-empty matrix");
+        cuda::newton_schulz(matmul_, xs, work, rows, cols, steps, scratch_, stream_);
+    }
+    void muon_apply(void* params, float* master, const float* update, size_t n, float lr, float scale,
+                    float weight_decay) override {
+        cuda::muon_apply<T>(x(params), master, update, n, lr, scale, weight_decay, stream_);
+    }
+
 private:
     static T* x(void* p) { return static_cast<T*>(p); }
     static const T* cx(const void* p) { return static_cast<const T*>(p); }

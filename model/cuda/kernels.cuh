@@ -145,6 +145,14 @@ template <typename T> double sum_squares(const T* x, size_t n, Scratch& scratch,
 
 template <typename Dst, typename Src> void cast(Dst* dst, const Src* src, size_t n, cudaStream_t s);
 
+// Muon (muon.cu); newton_schulz multiplies through mm in FP32.
+template <typename T>
+void muon_momentum(float* out, float* m, const T* grads, size_t n, float beta, float grad_scale, cudaStream_t s);
+void newton_schulz(Matmul& mm, float* x, float* work, int rows, int cols, int steps, Scratch& scratch, cudaStream_t s);
+template <typename T>
+void muon_apply(T* params, float* master, const float* update, size_t n, float lr, float scale, float weight_decay,
+                cudaStream_t s);
+
 // Naive attention: permute qkv to [B,NH,T,hs], cuBLASLt batched GEMMs, a causal softmax kernel.
 // The probabilities go to probs [B,NH,T,T] (--attention naive); with probs null they live in
 // scratch and only the log-sum-exp is kept in lse [B,NH,T] (--attention flash where the flash
