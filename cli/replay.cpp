@@ -51,7 +51,7 @@ int run_replay(int argc, char** argv) {
     app.add_option("--train-data", o.train_data, "glob (or manifest) of the training shards: other batches come from here")->required();
     app.add_option("--earlier-checkpoint", o.earlier_checkpoint,
                    "an older checkpoint (default: the report's run.checkpoint_earlier, else the oldest of the run before --checkpoint)");
-    app.add_option("--other-batches", o.other_batches, "baseline batches of as many rows as the spike's (at least 2)")
+    app.add_option("--other-batches", o.other_batches, "baseline batches of as many rows as the spike's (2 to 100000)")
         ->capture_default_str();
     app.add_option("--seed", o.seed, "draws the baseline's rows")->capture_default_str();
     app.add_option("--device", o.device, "cpu, cuda or auto")->capture_default_str();

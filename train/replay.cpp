@@ -130,9 +130,15 @@ std::vector<Row> spike_rows(const SpikeReportRows& rep, const std::string& repor
     return rows;
 }
 
+// Where a row of the baseline starts: a shard of the data and a token offset in it.
+struct Place {
+    size_t shard = 0;
+    uint64_t offset = 0;
+};
+
 // `count` rows of seq_len + 1 tokens, each inside one shard of the data, drawn uniformly over
 // all start positions by the seed, none overlapping a spike row.
-std::vector<Row> other_rows(const TokenSet& data, const std::vector<Row>& spikes, size_t count, int seq_len, uint64_t seed) {
+std::vector<Place> other_rows(const TokenSet& data, const std::vector<Row>& spikes, size_t count, int seq_len, uint64_t seed) {
     const uint64_t n = static_cast<uint64_t>(seq_len) + 1;
     std::vector<uint64_t> starts;  // starts[i]: start positions in shards before i
     std::vector<std::string> names;
@@ -145,24 +151,22 @@ std::vector<Row> other_rows(const TokenSet& data, const std::vector<Row>& spikes
     if (total == 0)
         throw Error(data.pattern(), "no shard holds a row of " + std::to_string(n) + " tokens (seq_len + 1)");
     Rng rng(seed);
-    std::vector<Row> out;
+    std::vector<Place> out;
     constexpr int kTries = 1000;
     while (out.size() < count) {
-        int tries = 0;
-        for (;; tries++) {
+        for (int tries = 0;; tries++) {
             if (tries == kTries)
                 throw Error(data.pattern(), "found no row of " + std::to_string(n) + " tokens outside the spike rows in " +
                                                 std::to_string(kTries) + " draws");
             const uint64_t pick = rng.below(total);
+            // The last shard whose start positions begin at or before pick (empty shards add none).
             const size_t s = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), pick) - starts.begin()) - 1;
             const uint64_t off = pick - starts[s];
             const bool overlaps = std::any_of(spikes.begin(), spikes.end(), [&](const Row& r) {
                 return r.shard == names[s] && off < r.offset + n && r.offset < off + n;
             });
             if (overlaps) continue;
-            Row row{names[s], off, std::vector<int32_t>(n)};
-            for (uint64_t t = 0; t < n; t++) row.tokens[t] = static_cast<int32_t>(data.shards()[s][off + t]);
-            out.push_back(std::move(row));
+            out.push_back({s, off});
             break;
         }
     }
@@ -192,22 +196,27 @@ double mean_of(const std::vector<double>& v, size_t begin, size_t end) {
     return s / static_cast<double>(end - begin);
 }
 
-// Forward losses of every row through the parameters of `ck`; `others` holds `batches`
-// batches of rows.size() rows each, in order.
-Measured measure(GPT& model, MemoryBackend& mem, const CheckpointReader& ck, const std::vector<Row>& rows,
-                 const std::vector<Row>& others, int seq_len, const std::string& label) {
+// Forward losses of every row through the parameters of `ck`; `others` holds batches of
+// rows.size() rows each, in order.
+Measured measure(GPT& model, MemoryBackend& mem, const CheckpointReader& ck, const std::vector<Row>& rows, const TokenSet& data,
+                 const std::vector<Place>& others, int seq_len, const std::string& label) {
     const std::vector<char> params = restore_params(ck, model.layout());
     mem.copy_to_device(model.params(), params.data(), params.size());
     const bool tty = isatty(fileno(stderr));
     const size_t total = rows.size() + others.size();
-    auto loss = [&](const Row& r, size_t done) {
+    auto loss = [&](const int32_t* tokens, size_t done) {
         if (tty && done % 16 == 0) std::fprintf(stderr, "\rreplay %s: row %zu/%zu", label.c_str(), done + 1, total);
-        return static_cast<double>(model.forward(r.tokens.data(), r.tokens.data() + 1, 1, seq_len));
+        return static_cast<double>(model.forward(tokens, tokens + 1, 1, seq_len));
     };
     Measured m;
-    for (size_t i = 0; i < rows.size(); i++) m.spike_rows.push_back(loss(rows[i], i));
+    for (size_t i = 0; i < rows.size(); i++) m.spike_rows.push_back(loss(rows[i].tokens.data(), i));
     std::vector<double> other;
-    for (size_t i = 0; i < others.size(); i++) other.push_back(loss(others[i], rows.size() + i));
+    std::vector<int32_t> buf(static_cast<size_t>(seq_len) + 1);
+    for (size_t i = 0; i < others.size(); i++) {
+        const Shard& sh = data.shards()[others[i].shard];
+        for (size_t t = 0; t < buf.size(); t++) buf[t] = static_cast<int32_t>(sh[others[i].offset + t]);
+        other.push_back(loss(buf.data(), rows.size() + i));
+    }
     if (tty) std::fprintf(stderr, "\n");
     m.spike = mean_of(m.spike_rows, 0, m.spike_rows.size());
     const size_t R = rows.size(), N = others.size() / R;
@@ -237,8 +246,10 @@ AttentionKind attention_of(const CheckpointReader& ck) {
 }  // namespace
 
 json replay_spike(const ReplayOptions& o) {
-    if (o.other_batches < 2) throw Error("--other-batches", "must be at least 2 (the baseline needs a spread), got " +
-                                                                std::to_string(o.other_batches));
+    constexpr int kMaxBatches = 100000;
+    if (o.other_batches < 2 || o.other_batches > kMaxBatches)
+        throw Error("--other-batches", "must be in [2, " + std::to_string(kMaxBatches) + "] (the baseline needs a spread), got " +
+                                           std::to_string(o.other_batches));
     const SpikeReportRows rep = read_spike_report(o.spike_report);
     const CheckpointReader ck(o.checkpoint);
     const CheckpointMeta& meta = ck.meta();
@@ -260,15 +271,15 @@ json replay_spike(const ReplayOptions& o) {
     const TokenSet data(o.train_data);
     data.check_vocab(meta.model.vocab_size);
     const std::vector<Row> rows = spike_rows(rep, o.spike_report, data, meta.model.vocab_size);
-    const std::vector<Row> others =
+    const std::vector<Place> others =
         other_rows(data, rows, rows.size() * static_cast<size_t>(o.other_batches), rep.seq_len, o.seed);
 
     Backend be = make_backend(o.device, parse_dtype(meta.dtype));
     ModelOptions mo;
     mo.attention = attention_of(ck);
     GPT model(meta.model, *be.ops, mo);
-    const Measured now = measure(model, *be.memory, ck, rows, others, rep.seq_len, "checkpoint");
-    const Measured then = measure(model, *be.memory, early, rows, others, rep.seq_len, "earlier checkpoint");
+    const Measured now = measure(model, *be.memory, ck, rows, data, others, rep.seq_len, "checkpoint");
+    const Measured then = measure(model, *be.memory, early, rows, data, others, rep.seq_len, "earlier checkpoint");
 
     const ReplayRule rule;
     const ReplayLosses l{now.spike, now.others_mean, now.others_std, then.spike, then.others_mean, then.others_std, rep.reference};
