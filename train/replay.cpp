@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/read_file.h"
 #include "core/rng.h"
 #include "data/shard.h"
@@ -177,7 +178,9 @@ std::vector<Place> other_rows(const TokenSet& data, const std::vector<Row>& spik
 // the oldest complete checkpoint of the same run older than `ck`, beside it.
 std::string find_earlier(const CheckpointReader& ck, const std::string& from_report) {
     if (!from_report.empty() && canonical(from_report) != canonical(ck.dir())) return from_report;
-    const std::string root = fs::path(canonical(ck.dir())).parent_path().string();
+    fs::path dir(ck.dir());
+    if (!dir.has_filename()) dir = dir.parent_path();  // "…/step-00000100/"
+    const std::string root = dir.has_parent_path() ? dir.parent_path().string() : ".";
     for (const CheckpointEntry& e : list_checkpoints(root))
         if (e.complete && e.run_id == ck.meta().run_id && e.step < ck.meta().step) return e.dir;
     throw Error("--earlier-checkpoint", "not given, the report names none (run.checkpoint_earlier), and " + root +
@@ -281,6 +284,13 @@ json replay_spike(const ReplayOptions& o) {
     const Measured now = measure(model, *be.memory, ck, rows, data, others, rep.seq_len, "checkpoint");
     const Measured then = measure(model, *be.memory, early, rows, data, others, rep.seq_len, "earlier checkpoint");
 
+    // From a state that has learnt little every row costs about ln(vocab), so nothing can spike
+    // there and (c) would read "interaction" whatever the rows hold.
+    const double uniform = std::log(static_cast<double>(meta.model.vocab_size));
+    if (then.others_mean > 0.9 * uniform)
+        log_warn("the earlier checkpoint " + early.dir() + " has learnt little (baseline loss " + std::to_string(then.others_mean) +
+                 " against ln(vocab) = " + std::to_string(uniform) + "): no batch can stand out from it; give a later one with "
+                 "--earlier-checkpoint");
     const ReplayRule rule;
     const ReplayLosses l{now.spike, now.others_mean, now.others_std, then.spike, then.others_mean, then.others_std, rep.reference};
     return {{"verdict", replay_verdict(l, rule)},

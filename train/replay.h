@@ -18,6 +18,8 @@
 //                           mean spike above it (margin only: the run's own spread is not
 //                           comparable to a batch mean's) -> state (everything is high from this
 //                           state), else -> not_reproducible.
+// An earlier checkpoint whose baseline is within 10% of ln(vocab) has learnt too little for any
+// batch to stand out from it (its (c) cannot spike): the replay warns and names the flag.
 #pragma once
 #include <cstdint>
 #include <string>

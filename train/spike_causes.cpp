@@ -271,7 +271,7 @@ Cause hardware(const json& report, const RunFacts& run) {
     const json det = d ? *d : json::object();
     const auto equal = boolean(det, "bitwise_equal");
     const auto first = num(det, "loss"), again = num(det, "loss_again");
-    const std::string losses = first && again ? fmt(": loss %.9g then %.9g", *first, *again) : "";
+    const std::string losses = first && again ? fmt(" (loss %.9g then %.9g)", *first, *again) : "";
     if (!equal) c.evidence = kNotMeasured;
     else if (*equal) c.evidence = "the same batch through the same weights again: bitwise equal" + losses;
     else c.evidence = "the same batch through the same weights again: NOT bitwise equal" + losses;
