@@ -83,7 +83,8 @@ __global__ void qk_norm_backward_kernel(T* dqkv, const T* dout, const T* qkv, co
 
 }  // namespace
 
-template <typename T> void qk_norm_forward(T* out, float* rstd, const T* qkv, int N, int C, int NH, int NKV, cudaStream_t s) {
+template <typename T>
+void qk_norm_forward(T* out, float* rstd, const T* qkv, int N, int C, int NH, int NKV, cudaStream_t s) {
     constexpr int P = Packed128<T>::size;
     const int hs = C / NH, heads = NH + 2 * NKV, warps_per_block = 8;
     const int grid = ceil_div(static_cast<size_t>(N) * heads, warps_per_block);
