@@ -34,7 +34,7 @@ int run_train(int argc, char** argv) {
     ModelFlags mf;
     add_model_flags(app, mf);
     TrainOptions o;
-    std::string recompute = "none", shuffle = "on", schedule = "cosine", master = "on";
+    std::string recompute = "none", shuffle = "on", schedule = "cosine", master = "on", optimizer = "adamw";
     app.add_option("--recompute", recompute, "none, selective or full")->capture_default_str();
     app.add_option("--zero", o.zero_stage, "ZeRO stage 0-3 (under mpirun)")->capture_default_str();
     app.add_option("--train-data", o.train_data, "glob of llm.c token shards, or DIR/manifest.json of sixnd data prepare")->required();
@@ -53,6 +53,10 @@ int run_train(int argc, char** argv) {
     app.add_option("--beta1", o.optimizer.beta1)->capture_default_str();
     app.add_option("--beta2", o.optimizer.beta2)->capture_default_str();
     app.add_option("--eps", o.optimizer.eps)->capture_default_str();
+    app.add_option("--optimizer", optimizer, "adamw, or muon: Muon for the blocks' matrices, AdamW for the rest")->capture_default_str();
+    app.add_option("--muon-lr", o.optimizer.muon_lr, "Muon's peak learning rate (scheduled like --lr)")->capture_default_str();
+    app.add_option("--muon-momentum", o.optimizer.muon_momentum, "Muon's Nesterov momentum")->capture_default_str();
+    app.add_option("--muon-weight-decay", o.optimizer.muon_weight_decay, "Muon's decoupled weight decay")->capture_default_str();
     app.add_option("--grad-clip", o.grad_clip, "global gradient-norm clip (0 = off)")->capture_default_str();
     app.add_option("--master-weights", master, "keep FP32 master weights for BF16 parameters: on or off")->capture_default_str();
     app.add_option("--out", o.out_dir, "run directory (checkpoints go to OUT/checkpoints; locked while the run writes it)")->capture_default_str();
@@ -93,6 +97,7 @@ int run_train(int argc, char** argv) {
     o.shuffle = parse_on_off("--shuffle", shuffle);
     o.schedule.kind = parse_schedule(schedule);
     o.optimizer.master_weights = parse_on_off("--master-weights", master);
+    o.optimizer.kind = parse_optimizer(optimizer);
     o.spike.action = parse_spike_action(on_spike);
     if (app.count("--inject-lr-spike")) o.spike.inject_lr = parse_lr_injection(inject_lr);
     if (app.count("--inject-junk-batch") && o.spike.inject_junk_step < 1)

@@ -40,6 +40,7 @@ const std::vector<Verb>& verbs() {
         {"data", "raw text -> filtered, deduplicated token shards", run_data},
         {"tokenizer", "byte-level BPE: train, encode, decode, import-gpt2", run_tokenizer},
         {"plan", "size a run (budget -> model, tokens, memory, time, $); --check RUN.jsonl", run_plan},
+        {"replay", "the data x state ablation of a loss spike (PaLM's experiment) -> verdict", run_replay},
         {"ablate", "one knob, several values, several seeds -> results table with p-values", run_ablate},
         {"report", "plots (matplotlib) + report.md/html from runs or an ablation", run_report},
         {"export", "checkpoint -> Hugging Face directory (safetensors + config + tokenizer)", run_export},

@@ -31,5 +31,6 @@ int run_plan(int argc, char** argv);
 int run_ablate(int argc, char** argv);
 int run_report(int argc, char** argv);
 int run_export(int argc, char** argv);
+int run_replay(int argc, char** argv);
 
 }  // namespace sixnd::cli

@@ -19,6 +19,7 @@
 
 #include "core/dtype.h"
 #include "core/memory.h"
+#include "core/op_clock.h"
 
 namespace sixnd {
 
@@ -42,6 +43,8 @@ public:
     virtual const char* name() const = 0;
     virtual DType dtype() const = 0;
     virtual MemoryBackend& memory() = 0;
+    // The clock the per-op profile times this backend's ops with (core/op_clock.h).
+    virtual std::unique_ptr<OpClock> make_op_clock() { return make_host_clock(memory()); }
 
     // out[B,T,C] = wte[inp[b,t],:] + wpe[t,:]
     virtual void encoder_forward(void* out, const int32_t* inp, const void* wte, const void* wpe, int B, int T,
@@ -146,6 +149,23 @@ public:
     virtual double sum_squares(const void* x, size_t n) = 0;
     // dst[n] = src[n] converted between float and bf16 (RNE); same type is a copy.
     virtual void cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) = 0;
+
+    // The Muon optimizer (train/muon.h): momentum, orthogonalisation, update. All FP32 math.
+    // Nesterov momentum on n elements: g = grad_scale * grads;  m = beta m + (1 - beta) g;
+    // out = (1 - beta) g + beta m  (the direction Newton-Schulz orthogonalises).
+    virtual void muon_momentum(float* out, float* m, const void* grads, size_t n, float beta, float grad_scale) = 0;
+    // x[rows, cols] (FP32, row-major) = the quintic Newton-Schulz approximation of its orthogonal
+    // polar factor, in place: X = x / (||x||_F + 1e-7), then `steps` times A = X X^T,
+    // X = a X + (b A + c A A) X with (a, b, c) = (3.4445, -4.7750, 2.0315), iterating on x^T
+    // when rows > cols (so A is min(rows, cols) square). work: newton_schulz_floats() floats.
+    static size_t newton_schulz_floats(int rows, int cols) {
+        const size_t s = static_cast<size_t>(rows < cols ? rows : cols), l = static_cast<size_t>(rows < cols ? cols : rows);
+        return 2 * s * s + s * l;
+    }
+    virtual void newton_schulz(float* x, float* work, int rows, int cols, int steps) = 0;
+    // p = p (1 - lr weight_decay) - lr scale update on n elements; master / params as in adamw.
+    virtual void muon_apply(void* params, float* master, const float* update, size_t n, float lr, float scale,
+                            float weight_decay) = 0;
 };
 
 }  // namespace sixnd

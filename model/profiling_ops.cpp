@@ -1,5 +1,6 @@
 #include "model/profiling_ops.h"
 
+#include <algorithm>
 #include <string>
 
 namespace sixnd {
@@ -14,29 +15,52 @@ std::string dims(std::initializer_list<std::pair<const char*, long long>> d) {
 
 }  // namespace
 
+ProfilingOps::ProfilingOps(std::unique_ptr<Ops> inner, std::unique_ptr<OpClock> clock)
+    : inner_(std::move(inner)), clock_(clock ? std::move(clock) : inner_->make_op_clock()), es_(dtype_size(inner_->dtype())) {}
+
+const std::map<std::string, OpStats>& ProfilingOps::stats() {
+    flush();
+    return stats_;
+}
+
+double ProfilingOps::seconds() {
+    flush();
+    return seconds_;
+}
+
+void ProfilingOps::reset() {
+    flush();
+    stats_.clear();
+    seconds_ = 0;
+}
+
+void ProfilingOps::flush() {
+    if (pending_.empty()) return;
+    inner_->memory().sync();
+    clock_->resolve();
+    for (const Pending& p : pending_) {
+        const double s = clock_->seconds(p.begin, p.end);
+        p.stats->seconds += s;
+        seconds_ += s;
+    }
+    pending_.clear();
+    clock_->clear();
+}
+
+// The op is booked at once (calls, FLOPs, bytes); its time when the clock is read (flush).
 template <typename F> auto ProfilingOps::timed(const char* op, const std::string& shape, double flops, double bytes, F&& f) {
     if (!enabled_) return f();
-    MemoryBackend& mem = inner_->memory();
-    mem.sync();
-    const auto t0 = std::chrono::steady_clock::now();
-    struct Book {
+    OpStats& st = stats_[std::string(op) + " " + shape];
+    st.op = op;
+    st.calls++;
+    st.flops += flops;
+    st.bytes += bytes;
+    struct Mark {
         ProfilingOps* self;
-        const char* op;
-        const std::string& shape;
-        double flops, bytes;
-        std::chrono::steady_clock::time_point t0;
-        ~Book() {
-            self->inner_->memory().sync();
-            const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            OpStats& st = self->stats_[std::string(op) + " " + shape];
-            st.op = op;
-            st.calls++;
-            st.seconds += s;
-            st.flops += flops;
-            st.bytes += bytes;
-            self->seconds_ += s;
-        }
-    } book{this, op, shape, flops, bytes, t0};
+        OpStats* st;
+        int begin;
+        ~Mark() { self->pending_.push_back({st, begin, self->clock_->mark()}); }
+    } mark{this, &st, clock_->mark()};
     return f();
 }
 
@@ -212,6 +236,25 @@ double ProfilingOps::sum_squares(const void* x, size_t n) {
 void ProfilingOps::cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) {
     timed("cast", "", 0, double(n) * (dtype_size(dst_type) + dtype_size(src_type)),
           [&] { inner_->cast(dst, dst_type, src, src_type, n); });
+}
+
+// Muon momentum: 5 FLOPs per element; reads the gradient, reads and writes the momentum, writes
+// the FP32 direction.
+void ProfilingOps::muon_momentum(float* out, float* m, const void* grads, size_t n, float beta, float grad_scale) {
+    timed("muon_momentum", "", 5.0 * n, double(n) * (es_ + 12), [&] { inner_->muon_momentum(out, m, grads, n, beta, grad_scale); });
+}
+// Newton-Schulz (s = min, l = max of the sides): per step 4 s^2 l + 2 s^3 FLOPs in three GEMMs
+// (Muon::ns_flops counts the same); bytes: the matrix and the two s x s buffers per GEMM, FP32.
+void ProfilingOps::newton_schulz(float* x, float* work, int rows, int cols, int steps) {
+    const double s = std::min(rows, cols), l = std::max(rows, cols);
+    timed("newton_schulz", dims({{"rows", rows}, {"cols", cols}}), steps * (4 * s * s * l + 2 * s * s * s),
+          steps * 4.0 * (4 * s * l + 4 * s * s), [&] { inner_->newton_schulz(x, work, rows, cols, steps); });
+}
+// Muon update: 5 FLOPs per element; reads the direction, reads and writes the parameter and master.
+void ProfilingOps::muon_apply(void* params, float* master, const float* update, size_t n, float lr, float scale,
+                              float weight_decay) {
+    timed("muon_apply", "", 5.0 * n, double(n) * (4 + 2 * es_ + (master ? 8 : 0)),
+          [&] { inner_->muon_apply(params, master, update, n, lr, scale, weight_decay); });
 }
 
 }  // namespace sixnd

@@ -1,15 +1,16 @@
 // An Ops decorator that times every op it forwards and counts the FLOPs and bytes each one
 // moves, computed from the op's shapes (the formulas sit beside each op in profiling_ops.cpp).
-// It wraps any backend: the device is synchronised before and after each op, so the host clock
-// measures the op alone (on a GPU this serialises the stream; that is the price of per-op times
-// without events). Ops are grouped by name and shape ("matmul_forward N=1024 C=384 OC=1152").
-// Timing happens only while enabled; seconds() is the running total, so a caller can subtract
-// the op time nested inside a region it times itself.
+// It wraps any backend and times with the backend's OpClock: host clock and a sync around each
+// op on a CPU, CUDA events on the stream on a GPU, so the queue is not stalled op by op; the
+// times are read back (one wait) when seconds() or stats() is asked for. Ops are grouped by name
+// and shape ("matmul_forward N=1024 C=384 OC=1152"). Timing happens only while enabled;
+// seconds() is the running total after waiting for the device, so a caller can subtract the op
+// time nested inside a region it times itself.
 #pragma once
-#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/ops.h"
 
@@ -23,15 +24,13 @@ struct OpStats {
 
 class ProfilingOps final : public Ops {
 public:
-    explicit ProfilingOps(std::unique_ptr<Ops> inner) : inner_(std::move(inner)), es_(dtype_size(inner_->dtype())) {}
+    // clock null: the inner backend's own (make_op_clock); tests pass another.
+    explicit ProfilingOps(std::unique_ptr<Ops> inner, std::unique_ptr<OpClock> clock = nullptr);
 
     void set_enabled(bool on) { enabled_ = on; }
-    const std::map<std::string, OpStats>& stats() const { return stats_; }
-    double seconds() const { return seconds_; }
-    void reset() {
-        stats_.clear();
-        seconds_ = 0;
-    }
+    const std::map<std::string, OpStats>& stats();
+    double seconds();  // waits for the device
+    void reset();
 
     const char* name() const override { return inner_->name(); }
     DType dtype() const override { return inner_->dtype(); }
@@ -73,16 +72,29 @@ public:
                                      bool write_dlogits) override;
     void adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n, const AdamWArgs& a) override;
     double sum_squares(const void* x, size_t n) override;
+    void muon_momentum(float* out, float* m, const void* grads, size_t n, float beta, float grad_scale) override;
+    void newton_schulz(float* x, float* work, int rows, int cols, int steps) override;
+    void muon_apply(void* params, float* master, const float* update, size_t n, float lr, float scale,
+                    float weight_decay) override;
     void cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) override;
 
 private:
     // Runs f, timing it when enabled, and books its FLOPs and bytes under `key`.
     template <typename F> auto timed(const char* op, const std::string& shape, double flops, double bytes, F&& f);
 
+    // Reads the times of the ops timed since the last flush into stats_.
+    void flush();
+
+    struct Pending {
+        OpStats* stats;
+        int begin, end;  // clock marks
+    };
     std::unique_ptr<Ops> inner_;
+    std::unique_ptr<OpClock> clock_;
     size_t es_;
     bool enabled_ = false;
     std::map<std::string, OpStats> stats_;
+    std::vector<Pending> pending_;
     double seconds_ = 0;
 };
 

@@ -67,7 +67,11 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
     const nlohmann::json& last = steps.back();
 
     // Memory: every rank's categories (rank 0 only in a one-process run).
-    const StateBytes s = model_state_bytes(m.layout, stage, world, e, master);
+    StateBytes s = model_state_bytes(m.layout, stage, world, e, master);
+    // Muon's gather and Newton-Schulz buffers; its widest matrix is GPT-2's MLP [4C, C].
+    const bool muon = cfg.value("optimizer", "adamw") == "muon";
+    const MuonCost mc = muon ? muon_cost(m.layout, stage, world, 6.0 * m.n_embd * m.n_embd) : MuonCost{};
+    s.workspace += mc.workspace;
     const ActivationBytes a = activation_bytes({m.n_layer, m.n_head, m.n_embd, m.padded_vocab, flash}, B, T, rc, e);
     const nlohmann::json ranks = last.contains("memory_ranks") ? last.at("memory_ranks") : nlohmann::json::array({last.at("memory")});
     const char* zero_f = "ZeRO stage table over the layout's units";
@@ -87,7 +91,8 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
             out.rows.push_back({"memory.activations", a.activations, last.at("memory").at("activations"), Unit::bytes,
                                 "kept tensors at B x T under --recompute"});
             out.rows.push_back({"memory.workspace", a.workspace + s.workspace, last.at("memory").at("workspace"), Unit::bytes,
-                                "backward 9 C e per token + ZeRO scratch"});
+                                muon ? "backward 9 C e per token + ZeRO scratch + Muon's unit and NS buffers"
+                                     : "backward 9 C e per token + ZeRO scratch"});
         }
         out.rows.push_back({p + "memory.peak", s.total() + s.workspace + a.activations + a.workspace, mem.at("peak"), Unit::bytes,
                             "states + activations + workspace"});
@@ -111,7 +116,8 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
                             "FLOPs / (ranks x peak x mean measured MFU); measured: median step"});
 
     // Bytes sent per rank per step.
-    const CommBytes c = comm_bytes_per_step(m.layout, stage, world, e, accum);
+    CommBytes c = comm_bytes_per_step(m.layout, stage, world, e, accum);
+    c.all_gather += mc.all_gather;
     if (last.contains("comm_ranks")) {
         const nlohmann::json& cr = last.at("comm_ranks");
         for (size_t r = 0; r < cr.size(); r++) {

@@ -85,4 +85,16 @@ CommBytes comm_bytes_per_step(const LayoutShape& l, int stage, int n, int e, int
     return c;
 }
 
+MuonCost muon_cost(const LayoutShape& l, int stage, int n, double ns_floats) {
+    MuonCost m;
+    double blocks = 0, widest = 0;
+    for (size_t u = 1; u + 1 < l.units.size(); u++) {
+        blocks += l.units[u];
+        widest = std::max(widest, l.units[u]);
+    }
+    m.workspace = 4 * (widest + ns_floats);
+    if (stage >= 1 && n > 1) m.all_gather = (n - 1.0) / n * 4 * blocks;
+    return m;
+}
+
 }  // namespace sixnd::plan

@@ -78,4 +78,14 @@ struct CommBytes {
 };
 CommBytes comm_bytes_per_step(const LayoutShape& layout, int zero_stage, int ranks, int e, int micro_steps);
 
+// What --optimizer muon adds (train/muon.h). Workspace: one FP32 block unit (the Newton-Schulz
+// inputs, gathered under ZeRO) and the Newton-Schulz buffers of the widest matrix,
+// ns_floats = 2 s^2 + s l for sides s <= l. Bytes: at stages 1-3 with n > 1 ranks, the FP32
+// all-gather of every block unit (the units between the embeddings and the final layernorm),
+// (n-1)/n x 4 bytes x their elements per rank per step.
+struct MuonCost {
+    double workspace = 0, all_gather = 0;
+};
+MuonCost muon_cost(const LayoutShape& layout, int zero_stage, int ranks, double ns_floats);
+
 }  // namespace sixnd::plan

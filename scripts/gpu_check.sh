@@ -131,10 +131,11 @@ if [[ -n $NO_DEVICE ]]; then
         skip "$s" "no device"
     done
 else
-    # --- compute-sanitizer on two attention shapes (head dims 64 and 128, T not a tile multiple)
+    # --- compute-sanitizer on two attention shapes (head dims 64 and 128, T not a tile multiple;
+    #     the second multi-query, so the dK/dV kernel walks a group of query heads)
     SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
     ATT=$(find_bin gpu_attention_test)
-    FILTER='*FlashVsNaive*B2_T100_NH3_hs64:*FlashVsNaive*B3_T130_NH4_hs128'
+    FILTER='*FlashVsNaive*B2_T100_NH3_NKV3_hs64:*FlashVsNaive*B3_T130_NH4_NKV1_hs128'
     if [[ -n $SAN && -n $ATT ]]; then
         step memcheck memcheck.log "$SAN" --tool memcheck --error-exitcode 3 --print-limit 20 "$ATT" \
             --gtest_color=no --gtest_filter="$FILTER"

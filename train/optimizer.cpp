@@ -2,19 +2,33 @@
 
 #include <algorithm>
 
+#include "core/error.h"
+
 namespace sixnd {
 
 std::vector<ShardSpan> whole_buffer(size_t total) { return {ShardSpan{0, 0, total, 0}}; }
 
+OptimizerKind parse_optimizer(const std::string& s) {
+    if (s == "adamw") return OptimizerKind::adamw;
+    if (s == "muon") return OptimizerKind::muon;
+    throw Error("--optimizer", "must be adamw or muon, got '" + s + "'");
+}
+
+const char* optimizer_name(OptimizerKind k) { return k == OptimizerKind::muon ? "muon" : "adamw"; }
+
 AdamW::AdamW(Ops& ops, const ParamLayout& layout, std::vector<ShardSpan> spans, const OptimizerConfig& cfg,
              const Locate& params)
+    : AdamW(ops, layout, std::move(spans), cfg, params, [](const TensorInfo&) { return true; }) {}
+
+AdamW::AdamW(Ops& ops, const ParamLayout& layout, std::vector<ShardSpan> spans, const OptimizerConfig& cfg,
+             const Locate& params, const std::function<bool(const TensorInfo&)>& updates)
     : ops_(ops), cfg_(cfg), spans_(std::move(spans)) {
     for (size_t i = 0; i < spans_.size(); i++) {
         const ShardSpan& s = spans_[i];
         size_ = std::max(size_, s.local + s.count);
         for (const auto& t : layout.tensors()) {
             size_t lo = std::max(s.flat_begin, t.offset), hi = std::min(s.flat_begin + s.count, t.offset + t.numel);
-            if (lo < hi) pieces_.push_back({i, lo - s.flat_begin, hi - lo, t.decay()});
+            if (lo < hi && updates(t)) pieces_.push_back({i, lo - s.flat_begin, hi - lo, t.decay()});
         }
     }
     MemoryBackend& mem = ops.memory();

@@ -2,10 +2,11 @@
 // one process; one slice per unit under ZeRO). It owns the FP32 master copy (when the storage
 // dtype is BF16 and master weights are on) and both FP32 moments for those spans only, in shard
 // order, and applies weight decay to matrices (tensors of 2+ dimensions) only. Unit padding is
-// never touched.
+// never touched. Muon (train/muon.h) extends it.
 #pragma once
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "core/memory.h"
@@ -15,12 +16,24 @@
 
 namespace sixnd {
 
+// --optimizer: AdamW for everything, or Muon (train/muon.h) for the blocks' matrices with
+// AdamW for the rest.
+enum class OptimizerKind { adamw, muon };
+OptimizerKind parse_optimizer(const std::string& s);  // "adamw" | "muon"; throws Error naming --optimizer
+const char* optimizer_name(OptimizerKind k);
+
 struct OptimizerConfig {
+    OptimizerKind kind = OptimizerKind::adamw;
     float beta1 = 0.9f;
     float beta2 = 0.95f;
     float eps = 1e-8f;
     float weight_decay = 0.0f;
     bool master_weights = true;
+    // Muon: its peak learning rate (the schedule scales it as it scales --lr), momentum and
+    // decoupled weight decay.
+    float muon_lr = 0.02f;
+    float muon_momentum = 0.95f;
+    float muon_weight_decay = 0.0f;
 };
 
 class AdamW {
@@ -31,10 +44,13 @@ public:
     // Master weights are seeded from the parameters `params` locates.
     AdamW(Ops& ops, const ParamLayout& layout, std::vector<ShardSpan> spans, const OptimizerConfig& cfg,
           const Locate& params);
+    virtual ~AdamW() = default;
 
     // One update with learning rate lr; grad_scale multiplies every gradient first (clipping).
     // step is 1-based.
-    void step(const Locate& params, const Locate& grads, float lr, float grad_scale, int step);
+    virtual void step(const Locate& params, const Locate& grads, float lr, float grad_scale, int step);
+    // FLOPs this rank's optimizer spends per step beyond elementwise work (Muon's Newton-Schulz).
+    virtual double matmul_flops_per_step() const { return 0; }
 
     bool has_master() const { return static_cast<bool>(master_); }
     const std::vector<ShardSpan>& spans() const { return spans_; }
@@ -44,7 +60,12 @@ public:
     DeviceBuffer& m() { return m_; }
     DeviceBuffer& v() { return v_; }
 
-private:
+protected:
+    // Only the tensors `updates` accepts get AdamW updates (a subclass updates the others with
+    // the same state buffers: master weights and m in the same places).
+    AdamW(Ops& ops, const ParamLayout& layout, std::vector<ShardSpan> spans, const OptimizerConfig& cfg,
+          const Locate& params, const std::function<bool(const TensorInfo&)>& updates);
+
     struct Piece {
         size_t span;    // index into spans_
         size_t offset;  // elements into the span

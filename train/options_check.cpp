@@ -40,6 +40,11 @@ void TrainOptions::validate(int world) const {
     require(std::isfinite(optimizer.eps) && optimizer.eps > 0, "--eps", "must be a finite number > 0" + got(optimizer.eps));
     require(std::isfinite(optimizer.weight_decay) && optimizer.weight_decay >= 0, "--weight-decay",
             "must be a finite number >= 0" + got(optimizer.weight_decay));
+    require(std::isfinite(optimizer.muon_lr) && optimizer.muon_lr > 0, "--muon-lr", "must be a finite number > 0" + got(optimizer.muon_lr));
+    require(optimizer.muon_momentum >= 0 && optimizer.muon_momentum < 1, "--muon-momentum",
+            "must be in [0, 1)" + got(optimizer.muon_momentum));
+    require(std::isfinite(optimizer.muon_weight_decay) && optimizer.muon_weight_decay >= 0, "--muon-weight-decay",
+            "must be a finite number >= 0" + got(optimizer.muon_weight_decay));
     require(std::isfinite(grad_clip) && grad_clip >= 0, "--grad-clip", "must be a finite number >= 0 (0: off)" + got(grad_clip));
     require(checkpoint_every >= 0, "--checkpoint-every", "must be 0 (only at the end) or more" + got(checkpoint_every));
     require(keep_last >= 0, "--keep-last", "must be 0 (keep all) or more" + got(keep_last));

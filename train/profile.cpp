@@ -62,10 +62,13 @@ StepProfiler::Scope::Scope(StepProfiler* p, ProfileRegion r) : p_(p), r_(r) {
     t0_ = std::chrono::steady_clock::now();
 }
 
+// seconds() waits for the device first, so the region's host time includes its device work
+// (a collective, an op) on a GPU too.
 StepProfiler::Scope::~Scope() {
     if (!p_) return;
+    const double op_s = p_->ops_->seconds() - op_s0_;
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
-    p_->add_region(r_, s - (p_->ops_->seconds() - op_s0_));
+    p_->add_region(r_, s - op_s);
 }
 
 json StepProfiler::report(const Roof& roof, const StepFlops& f) const {

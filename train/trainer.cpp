@@ -28,10 +28,12 @@
 #include "train/checkpoint.h"
 #include "train/checkpoint_state.h"
 #include "train/hellaswag.h"
+#include "train/muon.h"
 #include "train/peak_flops.h"
 #include "train/profile.h"
 #include "train/run_dir.h"
 #include "train/run_log.h"
+#include "train/spike_causes.h"
 #include "train/spike_detector.h"
 #include "train/spike_evidence.h"
 #include "train/stop_signal.h"
@@ -64,6 +66,10 @@ nlohmann::json TrainOptions::to_json() const {
                 {"beta2", optimizer.beta2},
                 {"eps", optimizer.eps},
                 {"master_weights", optimizer.master_weights},
+                {"optimizer", optimizer_name(optimizer.kind)},
+                {"muon_lr", optimizer.muon_lr},
+                {"muon_momentum", optimizer.muon_momentum},
+                {"muon_weight_decay", optimizer.muon_weight_decay},
                 {"grad_clip", grad_clip},
                 {"out", out_dir},
                 {"overwrite", overwrite},
@@ -192,7 +198,7 @@ private:
     int rollback_target(int done, int& snapshot, std::string& checkpoint_dir);
     std::vector<RowEvidence> gathered_rows(int step, bool junk);
     std::string junk_shard_path(int done) const;
-    // Rank 0: the report, and for a junk batch the shard of its rows.
+    // Rank 0: the report (.json and its text .txt), and for a junk batch the shard of its rows.
     void write_spike_report(int done, const nlohmann::json& report, bool junk);
     std::vector<std::string> checkpoints_before(int step) const;
     void progress(int done, double loss, double norm, float lr, double secs, double mfu);
@@ -290,6 +296,10 @@ std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o) {
     const std::string& written = ck->meta().dtype;
     if (written != dtype_name(o.dtype))
         throw Error(dir, "checkpoint was written with --dtype " + written + "; resume with the same dtype");
+    const std::string optimizer = ck->meta().config.value("optimizer", "adamw");
+    if (optimizer != optimizer_name(o.optimizer.kind))
+        throw Error(dir, "checkpoint was written with --optimizer " + optimizer + "; resume with the same optimizer (the "
+                         "saved state is " + optimizer + "'s)");
     return ck;
 }
 
@@ -378,7 +388,7 @@ void Run::load_initial_state(const std::vector<float>& params) {
         std::vector<float> placed(layout.total(), 0.0f);
         relayout_range(given, layout, 0, params.size(), params.data(), placed.data(), 4);
         engine_.load_params(to_storage(placed.data(), placed.size(), o_.dtype).data());
-        opt_ = std::make_unique<AdamW>(ops_, layout, engine_.shard(), o_.optimizer, param_at_);
+        opt_ = make_optimizer(ops_, layout, engine_.shard(), o_.optimizer, param_at_, comm_, o_.schedule.lr);
         return;
     }
     restore_checkpoint(*ck_, true);
@@ -389,7 +399,7 @@ void Run::load_initial_state(const std::vector<float>& params) {
 void Run::restore_checkpoint(const CheckpointReader& ck, bool run_state) {
     const ParamLayout& layout = model_.layout();
     engine_.load_params(restore_params(ck, layout).data());
-    opt_ = std::make_unique<AdamW>(ops_, layout, engine_.shard(), o_.optimizer, param_at_);
+    opt_ = make_optimizer(ops_, layout, engine_.shard(), o_.optimizer, param_at_, comm_, o_.schedule.lr);
     restore_optimizer(*opt_, mem_, ck, layout);
     const CheckpointMeta& m = ck.meta();
     applied_ = m.applied_steps;
@@ -462,6 +472,7 @@ void Run::write_header() {
                  {"cpu", cpu_host_json()},
                  {"flops_per_token", fpt_.model},
                  {"hw_flops_per_token", fpt_.hardware},
+                 {"optimizer_flops_per_step", opt_->matmul_flops_per_step()},
                  {"grad_accum_steps", accum_},
                  {"layout", layout_json(model_.layout(), mo_.unit_align)},
                  {"batch_tokens", step_tokens_},
@@ -834,7 +845,9 @@ void Run::write_spike_report(int done, const json& report, bool junk) {
         }
         write_shard(junk_shard_path(done), tokens, static_cast<size_t>(cfg_.vocab_size));
     }
-    write_file_atomically(spike_report_path(o_.out_dir, done), report.dump(2) + "\n");
+    const std::string path = spike_report_path(o_.out_dir, done);
+    write_file_atomically(path, report.dump(2) + "\n");
+    write_file_atomically(path.substr(0, path.size() - 5) + ".txt", spike_report_text(report));
 }
 
 Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, double local_loss, double norm,
@@ -926,6 +939,7 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
                     {"batch", batch_json(T, rows, loss, history_, junk)},
                     {"determinism", {{"loss", loss}, {"loss_again", again}, {"bitwise_equal", same}}}};
         if (!rollback_info.is_null()) report["rollback"] = rollback_info;
+        report["causes"] = rank_spike_causes(report);
         write_spike_report(done, report, junk);
     });
     json ev = trigger_json(v, o_.spike.detect);

@@ -191,6 +191,26 @@ public:
         });
     }
 
+    void muon_momentum(float* out, float* m, const void* grads, size_t n, float beta, float grad_scale) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::muon_momentum(out, m, x<X>(grads), n, beta, grad_scale);
+        });
+    }
+    void newton_schulz(float* xs, float* work, int rows, int cols, int steps) override {
+        SIXND_CHECK(rows > 0 && cols > 0 && steps >= 0, "newton_schulz", "needs a non-empty matrix");
+        // Always FP32, whatever the storage type: a second engine for bf16 runs.
+        if (dtype_ != DType::f32 && !mm_f32_) mm_f32_ = std::make_unique<cpu::Matmul>(DType::f32);
+        cpu::newton_schulz(dtype_ == DType::f32 ? mm_ : *mm_f32_, xs, work, rows, cols, steps);
+    }
+    void muon_apply(void* params, float* master, const float* update, size_t n, float lr, float scale,
+                    float weight_decay) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::muon_apply(x<X>(params), master, update, n, lr, scale, weight_decay);
+        });
+    }
+
 private:
     static void check_heads(int C, int NH, int NKV) {
         SIXND_CHECK(NH > 0 && C % NH == 0, "attention",
@@ -202,6 +222,7 @@ private:
     DType dtype_;
     MemoryBackend& mem_;
     cpu::Matmul mm_;
+    std::unique_ptr<cpu::Matmul> mm_f32_;
 };
 
 }  // namespace

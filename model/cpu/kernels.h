@@ -72,4 +72,11 @@ double sum_squares(const X* x, size_t n);
 template <typename D, typename S>
 void cast(D* dst, const S* src, size_t n);
 
+// Muon (muon.cpp); newton_schulz multiplies through mm, an FP32 Matmul.
+template <typename X>
+void muon_momentum(float* out, float* m, const X* grads, size_t n, float beta, float grad_scale);
+void newton_schulz(Matmul& mm, float* x, float* work, int rows, int cols, int steps);
+template <typename X>
+void muon_apply(X* params, float* master, const float* update, size_t n, float lr, float scale, float weight_decay);
+
 }  // namespace sixnd::cpu

@@ -1,5 +1,6 @@
-// attention_decode: one decoding step with a KV cache. qkv[B,S,3C] holds rows 0..t of each
-// sequence; out[B,C] = softmax(q_t k_j^T / sqrt(hs), j <= t) v_j per head.
+// attention_decode: one decoding step with a KV cache. qkv[B,S,C + 2 NKV hs] holds rows 0..t of
+// each sequence ([q NH heads | k NKV heads | v NKV heads]); out[B,C] = softmax(q_t k_j^T /
+// sqrt(hs), j <= t) v_j per query head h, with k and v of kv head h / (NH/NKV).
 // One block per (b, h): the query goes to shared memory, warps take keys j in turn for the
 // scores (FP32, in shared memory), the block reduces max and sum in a fixed order, and each
 // thread then owns output channels d, summing p_j v_j[d] over j in order (deterministic).
@@ -26,19 +27,23 @@ __device__ float block_reduce(float v, float* sh, bool is_max) {
 }
 
 template <typename T>
-__global__ void attention_decode_kernel(T* out, const T* qkv, int S, int t, int C, int NH, float scale) {
+__global__ void attention_decode_kernel(T* out, const T* qkv, int S, int t, int C, int NH, int NKV, float scale) {
     extern __shared__ float sm[];  // [hs] query, [t+1] scores
     __shared__ float red[kThreads / 32];
     const int hs = C / NH, b = blockIdx.x / NH, h = blockIdx.x % NH;
-    const size_t stride = 3 * static_cast<size_t>(C);
-    const T* base = qkv + static_cast<size_t>(b) * S * stride + static_cast<size_t>(h) * hs;
+    const int kvh = h / (NH / NKV);
+    const size_t stride = static_cast<size_t>(C) + 2 * static_cast<size_t>(NKV) * hs;
+    const T* row0 = qkv + static_cast<size_t>(b) * S * stride;
+    const T* kbase = row0 + C + static_cast<size_t>(kvh) * hs;
+    const T* vbase = kbase + static_cast<size_t>(NKV) * hs;
     float* q = sm;
     float* p = sm + hs;
-    for (int d = threadIdx.x; d < hs; d += kThreads) q[d] = to_float(base[t * stride + d]);
+    const T* qrow = row0 + t * stride + static_cast<size_t>(h) * hs;
+    for (int d = threadIdx.x; d < hs; d += kThreads) q[d] = to_float(qrow[d]);
     __syncthreads();
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     for (int j = warp; j <= t; j += kThreads / 32) {
-        const T* k = base + j * stride + C;
+        const T* k = kbase + j * stride;
         float acc = 0.0f;
         for (int d = lane; d < hs; d += 32) acc += q[d] * to_float(k[d]);
         acc = warp_sum(acc);
@@ -59,7 +64,7 @@ __global__ void attention_decode_kernel(T* out, const T* qkv, int S, int t, int 
     const float inv = 1.0f / sum;
     for (int d = threadIdx.x; d < hs; d += kThreads) {
         float acc = 0.0f;
-        for (int j = 0; j <= t; j++) acc += p[j] * to_float(base[j * stride + 2 * C + d]);
+        for (int j = 0; j <= t; j++) acc += p[j] * to_float(vbase[j * stride + d]);
         out[static_cast<size_t>(b) * C + static_cast<size_t>(h) * hs + d] = from_float<T>(acc * inv);
     }
 }
@@ -67,18 +72,19 @@ __global__ void attention_decode_kernel(T* out, const T* qkv, int S, int t, int 
 }  // namespace
 
 template <typename T>
-void attention_decode(T* out, const T* qkv, int B, int S, int t, int C, int NH, cudaStream_t s) {
+void attention_decode(T* out, const T* qkv, int B, int S, int t, int C, int NH, int NKV, cudaStream_t s) {
     const int hs = C / NH;
     const size_t smem = sizeof(float) * (hs + t + 1);
     SIXND_CHECK(smem <= 200 * 1024, "attention_decode", "cache length " + std::to_string(t + 1) + " too long");
     if (smem > 48 * 1024)
         SIXND_CUDA(cudaFuncSetAttribute(attention_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(smem)));
-    attention_decode_kernel<T><<<B * NH, kThreads, smem, s>>>(out, qkv, S, t, C, NH, 1.0f / sqrtf(static_cast<float>(hs)));
+    const float scale = 1.0f / sqrtf(static_cast<float>(hs));
+    attention_decode_kernel<T><<<B * NH, kThreads, smem, s>>>(out, qkv, S, t, C, NH, NKV, scale);
     SIXND_CUDA_LAUNCHED("attention_decode");
 }
 
-template void attention_decode<float>(float*, const float*, int, int, int, int, int, cudaStream_t);
-template void attention_decode<bf16>(bf16*, const bf16*, int, int, int, int, int, cudaStream_t);
+template void attention_decode<float>(float*, const float*, int, int, int, int, int, int, cudaStream_t);
+template void attention_decode<bf16>(bf16*, const bf16*, int, int, int, int, int, int, cudaStream_t);
 
 }  // namespace sixnd::cuda

@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "model/cuda/cuda_op_clock.h"
 #include "model/cuda/cuda_ops.h"
 #include "model/cuda/kernels.cuh"
 
@@ -24,6 +25,7 @@ public:
     const char* name() const override { return "cuda"; }
     DType dtype() const override { return std::is_same<T, float>::value ? DType::f32 : DType::bf16; }
     MemoryBackend& memory() override { return mem_; }
+    std::unique_ptr<OpClock> make_op_clock() override { return make_cuda_event_clock(stream_); }
 
     void encoder_forward(void* out, const int32_t* inp, const void* wte, const void* wpe, int B, int T_,
                          int C) override {
@@ -93,51 +95,72 @@ public:
     void attention_forward(AttentionKind kind, void* out, float* stats, float* row_max, const void* qkv, int B, int T_,
                            int C, int NH, int NKV) override {
         check_heads(C, NH, NKV);
-        SIXND_CHECK(row_max == nullptr, "attention", "row maxima are not implemented yet (TEMP)");
-        if (use_flash(kind, qkv, out, C, NH)) {
-            cuda::flash_attention_forward(reinterpret_cast<bf16*>(out), stats, reinterpret_cast<const bf16*>(qkv), B,
-                                          T_, C, NH, stream_);
+        if (use_flash(kind, qkv, out, C, NH, NKV)) {
+            cuda::flash_attention_forward(reinterpret_cast<bf16*>(out), stats, row_max,
+                                          reinterpret_cast<const bf16*>(qkv), B, T_, C, NH, NKV, stream_);
             return;
         }
         // naive keeps the probabilities in stats; flash-kind stats hold only the log-sum-exp.
         bool naive = kind == AttentionKind::naive;
-        cuda::attention_naive_forward<T>(matmul_, x(out), naive ? stats : nullptr, naive ? nullptr : stats, cx(qkv), B,
-                                         T_, C, NH, scratch_, stream_);
+        cuda::attention_naive_forward<T>(matmul_, x(out), naive ? stats : nullptr, naive ? nullptr : stats, row_max,
+                                         cx(qkv), B, T_, C, NH, NKV, scratch_, stream_);
     }
     void attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv, const void* out,
                             const float* stats, int B, int T_, int C, int NH, int NKV) override {
         check_heads(C, NH, NKV);
-        if (use_flash(kind, qkv, out, C, NH) && cuda::aligned16(dqkv) && cuda::aligned16(dout)) {
+        if (use_flash(kind, qkv, out, C, NH, NKV) && cuda::aligned16(dqkv) && cuda::aligned16(dout)) {
             cuda::flash_attention_backward(reinterpret_cast<bf16*>(dqkv), reinterpret_cast<const bf16*>(dout),
                                            reinterpret_cast<const bf16*>(qkv), reinterpret_cast<const bf16*>(out),
-                                           stats, B, T_, C, NH, opt_.deterministic, scratch_, stream_);
+                                           stats, B, T_, C, NH, NKV, opt_.deterministic, scratch_, stream_);
             return;
         }
         bool naive = kind == AttentionKind::naive;
         cuda::attention_naive_backward<T>(matmul_, x(dqkv), cx(dout), cx(qkv), naive ? stats : nullptr,
-                                          naive ? nullptr : stats, B, T_, C, NH, scratch_, stream_);
+                                          naive ? nullptr : stats, B, T_, C, NH, NKV, scratch_, stream_);
     }
 
     void attention_decode(void* out, const void* qkv, int B, int S, int t, int C, int NH, int NKV) override {
         check_heads(C, NH, NKV);
         SIXND_CHECK(t >= 0 && t < S, "attention_decode", "position outside the cache");
-        cuda::attention_decode<T>(x(out), cx(qkv), B, S, t, C, NH, stream_);
+        cuda::attention_decode<T>(x(out), cx(qkv), B, S, t, C, NH, NKV, stream_);
     }
 
-    void rmsnorm_forward(void*, float*, const void*, const void*, int, int) override { todo("rmsnorm_forward"); }
-    void rmsnorm_backward(void*, void*, const void*, const void*, const void*, const float*, int, int) override {
-        todo("rmsnorm_backward");
+    void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C) override {
+        cuda::rmsnorm_forward<T>(x(out), rstd, cx(inp), cx(weight), N, C, stream_);
     }
-    void qk_norm_forward(void*, float*, const void*, int, int, int, int) override { todo("qk_norm_forward"); }
-    void qk_norm_backward(void*, const void*, const void*, const float*, int, int, int, int) override {
-        todo("qk_norm_backward");
+    void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                          const float* rstd, int N, int C) override {
+        cuda::rmsnorm_backward<T>(x(dinp), x(dweight), cx(dout), cx(inp), cx(weight), rstd, N, C, scratch_, stream_);
     }
-    void rope_forward(void*, int, int, int, int, int, float) override { todo("rope_forward"); }
-    void rope_backward(void*, int, int, int, int, int, float) override { todo("rope_backward"); }
-    void swiglu_forward(void*, const void*, int, int) override { todo("swiglu_forward"); }
-    void swiglu_backward(void*, const void*, const void*, int, int) override { todo("swiglu_backward"); }
-    void relu2_forward(void*, const void*, size_t) override { todo("relu2_forward"); }
-    void relu2_backward(void*, const void*, const void*, size_t) override { todo("relu2_backward"); }
+    void qk_norm_forward(void* out, float* rstd, const void* qkv, int N, int C, int NH, int NKV) override {
+        check_heads(C, NH, NKV);
+        cuda::qk_norm_forward<T>(x(out), rstd, cx(qkv), N, C, NH, NKV, stream_);
+    }
+    void qk_norm_backward(void* dqkv, const void* dout, const void* qkv, const float* rstd, int N, int C, int NH,
+                          int NKV) override {
+        check_heads(C, NH, NKV);
+        cuda::qk_norm_backward<T>(x(dqkv), cx(dout), cx(qkv), rstd, N, C, NH, NKV, stream_);
+    }
+    void rope_forward(void* qkv, int B, int T_, int C, int NH, int NKV, float theta) override {
+        check_rope(C, NH, NKV, theta);
+        cuda::rope_forward<T>(x(qkv), B, T_, C, NH, NKV, theta, scratch_, stream_);
+    }
+    void rope_backward(void* dqkv, int B, int T_, int C, int NH, int NKV, float theta) override {
+        check_rope(C, NH, NKV, theta);
+        cuda::rope_backward<T>(x(dqkv), B, T_, C, NH, NKV, theta, scratch_, stream_);
+    }
+    void swiglu_forward(void* out, const void* inp, int N, int H) override {
+        cuda::swiglu_forward<T>(x(out), cx(inp), N, H, stream_);
+    }
+    void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int H) override {
+        cuda::swiglu_backward<T>(x(dinp), cx(inp), cx(dout), N, H, stream_);
+    }
+    void relu2_forward(void* out, const void* inp, size_t n) override {
+        cuda::relu2_forward<T>(x(out), cx(inp), n, stream_);
+    }
+    void relu2_backward(void* dinp, const void* inp, const void* dout, size_t n) override {
+        cuda::relu2_backward<T>(x(dinp), cx(inp), cx(dout), n, stream_);
+    }
 
     void classifier_forward_backward(void* logits, float* losses, const int32_t* targets, int N, int V, int Vp,
                                      float dloss, bool write_dlogits) override {
@@ -172,18 +195,34 @@ public:
         }
     }
 
+    void muon_momentum(float* out, float* m, const void* grads, size_t n, float beta, float grad_scale) override {
+        cuda::muon_momentum<T>(out, m, cx(grads), n, beta, grad_scale, stream_);
+    }
+    void newton_schulz(float* xs, float* work, int rows, int cols, int steps) override {
+        SIXND_CHECK(rows > 0 && cols > 0 && steps >= 0, "newton_schulz", "needs a non-empty matrix");
+        cuda::newton_schulz(matmul_, xs, work, rows, cols, steps, scratch_, stream_);
+    }
+    void muon_apply(void* params, float* master, const float* update, size_t n, float lr, float scale,
+                    float weight_decay) override {
+        cuda::muon_apply<T>(x(params), master, update, n, lr, scale, weight_decay, stream_);
+    }
+
 private:
     static T* x(void* p) { return static_cast<T*>(p); }
     static const T* cx(const void* p) { return static_cast<const T*>(p); }
 
     static void check_heads(int C, int NH, int NKV) {
         SIXND_CHECK(NH > 0 && C % NH == 0, "attention", "C must be a multiple of NH");
-        SIXND_CHECK(NKV == NH, "attention", "grouped-query attention is not implemented yet (TEMP)");
+        SIXND_CHECK(NKV > 0 && NH % NKV == 0, "attention", "NH must be a multiple of NKV");
     }
-    [[noreturn]] static void todo(const char* op) { throw Error(op, "not implemented yet (TEMP)"); }
-    bool use_flash(AttentionKind kind, const void* qkv, const void* out, int C, int NH) const {
+    static void check_rope(int C, int NH, int NKV, float theta) {
+        check_heads(C, NH, NKV);
+        SIXND_CHECK((C / NH) % 2 == 0, "rope", "the head size must be even");
+        SIXND_CHECK(theta > 0.0f, "rope", "theta must be positive");
+    }
+    bool use_flash(AttentionKind kind, const void* qkv, const void* out, int C, int NH, int NKV) const {
         return kind == AttentionKind::flash && std::is_same<T, bf16>::value &&
-               cuda::flash_attention_supported(qkv, C, NH) && cuda::aligned16(out);
+               cuda::flash_attention_supported(qkv, C, NH, NKV) && cuda::aligned16(out);
     }
 
     static cuda::GemmArgs gemm_args(int M, int N, int K, bool ta, bool tb, const void* A, const void* B, void* C) {

@@ -1,14 +1,17 @@
 // flash_attention_backward_dkdv: dK and dV (and, when dq_accum is given, dQ by FP32 atomics).
-// Grid (key tiles of 64, B*NH; flash_grid.h), heaviest (first) key tiles first; 4 warps x 16
-// keys. The block's K and V stay in shared memory; query tiles of BQ rows from the diagonal
-// down (causal blocks above it are never visited) are double-buffered with cp.async, with their
-// lse and D = rowsum(dO * O). Per query tile and warp, transposed so each warp owns its keys' rows:
+// Grid (key tiles of 64, B*NKV kv heads; flash_grid.h), heaviest (first) key tiles first; 4
+// warps x 16 keys. The block's K and V stay in shared memory; for each of the G = NH/NKV query
+// heads that read this kv head in turn (grouped-query attention), its query tiles of BQ rows
+// from the diagonal down (causal blocks above it are never visited) are double-buffered with
+// cp.async, with their lse and D = rowsum(dO * O). dK and dV thus sum over the group in one
+// block's registers, in a fixed order (deterministic, no atomics). Per query tile and warp,
+// transposed so each warp owns its keys' rows:
 //   S^T = K Q^T;  P^T = exp2(S^T * scale*log2e - lse*log2e)  (causal mask)
 //   dP^T = V dO^T;  dS^T = P^T * (dP^T - D)
 //   dV += P^T dO;  dK += dS^T Q          (FP32 registers; P^T, dS^T packed from C fragments)
 // With dq_accum: dS^T goes to shared memory and the block adds scale * dS K for its keys to
 // dq_accum[B*NH,T,D] with atomicAdd (fast, but the order of the additions varies).
-// dK = scale * dK and dV are written to dqkv[..., C:2C] and [..., 2C:3C].
+// dK = scale * dK and dV are written to the kv head's k and v channels of dqkv.
 #include "model/cuda/flash_common.cuh"
 #include "model/cuda/kernels.cuh"
 
@@ -26,8 +29,8 @@ template <int D, int BQ> constexpr int dkdv_smem_bytes() {
 template <int D, int BQ>
 __global__ void __launch_bounds__(kThreads)
     flash_attention_backward_dkdv_kernel(bf16* dqkv, float* dq_accum, const bf16* dout, const bf16* qkv,
-                                         const float* lse, const float* Dsum, int B, int T, int C, int NH, float scale,
-                                         float scale_log2) {
+                                         const float* lse, const float* Dsum, int B, int T, int C, int NH, int NKV,
+                                         float scale, float scale_log2) {
     constexpr int LD = D + kPad, LDS = BQ + kPad;
     extern __shared__ __align__(16) unsigned char smem[];
     bf16* sK = reinterpret_cast<bf16*>(smem);
@@ -39,31 +42,32 @@ __global__ void __launch_bounds__(kThreads)
     float* sD = sL + 2 * BQ;                                // [2][BQ]
 
     const int kt = blockIdx.x;
-    const int bh = block_head(B * NH);
-    if (bh < 0) return;
-    const int b = bh / NH, h = bh % NH;
-    const size_t stride = 3 * static_cast<size_t>(C);
-    const bf16* q = qkv + static_cast<size_t>(b) * T * stride + h * D;
-    const bf16* k = q + C;
-    const bf16* v = q + 2 * C;
-    const bf16* dO = dout + static_cast<size_t>(b) * T * C + h * D;
-    const float* lse_bh = lse + static_cast<size_t>(bh) * T;
-    const float* D_bh = Dsum + static_cast<size_t>(bh) * T;
+    const int bkv = block_head(B * NKV);
+    if (bkv < 0) return;
+    const int b = bkv / NKV, kvh = bkv % NKV, G = NH / NKV;
+    const size_t stride = static_cast<size_t>(C) + 2 * static_cast<size_t>(NKV) * D;
+    const bf16* rows = qkv + static_cast<size_t>(b) * T * stride;
+    const bf16* k = rows + C + kvh * D;
+    const bf16* v = k + NKV * D;
     const int k0 = kt * kBK;
-    const int i_first = k0 / BQ, i_end = (T + BQ - 1) / BQ;
+    // Step `it` visits query head kvh*G + it / n_i, query tile i_first + it % n_i.
+    const int i_first = k0 / BQ, n_i = (T + BQ - 1) / BQ - i_first, n_it = G * n_i;
+    auto head_of = [&](int it) { return kvh * G + it / n_i; };
 
-    auto load_q_tile = [&](int i, int buf) {
-        load_tile<BQ, D, kThreads>(sQ + buf * BQ * LD, q, stride, i * BQ, T);
-        load_tile<BQ, D, kThreads>(sdO + buf * BQ * LD, dO, C, i * BQ, T);
+    auto load_q_tile = [&](int it, int buf) {
+        const int h = head_of(it), q0 = (i_first + it % n_i) * BQ;
+        const size_t bh = static_cast<size_t>(b) * NH + h;
+        load_tile<BQ, D, kThreads>(sQ + buf * BQ * LD, rows + h * D, stride, q0, T);
+        load_tile<BQ, D, kThreads>(sdO + buf * BQ * LD, dout + static_cast<size_t>(b) * T * C + h * D, C, q0, T);
         for (int r = threadIdx.x; r < BQ; r += kThreads) {
-            int qi = i * BQ + r;
-            sL[buf * BQ + r] = qi < T ? lse_bh[qi] * kLog2e : 0.0f;
-            sD[buf * BQ + r] = qi < T ? D_bh[qi] : 0.0f;
+            int qi = q0 + r;
+            sL[buf * BQ + r] = qi < T ? lse[bh * T + qi] * kLog2e : 0.0f;
+            sD[buf * BQ + r] = qi < T ? Dsum[bh * T + qi] : 0.0f;
         }
     };
     load_tile<kBK, D, kThreads>(sK, k, stride, k0, T);
     load_tile<kBK, D, kThreads>(sV, v, stride, k0, T);
-    load_q_tile(i_first, 0);
+    load_q_tile(0, 0);
     cp_async_commit();
 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t4 = lane % 4;
@@ -75,13 +79,13 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int e = 0; e < 4; e++) dk[i][e] = dv[i][e] = 0.0f;
 
-    for (int i = i_first; i < i_end; i++) {
-        const int buf = (i - i_first) % 2;
+    for (int it = 0; it < n_it; it++) {
+        const int buf = it % 2;
         cp_async_wait_all();
         __syncthreads();
-        if (i + 1 < i_end) load_q_tile(i + 1, 1 - buf);
+        if (it + 1 < n_it) load_q_tile(it + 1, 1 - buf);
         cp_async_commit();
-        const int q0 = i * BQ;
+        const int q0 = (i_first + it % n_i) * BQ;
         const bf16* cQ = sQ + buf * BQ * LD;
         const bf16* cdO = sdO + buf * BQ * LD;
         const float* cL = sL + buf * BQ;
@@ -173,7 +177,8 @@ __global__ void __launch_bounds__(kThreads)
             for (int r = 0; r < 2; r++) {
                 int qi = q0 + strip * 16 + g + 8 * r;
                 if (qi >= T) continue;
-                float* dst = dq_accum + (static_cast<size_t>(bh) * T + qi) * D + grp * DC + t4 * 2;
+                const size_t bh = static_cast<size_t>(b) * NH + head_of(it);
+                float* dst = dq_accum + (bh * T + qi) * D + grp * DC + t4 * 2;
 #pragma unroll
                 for (int n = 0; n < DC / 8; n++) {
                     atomicAdd(dst + n * 8, acc[n][2 * r] * scale);
@@ -186,35 +191,36 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int r = 0; r < 2; r++) {
         if (key[r] >= T) continue;
-        bf16* dst = dqkv + (static_cast<size_t>(b) * T + key[r]) * stride + h * D + t4 * 2;
+        bf16* dst = dqkv + (static_cast<size_t>(b) * T + key[r]) * stride + C + kvh * D + t4 * 2;
 #pragma unroll
         for (int n = 0; n < D / 8; n++) {
-            *reinterpret_cast<uint32_t*>(dst + C + n * 8) = pack_bf16(dk[n][2 * r] * scale, dk[n][2 * r + 1] * scale);
-            *reinterpret_cast<uint32_t*>(dst + 2 * C + n * 8) = pack_bf16(dv[n][2 * r], dv[n][2 * r + 1]);
+            *reinterpret_cast<uint32_t*>(dst + n * 8) = pack_bf16(dk[n][2 * r] * scale, dk[n][2 * r + 1] * scale);
+            *reinterpret_cast<uint32_t*>(dst + NKV * D + n * 8) = pack_bf16(dv[n][2 * r], dv[n][2 * r + 1]);
         }
     }
 }
 
 template <int D, int BQ>
 void launch_dkdv(bf16* dqkv, float* dq_accum, const bf16* dout, const bf16* qkv, const float* lse, const float* Dsum,
-                 int B, int T, int C, int NH, cudaStream_t s) {
+                 int B, int T, int C, int NH, int NKV, cudaStream_t s) {
     constexpr int smem = dkdv_smem_bytes<D, BQ>();
     static bool configured = (allow_smem(flash_attention_backward_dkdv_kernel<D, BQ>, smem), true);
     (void)configured;
-    const FlashGrid fg = flash_grid((T + kBK - 1) / kBK, static_cast<long long>(B) * NH);
+    const FlashGrid fg = flash_grid((T + kBK - 1) / kBK, static_cast<long long>(B) * NKV);
     dim3 grid(fg.x, fg.y, fg.z);
     float scale = 1.0f / sqrtf(static_cast<float>(D));
     flash_attention_backward_dkdv_kernel<D, BQ>
-        <<<grid, kThreads, smem, s>>>(dqkv, dq_accum, dout, qkv, lse, Dsum, B, T, C, NH, scale, scale * kLog2e);
+        <<<grid, kThreads, smem, s>>>(dqkv, dq_accum, dout, qkv, lse, Dsum, B, T, C, NH, NKV, scale,
+                                      scale * kLog2e);
     SIXND_CUDA_LAUNCHED("flash_attention_backward_dkdv");
 }
 
 }  // namespace
 
 void flash_attention_backward_dkdv(bf16* dqkv, float* dq_accum, const bf16* dout, const bf16* qkv, const float* lse,
-                                   const float* D, int B, int T, int C, int NH, cudaStream_t s) {
-    if (C / NH == 64) launch_dkdv<64, 64>(dqkv, dq_accum, dout, qkv, lse, D, B, T, C, NH, s);
-    else launch_dkdv<128, 32>(dqkv, dq_accum, dout, qkv, lse, D, B, T, C, NH, s);
+                                   const float* D, int B, int T, int C, int NH, int NKV, cudaStream_t s) {
+    if (C / NH == 64) launch_dkdv<64, 64>(dqkv, dq_accum, dout, qkv, lse, D, B, T, C, NH, NKV, s);
+    else launch_dkdv<128, 32>(dqkv, dq_accum, dout, qkv, lse, D, B, T, C, NH, NKV, s);
 }
 
 }  // namespace sixnd::cuda

@@ -1,5 +1,6 @@
 // flash_attention_backward_dq: dQ for the deterministic backward, with no atomics.
-// Grid (query tiles, B*NH; flash_grid.h), heaviest first; 4 warps x 16 query rows. Q and dO
+// Grid (query tiles, B*NH; flash_grid.h), heaviest first; query head h reads the K and V of kv
+// head h / (NH/NKV) (grouped-query attention). 4 warps x 16 query rows. Q and dO
 // stay in shared memory; K and V tiles of BK keys are double-buffered with cp.async. Per key
 // tile and warp:
 //   S = Q K^T;  P = exp2(S * scale*log2e - lse*log2e)  (causal mask; the forward's lse)
@@ -22,7 +23,8 @@ template <int D, int BK> constexpr int dq_smem_bytes() { return (2 * kBQ + 4 * B
 template <int D, int BK>
 __global__ void __launch_bounds__(kThreads)
     flash_attention_backward_dq_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse,
-                                       const float* Dsum, int B, int T, int C, int NH, float scale, float scale_log2) {
+                                       const float* Dsum, int B, int T, int C, int NH, int NKV, float scale,
+                                       float scale_log2) {
     constexpr int LD = D + kPad;
     extern __shared__ __align__(16) unsigned char smem[];
     bf16* sQ = reinterpret_cast<bf16*>(smem);
@@ -33,11 +35,12 @@ __global__ void __launch_bounds__(kThreads)
     const int qt = gridDim.x - 1 - blockIdx.x;
     const int bh = block_head(B * NH);
     if (bh < 0) return;
-    const int b = bh / NH, h = bh % NH;
-    const size_t stride = 3 * static_cast<size_t>(C);
-    const bf16* q = qkv + static_cast<size_t>(b) * T * stride + h * D;
-    const bf16* k = q + C;
-    const bf16* v = q + 2 * C;
+    const int b = bh / NH, h = bh % NH, kvh = h / (NH / NKV);
+    const size_t stride = static_cast<size_t>(C) + 2 * static_cast<size_t>(NKV) * D;
+    const bf16* rows = qkv + static_cast<size_t>(b) * T * stride;
+    const bf16* q = rows + h * D;
+    const bf16* k = rows + C + kvh * D;
+    const bf16* v = k + NKV * D;
     const bf16* dO = dout + static_cast<size_t>(b) * T * C + h * D;
     const int q0 = qt * kBQ;
     const int n_kt = min((T + BK - 1) / BK, (q0 + kBQ + BK - 1) / BK);
@@ -133,7 +136,7 @@ __global__ void __launch_bounds__(kThreads)
 
 template <int D, int BK>
 void launch_dq(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse, const float* Dsum, int B, int T, int C,
-               int NH, cudaStream_t s) {
+               int NH, int NKV, cudaStream_t s) {
     constexpr int smem = dq_smem_bytes<D, BK>();
     static bool configured = (allow_smem(flash_attention_backward_dq_kernel<D, BK>, smem), true);
     (void)configured;
@@ -141,16 +144,16 @@ void launch_dq(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse, 
     dim3 grid(fg.x, fg.y, fg.z);
     float scale = 1.0f / sqrtf(static_cast<float>(D));
     flash_attention_backward_dq_kernel<D, BK>
-        <<<grid, kThreads, smem, s>>>(dqkv, dout, qkv, lse, Dsum, B, T, C, NH, scale, scale * kLog2e);
+        <<<grid, kThreads, smem, s>>>(dqkv, dout, qkv, lse, Dsum, B, T, C, NH, NKV, scale, scale * kLog2e);
     SIXND_CUDA_LAUNCHED("flash_attention_backward_dq");
 }
 
 }  // namespace
 
 void flash_attention_backward_dq(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse, const float* D,
-                                 int B, int T, int C, int NH, cudaStream_t s) {
-    if (C / NH == 64) launch_dq<64, 64>(dqkv, dout, qkv, lse, D, B, T, C, NH, s);
-    else launch_dq<128, 32>(dqkv, dout, qkv, lse, D, B, T, C, NH, s);
+                                 int B, int T, int C, int NH, int NKV, cudaStream_t s) {
+    if (C / NH == 64) launch_dq<64, 64>(dqkv, dout, qkv, lse, D, B, T, C, NH, NKV, s);
+    else launch_dq<128, 32>(dqkv, dout, qkv, lse, D, B, T, C, NH, NKV, s);
 }
 
 }  // namespace sixnd::cuda

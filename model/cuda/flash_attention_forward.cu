@@ -1,6 +1,8 @@
-// flash_attention_forward: causal softmax(q k^T / sqrt(D)) v for bf16 qkv[B,T,3C] (head h at
-// channels h*D of each third), out[B,T,C], and lse[B,NH,T] = log-sum-exp of each row's scaled
-// scores (natural log), which the backward uses to recompute P without a second softmax pass.
+// flash_attention_forward: causal softmax(q k^T / sqrt(D)) v for bf16 qkv[B,T,C + 2 NKV D]
+// ([q NH heads | k NKV heads | v NKV heads]; query head h reads kv head h / (NH/NKV)),
+// out[B,T,C], and lse[B,NH,T] = log-sum-exp of each row's scaled scores (natural log), which the
+// backward uses to recompute P without a second softmax pass; row_max[B,NH,T] (when non-null)
+// = the row's largest scaled score, the online softmax's final running max.
 //
 // FlashAttention-2 forward: grid (query tiles, B*NH; flash_grid.h), heaviest (last) query tiles
 // first; 4 warps, each owning 16 of the block's 64 query rows. Q is loaded once; K and V tiles
@@ -26,7 +28,8 @@ template <int D, int BK> constexpr int fwd_smem_bytes() { return (kBQ + 4 * BK) 
 
 template <int D, int BK>
 __global__ void __launch_bounds__(kThreads)
-    flash_attention_forward_kernel(bf16* out, float* lse, const bf16* qkv, int B, int T, int C, int NH, float scale_log2) {
+    flash_attention_forward_kernel(bf16* out, float* lse, float* row_max, const bf16* qkv, int B, int T, int C, int NH,
+                                   int NKV, float scale_log2) {
     constexpr int LD = D + kPad;
     extern __shared__ __align__(16) unsigned char smem[];
     bf16* sQ = reinterpret_cast<bf16*>(smem);
@@ -36,11 +39,12 @@ __global__ void __launch_bounds__(kThreads)
     const int qt = gridDim.x - 1 - blockIdx.x;
     const int bh = block_head(B * NH);
     if (bh < 0) return;
-    const int b = bh / NH, h = bh % NH;
-    const size_t stride = 3 * static_cast<size_t>(C);
-    const bf16* q = qkv + static_cast<size_t>(b) * T * stride + h * D;
-    const bf16* k = q + C;
-    const bf16* v = q + 2 * C;
+    const int b = bh / NH, h = bh % NH, kvh = h / (NH / NKV);
+    const size_t stride = static_cast<size_t>(C) + 2 * static_cast<size_t>(NKV) * D;
+    const bf16* rows = qkv + static_cast<size_t>(b) * T * stride;
+    const bf16* q = rows + h * D;
+    const bf16* k = rows + C + kvh * D;
+    const bf16* v = k + NKV * D;
     const int q0 = qt * kBQ;
     const int n_kt = min((T + BK - 1) / BK, (q0 + kBQ + BK - 1) / BK);
 
@@ -155,32 +159,38 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int i = 0; i < D / 8; i++)
             *reinterpret_cast<uint32_t*>(dst + i * 8) = pack_bf16(o[i][2 * r] * inv, o[i][2 * r + 1] * inv);
-        if (t4 == 0) lse[static_cast<size_t>(bh) * T + row[r]] = (m[r] + log2f(l[r])) * kLn2;
+        if (t4 == 0) {
+            lse[static_cast<size_t>(bh) * T + row[r]] = (m[r] + log2f(l[r])) * kLn2;
+            if (row_max) row_max[static_cast<size_t>(bh) * T + row[r]] = m[r] * kLn2;
+        }
     }
 }
 
-template <int D, int BK> void launch_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int C, int NH,
-                                             cudaStream_t s) {
+template <int D, int BK>
+void launch_forward(bf16* out, float* lse, float* row_max, const bf16* qkv, int B, int T, int C, int NH, int NKV,
+                    cudaStream_t s) {
     constexpr int smem = fwd_smem_bytes<D, BK>();
     static bool configured = (allow_smem(flash_attention_forward_kernel<D, BK>, smem), true);
     (void)configured;
     const FlashGrid fg = flash_grid((T + kBQ - 1) / kBQ, static_cast<long long>(B) * NH);
     dim3 grid(fg.x, fg.y, fg.z);
     float scale_log2 = kLog2e / sqrtf(static_cast<float>(D));
-    flash_attention_forward_kernel<D, BK><<<grid, kThreads, smem, s>>>(out, lse, qkv, B, T, C, NH, scale_log2);
+    flash_attention_forward_kernel<D, BK><<<grid, kThreads, smem, s>>>(out, lse, row_max, qkv, B, T, C, NH, NKV,
+                                                                          scale_log2);
     SIXND_CUDA_LAUNCHED("flash_attention_forward");
 }
 
 }  // namespace
 
-bool flash_attention_supported(const void* qkv, int C, int NH) {
+bool flash_attention_supported(const void* qkv, int C, int NH, int NKV) {
     int hs = C / NH;
-    return (hs == 64 || hs == 128) && aligned16(qkv);
+    return (hs == 64 || hs == 128) && NKV > 0 && NH % NKV == 0 && aligned16(qkv);
 }
 
-void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T, int C, int NH, cudaStream_t s) {
-    if (C / NH == 64) launch_forward<64, 64>(out, lse, qkv, B, T, C, NH, s);
-    else launch_forward<128, 64>(out, lse, qkv, B, T, C, NH, s);
+void flash_attention_forward(bf16* out, float* lse, float* row_max, const bf16* qkv, int B, int T, int C, int NH,
+                             int NKV, cudaStream_t s) {
+    if (C / NH == 64) launch_forward<64, 64>(out, lse, row_max, qkv, B, T, C, NH, NKV, s);
+    else launch_forward<128, 64>(out, lse, row_max, qkv, B, T, C, NH, NKV, s);
 }
 
 }  // namespace sixnd::cuda

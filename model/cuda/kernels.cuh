@@ -112,12 +112,38 @@ template <typename T>
 void encoder_backward(T* dwte, T* dwpe, const T* dout, const int32_t* inp, int B, int T_, int C, Scratch& scratch,
                       cudaStream_t s);
 
+// bias may be null (no bias); layernorm_backward's dbias is then null too.
 template <typename T>
 void layernorm_forward(T* residual, T* out, float* mean, float* rstd, const T* inp1, const T* inp2,
                        const T* weight, const T* bias, int N, int C, cudaStream_t s);
 template <typename T>
 void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* inp, const T* weight,
                         const float* mean, const float* rstd, int N, int C, Scratch& scratch, cudaStream_t s);
+// dweight[C] += sum_n dout * (x - mean) * rstd (mean null: x * rstd); dbias[C] += sum_n dout
+// (dbias may be null). Fixed-order partial sums: deterministic. Shared by both norms' backward.
+template <typename T>
+void norm_weight_grads(T* dweight, T* dbias, const T* dout, const T* inp, const float* mean, const float* rstd, int N,
+                       int C, Scratch& scratch, cudaStream_t s);
+
+// The architecture knobs (model/ops.h): RMSNorm, QK-norm, RoPE, SwiGLU, ReLU^2.
+template <typename T>
+void rmsnorm_forward(T* out, float* rstd, const T* inp, const T* weight, int N, int C, cudaStream_t s);
+template <typename T>
+void rmsnorm_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight, const float* rstd, int N,
+                      int C, Scratch& scratch, cudaStream_t s);
+template <typename T>
+void qk_norm_forward(T* out, float* rstd, const T* qkv, int N, int C, int NH, int NKV, cudaStream_t s);
+template <typename T>
+void qk_norm_backward(T* dqkv, const T* dout, const T* qkv, const float* rstd, int N, int C, int NH, int NKV,
+                      cudaStream_t s);
+template <typename T>
+void rope_forward(T* qkv, int B, int T_, int C, int NH, int NKV, float theta, Scratch& scratch, cudaStream_t s);
+template <typename T>
+void rope_backward(T* dqkv, int B, int T_, int C, int NH, int NKV, float theta, Scratch& scratch, cudaStream_t s);
+template <typename T> void swiglu_forward(T* out, const T* inp, int N, int H, cudaStream_t s);
+template <typename T> void swiglu_backward(T* dinp, const T* inp, const T* dout, int N, int H, cudaStream_t s);
+template <typename T> void relu2_forward(T* out, const T* inp, size_t n, cudaStream_t s);
+template <typename T> void relu2_backward(T* dinp, const T* inp, const T* dout, size_t n, cudaStream_t s);
 
 // dbias[OC] += sum_n dout[n, :]  (fixed-order partial sums: deterministic)
 template <typename T>
@@ -145,28 +171,43 @@ template <typename T> double sum_squares(const T* x, size_t n, Scratch& scratch,
 
 template <typename Dst, typename Src> void cast(Dst* dst, const Src* src, size_t n, cudaStream_t s);
 
-// Naive attention: permute qkv to [B,NH,T,hs], cuBLASLt batched GEMMs, a causal softmax kernel.
-// The probabilities go to probs [B,NH,T,T] (--attention naive); with probs null they live in
-// scratch and only the log-sum-exp is kept in lse [B,NH,T] (--attention flash where the flash
-// kernel does not apply: fp32 storage or another head size), and backward recomputes them.
+// Muon (muon.cu); newton_schulz multiplies through mm in FP32.
 template <typename T>
-void attention_naive_forward(Matmul& mm, T* out, float* probs, float* lse, const T* qkv, int B, int T_, int C,
-                             int NH, Scratch& scratch, cudaStream_t s);
+void muon_momentum(float* out, float* m, const T* grads, size_t n, float beta, float grad_scale, cudaStream_t s);
+void newton_schulz(Matmul& mm, float* x, float* work, int rows, int cols, int steps, Scratch& scratch, cudaStream_t s);
+template <typename T>
+void muon_apply(T* params, float* master, const float* update, size_t n, float lr, float scale, float weight_decay,
+                cudaStream_t s);
+
+// Attention with NKV key/value heads shared by NH query heads (grouped-query; model/ops.h):
+// qkv rows are [q NH*hs | k NKV*hs | v NKV*hs], query head h reads kv head h / (NH/NKV).
+//
+// Naive attention: permute qkv to head-major q[B,NH,T,hs], k, v[B,NKV,T,hs], cuBLASLt batched
+// GEMMs, a causal softmax kernel. The probabilities go to probs [B,NH,T,T] (--attention naive);
+// with probs null they live in scratch and only the log-sum-exp is kept in lse [B,NH,T]
+// (--attention flash where the flash kernel does not apply: fp32 storage or another head
+// size), and backward recomputes them. row_max [B,NH,T] (may be null): each row's largest
+// scaled logit.
+template <typename T>
+void attention_naive_forward(Matmul& mm, T* out, float* probs, float* lse, float* row_max, const T* qkv, int B,
+                             int T_, int C, int NH, int NKV, Scratch& scratch, cudaStream_t s);
 template <typename T>
 void attention_naive_backward(Matmul& mm, T* dqkv, const T* dout, const T* qkv, const float* probs,
-                              const float* lse, int B, int T_, int C, int NH, Scratch& scratch, cudaStream_t s);
+                              const float* lse, int B, int T_, int C, int NH, int NKV, Scratch& scratch,
+                              cudaStream_t s);
 // The pieces of the naive path, one file each.
-// Between the row layout rows[B,T,S,NH,hs] (qkv: S = 3; out: S = 1) and S head-major buffers
-// heads[s][B,NH,T,hs] (each B*NH*T*hs long, one after another).
+// Between the row layout rows[B,T,(nq + 2 nkv) hs] (qkv: nq = NH, nkv = NKV; out: nkv = 0) and
+// head-major buffers one after another: q[B,nq,T,hs], then k[B,nkv,T,hs] and v[B,nkv,T,hs].
 template <typename T>
-void attention_permute(T* heads, T* rows, int S, int B, int T_, int NH, int hs, bool to_heads, cudaStream_t s);
+void attention_permute(T* heads, T* rows, int B, int T_, int hs, int nq, int nkv, bool to_heads, cudaStream_t s);
 // probs[r, 0:T] = causal softmax(scale * scores[r, :]) over rows r of B*NH*T (row r is query
 // r % T); probs may alias scores; probs_t (a copy in T for the next GEMM) may be null.
-// lse_out (may be null) receives each row's log-sum-exp; given lse_in, the row's
-// normaliser is taken from it instead (recomputing the forward's probabilities).
+// lse_out and row_max (each may be null) receive each row's log-sum-exp and largest scaled
+// score; given lse_in, the row's normaliser is taken from it instead (recomputing the forward's
+// probabilities; row_max is then not written).
 template <typename T>
-void attention_softmax_forward(float* probs, T* probs_t, float* lse_out, const float* scores, const float* lse_in,
-                               int rows, int T_, float scale, cudaStream_t s);
+void attention_softmax_forward(float* probs, T* probs_t, float* lse_out, float* row_max, const float* scores,
+                               const float* lse_in, int rows, int T_, float scale, cudaStream_t s);
 // dscores = scale * probs * (dprobs - rowsum(probs * dprobs)), zero above the diagonal.
 template <typename T>
 void attention_softmax_backward(T* dscores, const float* probs, const float* dprobs, int rows, int T_, float scale,
@@ -174,20 +215,24 @@ void attention_softmax_backward(T* dscores, const float* probs, const float* dpr
 
 // One decoding step over a KV cache (model/ops.h attention_decode).
 template <typename T>
-void attention_decode(T* out, const T* qkv, int B, int S, int t, int C, int NH, cudaStream_t s);
+void attention_decode(T* out, const T* qkv, int B, int S, int t, int C, int NH, int NKV, cudaStream_t s);
 
 // FlashAttention-style kernels (bf16, head size 64 or 128; qkv and out 16-byte aligned).
-bool flash_attention_supported(const void* qkv, int C, int NH);
-void flash_attention_forward(bf16* out, float* lse, const bf16* qkv, int B, int T_, int C, int NH, cudaStream_t s);
+bool flash_attention_supported(const void* qkv, int C, int NH, int NKV);
+void flash_attention_forward(bf16* out, float* lse, float* row_max, const bf16* qkv, int B, int T_, int C, int NH,
+                             int NKV, cudaStream_t s);
 void flash_attention_backward(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* out, const float* lse,
-                              int B, int T_, int C, int NH, bool deterministic, Scratch& scratch, cudaStream_t s);
+                              int B, int T_, int C, int NH, int NKV, bool deterministic, Scratch& scratch,
+                              cudaStream_t s);
 // D[b,h,t] = sum_d dout * out; also zeroes the FP32 dQ accumulator when one is given.
 void flash_attention_backward_preprocess(float* D, float* dq_accum, const bf16* dout, const bf16* out, int B,
                                          int T_, int C, int NH, cudaStream_t s);
 void flash_attention_backward_dkdv(bf16* dqkv, float* dq_accum, const bf16* dout, const bf16* qkv,
-                                   const float* lse, const float* D, int B, int T_, int C, int NH, cudaStream_t s);
+                                   const float* lse, const float* D, int B, int T_, int C, int NH, int NKV,
+                                   cudaStream_t s);
 void flash_attention_backward_dq(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse, const float* D,
-                                 int B, int T_, int C, int NH, cudaStream_t s);
-void flash_attention_dq_convert(bf16* dqkv, const float* dq_accum, int B, int T_, int C, int NH, cudaStream_t s);
+                                 int B, int T_, int C, int NH, int NKV, cudaStream_t s);
+void flash_attention_dq_convert(bf16* dqkv, const float* dq_accum, int B, int T_, int C, int NH, int NKV,
+                                cudaStream_t s);
 
 }  // namespace sixnd::cuda

@@ -1,12 +1,9 @@
 // layernorm_backward, given dout[N,C], the forward's input x[N,C], weight[C], mean[N], rstd[N]:
 //   n = (x - mean) * rstd;  g = weight * dout
 //   dinp[N,C]  += (g - mean_c(g) - n * mean_c(g * n)) * rstd
-//   dweight[C] += sum_n dout * n;   dbias[C] += sum_n dout
-// dinp: one warp per row (two passes). dweight/dbias: column sums in a fixed order, so the
-// result is bitwise deterministic: a grid of (32-column strip, row group) blocks writes FP32
-// partials [G, C]; a second kernel adds the G partials in order and rounds into T once.
-#include <algorithm>
-
+//   dweight[C] += sum_n dout * n;   dbias[C] += sum_n dout   (dbias null: no bias, skipped)
+// dinp: one warp per row (two passes). dweight/dbias: deterministic column sums
+// (norm_weight_grads.cu).
 #include "model/cuda/kernels.cuh"
 
 namespace sixnd::cuda {
@@ -46,50 +43,6 @@ __global__ void layernorm_backward_dinp(T* dinp, const T* dout, const T* inp, co
     }
 }
 
-constexpr int kRowsPerStep = 8;
-
-// block (32, kRowsPerStep); grid (C/32 strips, G row groups)
-template <typename T>
-__global__ void layernorm_backward_partials(float* part_w, float* part_b, const T* dout, const T* inp,
-                                            const float* mean, const float* rstd, int N, int C) {
-    __shared__ float sw[kRowsPerStep][33], sb[kRowsPerStep][33];
-    int c = blockIdx.x * 32 + threadIdx.x;
-    float aw = 0.0f, ab = 0.0f;
-    if (c < C) {
-        for (int r = blockIdx.y * kRowsPerStep + threadIdx.y; r < N; r += gridDim.y * kRowsPerStep) {
-            size_t i = static_cast<size_t>(r) * C + c;
-            float d = to_float(dout[i]);
-            aw += d * (to_float(inp[i]) - mean[r]) * rstd[r];
-            ab += d;
-        }
-    }
-    sw[threadIdx.y][threadIdx.x] = aw;
-    sb[threadIdx.y][threadIdx.x] = ab;
-    __syncthreads();
-    if (threadIdx.y == 0 && c < C) {
-        for (int y = 1; y < kRowsPerStep; y++) {
-            aw += sw[y][threadIdx.x];
-            ab += sb[y][threadIdx.x];
-        }
-        part_w[static_cast<size_t>(blockIdx.y) * C + c] = aw;
-        part_b[static_cast<size_t>(blockIdx.y) * C + c] = ab;
-    }
-}
-
-template <typename T>
-__global__ void layernorm_backward_finish(T* dweight, T* dbias, const float* part_w, const float* part_b, int G,
-                                          int C) {
-    int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c >= C) return;
-    float aw = 0.0f, ab = 0.0f;
-    for (int g = 0; g < G; g++) {
-        aw += part_w[static_cast<size_t>(g) * C + c];
-        ab += part_b[static_cast<size_t>(g) * C + c];
-    }
-    dweight[c] = from_float<T>(to_float(dweight[c]) + aw);
-    dbias[c] = from_float<T>(to_float(dbias[c]) + ab);
-}
-
 }  // namespace
 
 template <typename T>
@@ -106,15 +59,7 @@ void layernorm_backward(T* dinp, T* dweight, T* dbias, const T* dout, const T* i
                                                                                    rstd, N, C);
     SIXND_CUDA_LAUNCHED("layernorm_backward_dinp");
 
-    // G depends only on N, never on the device, so the summation order is fixed.
-    const int G = std::min(ceil_div(N, 4 * kRowsPerStep), 256);
-    float* part = static_cast<float*>(scratch.get(sizeof(float) * 2 * static_cast<size_t>(G) * C));
-    layernorm_backward_partials<T><<<dim3(ceil_div(C, 32), G), dim3(32, kRowsPerStep), 0, s>>>(
-        part, part + static_cast<size_t>(G) * C, dout, inp, mean, rstd, N, C);
-    SIXND_CUDA_LAUNCHED("layernorm_backward_partials");
-    layernorm_backward_finish<T><<<ceil_div(C, 256), 256, 0, s>>>(dweight, dbias, part, part + static_cast<size_t>(G) * C,
-                                                                   G, C);
-    SIXND_CUDA_LAUNCHED("layernorm_backward_finish");
+    norm_weight_grads<T>(dweight, dbias, dout, inp, mean, rstd, N, C, scratch, s);
 }
 
 template void layernorm_backward<float>(float*, float*, float*, const float*, const float*, const float*,

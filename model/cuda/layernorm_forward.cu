@@ -1,4 +1,4 @@
-// layernorm_forward: out[N,C] = (x - mean) * rstd * weight + bias, eps 1e-5, with
+// layernorm_forward: out[N,C] = (x - mean) * rstd * weight + bias (bias may be null), eps 1e-5, with
 // x = inp1 (plain) or x = residual = inp1 + inp2 (fused residual; x is the value as stored in
 // T, so the backward, which reads the stored residual, sees the same x). One warp per row;
 // each lane owns P-element packets (16 bytes when C and the pointers allow); three passes over
@@ -41,10 +41,10 @@ __global__ void layernorm_forward_kernel(T* residual, T* out, float* mean, float
     }
     float s = rsqrtf(warp_sum(var) / C + 1e-5f);
     for (int c = lane * P; c < C; c += 32 * P) {
-        float a[P], w[P], b[P], o[P];
+        float a[P], w[P], b[P] = {}, o[P];
         load_f32<P>(a, x + c);
         load_f32<P>(w, weight + c);
-        load_f32<P>(b, bias + c);
+        if (bias) load_f32<P>(b, bias + c);
 #pragma unroll
         for (int k = 0; k < P; k++) o[k] = (a[k] - m) * s * w[k] + b[k];
         store_f32<P>(out + off + c, o);

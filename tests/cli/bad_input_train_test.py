@@ -78,6 +78,11 @@ def run(tmp):
         flag("--vocab-size", "0", ["[1,"]), flag("--vocab-size", "-5", ["[1,"]),
         flag("--vocab-size", "2000000000", ["[1,"]),
         flag("--max-seq-len", "0", ["[1,"]), flag("--max-seq-len", "-3", ["[1,"]),
+        flag("--optimizer", "sgd", ["adamw or muon", "sgd"]), flag("--optimizer", "Muon", ["adamw or muon"]),
+        flag("--muon-lr", "0", ["> 0"]), flag("--muon-lr", "nan", ["finite"]), flag("--muon-lr", "-0.02", ["> 0"]),
+        flag("--muon-momentum", "1", ["[0, 1)"]), flag("--muon-momentum", "-0.1", ["[0, 1)"]),
+        flag("--muon-momentum", "nan", ["[0, 1)"]),
+        flag("--muon-weight-decay", "-1", [">= 0"]), flag("--muon-weight-decay", "inf", ["finite"]),
         Case("--vocab-size with an llm.c model", train("--init", "llmc:/nonexistent.bin"), ["--vocab-size", "--init random"],
              unchanged=[fresh], env=ENV),
         Case("--lr that is not a number", train("--lr", "abc"), ["--lr"], unchanged=[fresh], env=ENV),
@@ -185,6 +190,17 @@ def run(tmp):
         Case("resume with other --train-data",
              train("--resume", "latest", out=res, steps=3, data=other_data), ["--resume", "--train-data"], unchanged=[rck],
              env=ENV),
+    ]
+    # The optimizer state is AdamW's or Muon's: a resume with the other optimizer is refused either way.
+    muon_res = os.path.join(tmp, "muon_res")
+    sixnd(train("--checkpoint-every", "1", "--optimizer", "muon", out=muon_res, steps=2))
+    mck = os.path.join(muon_res, "checkpoints")
+    cases += [
+        Case("resume an adamw checkpoint with --optimizer muon",
+             train("--resume", "latest", "--optimizer", "muon", out=res, steps=3),
+             ["--optimizer adamw", "same optimizer"], unchanged=[rck], env=ENV),
+        Case("resume a muon checkpoint with adamw", train("--resume", "latest", out=muon_res, steps=3),
+             ["--optimizer muon", "same optimizer"], unchanged=[mck], env=ENV),
     ]
 
     # Integrity: an edited meta.json; a newest checkpoint without DONE.

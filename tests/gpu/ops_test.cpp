@@ -1,7 +1,9 @@
 // Every CUDA op against the CPU op (FP32 reference on the same inputs) on fresh random
 // inputs, for fp32 storage (tolerance 1e-4) and bf16 storage (1e-2), error as
 // ||dev - ref|| / ||ref||. "+=" outputs start from random values on both sides. Each output is
-// poisoned with NaN on the device first, so an unwritten element fails. Skips without a device.
+// poisoned with NaN on the device first, so an unwritten element fails. Shapes take both the
+// 16-byte packet and the scalar paths; attention runs multi-head, grouped-query (NKV = NH/2)
+// and multi-query (NKV = 1) with the per-row max logit. Skips without a device.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +13,14 @@
 
 namespace sixnd::test {
 namespace {
+
+// The kv head counts to try for NH query heads: multi-head, grouped (NH/2) and multi-query.
+std::vector<int> kv_heads(int NH) {
+    std::vector<int> r{NH};
+    if (NH % 2 == 0 && NH / 2 > 1) r.push_back(NH / 2);
+    if (NH > 1) r.push_back(1);
+    return r;
+}
 
 class CudaOpsTest : public ::testing::TestWithParam<DType> {
 protected:
@@ -45,31 +55,62 @@ TEST_P(CudaOpsTest, Encoder) {
 
 TEST_P(CudaOpsTest, LayerNorm) {
     for (int C : {768, 100}) {  // packed and scalar paths
-        const int N = 45;
-        auto a_v = rnd(N * C, -2, 2), b_v = rnd(N * C), w_v = rnd(C), bias_v = rnd(C), dout_v = rnd(N * C);
-        auto dinp_v = rnd(N * C), dw_v = rnd(C), db_v = rnd(C);
-        Tensor a = s->x(a_v), b = s->x(b_v), w = s->x(w_v), bias = s->x(bias_v), dout = s->x(dout_v);
-        Tensor res = s->alloc(Kind::x, N * C), out = s->alloc(Kind::x, N * C);
-        Tensor mean = s->alloc(Kind::f32, N), rstd = s->alloc(Kind::f32, N);
-        Tensor dinp = s->x(dinp_v), dw = s->x(dw_v), db = s->x(db_v);
-        s->poison(out);
-        s->poison(mean);
-        s->ref().layernorm_forward(out.r(), mean.rf(), rstd.rf(), a.r(), w.r(), bias.r(), N, C);
-        s->dev().layernorm_forward(out.d(), mean.df(), rstd.df(), a.d(), w.d(), bias.d(), N, C);
-        EXPECT_TRUE(s->close(out, tol(), "out"));
-        EXPECT_TRUE(s->close(mean, tol(), "mean"));
-        EXPECT_TRUE(s->close(rstd, tol(), "rstd"));
-        s->poison(res);
-        s->poison(out);
-        s->ref().residual_layernorm_forward(res.r(), out.r(), mean.rf(), rstd.rf(), a.r(), b.r(), w.r(), bias.r(), N, C);
-        s->dev().residual_layernorm_forward(res.d(), out.d(), mean.df(), rstd.df(), a.d(), b.d(), w.d(), bias.d(), N, C);
-        EXPECT_TRUE(s->close(res, tol(), "residual"));
-        EXPECT_TRUE(s->close(out, tol(), "residual out"));
-        s->ref().layernorm_backward(dinp.r(), dw.r(), db.r(), dout.r(), res.r(), w.r(), mean.rf(), rstd.rf(), N, C);
-        s->dev().layernorm_backward(dinp.d(), dw.d(), db.d(), dout.d(), res.d(), w.d(), mean.df(), rstd.df(), N, C);
-        EXPECT_TRUE(s->close(dinp, tol(), "dinp"));
-        EXPECT_TRUE(s->close(dw, tol(), "dweight"));
-        EXPECT_TRUE(s->close(db, tol(), "dbias"));
+        for (bool with_bias : {true, false}) {  // --bias off: null bias and dbias
+            SCOPED_TRACE("C=" + std::to_string(C) + (with_bias ? " bias" : " no bias"));
+            const int N = 45;
+            auto a_v = rnd(N * C, -2, 2), b_v = rnd(N * C), w_v = rnd(C), bias_v = rnd(C), dout_v = rnd(N * C);
+            auto dinp_v = rnd(N * C), dw_v = rnd(C), db_v = rnd(C);
+            Tensor a = s->x(a_v), b = s->x(b_v), w = s->x(w_v), bias = s->x(bias_v), dout = s->x(dout_v);
+            Tensor res = s->alloc(Kind::x, N * C), out = s->alloc(Kind::x, N * C);
+            Tensor mean = s->alloc(Kind::f32, N), rstd = s->alloc(Kind::f32, N);
+            Tensor dinp = s->x(dinp_v), dw = s->x(dw_v), db = s->x(db_v);
+            const void* br = with_bias ? bias.r() : nullptr;
+            const void* bd = with_bias ? bias.d() : nullptr;
+            s->poison(out);
+            s->poison(mean);
+            s->ref().layernorm_forward(out.r(), mean.rf(), rstd.rf(), a.r(), w.r(), br, N, C);
+            s->dev().layernorm_forward(out.d(), mean.df(), rstd.df(), a.d(), w.d(), bd, N, C);
+            EXPECT_TRUE(s->close(out, tol(), "out"));
+            EXPECT_TRUE(s->close(mean, tol(), "mean"));
+            EXPECT_TRUE(s->close(rstd, tol(), "rstd"));
+            s->poison(res);
+            s->poison(out);
+            s->ref().residual_layernorm_forward(res.r(), out.r(), mean.rf(), rstd.rf(), a.r(), b.r(), w.r(), br, N, C);
+            s->dev().residual_layernorm_forward(res.d(), out.d(), mean.df(), rstd.df(), a.d(), b.d(), w.d(), bd, N, C);
+            EXPECT_TRUE(s->close(res, tol(), "residual"));
+            EXPECT_TRUE(s->close(out, tol(), "residual out"));
+            s->ref().layernorm_backward(dinp.r(), dw.r(), with_bias ? db.r() : nullptr, dout.r(), res.r(), w.r(),
+                                        mean.rf(), rstd.rf(), N, C);
+            s->dev().layernorm_backward(dinp.d(), dw.d(), with_bias ? db.d() : nullptr, dout.d(), res.d(), w.d(),
+                                        mean.df(), rstd.df(), N, C);
+            EXPECT_TRUE(s->close(dinp, tol(), "dinp"));
+            EXPECT_TRUE(s->close(dw, tol(), "dweight"));
+            EXPECT_TRUE(s->close(db, tol(), "dbias"));  // untouched on both sides without a bias
+        }
+    }
+}
+
+TEST_P(CudaOpsTest, RMSNorm) {
+    for (int C : {768, 100}) {
+        for (bool with_weight : {true, false}) {
+            SCOPED_TRACE("C=" + std::to_string(C) + (with_weight ? " weight" : " no weight"));
+            const int N = 45;
+            auto x_v = rnd(N * C, -2, 2), w_v = rnd(C), dout_v = rnd(N * C), dinp_v = rnd(N * C), dw_v = rnd(C);
+            Tensor xin = s->x(x_v), w = s->x(w_v), dout = s->x(dout_v), dinp = s->x(dinp_v), dw = s->x(dw_v);
+            Tensor out = s->alloc(Kind::x, N * C), rstd = s->alloc(Kind::f32, N);
+            const void* wr = with_weight ? w.r() : nullptr;
+            const void* wd = with_weight ? w.d() : nullptr;
+            s->poison(out);
+            s->poison(rstd);
+            s->ref().rmsnorm_forward(out.r(), rstd.rf(), xin.r(), wr, N, C);
+            s->dev().rmsnorm_forward(out.d(), rstd.df(), xin.d(), wd, N, C);
+            EXPECT_TRUE(s->close(out, tol(), "out"));
+            EXPECT_TRUE(s->close(rstd, tol(), "rstd"));
+            s->ref().rmsnorm_backward(dinp.r(), with_weight ? dw.r() : nullptr, dout.r(), xin.r(), wr, rstd.rf(), N, C);
+            s->dev().rmsnorm_backward(dinp.d(), with_weight ? dw.d() : nullptr, dout.d(), xin.d(), wd, rstd.df(), N, C);
+            EXPECT_TRUE(s->close(dinp, tol(), "dinp"));
+            EXPECT_TRUE(s->close(dw, tol(), "dweight"));
+        }
     }
 }
 
@@ -120,42 +161,129 @@ TEST_P(CudaOpsTest, Elementwise) {
         s->ref().gelu_backward(d.r(), a.r(), d.r(), n);  // in place, as the model uses it
         s->dev().gelu_backward(d.d(), a.d(), d.d(), n);
         EXPECT_TRUE(s->close(d, tol(), "gelu backward"));
+        s->poison(out);
+        s->ref().relu2_forward(out.r(), a.r(), n);
+        s->dev().relu2_forward(out.d(), a.d(), n);
+        EXPECT_TRUE(s->close(out, tol(), "relu2"));
+        s->ref().relu2_backward(d.r(), a.r(), d.r(), n);  // in place
+        s->dev().relu2_backward(d.d(), a.d(), d.d(), n);
+        EXPECT_TRUE(s->close(d, tol(), "relu2 backward"));
     }
 }
 
-TEST_P(CudaOpsTest, Attention) {
-    struct Shape { int B, T, NH, hs; };
-    for (Shape sh : {Shape{2, 67, 3, 64}, Shape{1, 40, 2, 128}, Shape{2, 33, 2, 48}}) {
-        const int B = sh.B, T = sh.T, NH = sh.NH, C = NH * sh.hs;
-        for (AttentionKind kind : {AttentionKind::naive, AttentionKind::flash}) {
-            SCOPED_TRACE(std::string(attention_name(kind)) + " hs=" + std::to_string(sh.hs));
-            auto qkv_v = rnd(B * T * 3 * C, -2, 2), dout_v = rnd(B * T * C);
+TEST_P(CudaOpsTest, SwiGLU) {
+    for (int H : {256, 100, 99}) {  // packed in both dtypes, in fp32 only, in neither
+        SCOPED_TRACE("H=" + std::to_string(H));
+        const int N = 29;
+        auto inp_v = rnd(N * 2 * H, -4, 4), dout_v = rnd(N * H);
+        Tensor inp = s->x(inp_v), dout = s->x(dout_v);
+        Tensor out = s->alloc(Kind::x, N * H), dinp = s->alloc(Kind::x, N * 2 * H);
+        s->poison(out);
+        s->poison(dinp);
+        s->ref().swiglu_forward(out.r(), inp.r(), N, H);
+        s->dev().swiglu_forward(out.d(), inp.d(), N, H);
+        EXPECT_TRUE(s->close(out, tol(), "out"));
+        s->ref().swiglu_backward(dinp.r(), inp.r(), dout.r(), N, H);
+        s->dev().swiglu_backward(dinp.d(), inp.d(), dout.d(), N, H);
+        EXPECT_TRUE(s->close(dinp, tol(), "dinp"));
+    }
+}
+
+TEST_P(CudaOpsTest, QKNorm) {
+    struct Shape { int N, NH, hs; };
+    for (Shape sh : {Shape{37, 4, 64}, Shape{20, 3, 36}, Shape{11, 2, 30}}) {
+        for (int NKV : kv_heads(sh.NH)) {
+            const int N = sh.N, NH = sh.NH, C = NH * sh.hs;
+            SCOPED_TRACE("NH=" + std::to_string(NH) + " NKV=" + std::to_string(NKV) + " hs=" + std::to_string(sh.hs));
+            const size_t n = N * Ops::qkv_width(C, NH, NKV);
+            auto qkv_v = rnd(n, -2, 2), dout_v = rnd(n);
             Tensor qkv = s->x(qkv_v), dout = s->x(dout_v);
-            Tensor out = s->alloc(Kind::x, B * T * C), dqkv = s->alloc(Kind::x, B * T * 3 * C);
-            Tensor stats = s->alloc(Kind::f32, Ops::attention_stats_floats(kind, B, T, NH));
+            Tensor out = s->alloc(Kind::x, n), dqkv = s->alloc(Kind::x, n);
+            Tensor rstd = s->alloc(Kind::f32, static_cast<size_t>(N) * (NH + NKV));
             s->poison(out);
-            s->poison(stats);
+            s->poison(rstd);
             s->poison(dqkv);
-            s->ref().attention_forward(kind, out.r(), stats.rf(), nullptr, qkv.r(), B, T, C, NH, NH);
-            s->dev().attention_forward(kind, out.d(), stats.df(), nullptr, qkv.d(), B, T, C, NH, NH);
+            s->ref().qk_norm_forward(out.r(), rstd.rf(), qkv.r(), N, C, NH, NKV);
+            s->dev().qk_norm_forward(out.d(), rstd.df(), qkv.d(), N, C, NH, NKV);
             EXPECT_TRUE(s->close(out, tol(), "out"));
-            EXPECT_TRUE(s->close(stats, tol(), "stats"));
-            s->ref().attention_backward(kind, dqkv.r(), dout.r(), qkv.r(), out.r(), stats.rf(), B, T, C, NH, NH);
-            s->dev().attention_backward(kind, dqkv.d(), dout.d(), qkv.d(), out.d(), stats.df(), B, T, C, NH, NH);
+            EXPECT_TRUE(s->close(rstd, tol(), "rstd"));
+            s->ref().qk_norm_backward(dqkv.r(), dout.r(), qkv.r(), rstd.rf(), N, C, NH, NKV);
+            s->dev().qk_norm_backward(dqkv.d(), dout.d(), qkv.d(), rstd.df(), N, C, NH, NKV);
             EXPECT_TRUE(s->close(dqkv, tol(), "dqkv"));
         }
     }
 }
 
+TEST_P(CudaOpsTest, RoPE) {
+    struct Shape { int B, T, NH, hs; float theta; };
+    for (Shape sh : {Shape{2, 50, 4, 64, 10000.0f}, Shape{1, 77, 2, 32, 500000.0f}, Shape{2, 9, 3, 30, 100.0f}}) {
+        for (int NKV : kv_heads(sh.NH)) {
+            const int B = sh.B, T = sh.T, NH = sh.NH, C = NH * sh.hs;
+            SCOPED_TRACE("NH=" + std::to_string(NH) + " NKV=" + std::to_string(NKV) + " hs=" + std::to_string(sh.hs));
+            const size_t n = static_cast<size_t>(B) * T * Ops::qkv_width(C, NH, NKV);
+            auto qkv_v = rnd(n, -2, 2), d_v = rnd(n);
+            Tensor qkv = s->x(qkv_v), d = s->x(d_v);
+            s->ref().rope_forward(qkv.r(), B, T, C, NH, NKV, sh.theta);
+            s->dev().rope_forward(qkv.d(), B, T, C, NH, NKV, sh.theta);
+            EXPECT_TRUE(s->close(qkv, tol(), "rope"));
+            s->ref().rope_backward(d.r(), B, T, C, NH, NKV, sh.theta);
+            s->dev().rope_backward(d.d(), B, T, C, NH, NKV, sh.theta);
+            EXPECT_TRUE(s->close(d, tol(), "rope backward"));
+            // The backward is the inverse rotation: it takes the rotated qkv back to the input.
+            s->dev().rope_backward(qkv.d(), B, T, C, NH, NKV, sh.theta);
+            EXPECT_LE(rel_error(s->get_dev(qkv), qkv_v), tol()) << "rope_backward(rope_forward(x)) != x";
+        }
+    }
+}
+
+TEST_P(CudaOpsTest, Attention) {
+    struct Shape { int B, T, NH, hs; };
+    for (Shape sh : {Shape{2, 67, 4, 64}, Shape{1, 40, 2, 128}, Shape{2, 33, 3, 48}}) {
+        for (int NKV : kv_heads(sh.NH)) {
+            const int B = sh.B, T = sh.T, NH = sh.NH, C = NH * sh.hs;
+            const size_t nqkv = static_cast<size_t>(B) * T * Ops::qkv_width(C, NH, NKV);
+            for (AttentionKind kind : {AttentionKind::naive, AttentionKind::flash}) {
+                SCOPED_TRACE(std::string(attention_name(kind)) + " NH=" + std::to_string(NH) +
+                             " NKV=" + std::to_string(NKV) + " hs=" + std::to_string(sh.hs));
+                auto qkv_v = rnd(nqkv, -2, 2), dout_v = rnd(B * T * C);
+                Tensor qkv = s->x(qkv_v), dout = s->x(dout_v);
+                Tensor out = s->alloc(Kind::x, B * T * C), dqkv = s->alloc(Kind::x, nqkv);
+                Tensor stats = s->alloc(Kind::f32, Ops::attention_stats_floats(kind, B, T, NH));
+                Tensor row_max = s->alloc(Kind::f32, static_cast<size_t>(B) * NH * T);
+                s->poison(out);
+                s->poison(stats);
+                s->poison(row_max);
+                s->poison(dqkv);
+                s->ref().attention_forward(kind, out.r(), stats.rf(), row_max.rf(), qkv.r(), B, T, C, NH, NKV);
+                s->dev().attention_forward(kind, out.d(), stats.df(), row_max.df(), qkv.d(), B, T, C, NH, NKV);
+                EXPECT_TRUE(s->close(out, tol(), "out"));
+                EXPECT_TRUE(s->close(stats, tol(), "stats"));
+                EXPECT_TRUE(s->close(row_max, tol(), "row_max"));
+                s->ref().attention_backward(kind, dqkv.r(), dout.r(), qkv.r(), out.r(), stats.rf(), B, T, C, NH, NKV);
+                s->dev().attention_backward(kind, dqkv.d(), dout.d(), qkv.d(), out.d(), stats.df(), B, T, C, NH, NKV);
+                EXPECT_TRUE(s->close(dqkv, tol(), "dqkv"));
+                // Without row_max the forward writes the same output.
+                Tensor out2 = s->alloc(Kind::x, B * T * C);
+                s->poison(out2);
+                s->dev().attention_forward(kind, out2.d(), stats.df(), nullptr, qkv.d(), B, T, C, NH, NKV);
+                EXPECT_EQ(s->get_dev(out2), s->get_dev(out)) << "row_max changed the output";
+            }
+        }
+    }
+}
+
 TEST_P(CudaOpsTest, AttentionDecode) {
-    const int B = 2, S = 50, C = 128, NH = 2;
-    auto qkv_v = rnd(B * S * 3 * C);
-    Tensor qkv = s->x(qkv_v), out = s->alloc(Kind::x, B * C);
-    for (int t : {0, 17, S - 1}) {
-        s->poison(out);
-        s->ref().attention_decode(out.r(), qkv.r(), B, S, t, C, NH, NH);
-        s->dev().attention_decode(out.d(), qkv.d(), B, S, t, C, NH, NH);
-        EXPECT_TRUE(s->close(out, tol(), "out"));
+    const int B = 2, S = 50, NH = 4, C = NH * 64;
+    for (int NKV : kv_heads(NH)) {
+        SCOPED_TRACE("NKV=" + std::to_string(NKV));
+        auto qkv_v = rnd(B * S * Ops::qkv_width(C, NH, NKV));
+        Tensor qkv = s->x(qkv_v), out = s->alloc(Kind::x, B * C);
+        for (int t : {0, 17, S - 1}) {
+            s->poison(out);
+            s->ref().attention_decode(out.r(), qkv.r(), B, S, t, C, NH, NKV);
+            s->dev().attention_decode(out.d(), qkv.d(), B, S, t, C, NH, NKV);
+            EXPECT_TRUE(s->close(out, tol(), "out"));
+        }
     }
 }
 
@@ -222,11 +350,14 @@ TEST_P(CudaOpsTest, DeterministicBackward) {
     for (int run = 0; run < 2; run++) {
         Tensor dwte = s->alloc(Kind::x, V * C), dwpe = s->alloc(Kind::x, T * C), dinp = s->alloc(Kind::x, N * C);
         Tensor dw = s->alloc(Kind::x, C), db = s->alloc(Kind::x, C);
-        for (Tensor* t : {&dwte, &dwpe, &dinp, &dw, &db}) s->dev_memory().memset(t->d(), 0, t->dev.bytes());
+        Tensor rms_dinp = s->alloc(Kind::x, N * C), rms_dw = s->alloc(Kind::x, C);
+        std::vector<Tensor*> outs{&dwte, &dwpe, &dinp, &dw, &db, &rms_dinp, &rms_dw};
+        for (Tensor* t : outs) s->dev_memory().memset(t->d(), 0, t->dev.bytes());
         s->dev().encoder_backward(dwte.d(), dwpe.d(), dout.d(), inp.di(), B, T, C);
         s->dev().layernorm_backward(dinp.d(), dw.d(), db.d(), dout.d(), xin.d(), w.d(), mean.df(), rstd.df(), N, C);
+        s->dev().rmsnorm_backward(rms_dinp.d(), rms_dw.d(), dout.d(), xin.d(), w.d(), rstd.df(), N, C);
         std::vector<float> all;
-        for (Tensor* t : {&dwte, &dwpe, &dinp, &dw, &db}) {
+        for (Tensor* t : outs) {
             auto v = s->get_dev(*t);
             all.insert(all.end(), v.begin(), v.end());
         }

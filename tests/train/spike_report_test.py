@@ -4,7 +4,8 @@ batch is flagged on its own step with batch.injected_junk, high per-row losses, 
 and offset lead to the exact junk tokens, and the rows they replaced; every row of a clean batch
 names the shard and offset its tokens came from (shuffle off: known in advance); the determinism
 re-check is bitwise equal on the CPU; the units, trigger, attention-logit and run fields are
-filled in."""
+filled in; the ranked causes put learning_rate, then data_state, first, and a text version
+lies beside each report."""
 import json
 import os
 import subprocess
@@ -77,6 +78,10 @@ def common_checks(rep, out, step, failures, what):
     if (att is None or len(att["max_per_layer"]) != 2 or len(att["mean_per_layer"]) != 2
             or abs(att["max_ratio"] - max(a / m for a, m in zip(att["max_per_layer"], att["mean_per_layer"]))) > 1e-9):
         failures.append(f"{what}: attention_logits {att}")
+    if not os.path.exists(os.path.join(out, "spikes", f"step-{step:07d}.txt")):
+        failures.append(f"{what}: no text report")
+    if len(rep.get("causes", [])) != 5:
+        failures.append(f"{what}: causes {rep.get('causes')}")
     if len(rep["batch"]["rows"]) != B:
         failures.append(f"{what}: {len(rep['batch']['rows'])} rows")
 
@@ -108,6 +113,8 @@ def main():
                 want = ((21 - 1) * B + row["row"]) * T
                 if row["shard"] != data or row["offset"] != want or row["micro"] != 0 or row["rank"] != 0:
                     failures.append(f"lr: row {row}, expected offset {want}")
+            if rep["causes"][0]["cause"] != "learning_rate":
+                failures.append(f"lr: causes ranked {[c['cause'] for c in rep['causes']]}")
             print(f"lr spike: trigger {rep['trigger']['fired_on']} loss z {rep['trigger']['loss_z']:.1f} "
                   f"grad z {rep['trigger']['grad_z']:.1f}, lr_ratio {rep['learning_rate']['lr_ratio']:.1f}")
         ev = [r for r in recs if r.get("event") == "spike"]
@@ -135,6 +142,8 @@ def main():
                     failures.append(f"junk: the row's tokens {toks[:5]}... are not junk")
             if b["per_token_loss_max"] < max(r["loss"] for r in b["rows"]):
                 failures.append("junk: per_token_loss_max below a row mean")
+            if rep["causes"][0]["cause"] != "data_state":
+                failures.append(f"junk: causes ranked {[c['cause'] for c in rep['causes']]}")
             print(f"junk batch: loss {b['loss']:.3f} against recent mean {b['recent_loss_mean']:.3f}")
     return sixnd_files.report(failures, "spike reports: LR spike and junk batch fields by construction")
 

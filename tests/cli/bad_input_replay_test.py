@@ -1,0 +1,98 @@
+"""`sixnd replay` refuses what it cannot replay with one error line naming the file or flag and
+the fault, and exit status 1: a missing or malformed report, a report without batch rows, rows
+beyond their shard or in shards that are nowhere, checkpoints that are missing, not before the
+spike, or of another model, no earlier checkpoint to compare with, bad flag values."""
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import sixnd_files  # noqa: E402
+import tiny_text  # noqa: E402
+from bad_input import Case, run_cases  # noqa: E402
+
+T = 16
+
+
+def train(paths, out, steps, every, max_seq_len=32):
+    flags = tiny_text.train_flags(paths, steps=steps, batch=2, seq_len=min(T, max_seq_len))
+    flags[flags.index("--max-seq-len") + 1] = str(max_seq_len)
+    tiny_text.sixnd("train", *flags, "--checkpoint-every", str(every), "--out", out)
+    return os.path.join(out, "checkpoints")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = tiny_text.make(tmp)
+        ck = train(paths, os.path.join(tmp, "run"), 4, 2)
+        other = train(paths, os.path.join(tmp, "other"), 2, 2, max_seq_len=8)
+        one = train(paths, os.path.join(tmp, "one"), 2, 2)
+        step2, step4 = os.path.join(ck, "step-00000002"), os.path.join(ck, "step-00000004")
+        ntok = (os.path.getsize(paths["train"]) - 1024) // 2
+
+        def report(name, step=5, rows=None, seq_len=T, earlier=step2, text=None):
+            path = os.path.join(tmp, name)
+            if text is not None:
+                open(path, "w").write(text)
+                return path
+            rows = [{"shard": paths["train"], "offset": 100}, {"shard": paths["train"], "offset": 400}] if rows is None else rows
+            json.dump({"step": step, "run": {"checkpoint_earlier": earlier, "seq_len": seq_len},
+                       "trigger": {"loss_mean": 5.0}, "batch": {"seq_len": seq_len, "rows": rows}}, open(path, "w"))
+            return path
+
+        good = report("good.json")
+        base = ["replay", "--checkpoint", step4, "--spike-report", good, "--train-data", paths["train"], "--device", "cpu"]
+
+        def args(**change):
+            a = list(base)
+            for flag, value in change.items():
+                flag = "--" + flag.replace("_", "-")
+                if flag in a:
+                    a[a.index(flag) + 1] = value
+                else:
+                    a += [flag, value]
+            return a
+
+        missing = os.path.join(tmp, "nope.json")
+        not_json = report("bad.json", text="{\"step\": 5, ")
+        no_rows = report("norows.json", rows=[])
+        beyond = report("beyond.json", rows=[{"shard": paths["train"], "offset": ntok - T}])
+        nowhere = report("nowhere.json", rows=[{"shard": os.path.join(tmp, "gone", "shard_007.bin"), "offset": 0}])
+        early_spike = report("early.json", step=3)
+        long_rows = report("long.json", seq_len=40)
+        no_earlier = report("noearlier.json", earlier=None)
+        wide = os.path.join(tmp, "wide.bin")
+        sixnd_files.write_shard(wide, [5] * 50 + [400] + [5] * 50)
+        out_of_vocab = report("vocab.json", rows=[{"shard": wide, "offset": 40}])
+        cases = [
+            Case("report missing", args(spike_report=missing), [missing]),
+            Case("report not JSON", args(spike_report=not_json), [not_json, "not a JSON spike report"]),
+            Case("report without batch rows", args(spike_report=no_rows), [no_rows, "no batch rows"]),
+            Case("row beyond its shard", args(spike_report=beyond), [beyond, "batch row 0", "beyond", paths["train"]]),
+            Case("row token outside the vocabulary", args(spike_report=out_of_vocab), [wide, "token 400 at position 50",
+                                                                                         "vocabulary of 320"]),
+            Case("shard not found", args(spike_report=nowhere), [nowhere, "shard_007.bin", "not found"]),
+            Case("checkpoint missing", args(checkpoint=os.path.join(ck, "step-00000009")), ["step-00000009"]),
+            Case("checkpoint not before the spike", args(spike_report=early_spike), ["--checkpoint", "not before the spike"]),
+            Case("earlier checkpoint not earlier", args(earlier_checkpoint=step4), ["--earlier-checkpoint", "not before"]),
+            Case("earlier checkpoint of another model", args(earlier_checkpoint=os.path.join(other, "step-00000002")),
+                 ["another model", "step-00000002"]),
+            Case("checkpoint of another model shape", args(checkpoint=os.path.join(other, "step-00000002"),
+                                                           earlier_checkpoint=step2),
+                 ["context of 8 tokens", "seq_len of 16"]),
+            Case("rows longer than the model's context", args(spike_report=long_rows), ["context of 32", "seq_len of 40"]),
+            Case("no earlier checkpoint", args(checkpoint=os.path.join(one, "step-00000002"), spike_report=no_earlier),
+                 ["--earlier-checkpoint", "no complete checkpoint"]),
+            Case("train data matches nothing", args(train_data=os.path.join(tmp, "none_*.bin")), ["none_*.bin"]),
+            Case("--other-batches 1", args(other_batches="1"), ["--other-batches", "must be in [2,", "got 1"]),
+            Case("--other-batches too many", args(other_batches="100001"), ["--other-batches", "got 100001"]),
+            Case("--other-batches not a number", args(other_batches="many"), ["--other-batches"]),
+            Case("--device bad", args(device="tpu"), ["tpu"]),
+            Case("good report runs", args(), [], exit_code=0),
+        ]
+        return run_cases(cases, "sixnd replay bad input")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

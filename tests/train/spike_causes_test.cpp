@@ -1,0 +1,201 @@
+// The ranking of a spike report's causes: each kind of planted evidence puts its own cause first,
+// missing or malformed fields score 0 ("not measured") without throwing, and the list is sorted
+// by score.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "train/spike_causes.h"
+
+namespace sixnd {
+namespace {
+
+using nlohmann::json;
+
+// An ordinary step: nothing stands out (LR on schedule, the batch at its usual loss, attention
+// steady, optimizer state healthy, the re-check bitwise equal).
+json ordinary() {
+    json rows = json::array();
+    for (int i = 0; i < 8; i++)
+        rows.push_back({{"rank", 0}, {"micro", 0}, {"row", i}, {"shard", "data/train_000.bin"}, {"offset", 1000 * i},
+                        {"loss", 3.0 + 0.02 * (i % 3)}, {"max_token_loss", 7.0}});
+    json units = json::array();
+    for (const char* u : {"embeddings", "h.0", "h.1", "ln_f"})
+        units.push_back({{"unit", u}, {"grad_norm", 0.5}, {"grad_norm_mean", 0.48}, {"grad_ratio", 1.04},
+                         {"adam_v_min", 1e-10}, {"adam_v_max", 1e-3}, {"update_ratio", 1e-3}});
+    return {{"step", 400},
+            {"action", "warn"},
+            {"run", {{"out", "runs/a"}, {"train_data", "data/train_*.bin"}, {"seq_len", 64}, {"batch", 8}, {"world", 1},
+                     {"accum", 1}, {"checkpoint_before", "runs/a/checkpoints/step-00000300"},
+                     {"checkpoint_earlier", "runs/a/checkpoints/step-00000200"}}},
+            {"trigger", {{"fired_on", {"loss"}}, {"loss", 3.03}, {"loss_mean", 3.0}, {"loss_std", 0.05}, {"loss_z", 0.6},
+                         {"grad_norm", 1.0}, {"grad_mean", 1.0}, {"grad_std", 0.1}, {"grad_z", 0.0}, {"window", 128},
+                         {"z_loss", 6}, {"z_grad", 6}}},
+            {"learning_rate", {{"lr", 1e-3}, {"scheduled_lr", 1e-3}, {"base_lr", 1e-3}, {"schedule", "cosine"}, {"warmup", 100},
+                               {"phase", "decay"}, {"fraction_of_schedule", 0.4}, {"recent_mean_lr", 1.02e-3},
+                               {"injected", false}}},
+            {"attention_logits", {{"max_per_layer", {8.0, 9.5}}, {"mean_per_layer", {7.9, 9.2}}, {"max_ratio", 1.03}}},
+            {"units", units},
+            {"batch", {{"seq_len", 64}, {"rows", rows}, {"loss", 3.02}, {"recent_loss_mean", 3.0}, {"per_token_loss_max", 7.0},
+                       {"injected_junk", false}}},
+            {"determinism", {{"loss", 3.02}, {"loss_again", 3.02}, {"bitwise_equal", true}}}};
+}
+
+std::string first(const json& causes) { return causes.at(0).at("cause").get<std::string>(); }
+
+const json& cause(const json& causes, const std::string& name) {
+    for (const json& c : causes)
+        if (c["cause"] == name) return c;
+    throw std::runtime_error("no cause " + name);
+}
+
+TEST(SpikeCauses, FiveCausesEachWithScoreEvidenceAndNext) {
+    const json c = rank_spike_causes(ordinary());
+    ASSERT_EQ(c.size(), 5u);
+    std::set<std::string> names;
+    for (const json& x : c) {
+        names.insert(x.at("cause").get<std::string>());
+        EXPECT_TRUE(x.at("score").is_number());
+        EXPECT_FALSE(x.at("evidence").get<std::string>().empty());
+        EXPECT_EQ(x.at("next").get<std::string>().rfind("sixnd ", 0), 0u) << x.dump();
+    }
+    EXPECT_EQ(names, (std::set<std::string>{"attention_logits", "learning_rate", "data_state", "optimizer_state",
+                                            "hardware_nondeterminism"}));
+    // Nothing stands out in an ordinary step: no cause earns much.
+    for (const json& x : c) EXPECT_LT(x["score"].get<double>(), 0.2) << x.dump();
+}
+
+TEST(SpikeCauses, InjectedLrSpikeRanksLearningRateFirst) {
+    json r = ordinary();
+    r["learning_rate"]["lr"] = 1e-2;
+    r["learning_rate"]["injected"] = true;
+    r["batch"]["loss"] = 6.5;  // the loss follows the LR up
+    const json c = rank_spike_causes(r);
+    EXPECT_EQ(first(c), "learning_rate") << c.dump(1);
+    EXPECT_NE(cause(c, "learning_rate")["evidence"].get<std::string>().find("10x the schedule"), std::string::npos);
+    // Off the schedule alone, without the injected flag, is as telling.
+    r["learning_rate"]["injected"] = false;
+    EXPECT_EQ(first(rank_spike_causes(r)), "learning_rate");
+}
+
+TEST(SpikeCauses, JunkBatchRanksDataStateFirst) {
+    json r = ordinary();
+    r["batch"]["injected_junk"] = true;
+    r["batch"]["loss"] = 5.8;
+    EXPECT_EQ(first(rank_spike_causes(r)), "data_state");
+    // Without the flag: two of eight rows carry the whole excess.
+    r["batch"]["injected_junk"] = false;
+    r["batch"]["rows"][2]["loss"] = 12.0;
+    r["batch"]["rows"][5]["loss"] = 11.0;
+    r["batch"]["loss"] = 5.3;
+    const json c = rank_spike_causes(r);
+    EXPECT_EQ(first(c), "data_state") << c.dump(1);
+    const std::string ev = cause(c, "data_state")["evidence"];
+    EXPECT_NE(ev.find("top 2 of 8 rows"), std::string::npos) << ev;
+    EXPECT_NE(ev.find("data/train_000.bin@2000 loss 12"), std::string::npos) << ev;
+    EXPECT_EQ(cause(c, "data_state")["next"],
+              "sixnd replay --checkpoint runs/a/checkpoints/step-00000300 --spike-report runs/a/spikes/step-0000400.json "
+              "--train-data 'data/train_*.bin' --earlier-checkpoint runs/a/checkpoints/step-00000200");
+}
+
+TEST(SpikeCauses, NondeterministicRecheckRanksHardwareFirst) {
+    json r = ordinary();
+    r["batch"]["loss"] = 4.0;  // a spike, but the same batch gives another loss on the same weights
+    r["determinism"] = {{"loss", 4.0}, {"loss_again", 3.9}, {"bitwise_equal", false}};
+    const json c = rank_spike_causes(r);
+    EXPECT_EQ(first(c), "hardware_nondeterminism") << c.dump(1);
+    EXPECT_NE(c[0]["evidence"].get<std::string>().find("NOT bitwise equal"), std::string::npos);
+}
+
+TEST(SpikeCauses, LargeAttentionRatioRanksAttentionFirst) {
+    json r = ordinary();
+    r["attention_logits"] = {{"max_per_layer", {9.0, 85.0}}, {"mean_per_layer", {8.8, 20.0}}, {"max_ratio", 4.25}};
+    r["batch"]["loss"] = 4.0;
+    const json c = rank_spike_causes(r);
+    EXPECT_EQ(first(c), "attention_logits") << c.dump(1);
+    EXPECT_NE(c[0]["evidence"].get<std::string>().find("layer 1"), std::string::npos);
+    EXPECT_NE(c[0]["next"].get<std::string>().find("--qk-norm on"), std::string::npos);
+}
+
+TEST(SpikeCauses, CollapsedSecondMomentUnderALargeGradientRanksOptimizerFirst) {
+    json r = ordinary();
+    r["units"][2] = {{"unit", "h.1"}, {"grad_norm", 4.0}, {"grad_norm_mean", 0.5}, {"grad_ratio", 8.0}, {"adam_v_min", 0.0},
+                     {"adam_v_max", 1e-3}, {"update_ratio", 0.2}};
+    // A collapsed moment alone (the embeddings' padded rows always have v = 0) is no evidence.
+    r["units"][0]["adam_v_min"] = 0.0;
+    const json c = rank_spike_causes(r);
+    EXPECT_EQ(first(c), "optimizer_state") << c.dump(1);
+    EXPECT_NE(c[0]["evidence"].get<std::string>().find("unit h.1"), std::string::npos);
+}
+
+TEST(SpikeCauses, MissingFieldsScoreZeroNotMeasured) {
+    for (const char* drop : {"learning_rate", "attention_logits", "batch", "units", "determinism"}) {
+        json r = ordinary();
+        r.erase(drop);
+        const json c = rank_spike_causes(r);
+        ASSERT_EQ(c.size(), 5u);
+        const std::string name = std::string(drop) == "batch" ? "data_state"
+                                 : std::string(drop) == "units" ? "optimizer_state"
+                                 : std::string(drop) == "determinism" ? "hardware_nondeterminism"
+                                                                      : drop;
+        EXPECT_EQ(cause(c, name)["score"], 0.0) << drop;
+        EXPECT_EQ(cause(c, name)["evidence"], "not measured") << drop;
+        r[drop] = nullptr;  // null is the same as missing
+        EXPECT_EQ(cause(rank_spike_causes(r), name)["evidence"], "not measured") << drop;
+    }
+    // Nothing at all, wrong types everywhere, or not even an object: no throw, five causes.
+    for (const json& r : {json::object(), json::array(), json(3),
+                          json{{"step", "x"}, {"run", 5}, {"learning_rate", {{"lr", "high"}}}, {"batch", {{"rows", 7}}},
+                               {"units", {1, {{"adam_v_min", "0"}}}}, {"determinism", {{"bitwise_equal", 1}}}}}) {
+        json c;
+        ASSERT_NO_THROW(c = rank_spike_causes(r)) << r.dump();
+        ASSERT_EQ(c.size(), 5u);
+        for (const json& x : c) {
+            EXPECT_EQ(x["score"], 0.0) << r.dump() << x.dump();
+            EXPECT_EQ(x["evidence"], "not measured") << r.dump() << x.dump();
+            EXPECT_EQ(x["next"].get<std::string>().rfind("sixnd ", 0), 0u);
+        }
+        EXPECT_NO_THROW(spike_report_text(r));
+    }
+    // Without the run object the commands carry placeholders.
+    json r = ordinary();
+    r.erase("run");
+    EXPECT_NE(cause(rank_spike_causes(r), "data_state")["next"].get<std::string>().find("<CHECKPOINT_BEFORE_THE_SPIKE>"),
+              std::string::npos);
+}
+
+TEST(SpikeCauses, RankedByScore) {
+    // Several causes with evidence at once: the order follows the scores, whatever they are.
+    json r = ordinary();
+    r["attention_logits"]["max_ratio"] = 2.0;
+    r["learning_rate"]["recent_mean_lr"] = 3e-4;
+    r["batch"]["loss"] = 4.5;
+    const json c = rank_spike_causes(r);
+    for (size_t i = 1; i < c.size(); i++) EXPECT_GE(c[i - 1]["score"].get<double>(), c[i]["score"].get<double>()) << c.dump(1);
+    EXPECT_GT(c[0]["score"].get<double>(), c[1]["score"].get<double>());
+    EXPECT_GT(c[2]["score"].get<double>(), 0.0);
+}
+
+TEST(SpikeCauses, WarmupEndAddsToTheLearningRate) {
+    json r = ordinary();
+    const double before = cause(rank_spike_causes(r), "learning_rate")["score"];
+    r["step"] = 105;  // warm-up 100: the LR at its peak
+    const double at_peak = cause(rank_spike_causes(r), "learning_rate")["score"];
+    EXPECT_NEAR(at_peak - before, 0.2, 1e-9);
+}
+
+TEST(SpikeCauses, TextNamesTheStepTheTriggerAndTheRankedCauses) {
+    json r = ordinary();
+    r["batch"]["injected_junk"] = true;
+    const std::string t = spike_report_text(r);
+    EXPECT_NE(t.find("Loss spike at step 400 (action: warn), fired on loss"), std::string::npos) << t;
+    EXPECT_NE(t.find("junk injected"), std::string::npos) << t;
+    EXPECT_NE(t.find("1. data_state"), std::string::npos) << t;
+    EXPECT_NE(t.find("next: sixnd replay"), std::string::npos) << t;
+    // The report's own "causes" list is used when present.
+    r["causes"] = json::array({{{"cause", "learning_rate"}, {"score", 0.5}, {"evidence", "given"}, {"next", "sixnd x"}}});
+    EXPECT_NE(spike_report_text(r).find("1. learning_rate"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sixnd

@@ -1,0 +1,309 @@
+#include "train/replay.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/read_file.h"
+#include "core/rng.h"
+#include "data/shard.h"
+#include "data/token_set.h"
+#include "model/backend.h"
+#include "model/gpt.h"
+#include "train/checkpoint.h"
+#include "train/checkpoint_state.h"
+
+namespace sixnd {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+double spike_threshold(double mean, double std, const ReplayRule& rule) {
+    return mean + std::max(rule.sigmas * std, rule.margin * std::fabs(mean));
+}
+
+std::string replay_verdict(const ReplayLosses& l, const ReplayRule& rule) {
+    if (l.spike > spike_threshold(l.others_mean, l.others_std, rule))
+        return l.earlier_spike > spike_threshold(l.earlier_others_mean, l.earlier_others_std, rule) ? "data" : "interaction";
+    const double high = spike_threshold(l.reference, 0, rule);  // false for a NaN reference
+    return l.spike > high && l.others_mean > high ? "state" : "not_reproducible";
+}
+
+SpikeReportRows read_spike_report(const std::string& path) {
+    json j;
+    try {
+        j = json::parse(read_whole_file(path));
+    } catch (const json::exception& e) {
+        throw Error(path, std::string("not a JSON spike report: ") + e.what());
+    }
+    auto bad = [&](const std::string& fault) { return Error(path, fault); };
+    if (!j.is_object()) throw bad("not a spike report (expected a JSON object)");
+    SpikeReportRows r;
+    r.reference = std::numeric_limits<double>::quiet_NaN();
+    if (!j.contains("step") || !j["step"].is_number_integer() || j["step"].get<long long>() < 1)
+        throw bad("has no \"step\" (a positive integer: the step that spiked)");
+    r.step = j["step"].get<long long>();
+    const json batch = j.value("batch", json());
+    if (!batch.is_object() || !batch.contains("rows") || !batch["rows"].is_array() || batch["rows"].empty())
+        throw bad("has no batch rows (batch.rows): nothing to replay");
+    json T = batch.value("seq_len", json());
+    if (T.is_null() && j.contains("run") && j["run"].is_object()) T = j["run"].value("seq_len", json());
+    if (!T.is_number_integer() || T.get<long long>() < 1 || T.get<long long>() > (1 << 20))
+        throw bad("has no usable seq_len (batch.seq_len or run.seq_len: a positive integer)");
+    r.seq_len = T.get<int>();
+    for (size_t i = 0; i < batch["rows"].size(); i++) {
+        const json& row = batch["rows"][i];
+        const std::string where = "batch row " + std::to_string(i);
+        if (!row.is_object() || !row.contains("shard") || !row["shard"].is_string() || row["shard"].get<std::string>().empty())
+            throw bad(where + " has no \"shard\" path");
+        if (!row.contains("offset") || !row["offset"].is_number_integer() || row["offset"].get<long long>() < 0)
+            throw bad(where + " has no \"offset\" (a token offset >= 0)");
+        r.rows.push_back({row["shard"].get<std::string>(), row["offset"].get<uint64_t>()});
+    }
+    for (const auto& [obj, key] : {std::pair<const char*, const char*>{"trigger", "loss_mean"}, {"batch", "recent_loss_mean"}}) {
+        const json o = j.value(obj, json());
+        if (std::isnan(r.reference) && o.is_object() && o.contains(key) && o[key].is_number() && std::isfinite(o[key].get<double>()))
+            r.reference = o[key].get<double>();
+    }
+    if (j.contains("run") && j["run"].is_object() && j["run"].value("checkpoint_earlier", json()).is_string())
+        r.checkpoint_earlier = j["run"]["checkpoint_earlier"].get<std::string>();
+    return r;
+}
+
+namespace {
+
+std::string canonical(const std::string& p) {
+    std::error_code ec;
+    const fs::path c = fs::weakly_canonical(p, ec);
+    return ec ? p : c.string();
+}
+
+// A row of seq_len + 1 tokens, where it came from and the tokens themselves.
+struct Row {
+    std::string shard;  // canonical path
+    uint64_t offset = 0;
+    std::vector<int32_t> tokens;
+};
+
+// The report's rows, read from their shards: the path as written, else a shard of the same
+// name in --train-data (a report read on another machine or after the data moved).
+std::vector<Row> spike_rows(const SpikeReportRows& rep, const std::string& report_path, const TokenSet& data, int vocab) {
+    std::map<std::string, std::unique_ptr<Shard>> opened;
+    std::vector<Row> rows;
+    const size_t n = static_cast<size_t>(rep.seq_len) + 1;
+    for (size_t i = 0; i < rep.rows.size(); i++) {
+        const SpikeRow& r = rep.rows[i];
+        std::string path = r.shard;
+        std::error_code ec;
+        if (!fs::is_regular_file(path, ec)) {
+            path.clear();
+            for (const Shard& s : data.shards())
+                if (fs::path(s.path()).filename() == fs::path(r.shard).filename()) path = s.path();
+            if (path.empty())
+                throw Error(report_path, "batch row " + std::to_string(i) + ": shard '" + r.shard +
+                                             "' not found (nor a shard of that name in --train-data)");
+        }
+        const std::string key = canonical(path);
+        auto& shard = opened[key];
+        if (!shard) shard = std::make_unique<Shard>(path);
+        if (r.offset > shard->size() || shard->size() - r.offset < n)
+            throw Error(report_path, "batch row " + std::to_string(i) + ": tokens [" + std::to_string(r.offset) + ", " +
+                                         std::to_string(r.offset + n) + ") lie beyond the " + std::to_string(shard->size()) +
+                                         " tokens of " + path);
+        Row row{key, r.offset, std::vector<int32_t>(n)};
+        for (size_t t = 0; t < n; t++) {
+            const uint32_t tok = (*shard)[r.offset + t];
+            if (tok >= static_cast<uint32_t>(vocab))
+                throw Error(path, "token " + std::to_string(tok) + " at position " + std::to_string(r.offset + t) +
+                                      " is outside the model's vocabulary of " + std::to_string(vocab));
+            row.tokens[t] = static_cast<int32_t>(tok);
+        }
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+// Where a row of the baseline starts: a shard of the data and a token offset in it.
+struct Place {
+    size_t shard = 0;
+    uint64_t offset = 0;
+};
+
+// `count` rows of seq_len + 1 tokens, each inside one shard of the data, drawn uniformly over
+// all start positions by the seed, none overlapping a spike row.
+std::vector<Place> other_rows(const TokenSet& data, const std::vector<Row>& spikes, size_t count, int seq_len, uint64_t seed) {
+    const uint64_t n = static_cast<uint64_t>(seq_len) + 1;
+    std::vector<uint64_t> starts;  // starts[i]: start positions in shards before i
+    std::vector<std::string> names;
+    uint64_t total = 0;
+    for (const Shard& s : data.shards()) {
+        starts.push_back(total);
+        names.push_back(canonical(s.path()));
+        total += s.size() >= n ? s.size() - n + 1 : 0;
+    }
+    if (total == 0)
+        throw Error(data.pattern(), "no shard holds a row of " + std::to_string(n) + " tokens (seq_len + 1)");
+    Rng rng(seed);
+    std::vector<Place> out;
+    constexpr int kTries = 1000;
+    while (out.size() < count) {
+        for (int tries = 0;; tries++) {
+            if (tries == kTries)
+                throw Error(data.pattern(), "found no row of " + std::to_string(n) + " tokens outside the spike rows in " +
+                                                std::to_string(kTries) + " draws");
+            const uint64_t pick = rng.below(total);
+            // The last shard whose start positions begin at or before pick (empty shards add none).
+            const size_t s = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), pick) - starts.begin()) - 1;
+            const uint64_t off = pick - starts[s];
+            const bool overlaps = std::any_of(spikes.begin(), spikes.end(), [&](const Row& r) {
+                return r.shard == names[s] && off < r.offset + n && r.offset < off + n;
+            });
+            if (overlaps) continue;
+            out.push_back({s, off});
+            break;
+        }
+    }
+    return out;
+}
+
+// The checkpoint --earlier-checkpoint leaves to us: the report's run.checkpoint_earlier, else
+// the oldest complete checkpoint of the same run older than `ck`, beside it.
+std::string find_earlier(const CheckpointReader& ck, const std::string& from_report) {
+    if (!from_report.empty() && canonical(from_report) != canonical(ck.dir())) return from_report;
+    fs::path dir(ck.dir());
+    if (!dir.has_filename()) dir = dir.parent_path();  // "…/step-00000100/"
+    const std::string root = dir.has_parent_path() ? dir.parent_path().string() : ".";
+    for (const CheckpointEntry& e : list_checkpoints(root))
+        if (e.complete && e.run_id == ck.meta().run_id && e.step < ck.meta().step) return e.dir;
+    throw Error("--earlier-checkpoint", "not given, the report names none (run.checkpoint_earlier), and " + root +
+                                            " holds no complete checkpoint of this run older than step " +
+                                            std::to_string(ck.meta().step));
+}
+
+struct Measured {
+    std::vector<double> spike_rows;
+    double spike = 0, others_mean = 0, others_std = 0;
+};
+
+double mean_of(const std::vector<double>& v, size_t begin, size_t end) {
+    double s = 0;
+    for (size_t i = begin; i < end; i++) s += v[i];
+    return s / static_cast<double>(end - begin);
+}
+
+// Forward losses of every row through the parameters of `ck`; `others` holds batches of
+// rows.size() rows each, in order.
+Measured measure(GPT& model, MemoryBackend& mem, const CheckpointReader& ck, const std::vector<Row>& rows, const TokenSet& data,
+                 const std::vector<Place>& others, int seq_len, const std::string& label) {
+    const std::vector<char> params = restore_params(ck, model.layout());
+    mem.copy_to_device(model.params(), params.data(), params.size());
+    const bool tty = isatty(fileno(stderr));
+    const size_t total = rows.size() + others.size();
+    auto loss = [&](const int32_t* tokens, size_t done) {
+        if (tty && done % 16 == 0) std::fprintf(stderr, "\rreplay %s: row %zu/%zu", label.c_str(), done + 1, total);
+        return static_cast<double>(model.forward(tokens, tokens + 1, 1, seq_len));
+    };
+    Measured m;
+    for (size_t i = 0; i < rows.size(); i++) m.spike_rows.push_back(loss(rows[i].tokens.data(), i));
+    std::vector<double> other;
+    std::vector<int32_t> buf(static_cast<size_t>(seq_len) + 1);
+    for (size_t i = 0; i < others.size(); i++) {
+        const Shard& sh = data.shards()[others[i].shard];
+        for (size_t t = 0; t < buf.size(); t++) buf[t] = static_cast<int32_t>(sh[others[i].offset + t]);
+        other.push_back(loss(buf.data(), rows.size() + i));
+    }
+    if (tty) std::fprintf(stderr, "\n");
+    m.spike = mean_of(m.spike_rows, 0, m.spike_rows.size());
+    const size_t R = rows.size(), N = others.size() / R;
+    std::vector<double> batch;
+    for (size_t b = 0; b < N; b++) batch.push_back(mean_of(other, b * R, (b + 1) * R));
+    m.others_mean = mean_of(batch, 0, N);
+    double var = 0;
+    for (double x : batch) var += (x - m.others_mean) * (x - m.others_mean);
+    m.others_std = std::sqrt(var / static_cast<double>(N - 1));
+    return m;
+}
+
+json side(const CheckpointReader& ck, const Measured& m, const ReplayRule& rule) {
+    const double threshold = spike_threshold(m.others_mean, m.others_std, rule);
+    return {{"dir", ck.dir()},         {"step", ck.meta().step},         {"spike_loss", m.spike},
+            {"row_losses", m.spike_rows}, {"others_mean", m.others_mean}, {"others_std", m.others_std},
+            {"threshold", threshold},  {"spikes", m.spike > threshold}};
+}
+
+AttentionKind attention_of(const CheckpointReader& ck) {
+    const json& c = ck.meta().config;
+    if (c.is_object() && c.contains("attention") && c["attention"].is_string())
+        return parse_attention(c["attention"].get<std::string>());
+    return AttentionKind::flash;
+}
+
+}  // namespace
+
+json replay_spike(const ReplayOptions& o) {
+    constexpr int kMaxBatches = 100000;
+    if (o.other_batches < 2 || o.other_batches > kMaxBatches)
+        throw Error("--other-batches", "must be in [2, " + std::to_string(kMaxBatches) + "] (the baseline needs a spread), got " +
+                                           std::to_string(o.other_batches));
+    const SpikeReportRows rep = read_spike_report(o.spike_report);
+    const CheckpointReader ck(o.checkpoint);
+    const CheckpointMeta& meta = ck.meta();
+    if (meta.step >= rep.step)
+        throw Error("--checkpoint", ck.dir() + " is at step " + std::to_string(meta.step) + ", not before the spike at step " +
+                                        std::to_string(rep.step) + " (" + o.spike_report + ")");
+    if (rep.seq_len > meta.model.max_seq_len)
+        throw Error(ck.dir(), "the model's context of " + std::to_string(meta.model.max_seq_len) +
+                                  " tokens is shorter than the spike report's seq_len of " + std::to_string(rep.seq_len) +
+                                  " (" + o.spike_report + "): a checkpoint of another model");
+    const CheckpointReader early(o.earlier_checkpoint.empty() ? find_earlier(ck, rep.checkpoint_earlier) : o.earlier_checkpoint);
+    if (early.meta().step >= meta.step)
+        throw Error("--earlier-checkpoint", early.dir() + " is at step " + std::to_string(early.meta().step) +
+                                                ", not before --checkpoint's step " + std::to_string(meta.step));
+    if (early.meta().model.to_json() != meta.model.to_json() || early.meta().dtype != meta.dtype)
+        throw Error(early.dir(), "holds another model (" + early.meta().model.describe() + ", " + early.meta().dtype +
+                                     ") than --checkpoint " + ck.dir() + " (" + meta.model.describe() + ", " + meta.dtype + ")");
+
+    const TokenSet data(o.train_data);
+    data.check_vocab(meta.model.vocab_size);
+    const std::vector<Row> rows = spike_rows(rep, o.spike_report, data, meta.model.vocab_size);
+    const std::vector<Place> others =
+        other_rows(data, rows, rows.size() * static_cast<size_t>(o.other_batches), rep.seq_len, o.seed);
+
+    Backend be = make_backend(o.device, parse_dtype(meta.dtype));
+    ModelOptions mo;
+    mo.attention = attention_of(ck);
+    GPT model(meta.model, *be.ops, mo);
+    const Measured now = measure(model, *be.memory, ck, rows, data, others, rep.seq_len, "checkpoint");
+    const Measured then = measure(model, *be.memory, early, rows, data, others, rep.seq_len, "earlier checkpoint");
+
+    // From a state that has learnt little every row costs about ln(vocab), so nothing can spike
+    // there and (c) would read "interaction" whatever the rows hold.
+    const double uniform = std::log(static_cast<double>(meta.model.vocab_size));
+    if (then.others_mean > 0.9 * uniform)
+        log_warn("the earlier checkpoint " + early.dir() + " has learnt little (baseline loss " + std::to_string(then.others_mean) +
+                 " against ln(vocab) = " + std::to_string(uniform) + "): no batch can stand out from it; give a later one with "
+                 "--earlier-checkpoint");
+    const ReplayRule rule;
+    const ReplayLosses l{now.spike, now.others_mean, now.others_std, then.spike, then.others_mean, then.others_std, rep.reference};
+    return {{"verdict", replay_verdict(l, rule)},
+            {"step", rep.step},
+            {"rows", rows.size()},
+            {"seq_len", rep.seq_len},
+            {"other_batches", o.other_batches},
+            {"seed", o.seed},
+            {"device", be.device},
+            {"rule", {{"sigmas", rule.sigmas}, {"margin", rule.margin}}},
+            {"reference_loss", std::isnan(rep.reference) ? json() : json(rep.reference)},
+            {"checkpoint", side(ck, now, rule)},
+            {"earlier", side(early, then, rule)}};
+}
+
+}  // namespace sixnd

@@ -1,0 +1,79 @@
+// `sixnd replay`: PaLM's data x state ablation of a loss spike. From the batch rows a spike
+// report names (shard + token offset, seq_len + 1 tokens each) it measures forward losses:
+//   (a) the spike rows through the checkpoint before the spike,
+//   (b) N other batches of as many rows from the same checkpoint (rows drawn from --train-data
+//       by the seed, never overlapping a spike row),
+//   (c) the spike rows through an earlier checkpoint, with the same N other batches as its
+//       baseline,
+// and names a verdict. A batch's loss is the mean of its rows' losses (each row forwarded alone,
+// T tokens, so every row weighs the same).
+//
+// The rule (replay_verdict). x "spikes" above a baseline of mean m and standard deviation s
+// when x > m + max(sigmas * s, margin * |m|) (defaults 3 and 0.1: three batch-to-batch standard
+// deviations, and never less than 10% of the loss, as a handful of batches can show a tiny s).
+//   (a) spikes above (b):   (c) spikes above its baseline -> data (the rows are bad from any
+//                           state), else -> interaction (the rows meet this state; PaLM's case);
+//   (a) does not spike above (b): when the run's loss before the spike is known (the report's
+//                           trigger.loss_mean, else batch.recent_loss_mean) and both (a) and (b)'s
+//                           mean spike above it (margin only: the run's own spread is not
+//                           comparable to a batch mean's) -> state (everything is high from this
+//                           state), else -> not_reproducible.
+// An earlier checkpoint whose baseline is within 10% of ln(vocab) has learnt too little for any
+// batch to stand out from it (its (c) cannot spike): the replay warns and names the flag.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace sixnd {
+
+struct ReplayRule {
+    double sigmas = 3.0;
+    double margin = 0.1;
+};
+
+// The loss above which x counts as a spike over a baseline of `mean` and `std`.
+double spike_threshold(double mean, double std, const ReplayRule& rule);
+
+struct ReplayLosses {
+    double spike = 0;                  // (a)
+    double others_mean = 0, others_std = 0;  // (b)
+    double earlier_spike = 0;          // (c)
+    double earlier_others_mean = 0, earlier_others_std = 0;  // (c)'s baseline
+    double reference = 0;              // the run's loss before the spike; NaN when unknown
+};
+
+// "data", "state", "interaction" or "not_reproducible", by the rule above.
+std::string replay_verdict(const ReplayLosses& l, const ReplayRule& rule = {});
+
+// What the replay reads from a spike report.
+struct SpikeRow {
+    std::string shard;
+    uint64_t offset = 0;
+};
+struct SpikeReportRows {
+    long long step = 0;
+    int seq_len = 0;
+    std::vector<SpikeRow> rows;
+    double reference = 0;             // NaN when the report has none
+    std::string checkpoint_earlier;   // run.checkpoint_earlier, "" when null
+};
+// Throws Error naming the file and the fault (not JSON, no batch rows, a malformed row).
+SpikeReportRows read_spike_report(const std::string& path);
+
+struct ReplayOptions {
+    std::string checkpoint, earlier_checkpoint, spike_report, train_data;
+    std::string device = "auto";
+    int other_batches = 8;
+    uint64_t seed = 1337;
+};
+
+// Runs (a), (b) and (c) and returns the numbers and the verdict as one JSON object:
+// verdict, step, rows, seq_len, other_batches, seed, device, rule, reference_loss, and for
+// "checkpoint" and "earlier": dir, step, spike_loss, row_losses, others_mean, others_std,
+// threshold, spikes. Progress goes to stderr when it is a terminal.
+nlohmann::json replay_spike(const ReplayOptions& o);
+
+}  // namespace sixnd
