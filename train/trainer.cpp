@@ -266,7 +266,6 @@ private:
     std::vector<uint64_t> step_samples_;
     std::vector<float> step_token_losses_;
     std::vector<float> attention_now_;  // the step's max pre-softmax logit per layer (empty: not tracked)
-    bool track_attention_ = false;
 };
 
 std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o) {
@@ -339,9 +338,8 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
       history_(o.spike.detect, static_cast<int>(model_.layout().units().size()), cfg_.n_layer) {
     model_.set_hooks(profiler_.hooks(&engine_));
     // The attention logits' growth is a spike's first suspect; its per-row maxima cost one
-    // float per row. (TEMP: the CUDA attention does not write them yet.)
-    track_attention_ = be_.device != "cuda";
-    model_.set_track_attention_max(track_attention_);
+    // float per row.
+    model_.set_track_attention_max(true);
     if (ck_ && o.model_flags_given && (cfg_.describe() != config.describe()))
         throw Error("--resume", ck_->dir() + " holds the model " + cfg_.describe() + "; the model flags ask for " +
                                     config.describe() + ". The checkpoint fixes the model: drop --init/--model/--vocab-size/"
@@ -704,7 +702,6 @@ void Run::fill_micro(int step, int micro, bool junk) {
 }
 
 void Run::note_attention(bool first) {
-    if (!track_attention_) return;
     const std::vector<float> m = model_.attention_max_logits();
     if (first) attention_now_ = m;
     else
