@@ -9,7 +9,7 @@
 namespace sixnd {
 
 const char* mem_category_name(MemCategory c) {
-    static const char* names[] = {"params", "grads", "master", "adam_m", "adam_v", "activations", "workspace"};
+    static const char* names[] = {"params", "grads", "master", "adam_m", "adam_v", "activations", "workspace", "weight_copies"};
     return names[static_cast<int>(c)];
 }
 
