@@ -30,25 +30,17 @@ void refresh(float* f32, bf16* snap, const bf16* w, size_t n, bool fresh) {
 
 const float* WeightCopies::get(const bf16* w, size_t n) {
     const size_t need = n * (sizeof(float) + sizeof(bf16));
-    if (n == 0 || need > budget_) return nullptr;
-    const auto key = std::make_pair(w, n);
-    auto it = copies_.find(key);
+    auto it = copies_.find(std::make_pair(w, n));
     const bool fresh = it == copies_.end();
     if (fresh) {
-        while (used_ + need > budget_) {
-            auto lru = std::min_element(copies_.begin(), copies_.end(),
-                                        [](const auto& x, const auto& y) { return x.second.last_use < y.second.last_use; });
-            used_ -= lru->first.second * (sizeof(float) + sizeof(bf16));
-            copies_.erase(lru);
-        }
+        if (n == 0 || used_ + need > budget_) return nullptr;
         Copy c;
         c.f32 = DeviceBuffer(&mem_, n * sizeof(float), MemCategory::weight_copies);
         c.snapshot = DeviceBuffer(&mem_, n * sizeof(bf16), MemCategory::weight_copies);
-        it = copies_.emplace(key, std::move(c)).first;
+        it = copies_.emplace(std::make_pair(w, n), std::move(c)).first;
         used_ += need;
     }
     Copy& c = it->second;
-    c.last_use = ++clock_;
     refresh(c.f32.as<float>(), c.snapshot.as<bf16>(), w, n, fresh);
     return c.f32.as<float>();
 }

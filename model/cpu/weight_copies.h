@@ -7,8 +7,9 @@
 // re-widens only the blocks that differ, so the copy is always exactly to_f32 of the weight as it
 // is now, whoever wrote it (optimizer, ZeRO gather into a reused buffer, a checkpoint load, a
 // test) — no signal from the writer is needed. 6 bytes per cached element, in the ledger as
-// MemCategory::weight_copies; past the budget the least recently used copies are dropped, and a
-// weight larger than the budget is not cached (the caller widens it per call, as before).
+// MemCategory::weight_copies. Once the budget is full, further weights are not kept (the caller
+// widens them per call, as before): evicting would be worse, since a training step walks the
+// same weights in the same order every time, where least-recently-used keeps nothing it reuses.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -27,7 +28,7 @@ class WeightCopies {
 public:
     WeightCopies(MemoryBackend& mem, size_t budget_bytes = kWeightCopyBudget) : mem_(mem), budget_(budget_bytes) {}
 
-    // The FP32 copy of w[0, n), current with w's contents; null when n does not fit the budget.
+    // The FP32 copy of w[0, n), current with w's contents; null when it does not fit the budget.
     const float* get(const bf16* w, size_t n);
     size_t bytes() const { return used_; }
 
@@ -35,12 +36,10 @@ private:
     struct Copy {
         DeviceBuffer f32;       // float[n]
         DeviceBuffer snapshot;  // bf16[n]: w as it was when f32 was last brought up to date
-        uint64_t last_use = 0;
     };
     MemoryBackend& mem_;
     size_t budget_;
     size_t used_ = 0;
-    uint64_t clock_ = 0;
     std::map<std::pair<const bf16*, size_t>, Copy> copies_;
 };
 
