@@ -6,9 +6,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 namespace sixnd {
 
@@ -44,6 +44,8 @@ public:
 
     void* allocate(size_t bytes, MemCategory c);
     void release(void* p);  // null is allowed
+    // Whether [p, p + bytes) lies inside one live allocation of category c.
+    bool holds(const void* p, size_t bytes, MemCategory c);
 
     virtual void copy_to_device(void* dst, const void* src_host, size_t bytes) = 0;
     virtual void copy_to_host(void* dst_host, const void* src, size_t bytes) = 0;
@@ -65,7 +67,7 @@ private:
     };
     MemoryLedger ledger_;
     std::mutex mu_;
-    std::unordered_map<void*, Alloc> allocs_;
+    std::map<uintptr_t, Alloc> allocs_;  // by address, so that holds() finds the allocation around a pointer
 };
 
 // Host memory, 64-byte aligned (cache lines, AVX-512 loads).

@@ -9,6 +9,7 @@
 //   matmul_bench [--tokens M] [--rounds R] [--model gpt2-124m|demo]
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -44,13 +45,16 @@ void bench(DType dtype, const std::vector<Linear>& lins, int M, int rounds, cons
     HostMemory mem;
     auto ops = make_cpu_ops(dtype, mem);
     Rng rng(1);
+    // The weights in parameter memory, as the model's are (where the widened path keeps copies).
     struct Bufs {
+        DeviceBuffer wbuf;
         std::vector<X> w, inp, out, dout, dinp, dw;
     };
     std::vector<Bufs> bufs;
     for (const Linear& l : lins) {
         Bufs b;
         b.w = random_vec<X>(size_t(l.OC) * l.C, rng);
+        b.wbuf = DeviceBuffer(&mem, b.w.size() * sizeof(X), MemCategory::params);
         b.inp = random_vec<X>(size_t(M) * l.C, rng);
         b.out.resize(size_t(M) * l.OC);
         b.dout = random_vec<X>(size_t(M) * l.OC, rng);
@@ -66,11 +70,12 @@ void bench(DType dtype, const std::vector<Linear>& lins, int M, int rounds, cons
             Bufs& b = bufs[i];
             // The optimizer's write: every weight changes (one ulp, so values stay bounded).
             for (auto& w : b.w) w = from_f32<X>(-to_f32(w));
+            std::copy(b.w.begin(), b.w.end(), static_cast<X*>(b.wbuf.get()));
+            const X* w = static_cast<X*>(b.wbuf.get());
             auto t0 = clock::now();
-            ops->matmul_forward(b.out.data(), nullptr, b.inp.data(), b.w.data(), nullptr, M, l.C, l.OC);
+            ops->matmul_forward(b.out.data(), nullptr, b.inp.data(), w, nullptr, M, l.C, l.OC);
             auto t1 = clock::now();
-            ops->matmul_backward(b.dinp.data(), b.dw.data(), nullptr, b.dout.data(), b.inp.data(), b.w.data(), M, l.C,
-                                 l.OC);
+            ops->matmul_backward(b.dinp.data(), b.dw.data(), nullptr, b.dout.data(), b.inp.data(), w, M, l.C, l.OC);
             auto t2 = clock::now();
             if (r == 0) continue;  // warm-up: primitives built, buffers touched
             fwd[i] += std::chrono::duration<double>(t1 - t0).count();

@@ -33,7 +33,7 @@ const float* WeightCopies::get(const bf16* w, size_t n) {
     auto it = copies_.find(std::make_pair(w, n));
     const bool fresh = it == copies_.end();
     if (fresh) {
-        if (n == 0 || used_ + need > budget_) return nullptr;
+        if (n == 0 || used_ + need > budget_ || !mem_.holds(w, n * sizeof(bf16), MemCategory::params)) return nullptr;
         Copy c;
         c.f32 = DeviceBuffer(&mem_, n * sizeof(float), MemCategory::weight_copies);
         c.snapshot = DeviceBuffer(&mem_, n * sizeof(bf16), MemCategory::weight_copies);

@@ -6,10 +6,13 @@
 // weight with the snapshot block by block (a read-only pass, ~1/3 of the widening's traffic) and
 // re-widens only the blocks that differ, so the copy is always exactly to_f32 of the weight as it
 // is now, whoever wrote it (optimizer, ZeRO gather into a reused buffer, a checkpoint load, a
-// test) — no signal from the writer is needed. 6 bytes per cached element, in the ledger as
-// MemCategory::weight_copies. Once the budget is full, further weights are not kept (the caller
-// widens them per call, as before): evicting would be worse, since a training step walks the
-// same weights in the same order every time, where least-recently-used keeps nothing it reuses.
+// test) — no signal from the writer is needed. Only weights in parameter memory (allocated as
+// MemCategory::params: the model's parameters, ZeRO-3's gathered units) are kept, so that a
+// transient buffer (a benchmark's, the peak measurement's) leaves no copy behind. 6 bytes per
+// kept element, in the ledger as MemCategory::weight_copies. Once the budget is full, further
+// weights are not kept (the caller widens them per call, as before): evicting would be worse,
+// since a training step walks the same weights in the same order every time, where
+// least-recently-used keeps nothing it reuses.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +31,8 @@ class WeightCopies {
 public:
     WeightCopies(MemoryBackend& mem, size_t budget_bytes = kWeightCopyBudget) : mem_(mem), budget_(budget_bytes) {}
 
-    // The FP32 copy of w[0, n), current with w's contents; null when it does not fit the budget.
+    // The FP32 copy of w[0, n), current with w's contents; null when w is not in parameter memory
+    // or does not fit the budget.
     const float* get(const bf16* w, size_t n);
     size_t bytes() const { return used_; }
 
