@@ -7,7 +7,8 @@ runs on) and markdown tables.
 
   python3 bench/cpu_model_bench.py BUILD_DIR [--isa native|avx2] [--quick] [--modes fwdbwd,train]
                                              [--shapes gpt2-124m,demo,small] [--no-recompute]
-                                             [--peer-iters N] [--peer-warmup N]
+                                             [--peer-iters N] [--peer-warmup N] [--repeat N]
+                                             [--peer-dtypes fp32,bf16]
 
 --isa avx2 runs both sides on the code an AVX2-only CPU runs, on a machine that has more:
 sixnd with SIXND_CPU_ISA=avx2 (its feature detection and oneDNN capped to AVX2: BF16 through
@@ -19,10 +20,16 @@ ISA of SIXND_CPU_ISA, else native. The thread count is OMP_NUM_THREADS, else the
 process may use; both sides get it and report what they ran with. Only PyTorch's command picks
 OpenBLAS's kernel, and only one the CPU (as capped) supports: SkylakeX with AVX-512, Haswell with
 AVX2 + FMA (Debian's OpenBLAS 0.3.21 falls to its SSE3 kernel on CPUs it does not know); the
-kernel that ran is printed."""
+kernel that ran is printed.
+
+--repeat N runs each row's four commands (sixnd and PyTorch, FP32 and BF16) back to back N
+times, interleaved, and reports each cell's median with the spread of the ratios, and the load
+average before and after: on a shared machine a single pass is noise. --peer-dtypes fp32 leaves
+out PyTorch's BF16 (a minute per step on the AVX2 path)."""
 import argparse
 import json
 import os
+import statistics
 import subprocess
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -75,6 +82,8 @@ def main():
     ap.add_argument("--peer-iters", type=int, default=0,
                     help="timed PyTorch steps (default: as sixnd); 1 for its very slow bf16 on the AVX2 path")
     ap.add_argument("--peer-warmup", type=int, default=1, help="PyTorch warm-up steps with --peer-iters")
+    ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds per row; cells are medians")
+    ap.add_argument("--peer-dtypes", default="fp32,bf16", help="the dtypes PyTorch runs")
     args = ap.parse_args()
     model, flags = cpu_info()
     threads = int(os.environ.get("OMP_NUM_THREADS") or len(os.sched_getaffinity(0)))
@@ -94,23 +103,41 @@ def main():
           "sixnd/PyTorch fp32 | sixnd/PyTorch bf16 | sixnd MFU fp32 / bf16 |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     s = t = None
+    peer_dtypes = args.peer_dtypes.split(",")
+    tps = lambda r: r["tokens_per_s"] if r else float("nan")  # noqa: E731
+    med = lambda xs: statistics.median(xs) if xs else float("nan")  # noqa: E731
+    spread = lambda xs: f" ({min(xs):.2f}–{max(xs):.2f})" if len(xs) > 1 else ""  # noqa: E731
+    print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     for shape in args.shapes.split(","):
         B, T = SHAPES[shape]
         for mode in args.modes.split(","):
-            got = {}
-            for dtype in ("fp32", "bf16"):
-                common = ["--shape", shape, "--dtype", dtype, "--mode", mode, "--batch", str(B), "--seq-len", str(T)]
-                s = run([bench, "--device", "cpu"] + common + iters, env_s)
-                t = run(peer + common + peer_iters, env_t)
-                if s["threads"] != t["threads"]:
-                    raise RuntimeError(f"thread counts differ: sixnd {s['threads']}, PyTorch {t['threads']}")
-                got[dtype] = (s, t)
-            (s32, t32), (s16, t16) = got["fp32"], got["bf16"]
-            print(f"| {shape} | {B}×{T} | {mode} | {s32['tokens_per_s']:.0f} | {s16['tokens_per_s']:.0f} | "
-                  f"{s16['tokens_per_s'] / s32['tokens_per_s']:.2f}× | {t32['tokens_per_s']:.0f} | "
-                  f"{t16['tokens_per_s']:.0f} | {s32['tokens_per_s'] / t32['tokens_per_s']:.2f}× | "
-                  f"{s16['tokens_per_s'] / t16['tokens_per_s']:.2f}× | "
-                  f"{100 * s32['mfu']:.1f}% / {100 * s16['mfu']:.1f}% |", flush=True)
+            rounds = []
+            for _ in range(args.repeat):
+                got = {}
+                for dtype in ("fp32", "bf16"):
+                    common = ["--shape", shape, "--dtype", dtype, "--mode", mode, "--batch", str(B), "--seq-len", str(T)]
+                    s = run([bench, "--device", "cpu"] + common + iters, env_s)
+                    t = run(peer + common + peer_iters, env_t) if dtype in peer_dtypes else None
+                    if t and s["threads"] != t["threads"]:
+                        raise RuntimeError(f"thread counts differ: sixnd {s['threads']}, PyTorch {t['threads']}")
+                    got[dtype] = (s, t)
+                rounds.append(got)
+            s32 = [tps(r["fp32"][0]) for r in rounds]
+            s16 = [tps(r["bf16"][0]) for r in rounds]
+            t32 = [tps(r["fp32"][1]) for r in rounds]
+            t16 = [tps(r["bf16"][1]) for r in rounds]
+            bf_ratio = [b / f for b, f in zip(s16, s32)]
+            vs32 = [a / b for a, b in zip(s32, t32)]
+            vs16 = [a / b for a, b in zip(s16, t16)]
+            mfu32 = med([r["fp32"][0]["mfu"] for r in rounds])
+            mfu16 = med([r["bf16"][0]["mfu"] for r in rounds])
+            print(f"| {shape} | {B}×{T} | {mode} | {med(s32):.0f} | {med(s16):.0f} | "
+                  f"{med(bf_ratio):.2f}×{spread(bf_ratio)} | {med(t32):.0f} | "
+                  f"{med(t16):.0f} | {med(vs32):.2f}×{spread(vs32)} | "
+                  f"{med(vs16):.2f}×{spread(vs16)} | "
+                  f"{100 * mfu32:.1f}% / {100 * mfu16:.1f}% |", flush=True)
+    print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    t = t or next((r[d][1] for r in rounds for d in ("fp32", "bf16") if r[d][1]), None)
     if not args.no_recompute:
         print()
         print("| recompute (gpt2-124m, B=4, T=256, bf16, train step) | activation MiB | workspace MiB | step ms | MFU | HFU |")
@@ -124,7 +151,8 @@ def main():
     print(f"\nsixnd sees: {c['model_name']}, flags {c['flags']} (SIXND_CPU_ISA={c['isa_cap']}), oneDNN ISA "
           f"{c['matmul_isa']}, bf16 matmuls in {c['bf16_matmul']}, own kernels compiled for "
           f"{c['kernels_compiled_for']}; {c['physical_cores']} cores; threads: sixnd "
-          f"{s['threads']}, PyTorch {t['threads']}; OpenBLAS kernel in PyTorch: {t['openblas_core'] or 'none'}")
+          f"{s['threads']}, PyTorch {t['threads'] if t else '-'}; OpenBLAS kernel in PyTorch: "
+          f"{(t['openblas_core'] if t else None) or 'none'}")
     print(f"MFU is against: {s['peak_source']}; achievable (measured matmul ceiling): "
           f"{s['achievable_flops'] / 1e9:.1f} GFLOP/s")
     if args.isa == "avx2" and c["kernels_compiled_for"] != "avx2":

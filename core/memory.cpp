@@ -9,7 +9,7 @@
 namespace sixnd {
 
 const char* mem_category_name(MemCategory c) {
-    static const char* names[] = {"params", "grads", "master", "adam_m", "adam_v", "activations", "workspace"};
+    static const char* names[] = {"params", "grads", "master", "adam_m", "adam_v", "activations", "workspace", "weight_copies"};
     return names[static_cast<int>(c)];
 }
 
@@ -55,7 +55,7 @@ void* MemoryBackend::allocate(size_t bytes, MemCategory c) {
     if (!p) throw Error(name(), "out of memory allocating " + format_bytes(bytes) + " for " + mem_category_name(c));
     {
         std::lock_guard<std::mutex> lock(mu_);
-        allocs_[p] = Alloc{bytes, c};
+        allocs_[reinterpret_cast<uintptr_t>(p)] = Alloc{bytes, c};
     }
     ledger_.add(c, bytes);
     return p;
@@ -66,13 +66,22 @@ void MemoryBackend::release(void* p) {
     Alloc a{};
     {
         std::lock_guard<std::mutex> lock(mu_);
-        auto it = allocs_.find(p);
+        auto it = allocs_.find(reinterpret_cast<uintptr_t>(p));
         if (it == allocs_.end()) throw Error(name(), "release of a pointer this backend did not allocate");
         a = it->second;
         allocs_.erase(it);
     }
     ledger_.sub(a.category, a.bytes);
     raw_free(p);
+}
+
+bool MemoryBackend::holds(const void* p, size_t bytes, MemCategory c) {
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(p);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = allocs_.upper_bound(begin);
+    if (it == allocs_.begin()) return false;
+    --it;
+    return it->second.category == c && begin + bytes <= it->first + it->second.bytes;
 }
 
 HostMemory::~HostMemory() = default;

@@ -6,13 +6,15 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
-#include <unordered_map>
 
 namespace sixnd {
 
-enum class MemCategory { params, grads, master, adam_m, adam_v, activations, workspace, count };
+// weight_copies: FP32 copies of bf16 weights the CPU matmul keeps where the CPU has no BF16
+// dot products (model/cpu/weight_copies.h); zero elsewhere.
+enum class MemCategory { params, grads, master, adam_m, adam_v, activations, workspace, weight_copies, count };
 constexpr int kMemCategories = static_cast<int>(MemCategory::count);
 const char* mem_category_name(MemCategory c);
 
@@ -42,6 +44,8 @@ public:
 
     void* allocate(size_t bytes, MemCategory c);
     void release(void* p);  // null is allowed
+    // Whether [p, p + bytes) lies inside one live allocation of category c.
+    bool holds(const void* p, size_t bytes, MemCategory c);
 
     virtual void copy_to_device(void* dst, const void* src_host, size_t bytes) = 0;
     virtual void copy_to_host(void* dst_host, const void* src, size_t bytes) = 0;
@@ -63,7 +67,7 @@ private:
     };
     MemoryLedger ledger_;
     std::mutex mu_;
-    std::unordered_map<void*, Alloc> allocs_;
+    std::map<uintptr_t, Alloc> allocs_;  // by address, so that holds() finds the allocation around a pointer
 };
 
 // Host memory, 64-byte aligned (cache lines, AVX-512 loads).

@@ -35,14 +35,14 @@ void bias_backward(X* dbias, const X* dout, int N, int OC) {
 template <typename X>
 void matmul_forward(Matmul& mm, X* out, X* pre_gelu, const X* inp, const X* weight, const X* bias, int N, int C,
                     int OC) {
-    mm.run(pre_gelu ? pre_gelu : out, inp, weight, bias, GemmShape{N, OC, C, false, true, false});
+    mm.run(pre_gelu ? pre_gelu : out, inp, weight, bias, GemmShape{N, OC, C, false, true, false, true});
     if (pre_gelu) gelu_forward(out, pre_gelu, static_cast<size_t>(N) * OC);
 }
 
 template <typename X>
 void matmul_backward(Matmul& mm, X* dinp, X* dweight, X* dbias, const X* dout, const X* inp, const X* weight, int N,
                      int C, int OC) {
-    if (dinp) mm.run(dinp, dout, weight, nullptr, GemmShape{N, C, OC, false, false, false});
+    if (dinp) mm.run(dinp, dout, weight, nullptr, GemmShape{N, C, OC, false, false, false, true});
     mm.run(dweight, dout, inp, nullptr, GemmShape{OC, C, N, true, false, true});
     if (dbias) bias_backward(dbias, dout, N, OC);
 }

@@ -9,7 +9,8 @@
 // O(MK + KN)), oneDNN's FP32 kernel multiplies them, and the FP32 result plus bias plus the old
 // c is rounded to bf16 once. The problem is cut along its largest dimension into chunks whose
 // FP32 copies fit the widen budget (kWidenBudget floats), so the workspace stays small even for
-// the LM head.
+// the LM head. A weight operand kept in FP32 (weight_copies.h) is read in place: the cut then runs
+// along M or along b's stored rows, so that each chunk of it is dense.
 // Without oneDNN, or for a case oneDNN cannot run on this CPU, the portable blocked GEMM
 // (matmul_portable.cpp) does the work.
 #include "model/cpu/matmul.h"
@@ -27,6 +28,7 @@
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "model/cpu/kernels.h"
+#include "model/cpu/weight_copies.h"
 #endif
 
 namespace sixnd::cpu {
@@ -49,7 +51,7 @@ void cap_onednn_isa() {
 
 // dst[rows, cols] (dense FP32) = src[rows, cols] with row stride ld.
 void widen_block(float* dst, const bf16* src, int rows, int cols, size_t ld) {
-#pragma omp parallel for schedule(static) if(worth_threads(size_t(rows) * cols))
+#pragma omp parallel for schedule(static) if(worth_copy_threads(size_t(rows) * cols))
     for (int r = 0; r < rows; r++) {
         const bf16* s = src + r * ld;
         float* d = dst + static_cast<size_t>(r) * cols;
@@ -60,7 +62,7 @@ void widen_block(float* dst, const bf16* src, int rows, int cols, size_t ld) {
 
 // c[rows, cols] (row stride ld) = round(acc[rows, cols] + bias[cols] + (accumulate ? c : 0)).
 void round_block(bf16* c, size_t ld, const float* acc, const bf16* bias, bool accumulate, int rows, int cols) {
-#pragma omp parallel for schedule(static) if(worth_threads(size_t(rows) * cols))
+#pragma omp parallel for schedule(static) if(worth_copy_threads(size_t(rows) * cols))
     for (int r = 0; r < rows; r++) {
         bf16* cr = c + r * ld;
         const float* ar = acc + static_cast<size_t>(r) * cols;
@@ -93,6 +95,7 @@ struct Matmul::Impl {
     std::mutex mu;
     std::map<Key, Prim> cache;
     std::vector<float> wa, wb, wc;  // widened chunks of a, b and the FP32 result
+    std::unique_ptr<WeightCopies> copies;  // FP32 copies of weights on the widened path, if kept
 
     const Prim& get(DType dtype, const GemmShape& s, bool has_bias) {
         std::lock_guard<std::mutex> lock(mu);
@@ -140,18 +143,32 @@ struct Matmul::Impl {
         stream.wait();
     }
 
-    // bf16 c (+)= op(a) op(b) (+ bias) through FP32 kernels, chunk by chunk along the largest of
-    // M, N, K (see the top of the file). A K chunk accumulates into the FP32 result, which is
-    // rounded after the last one; an M or N chunk is rounded as soon as it is done.
-    void run_widened(bf16* c, const bf16* a, const bf16* b, const bf16* bias, const GemmShape& s, size_t budget) {
+    // bf16 c (+)= op(a) op(b) (+ bias) through FP32 kernels, chunk by chunk (see the top of the
+    // file). b32: b already in FP32 in b's layout (a kept weight copy), or null. A K chunk
+    // accumulates into the FP32 result, which is rounded after the last one; an M or N chunk is
+    // rounded as soon as it is done.
+    void run_widened(bf16* c, const bf16* a, const bf16* b, const float* b32, const bf16* bias, const GemmShape& s,
+                     size_t budget) {
         const size_t M = s.M, N = s.N, K = s.K;
-        const int dim = M >= N && M >= K ? 0 : (N >= K ? 1 : 2);  // 0: M, 1: N, 2: K
-        const size_t whole = M * K + K * N + M * N;
-        const size_t fixed = dim == 0 ? K * N : dim == 1 ? M * K : M * N;     // not cut by the chunks
-        const size_t per_unit = dim == 0 ? K + N : dim == 1 ? K + M : M + N;  // floats per unit of the cut dimension
-        const size_t extent = dim == 0 ? M : dim == 1 ? N : K;
+        const size_t ext[3] = {M, N, K};
+        // The cut (0: M, 1: N, 2: K) is the largest dimension; with b in FP32 already, the larger
+        // of M and the one along b's stored rows, so that every chunk of b32 is dense.
+        const int brows = s.b_trans ? 1 : 2;
+        const int dim = b32 ? (M >= ext[brows] ? 0 : brows) : (M >= N && M >= K ? 0 : (N >= K ? 1 : 2));
+        // FP32 floats the copies take: a [M,K], b [K,N] unless given, c [M,N]; `fixed` the part
+        // the cut leaves whole, `per_unit` what each unit of the cut dimension adds.
+        size_t fixed = 0, per_unit = 0;
+        auto operand = [&](int d1, int d2) {
+            if (d1 == dim) per_unit += ext[d2];
+            else if (d2 == dim) per_unit += ext[d1];
+            else fixed += ext[d1] * ext[d2];
+        };
+        operand(0, 2);
+        if (!b32) operand(2, 1);
+        operand(0, 1);
+        const size_t extent = ext[dim];
         size_t chunk = extent;
-        if (whole > budget)
+        if (fixed + per_unit * extent > budget)
             chunk = std::min(extent, std::max<size_t>(64, (budget > fixed ? budget - fixed : 0) / per_unit / 64 * 64));
         size_t m0 = 0, n0 = 0, k0 = 0, mc = M, nc = N, kc = K;
         for (size_t start = 0; start < extent; start += chunk) {
@@ -160,36 +177,44 @@ struct Matmul::Impl {
             (dim == 0 ? mc : dim == 1 ? nc : kc) = len;
             const bool first = start == 0, last = start + len == extent;
             wa.resize(std::max(wa.size(), mc * kc));
-            wb.resize(std::max(wb.size(), kc * nc));
             wc.resize(std::max(wc.size(), mc * nc));
             // a (b) is widened once when the chunks cut only N (M).
             if (dim != 1 || first) {
                 if (s.a_trans) widen_block(wa.data(), a + k0 * M + m0, kc, mc, M);
                 else widen_block(wa.data(), a + m0 * K + k0, mc, kc, K);
             }
-            if (dim != 0 || first) {
+            const float* bp = wb.data();
+            if (b32) {
+                bp = b32 + (s.b_trans ? n0 * K + k0 : k0 * N + n0);
+            } else if (dim != 0 || first) {
+                wb.resize(std::max(wb.size(), kc * nc));
+                bp = wb.data();
                 if (s.b_trans) widen_block(wb.data(), b + n0 * K + k0, nc, kc, K);
                 else widen_block(wb.data(), b + k0 * N + n0, kc, nc, N);
             }
             const GemmShape part{int(mc), int(nc), int(kc), s.a_trans, s.b_trans, dim == 2 && !first};
-            execute(DType::f32, wc.data(), wa.data(), wb.data(), nullptr, part);
+            execute(DType::f32, wc.data(), wa.data(), bp, nullptr, part);
             if (dim != 2 || last)
                 round_block(c + m0 * N + n0, N, wc.data(), bias ? bias + n0 : nullptr, s.accumulate, mc, nc);
         }
     }
 };
 
-Matmul::Matmul(DType dtype, Bf16Math math, size_t widen_budget)
+Matmul::Matmul(DType dtype, Bf16Math math, size_t widen_budget, MemoryBackend* copies_mem)
     : dtype_(dtype), widen_budget_(widen_budget), impl_(std::make_unique<Impl>()) {
     widen_ = dtype == DType::bf16 &&
              (math == Bf16Math::fp32 || (math == Bf16Math::automatic && !cpu_features().native_bf16()));
+    if (widen_ && copies_mem) impl_->copies = std::make_unique<WeightCopies>(*copies_mem);
 }
 Matmul::~Matmul() = default;
 
 void Matmul::run(void* c, const void* a, const void* b, const void* bias, const GemmShape& s) {
-    if (widen_)
-        impl_->run_widened(static_cast<bf16*>(c), static_cast<const bf16*>(a), static_cast<const bf16*>(b),
+    if (widen_) {
+        const bf16* b16 = static_cast<const bf16*>(b);
+        const float* b32 = s.b_weight && impl_->copies ? impl_->copies->get(b16, size_t(s.K) * s.N) : nullptr;
+        impl_->run_widened(static_cast<bf16*>(c), static_cast<const bf16*>(a), b16, b32,
                            static_cast<const bf16*>(bias), s, widen_budget_);
+    }
     else
         impl_->execute(dtype_, c, a, b, bias, s);
 }
@@ -218,7 +243,7 @@ std::string Matmul::engine_isa() {
 struct Matmul::Impl {};  // nothing to hold; complete only so that unique_ptr<Impl> compiles
 
 // The portable GEMM widens bf16 tiles to FP32 as it packs them, whatever the CPU.
-Matmul::Matmul(DType dtype, Bf16Math, size_t widen_budget)
+Matmul::Matmul(DType dtype, Bf16Math, size_t widen_budget, MemoryBackend*)
     : dtype_(dtype), widen_(dtype == DType::bf16), widen_budget_(widen_budget) {}
 Matmul::~Matmul() = default;
 

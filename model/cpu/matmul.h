@@ -7,12 +7,15 @@
 // BF16 arithmetic: oneDNN's BF16 kernels where the CPU has BF16 dot products (AVX512-BF16, AMX);
 // elsewhere the operands are widened to FP32 (O(MK + KN) against the product's O(MNK)), oneDNN's
 // FP32 kernels do the product and the result is rounded once — instead of a slow generic loop.
+// A weight operand (GemmShape::b_weight) is not widened per call but kept as an FP32 copy that
+// is checked against the weight on each use (weight_copies.h): same inputs, same bits.
 #pragma once
 #include <cstddef>
 #include <memory>
 #include <string>
 
 #include "core/dtype.h"
+#include "core/memory.h"
 
 namespace sixnd::cpu {
 
@@ -21,6 +24,9 @@ struct GemmShape {
     bool a_trans = false;
     bool b_trans = false;
     bool accumulate = false;
+    // b is a Linear's weight, unchanged between most calls: where bf16 runs widened, its FP32
+    // copy is kept between calls (WeightCopies) instead of being widened on each one.
+    bool b_weight = false;
 };
 
 // The blocked OpenMP GEMM: the whole CPU matmul in builds without oneDNN, and the independent
@@ -37,7 +43,10 @@ constexpr size_t kWidenBudget = size_t(8) << 20;
 class Matmul {
 public:
     // widen_budget: kWidenBudget; tests pass a small one to exercise the chunking.
-    explicit Matmul(DType dtype, Bf16Math math = Bf16Math::automatic, size_t widen_budget = kWidenBudget);
+    // copies_mem: where the FP32 copies of weights are kept on the widened path (in its ledger);
+    // null keeps none (every operand is widened per call).
+    explicit Matmul(DType dtype, Bf16Math math = Bf16Math::automatic, size_t widen_budget = kWidenBudget,
+                    MemoryBackend* copies_mem = nullptr);
     ~Matmul();
     Matmul(const Matmul&) = delete;
     Matmul& operator=(const Matmul&) = delete;

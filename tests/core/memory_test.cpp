@@ -36,3 +36,20 @@ TEST(MemoryLedger, ForeignPointerIsAnError) {
     int x = 0;
     EXPECT_THROW(mem.release(&x), Error);
 }
+
+// holds(): a range inside one live allocation of the category, and nothing else.
+TEST(MemoryLedger, HoldsFindsTheAllocationAroundARange) {
+    HostMemory mem;
+    DeviceBuffer p(&mem, 1000, MemCategory::params), w(&mem, 1000, MemCategory::workspace);
+    const char* b = p.as<char>();
+    EXPECT_TRUE(mem.holds(b, 1000, MemCategory::params));
+    EXPECT_TRUE(mem.holds(b + 10, 990, MemCategory::params));
+    EXPECT_FALSE(mem.holds(b + 10, 991, MemCategory::params));
+    EXPECT_FALSE(mem.holds(b, 1000, MemCategory::grads));
+    EXPECT_FALSE(mem.holds(w.get(), 8, MemCategory::params));
+    int x = 0;
+    EXPECT_FALSE(mem.holds(&x, sizeof x, MemCategory::params));
+    const void* gone = p.get();
+    p.reset();
+    EXPECT_FALSE(mem.holds(gone, 8, MemCategory::params));
+}

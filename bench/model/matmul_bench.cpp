@@ -1,0 +1,110 @@
+// The CPU matmul on GPT-2's Linear shapes at M tokens: milliseconds per call of each Linear's
+// forward (out = inp @ W^T), backward-input (dinp = dout @ W) and backward-weight
+// (dW += dout^T @ inp) product, FP32 against BF16, where BF16 computes as the CpuOps would
+// (natively, or widened to FP32 where the CPU has no BF16 dot products; SIXND_CPU_ISA caps it).
+// Each round first writes the weights (as the optimizer does once per step), then times one
+// forward, backward-input and backward-weight call per Linear, so a BF16 path that keeps a
+// widened copy of the weights pays for refreshing it once per round, as in training.
+// Prints one JSON line per shape and product.
+//   matmul_bench [--tokens M] [--rounds R] [--model gpt2-124m|demo]
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <omp.h>
+
+#include "core/bf16.h"
+#include "core/memory.h"
+#include "core/rng.h"
+#include "model/cpu/cpu_ops.h"
+
+using namespace sixnd;
+
+namespace {
+
+struct Linear {
+    const char* name;
+    int C, OC;
+};
+
+template <typename X>
+std::vector<X> random_vec(size_t n, Rng& rng) {
+    std::vector<X> v(n);
+    for (auto& x : v) x = from_f32<X>(static_cast<float>(rng.normal()) * 0.05f);
+    return v;
+}
+
+template <typename X>
+void bench(DType dtype, const std::vector<Linear>& lins, int M, int rounds, const char* dname) {
+    HostMemory mem;
+    auto ops = make_cpu_ops(dtype, mem);
+    Rng rng(1);
+    // The weights in parameter memory, as the model's are (where the widened path keeps copies).
+    struct Bufs {
+        DeviceBuffer wbuf;
+        std::vector<X> w, inp, out, dout, dinp, dw;
+    };
+    std::vector<Bufs> bufs;
+    for (const Linear& l : lins) {
+        Bufs b;
+        b.w = random_vec<X>(size_t(l.OC) * l.C, rng);
+        b.wbuf = DeviceBuffer(&mem, b.w.size() * sizeof(X), MemCategory::params);
+        b.inp = random_vec<X>(size_t(M) * l.C, rng);
+        b.out.resize(size_t(M) * l.OC);
+        b.dout = random_vec<X>(size_t(M) * l.OC, rng);
+        b.dinp.resize(size_t(M) * l.C);
+        b.dw.resize(size_t(l.OC) * l.C);
+        bufs.push_back(std::move(b));
+    }
+    std::vector<double> fwd(lins.size()), bwd(lins.size());
+    using clock = std::chrono::steady_clock;
+    for (int r = 0; r <= rounds; r++) {
+        for (size_t i = 0; i < lins.size(); i++) {
+            const Linear& l = lins[i];
+            Bufs& b = bufs[i];
+            // The optimizer's write: every weight changes (one ulp, so values stay bounded).
+            for (auto& w : b.w) w = from_f32<X>(-to_f32(w));
+            std::copy(b.w.begin(), b.w.end(), static_cast<X*>(b.wbuf.get()));
+            const X* w = static_cast<X*>(b.wbuf.get());
+            auto t0 = clock::now();
+            ops->matmul_forward(b.out.data(), nullptr, b.inp.data(), w, nullptr, M, l.C, l.OC);
+            auto t1 = clock::now();
+            ops->matmul_backward(b.dinp.data(), b.dw.data(), nullptr, b.dout.data(), b.inp.data(), w, M, l.C, l.OC);
+            auto t2 = clock::now();
+            if (r == 0) continue;  // warm-up: primitives built, buffers touched
+            fwd[i] += std::chrono::duration<double>(t1 - t0).count();
+            bwd[i] += std::chrono::duration<double>(t2 - t1).count();
+        }
+    }
+    for (size_t i = 0; i < lins.size(); i++) {
+        nlohmann::json j{{"dtype", dname}, {"linear", lins[i].name}, {"M", M}, {"C", lins[i].C}, {"OC", lins[i].OC},
+                         {"forward_ms", fwd[i] / rounds * 1e3}, {"backward_ms", bwd[i] / rounds * 1e3},
+                         {"threads", omp_get_max_threads()}};
+        std::printf("%s\n", j.dump().c_str());
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"sixnd CPU matmul benchmark"};
+    int M = 256, rounds = 3;
+    std::string model = "gpt2-124m";
+    app.add_option("--tokens", M, "M: tokens per call (B*T)");
+    app.add_option("--rounds", rounds);
+    app.add_option("--model", model, "gpt2-124m (C 768, vocab 50304) or demo (C 384, vocab 4096)");
+    CLI11_PARSE(app, argc, argv);
+    const int C = model == "demo" ? 384 : 768, V = model == "demo" ? 4096 : 50304;
+    const std::vector<Linear> lins{
+        {"qkv", C, 3 * C}, {"attn_proj", C, C}, {"fc", C, 4 * C}, {"fc_proj", 4 * C, C}, {"lm_head", C, V}};
+    std::printf("%s\n", cpu_host_json().dump().c_str());
+    bench<float>(DType::f32, lins, M, rounds, "fp32");
+    bench<bf16>(DType::bf16, lins, M, rounds, "bf16");
+    return 0;
+}
