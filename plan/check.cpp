@@ -68,7 +68,7 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
 
     // Memory: every rank's categories (rank 0 only in a one-process run).
     const StateBytes s = model_state_bytes(m.layout, stage, world, e, master);
-    const ActivationBytes a = activation_bytes({m.n_layer, m.n_head, m.n_embd, m.padded_vocab, flash}, B, T, rc, e);
+    const ActivationBytes a = activation_bytes(m.activation_shape(flash), B, T, rc, e);
     const nlohmann::json ranks = last.contains("memory_ranks") ? last.at("memory_ranks") : nlohmann::json::array({last.at("memory")});
     const char* zero_f = "ZeRO stage table over the layout's units";
     for (size_t r = 0; r < ranks.size(); r++) {
