@@ -74,7 +74,9 @@ TEST(CpuRmsnorm, BackwardMatchesFiniteDifferences) {
         ops->rmsnorm_forward(out.data(), rstd.data(), x.data(), wp, N, C);
         ops->rmsnorm_backward(dx.data(), weighted ? dw.data() : nullptr, dout.data(), x.data(), wp, rstd.data(), N, C);
         EXPECT_LT(rel_error(dx, gx), 1e-5) << "weighted " << weighted;
-        if (weighted) EXPECT_LT(rel_error(dw, gw), 1e-5);
+        if (weighted) {
+            EXPECT_LT(rel_error(dw, gw), 1e-5);
+        }
     }
 }
 
