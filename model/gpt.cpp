@@ -279,8 +279,9 @@ void GPT::block_backward(int l) {
 }
 
 // Unit 0 (the embeddings) is used twice in each direction: wte embeds the tokens, and the LM
-// head is wte (tied) or lm_head.weight, which lives in the same unit (untied). Its hooks therefore run around both uses in forward; in backward it is
-// opened at the head and closed only after the encoder's gradient lands.
+// head is wte (tied) or lm_head.weight, which lives in the same unit (untied). Its hooks
+// therefore run around both uses in forward; in backward it is opened at the head and closed
+// only after the encoder's gradient lands.
 float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T, bool for_backward, float dloss_scale) {
     if (for_backward && !targets) throw Error("forward", "a pass for backward needs targets");
     ensure_activations(B, T);
