@@ -76,13 +76,7 @@ void check_model_flags(const CLI::App& app, ModelFlags& f) {
 }
 
 GPTConfig random_config(const ModelFlags& f) {
-    GPTConfig c = preset_config(f.model, f.vocab_size, f.max_seq_len);
-    if (f.n_layer) c.n_layer = f.n_layer;
-    if (f.n_head) c.n_head = f.n_head;
-    if (f.n_embd) c.n_embd = f.n_embd;
-    if (c.n_embd % c.n_head != 0)
-        throw Error(f.n_embd ? "--n-embd" : "--n-head", "n_embd " + std::to_string(c.n_embd) +
-                                                            " is not divisible by n_head " + std::to_string(c.n_head));
+    GPTConfig c = preset_config(f.model, f.vocab_size, f.max_seq_len, PresetShape{f.n_layer, f.n_head, f.n_embd});
     if (!f.pos.empty()) c.pos = parse_pos(f.pos);
     if (f.rope_theta != 0.0f) c.rope_theta = f.rope_theta;
     if (!f.norm.empty()) c.norm = parse_norm(f.norm);
@@ -96,9 +90,6 @@ GPTConfig random_config(const ModelFlags& f) {
             throw Error("--n-kv-head", "must divide the " + std::to_string(c.n_head) + " heads (0: as many as heads), got " +
                                            std::to_string(f.n_kv_head));
         c.n_kv_head = f.n_kv_head;
-    } else if (c.n_kv_head > 0 && c.n_head % c.n_kv_head != 0) {
-        throw Error("--n-head", std::to_string(c.n_head) + " heads do not split into the preset's " +
-                                    std::to_string(c.n_kv_head) + " key/value heads (give --n-kv-head)");
     }
     if (c.pos == PosKind::rope && c.head_size() % 2 != 0)
         throw Error("--pos", "rope needs an even head size; n_embd/n_head is " + std::to_string(c.head_size()));

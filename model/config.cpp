@@ -41,8 +41,9 @@ void apply_style(GPTConfig& c, Style s) {
     c.bias = false;
     if (s == kLlama) {
         c.mlp = MlpKind::swiglu;
-        // Grouped-query: half the heads (a divisor of n_head) share keys and values; 12 -> 4.
-        c.n_kv_head = c.n_head % 3 == 0 && c.n_head >= 12 ? c.n_head / 3 : c.n_head / 2;
+        // Grouped-query: n_head/3 kv heads from 12 heads up where 3 divides, else n_head/2;
+        // an odd head count (an --n-head override) gets one (multi-query).
+        c.n_kv_head = c.n_head >= 12 && c.n_head % 3 == 0 ? c.n_head / 3 : c.n_head % 2 == 0 ? c.n_head / 2 : 1;
     } else {
         c.mlp = MlpKind::relu2;
         c.qk_norm = true;
@@ -168,16 +169,23 @@ std::string GPTConfig::describe() const {
 }
 
 GPTConfig preset_config(const std::string& name, int vocab_size, int max_seq_len) {
+    return preset_config(name, vocab_size, max_seq_len, PresetShape{});
+}
+
+GPTConfig preset_config(const std::string& name, int vocab_size, int max_seq_len, const PresetShape& shape) {
     for (const auto& p : kPresets) {
         if (name != p.name) continue;
         GPTConfig c;
-        c.n_layer = p.n_layer;
-        c.n_head = p.n_head;
-        c.n_embd = p.n_embd;
+        c.n_layer = shape.n_layer > 0 ? shape.n_layer : p.n_layer;
+        c.n_head = shape.n_head > 0 ? shape.n_head : p.n_head;
+        c.n_embd = shape.n_embd > 0 ? shape.n_embd : p.n_embd;
         c.vocab_size = vocab_size > 0 ? vocab_size : p.vocab_size;
         c.padded_vocab_size = pad_vocab(c.vocab_size);
         c.max_seq_len = max_seq_len > 0 ? max_seq_len : p.max_seq_len;
         apply_style(c, p.style);
+        if (c.n_embd % c.n_head != 0)
+            throw Error(shape.n_embd > 0 ? "--n-embd" : "--n-head", "n_embd " + std::to_string(c.n_embd) +
+                                                                    " is not divisible by n_head " + std::to_string(c.n_head));
         c.validate("--model " + name);
         return c;
     }

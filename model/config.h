@@ -77,12 +77,19 @@ inline int pad_vocab(int vocab_size) { return (vocab_size + 127) / 128 * 128; }
 
 // GPT-2 shapes: tiny (tests), d6, d12 (llm.c's depth-N family: 64*N channels, N heads),
 // gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1558m.
-// Llama-style (rope, rmsnorm, swiglu, grouped-query attention with n_head/2 kv heads (d12:
-// 4 of 12), untied embeddings, no biases): llama-tiny, llama-d6, llama-d12.
+// Llama-style (rope, rmsnorm, swiglu, grouped-query attention with n_head/2 kv heads (n_head/3
+// from 12 heads up where 3 divides: d12 has 4 of 12; odd head counts 1), untied embeddings, no
+// biases): llama-tiny, llama-d6, llama-d12.
 // Speedrun-style (rope, rmsnorm, relu2, qk-norm, untied, no biases): speedrun-tiny,
 // speedrun-d6, speedrun-d12.
 // vocab_size 0 keeps the preset's (GPT-2's 50257 except tiny's 101).
 GPTConfig preset_config(const std::string& name, int vocab_size = 0, int max_seq_len = 0);
+// The same with the preset's depth, heads and width replaced where shape gives them (> 0); the
+// preset's style then applies to that shape (the llama kv-head rule to the new head count).
+struct PresetShape {
+    int n_layer = 0, n_head = 0, n_embd = 0;
+};
+GPTConfig preset_config(const std::string& name, int vocab_size, int max_seq_len, const PresetShape& shape);
 std::vector<std::string> preset_names();
 
 }  // namespace sixnd

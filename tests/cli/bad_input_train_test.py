@@ -93,8 +93,9 @@ def run(tmp):
         flag("--model", "llama-huge", ["unknown preset", "llama-tiny"]),
         Case("rope with an odd head size", train("--pos", "rope", "--n-embd", "36", "--n-head", "4"),
              ["--pos", "even head size", "9"], unchanged=[fresh], env=ENV),
-        Case("--n-head that splits no preset kv heads", train("--model", "llama-tiny", "--n-head", "3"),
-             ["--n-head", "key/value heads"], unchanged=[fresh], env=ENV),
+        Case("--n-kv-head that does not divide an --n-head override",
+             train("--model", "llama-tiny", "--n-head", "3", "--n-kv-head", "2"), ["--n-kv-head", "divide", "3"],
+             unchanged=[fresh], env=ENV),
         Case("a knob with an llm.c model", ["train", "--init", "llmc:/nonexistent.bin", "--norm", "rmsnorm", "--train-data",
                                             data, "--out", fresh], ["--norm", "--init random"], unchanged=[fresh], env=ENV),
     ]
