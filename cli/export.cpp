@@ -120,6 +120,7 @@ int run_export(int argc, char** argv) {
 
     const CheckpointParams ck = read_checkpoint_params(checkpoint);
     const GPTConfig& cfg = ck.config;
+    cfg.require_gpt2(checkpoint, "Hugging Face GPT-2 exports");
     const DType dtype = dtype_flag.empty() ? ck.dtype : parse_dtype(dtype_flag);
     const std::string tok_path = tokenizer_flag.empty() ? ck.tokenizer_path : tokenizer_flag;
     std::unique_ptr<Tokenizer> tok;

@@ -20,12 +20,18 @@ struct ModelFlags {
     std::string device = "auto";
     std::string dtype = "bf16";
     std::string attention = "flash";
-    bool given = false;  // --init, --model, --vocab-size or --max-seq-len was on the command line
+    // Shape and architecture knobs over the preset, for --init random (0 / "" = the preset's).
+    int n_layer = 0, n_head = 0, n_embd = 0;
+    std::string pos, norm, mlp, qk_norm, tie_embeddings, bias;
+    float rope_theta = 0.0f;
+    int mlp_hidden = -1, n_kv_head = -1;  // -1: the preset's
+    bool given = false;  // --init, --model, --vocab-size, --max-seq-len or a knob was on the command line
 };
 
 void add_model_flags(CLI::App& app, ModelFlags& f);
 // After parsing: range checks (an explicit --vocab-size or --max-seq-len is never replaced by
-// the preset's) and `given`. Throws Error naming the flag.
+// the preset's; every knob value is checked, and the config they build validated) and `given`.
+// Throws Error naming the flag.
 void check_model_flags(const CLI::App& app, ModelFlags& f);
 
 struct InitialModel {
@@ -33,6 +39,8 @@ struct InitialModel {
     std::vector<float> params;  // ParamLayout(config) order
     std::string source;         // what it came from, for logs
 };
+// The config of --init random: the preset with the knob flags applied.
+GPTConfig random_config(const ModelFlags& f);
 // The model the flags describe; throws when its parameters hold NaN or Inf (an llm.c file).
 InitialModel initial_model(const ModelFlags& f);
 

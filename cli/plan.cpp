@@ -39,6 +39,11 @@ plan::ModelInfo model_info(const GPTConfig& cfg, const std::string& name, size_t
     const ParamLayout layout(cfg, unit_align);
     m.params = static_cast<double>(layout.num_params());
     m.matmul_params = static_cast<double>(matmul_param_count(cfg));
+    m.knobs.n_kv_head = cfg.kv_heads();
+    m.knobs.hidden = cfg.hidden();
+    m.knobs.swiglu = cfg.mlp == MlpKind::swiglu;
+    m.knobs.rmsnorm = cfg.norm == NormKind::rmsnorm;
+    m.knobs.qk_norm = cfg.qk_norm;
     for (const auto& u : layout.units()) m.layout.units.push_back(static_cast<double>(u.size()));
     m.layout.total = static_cast<double>(layout.total());
     return m;
@@ -121,7 +126,9 @@ int run_plan(int argc, char** argv) {
     app.add_option("--device", device, "h100, h200, a100, a100-40gb, b200 or cpu (this machine, measured)");
     app.add_option("--peak-tflops", peak_tflops, "override the device's peak TFLOP/s");
     app.add_option("--params", in.params, "parameter count N (instead of a model shape)");
-    app.add_option("--model", model, "preset: tiny, d6, d12, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1558m");
+    app.add_option("--model", model,
+                   "preset: tiny, d6, d12, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1558m, llama-tiny, llama-d6, "
+                   "llama-d12, speedrun-tiny, speedrun-d6, speedrun-d12");
     app.add_option("--n-layer", n_layer, "model shape: layers (with --n-head, --n-embd)");
     app.add_option("--n-head", n_head, "model shape: heads");
     app.add_option("--n-embd", n_embd, "model shape: channels");

@@ -5,7 +5,8 @@
 // process, everything resident.
 //
 // Order of calls in one forward/backward: forward 0 (embeddings), 1..L (blocks), L+1
-// (ln_f), 0 again (wte is the tied LM head); backward 0 (head; unit 0 stays open), L+1,
+// (ln_f), 0 again (the LM head: the tied wte, or an untied lm_head.weight, which lives in the
+// embeddings unit too); backward 0 (head; unit 0 stays open), L+1,
 // L..1, and after_backward(0) last, once the embedding gradient is complete.
 #pragma once
 #include <cstddef>

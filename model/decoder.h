@@ -20,13 +20,18 @@ public:
     int max_len() const { return S_; }
 
 private:
+    void norm(void* out, const void* inp, const TensorInfo& w, const TensorInfo* b);
+    void rope_row(void* row);
+
     GPT& m_;
     int S_;
     int pos_ = 0;
     std::vector<DeviceBuffer> bufs_;
-    std::vector<void*> cache_;  // per layer [S, 3C]
-    void *x_, *ln_, *atty_, *proj_, *res2_, *fch_, *fch_gelu_, *logits_;
-    float *mean_, *rstd_;
+    std::vector<void*> cache_;  // per layer [S, qkv_width]: q, k, v as attention sees them
+    void* qkv_row_ = nullptr;   // c_attn output before qk-norm
+    void* rope_rows_ = nullptr; // [S, qkv_width] scratch for rope_row
+    void *x_, *ln_, *atty_, *proj_, *res2_, *fch_, *fch_act_, *logits_;
+    float *mean_, *rstd_, *qk_rstd_;
     int32_t* tok_;
 };
 

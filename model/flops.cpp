@@ -1,6 +1,7 @@
 #include "model/flops.h"
 
 #include "core/error.h"
+#include "model/param_layout.h"
 
 namespace sixnd {
 
@@ -20,14 +21,27 @@ const char* recompute_name(Recompute r) {
     return "?";
 }
 
-static double block_params(const GPTConfig& c) {
-    const double C = c.n_embd;
-    return 12.0 * C * C + 13.0 * C;  // qkv 3C^2+3C, proj C^2+C, fc 4C^2+4C, fcproj 4C^2+C, two layernorms 4C
+namespace {
+
+// Parameters of the blocks, all layers together (the knobs change their shapes), from the
+// layout itself so that the count can never disagree with what the model holds.
+double all_block_params(const ParamLayout& layout) {
+    double n = 0;
+    for (const auto& t : layout.tensors())
+        if (t.unit >= 1 && t.unit + 1 < static_cast<int>(layout.units().size())) n += static_cast<double>(t.numel);
+    return n;
 }
 
+}  // namespace
+
 size_t matmul_param_count(const GPTConfig& c) {
-    const double C = c.n_embd;
-    return static_cast<size_t>(static_cast<double>(c.vocab_size) * C + c.n_layer * block_params(c) + 2.0 * C);
+    const ParamLayout layout(c);
+    double lnf = 0;
+    for (const auto& t : layout.tensors())
+        if (t.unit + 1 == static_cast<int>(layout.units().size())) lnf += static_cast<double>(t.numel);
+    // The head over the real vocabulary (wte when tied; an untied wte only looks rows up).
+    const double head = static_cast<double>(c.vocab_size) * c.n_embd;
+    return static_cast<size_t>(head + all_block_params(layout) + lnf);
 }
 
 FlopsPerToken flops_per_token(const GPTConfig& c, int T, Recompute r) {
@@ -35,7 +49,7 @@ FlopsPerToken flops_per_token(const GPTConfig& c, int T, Recompute r) {
     FlopsPerToken f;
     f.model = 6.0 * static_cast<double>(matmul_param_count(c)) + 12.0 * L * C * T;
     f.hardware = f.model;
-    if (r == Recompute::full) f.hardware += 2.0 * L * block_params(c) + 4.0 * L * C * T;
+    if (r == Recompute::full) f.hardware += 2.0 * all_block_params(ParamLayout(c)) + 4.0 * L * C * T;
     return f;
 }
 

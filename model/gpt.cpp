@@ -11,21 +11,25 @@ namespace sixnd {
 
 // Activation memory for one (B, T). Which tensors each layer owns and which it shares with the
 // other layers is the recompute policy: a shared tensor is rebuilt in backward before use.
+// Knob buffers exist only when their knob is on (null otherwise).
 struct GPT::Activations {
     struct Layer {
         void* ln1;
-        float* ln1_mean;
+        float* ln1_mean;  // layernorm only
         float* ln1_rstd;
-        void* qkv;
+        void* qkv;        // [N, QW]: c_attn output (rope'd in place when there is no qk-norm)
+        void* qkvn;       // [N, QW]: qk-normalised (and rope'd) qkv, the attention input (qk-norm)
+        float* qk_rstd;   // [N, NH+NKV] (qk-norm)
         void* atty;
         float* att_stats;
         void* res2;
         void* ln2;
         float* ln2_mean;
         float* ln2_rstd;
-        void* fch;       // pre-GELU
-        void* fch_gelu;  // post-GELU
+        void* fch;       // [N, fc_width]: pre-activation
+        void* fch_act;   // [N, H]: post-activation
         float* att_row_max;  // [B,NH,T] when tracking, else null
+        void* att_in() const { return qkvn ? qkvn : qkv; }
     };
     std::vector<DeviceBuffer> owned;
     int32_t* inputs = nullptr;
@@ -41,8 +45,10 @@ struct GPT::Activations {
     // backward workspace
     void* dres = nullptr;
     void* dbuf = nullptr;
-    void* dfch = nullptr;
+    void* dfch = nullptr;  // [N, fc_width]
+    void* dact = nullptr;  // [N, H]: the MLP activation's output gradient (== dfch unless swiglu)
     void* dqkv = nullptr;
+    void* dqkv_raw = nullptr;  // [N, QW]: gradient at the pre-qk-norm qkv (qk-norm; else == dqkv)
 };
 
 GPT::GPT(const GPTConfig& cfg, Ops& ops, const ModelOptions& opt)
@@ -75,6 +81,9 @@ void GPT::map_unit(int unit, void* params, void* grads) {
 }
 
 GPT::~GPT() = default;
+
+void* GPT::param(const TensorInfo* t) const { return t ? param(*t) : nullptr; }
+void* GPT::grad(const TensorInfo* t) const { return t ? grad(*t) : nullptr; }
 
 void* GPT::param(const TensorInfo& t) const {
     return static_cast<char*>(unit_params_[t.unit]) + (t.offset - layout_.units()[t.unit].begin) * dtype_size(ops_.dtype());
@@ -116,21 +125,25 @@ void GPT::ensure_activations(int B, int T) {
     a->targets = static_cast<int32_t*>(alloc(N * 4, MemCategory::activations));
     for (size_t l = 0; l <= L; l++) a->x.push_back(X(N * C));
     const size_t stats = Ops::attention_stats_floats(opt_.attention, B, T, cfg_.n_head);
+    const size_t QW = cfg_.qkv_width(), H = cfg_.hidden(), Fw = cfg_.fc_width();
+    const bool ln = cfg_.norm == NormKind::layernorm, qkn = cfg_.qk_norm;
     // A layer's tensors; those already set in `shared` are reused instead of allocated.
     auto make_layer = [&](const Activations::Layer& shared) {
         Activations::Layer y{};
         y.ln1 = shared.ln1 ? shared.ln1 : X(N * C);
-        y.ln1_mean = F(N);
+        y.ln1_mean = ln ? F(N) : nullptr;
         y.ln1_rstd = F(N);
-        y.qkv = X(N * 3 * C);
+        y.qkv = X(N * QW);
+        y.qkvn = !qkn ? nullptr : shared.qkvn ? shared.qkvn : X(N * QW);
+        y.qk_rstd = qkn ? F(N * (cfg_.n_head + cfg_.kv_heads())) : nullptr;
         y.atty = X(N * C);
         y.att_stats = F(stats);
         y.res2 = X(N * C);
         y.ln2 = shared.ln2 ? shared.ln2 : X(N * C);
-        y.ln2_mean = F(N);
+        y.ln2_mean = ln ? F(N) : nullptr;
         y.ln2_rstd = F(N);
-        y.fch = X(N * 4 * C);
-        y.fch_gelu = shared.fch_gelu ? shared.fch_gelu : X(N * 4 * C);
+        y.fch = X(N * Fw);
+        y.fch_act = shared.fch_act ? shared.fch_act : X(N * H);
         y.att_row_max = nullptr;
         return y;
     };
@@ -141,7 +154,8 @@ void GPT::ensure_activations(int B, int T) {
         if (opt_.recompute == Recompute::selective) {
             shared.ln1 = X(N * C);
             shared.ln2 = X(N * C);
-            shared.fch_gelu = X(N * 4 * C);
+            shared.fch_act = X(N * H);
+            if (qkn) shared.qkvn = X(N * QW);
         }
         for (size_t l = 0; l < L; l++) a->layers.push_back(make_layer(shared));
     }
@@ -149,33 +163,83 @@ void GPT::ensure_activations(int B, int T) {
         for (auto& y : a->layers) y.att_row_max = F(N * cfg_.n_head);
     a->proj = X(N * C);
     a->lnf = X(N * C);
-    a->lnf_mean = F(N);
+    a->lnf_mean = ln ? F(N) : nullptr;
     a->lnf_rstd = F(N);
     a->logits = X(N * cfg_.padded_vocab_size);
     a->losses = F(N);
     a->dres = X(N * C, MemCategory::workspace);
     a->dbuf = X(N * C, MemCategory::workspace);
-    a->dfch = X(N * 4 * C, MemCategory::workspace);
-    a->dqkv = X(N * 3 * C, MemCategory::workspace);
+    a->dfch = X(N * Fw, MemCategory::workspace);
+    a->dact = cfg_.mlp == MlpKind::swiglu ? X(N * H, MemCategory::workspace) : a->dfch;
+    a->dqkv = X(N * QW, MemCategory::workspace);
+    a->dqkv_raw = qkn ? X(N * QW, MemCategory::workspace) : a->dqkv;
     act_ = std::move(a);
     B_ = B;
     T_ = T;
 }
 
+void GPT::norm_forward(void* out, float* mean, float* rstd, const void* inp, const TensorInfo& w, const TensorInfo* b,
+                       int N) {
+    if (cfg_.norm == NormKind::layernorm)
+        ops_.layernorm_forward(out, mean, rstd, inp, param(w), param(b), N, cfg_.n_embd);
+    else
+        ops_.rmsnorm_forward(out, rstd, inp, param(w), N, cfg_.n_embd);
+}
+
+void GPT::norm_backward(void* dinp, const void* dout, const void* inp, const TensorInfo& w, const TensorInfo* b,
+                        const float* mean, const float* rstd, int N) {
+    if (cfg_.norm == NormKind::layernorm)
+        ops_.layernorm_backward(dinp, grad(w), grad(b), dout, inp, param(w), mean, rstd, N, cfg_.n_embd);
+    else
+        ops_.rmsnorm_backward(dinp, grad(w), dout, inp, param(w), rstd, N, cfg_.n_embd);
+}
+
+// The attention input from the c_attn output: qk-norm into qkvn, then rope in place.
+void GPT::attention_input(int l) {
+    Activations::Layer& y = act_->layers[l];
+    const int C = cfg_.n_embd, NH = cfg_.n_head, NKV = cfg_.kv_heads();
+    if (cfg_.qk_norm) ops_.qk_norm_forward(y.qkvn, y.qk_rstd, y.qkv, B_ * T_, C, NH, NKV);
+    if (cfg_.pos == PosKind::rope) ops_.rope_forward(y.att_in(), B_, T_, C, NH, NKV, cfg_.rope_theta);
+}
+
+void GPT::mlp_activation(int l) {
+    const Activations::Layer& y = act_->layers[l];
+    const size_t N = static_cast<size_t>(B_) * T_;
+    if (cfg_.mlp == MlpKind::gelu)
+        ops_.gelu_forward(y.fch_act, y.fch, N * cfg_.hidden());
+    else if (cfg_.mlp == MlpKind::relu2)
+        ops_.relu2_forward(y.fch_act, y.fch, N * cfg_.hidden());
+    else
+        ops_.swiglu_forward(y.fch_act, y.fch, B_ * T_, cfg_.hidden());
+}
+
 void GPT::block_forward(int l, bool keep_output) {
     Activations& a = *act_;
     Activations::Layer& y = a.layers[l];
-    const int N = B_ * T_, C = cfg_.n_embd;
-    auto W = [&](BlockTensor t) { return param(layout_.block_tensor(l, t)); };
-    ops_.layernorm_forward(y.ln1, y.ln1_mean, y.ln1_rstd, a.x[l], W(kLn1W), W(kLn1B), N, C);
-    ops_.matmul_forward(y.qkv, nullptr, y.ln1, W(kQkvW), W(kQkvB), N, C, 3 * C);
-    ops_.attention_forward(opt_.attention, y.atty, y.att_stats, y.att_row_max, y.qkv, B_, T_, C, cfg_.n_head,
-                           cfg_.n_head);
+    const int N = B_ * T_, C = cfg_.n_embd, H = cfg_.hidden(), QW = cfg_.qkv_width();
+    auto T = [&](BlockTensor t) { return layout_.block(l, t); };
+    auto W = [&](BlockTensor t) { return param(T(t)); };
+    norm_forward(y.ln1, y.ln1_mean, y.ln1_rstd, a.x[l], *T(kLn1W), T(kLn1B), N);
+    ops_.matmul_forward(y.qkv, nullptr, y.ln1, W(kQkvW), W(kQkvB), N, C, QW);
+    attention_input(l);
+    ops_.attention_forward(opt_.attention, y.atty, y.att_stats, y.att_row_max, y.att_in(), B_, T_, C, cfg_.n_head,
+                           cfg_.kv_heads());
     ops_.matmul_forward(a.proj, nullptr, y.atty, W(kAttProjW), W(kAttProjB), N, C, C);
-    ops_.residual_layernorm_forward(y.res2, y.ln2, y.ln2_mean, y.ln2_rstd, a.x[l], a.proj, W(kLn2W), W(kLn2B), N, C);
-    ops_.matmul_forward(y.fch_gelu, y.fch, y.ln2, W(kFcW), W(kFcB), N, C, 4 * C);
+    if (cfg_.norm == NormKind::layernorm) {
+        ops_.residual_layernorm_forward(y.res2, y.ln2, y.ln2_mean, y.ln2_rstd, a.x[l], a.proj, W(kLn2W), W(kLn2B), N,
+                                        C);
+    } else {
+        ops_.residual_forward(y.res2, a.x[l], a.proj, static_cast<size_t>(N) * C);
+        norm_forward(y.ln2, y.ln2_mean, y.ln2_rstd, y.res2, *T(kLn2W), T(kLn2B), N);
+    }
+    if (cfg_.mlp == MlpKind::gelu) {
+        ops_.matmul_forward(y.fch_act, y.fch, y.ln2, W(kFcW), W(kFcB), N, C, H);  // GELU epilogue
+    } else {
+        ops_.matmul_forward(y.fch, nullptr, y.ln2, W(kFcW), W(kFcB), N, C, cfg_.fc_width());
+        mlp_activation(l);
+    }
     if (!keep_output) return;
-    ops_.matmul_forward(a.proj, nullptr, y.fch_gelu, W(kFcProjW), W(kFcProjB), N, 4 * C, C);
+    ops_.matmul_forward(a.proj, nullptr, y.fch_act, W(kFcProjW), W(kFcProjB), N, H, C);
     ops_.residual_forward(a.x[l + 1], y.res2, a.proj, static_cast<size_t>(N) * C);
 }
 
@@ -183,30 +247,41 @@ void GPT::block_forward(int l, bool keep_output) {
 void GPT::block_backward(int l) {
     Activations& a = *act_;
     Activations::Layer& y = a.layers[l];
-    const int N = B_ * T_, C = cfg_.n_embd;
-    auto W = [&](BlockTensor t) { return param(layout_.block_tensor(l, t)); };
-    auto G = [&](BlockTensor t) { return grad(layout_.block_tensor(l, t)); };
+    const int N = B_ * T_, C = cfg_.n_embd, H = cfg_.hidden(), QW = cfg_.qkv_width();
+    const int NH = cfg_.n_head, NKV = cfg_.kv_heads();
+    auto T = [&](BlockTensor t) { return layout_.block(l, t); };
+    auto W = [&](BlockTensor t) { return param(T(t)); };
+    auto G = [&](BlockTensor t) { return grad(T(t)); };
     if (opt_.recompute == Recompute::full) {
         block_forward(l, false);
     } else if (opt_.recompute == Recompute::selective) {
-        ops_.layernorm_forward(y.ln1, y.ln1_mean, y.ln1_rstd, a.x[l], W(kLn1W), W(kLn1B), N, C);
-        ops_.layernorm_forward(y.ln2, y.ln2_mean, y.ln2_rstd, y.res2, W(kLn2W), W(kLn2B), N, C);
-        ops_.gelu_forward(y.fch_gelu, y.fch, static_cast<size_t>(N) * 4 * C);
+        norm_forward(y.ln1, y.ln1_mean, y.ln1_rstd, a.x[l], *T(kLn1W), T(kLn1B), N);
+        if (cfg_.qk_norm) attention_input(l);
+        norm_forward(y.ln2, y.ln2_mean, y.ln2_rstd, y.res2, *T(kLn2W), T(kLn2B), N);
+        mlp_activation(l);
     }
-    ops_.matmul_backward(a.dfch, G(kFcProjW), G(kFcProjB), a.dres, y.fch_gelu, W(kFcProjW), N, 4 * C, C);
-    ops_.gelu_backward(a.dfch, y.fch, a.dfch, static_cast<size_t>(N) * 4 * C);
-    ops_.matmul_backward(a.dbuf, G(kFcW), G(kFcB), a.dfch, y.ln2, W(kFcW), N, C, 4 * C);
-    ops_.layernorm_backward(a.dres, G(kLn2W), G(kLn2B), a.dbuf, y.res2, W(kLn2W), y.ln2_mean, y.ln2_rstd, N, C);
+    const size_t NHd = static_cast<size_t>(N) * H;
+    ops_.matmul_backward(a.dact, G(kFcProjW), G(kFcProjB), a.dres, y.fch_act, W(kFcProjW), N, H, C);
+    if (cfg_.mlp == MlpKind::gelu)
+        ops_.gelu_backward(a.dfch, y.fch, a.dact, NHd);
+    else if (cfg_.mlp == MlpKind::relu2)
+        ops_.relu2_backward(a.dfch, y.fch, a.dact, NHd);
+    else
+        ops_.swiglu_backward(a.dfch, y.fch, a.dact, N, H);
+    ops_.matmul_backward(a.dbuf, G(kFcW), G(kFcB), a.dfch, y.ln2, W(kFcW), N, C, cfg_.fc_width());
+    norm_backward(a.dres, a.dbuf, y.res2, *T(kLn2W), T(kLn2B), y.ln2_mean, y.ln2_rstd, N);
     ops_.matmul_backward(a.dbuf, G(kAttProjW), G(kAttProjB), a.dres, y.atty, W(kAttProjW), N, C, C);
-    ops_.attention_backward(opt_.attention, a.dqkv, a.dbuf, y.qkv, y.atty, y.att_stats, B_, T_, C, cfg_.n_head,
-                            cfg_.n_head);
-    ops_.matmul_backward(a.dbuf, G(kQkvW), G(kQkvB), a.dqkv, y.ln1, W(kQkvW), N, C, 3 * C);
-    ops_.layernorm_backward(a.dres, G(kLn1W), G(kLn1B), a.dbuf, a.x[l], W(kLn1W), y.ln1_mean, y.ln1_rstd, N, C);
+    ops_.attention_backward(opt_.attention, a.dqkv, a.dbuf, y.att_in(), y.atty, y.att_stats, B_, T_, C, NH, NKV);
+    if (cfg_.pos == PosKind::rope) ops_.rope_backward(a.dqkv, B_, T_, C, NH, NKV, cfg_.rope_theta);
+    if (cfg_.qk_norm) ops_.qk_norm_backward(a.dqkv_raw, a.dqkv, y.qkv, y.qk_rstd, N, C, NH, NKV);
+    ops_.matmul_backward(a.dbuf, G(kQkvW), G(kQkvB), a.dqkv_raw, y.ln1, W(kQkvW), N, C, QW);
+    norm_backward(a.dres, a.dbuf, a.x[l], *T(kLn1W), T(kLn1B), y.ln1_mean, y.ln1_rstd, N);
 }
 
-// Unit 0 (the embeddings) is used twice in each direction: wte embeds the tokens and is the
-// tied LM head. Its hooks therefore run around both uses in forward; in backward it is
-// opened at the head and closed only after the encoder's gradient lands.
+// Unit 0 (the embeddings) is used twice in each direction: wte embeds the tokens, and the LM
+// head is wte (tied) or lm_head.weight, which lives in the same unit (untied). Its hooks
+// therefore run around both uses in forward; in backward it is opened at the head and closed
+// only after the encoder's gradient lands.
 float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T, bool for_backward, float dloss_scale) {
     if (for_backward && !targets) throw Error("forward", "a pass for backward needs targets");
     ensure_activations(B, T);
@@ -216,7 +291,7 @@ float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
     if (targets) mem_.copy_to_device(a.targets, targets, static_cast<size_t>(N) * 4);
 
     hooks_->before_forward(0);
-    ops_.encoder_forward(a.x[0], a.inputs, param(layout_.wte()), param(layout_.wpe()), B, T, C);
+    ops_.encoder_forward(a.x[0], a.inputs, param(layout_.wte()), param(layout_.pos_emb()), B, T, C);
     hooks_->after_forward(0);
     for (int l = 0; l < L; l++) {
         hooks_->before_forward(1 + l);
@@ -224,10 +299,10 @@ float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
         hooks_->after_forward(1 + l);
     }
     hooks_->before_forward(L + 1);
-    ops_.layernorm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.x[L], param(layout_.lnf_w()), param(layout_.lnf_b()), N, C);
+    norm_forward(a.lnf, a.lnf_mean, a.lnf_rstd, a.x[L], layout_.lnf_w(), layout_.lnf_bias(), N);
     hooks_->after_forward(L + 1);
     hooks_->before_forward(0);
-    ops_.matmul_forward(a.logits, nullptr, a.lnf, param(layout_.wte()), nullptr, N, C, cfg_.padded_vocab_size);
+    ops_.matmul_forward(a.logits, nullptr, a.lnf, param(layout_.head()), nullptr, N, C, cfg_.padded_vocab_size);
     hooks_->after_forward(0);
 
     backward_ready_ = false;
@@ -250,18 +325,17 @@ void GPT::backward() {
     mem_.memset(a.dres, 0, static_cast<size_t>(N) * C * dtype_size(ops_.dtype()));
 
     hooks_->before_backward(0);
-    ops_.matmul_backward(a.dbuf, grad(layout_.wte()), nullptr, a.logits, a.lnf, param(layout_.wte()), N, C,
+    ops_.matmul_backward(a.dbuf, grad(layout_.head()), nullptr, a.logits, a.lnf, param(layout_.head()), N, C,
                          cfg_.padded_vocab_size);
     hooks_->before_backward(L + 1);
-    ops_.layernorm_backward(a.dres, grad(layout_.lnf_w()), grad(layout_.lnf_b()), a.dbuf, a.x[L],
-                            param(layout_.lnf_w()), a.lnf_mean, a.lnf_rstd, N, C);
+    norm_backward(a.dres, a.dbuf, a.x[L], layout_.lnf_w(), layout_.lnf_bias(), a.lnf_mean, a.lnf_rstd, N);
     hooks_->after_backward(L + 1);
     for (int l = L - 1; l >= 0; l--) {
         hooks_->before_backward(1 + l);
         block_backward(l);
         hooks_->after_backward(1 + l);
     }
-    ops_.encoder_backward(grad(layout_.wte()), grad(layout_.wpe()), a.dres, a.inputs, B_, T_, C);
+    ops_.encoder_backward(grad(layout_.wte()), grad(layout_.pos_emb()), a.dres, a.inputs, B_, T_, C);
     hooks_->after_backward(0);
 }
 

@@ -1,4 +1,6 @@
-// GPT-2 forward and backward, orchestrated over an Ops backend. Pre-LN blocks:
+// GPT-2 forward and backward, orchestrated over an Ops backend. Pre-LN blocks (the GPT-2
+// form; the architecture knobs of GPTConfig swap LN for RMSNorm, gelu for relu2 or swiglu,
+// add qk-norm and rope between c_attn and attention, share kv heads, untie the head):
 //   x_0 = wte[tokens] + wpe[pos]
 //   block l:  ln1 = LN(x_l); qkv = ln1 W_qkv^T + b; a = attention(qkv); r2 = x_l + a W_proj^T + b
 //             ln2 = LN(r2); h = gelu(ln2 W_fc^T + b); x_{l+1} = r2 + h W_fcproj^T + b
@@ -65,8 +67,9 @@ public:
     // Accumulates the gradient of the last forward(for_backward = true) into grads().
     void backward();
 
-    // Device pointer to one parameter tensor (in ops.dtype()).
+    // Device pointer to one parameter tensor (in ops.dtype()); null for an absent (null) tensor.
     void* param(const TensorInfo& t) const;
+    void* param(const TensorInfo* t) const;
 
     // Logits of the last forward (not after a for_backward pass): [B*T, vocab_size] on the host.
     std::vector<float> get_logits() const;
@@ -85,7 +88,14 @@ private:
     void ensure_activations(int B, int T);
     void block_forward(int l, bool keep_output);
     void block_backward(int l);
+    void norm_forward(void* out, float* mean, float* rstd, const void* inp, const TensorInfo& w, const TensorInfo* b,
+                      int N);
+    void norm_backward(void* dinp, const void* dout, const void* inp, const TensorInfo& w, const TensorInfo* b,
+                       const float* mean, const float* rstd, int N);
+    void attention_input(int l);  // layer l's attention input: qk-norm, then rope
+    void mlp_activation(int l);   // layer l's fch -> fch_act
     void* grad(const TensorInfo& t) const;
+    void* grad(const TensorInfo* t) const;
 
     GPTConfig cfg_;
     Ops& ops_;

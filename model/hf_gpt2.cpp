@@ -141,6 +141,7 @@ GPTConfig config_from_json(const nlohmann::json& j, const std::string& where) {
 
 void save_hf_gpt2(const std::string& dir, const GPTConfig& cfg, const ParamLayout& layout, const void* params, DType src,
                   DType out, std::optional<int> eos_token_id, const std::function<void(size_t, size_t)>& progress) {
+    cfg.require_gpt2(dir, "Hugging Face GPT-2 exports");
     std::vector<StTensorSpec> specs;
     size_t total = 0, done = 0;
     for (const TensorInfo& t : layout.tensors()) {

@@ -33,7 +33,7 @@ std::vector<float> gpt2_init(const ParamLayout& layout, const GPTConfig& cfg, ui
         if (!t.decay()) continue;  // biases and layernorm biases start at zero
         const double stddev = ends_with("c_proj.weight") ? residual_std : 0.02;
         Rng rng(seed * 0x100000001b3ull + i);
-        size_t rows = static_cast<size_t>(n == "wte" ? cfg.vocab_size : t.shape[0]);
+        size_t rows = static_cast<size_t>(n == "wte" || n == "lm_head.weight" ? cfg.vocab_size : t.shape[0]);
         size_t cols = t.numel / static_cast<size_t>(t.shape[0]);
         for (size_t k = 0; k < rows * cols; k++) dst[k] = static_cast<float>(rng.normal() * stddev);
     }
@@ -122,6 +122,7 @@ LlmcModel load_llmc_model(const std::string& path) {
 
 void save_llmc_model(const std::string& path, const GPTConfig& cfg, const std::vector<float>& params, int version) {
     if (version != 3 && version != 5) throw Error(path, "llm.c model version must be 3 or 5");
+    cfg.require_gpt2(path, "llm.c model files");
     ParamLayout layout(cfg);
     if (params.size() != layout.total()) throw Error(path, "parameter count does not match the config");
     AtomicFile f(path);

@@ -46,10 +46,11 @@ public:
     // The clock the per-op profile times this backend's ops with (core/op_clock.h).
     virtual std::unique_ptr<OpClock> make_op_clock() { return make_host_clock(memory()); }
 
-    // out[B,T,C] = wte[inp[b,t],:] + wpe[t,:]
+    // out[B,T,C] = wte[inp[b,t],:] + wpe[t,:]; wpe may be null (--pos rope): out = wte[inp[b,t],:]
     virtual void encoder_forward(void* out, const int32_t* inp, const void* wte, const void* wpe, int B, int T,
                                  int C) = 0;
-    // dwte[inp[b,t],:] += dout[b,t,:];  dwpe[t,:] += sum_b dout[b,t,:]   (deterministic order)
+    // dwte[inp[b,t],:] += dout[b,t,:];  dwpe[t,:] += sum_b dout[b,t,:]   (deterministic order; dwpe null
+    // when wpe is)
     virtual void encoder_backward(void* dwte, void* dwpe, const void* dout, const int32_t* inp, int B, int T,
                                   int C) = 0;
 

@@ -31,30 +31,60 @@ ParamLayout::ParamLayout(const GPTConfig& cfg, size_t unit_align) {
         units_.push_back(u);
     };
 
+    const int QW = cfg.qkv_width(), H = cfg.hidden(), F = cfg.fc_width();
+    const bool norm_bias = cfg.bias && cfg.norm == NormKind::layernorm;
     add("wte", {cfg.padded_vocab_size, C}, 0);
-    add("wpe", {cfg.max_seq_len, C}, 0);
+    if (cfg.pos == PosKind::learned) {
+        wpe_ = static_cast<int>(tensors_.size());
+        add("wpe", {cfg.max_seq_len, C}, 0);
+    }
+    if (!cfg.tie_embeddings) {
+        head_ = static_cast<int>(tensors_.size());
+        add("lm_head.weight", {cfg.padded_vocab_size, C}, 0);
+    }
     close_unit("embeddings");
+    block_.assign(static_cast<size_t>(cfg.n_layer) * kBlockTensors, -1);
     for (int l = 0; l < cfg.n_layer; l++) {
         const std::string h = "h." + std::to_string(l) + ".";
         const int u = 1 + l;
-        add(h + "ln_1.weight", {C}, u);
-        add(h + "ln_1.bias", {C}, u);
-        add(h + "attn.c_attn.weight", {3 * C, C}, u);
-        add(h + "attn.c_attn.bias", {3 * C}, u);
-        add(h + "attn.c_proj.weight", {C, C}, u);
-        add(h + "attn.c_proj.bias", {C}, u);
-        add(h + "ln_2.weight", {C}, u);
-        add(h + "ln_2.bias", {C}, u);
-        add(h + "mlp.c_fc.weight", {4 * C, C}, u);
-        add(h + "mlp.c_fc.bias", {4 * C}, u);
-        add(h + "mlp.c_proj.weight", {C, 4 * C}, u);
-        add(h + "mlp.c_proj.bias", {C}, u);
+        auto put = [&](BlockTensor k, bool present, const std::string& name, std::vector<int> shape) {
+            if (!present) return;
+            block_[static_cast<size_t>(l) * kBlockTensors + k] = static_cast<int>(tensors_.size());
+            add(h + name, std::move(shape), u);
+        };
+        put(kLn1W, true, "ln_1.weight", {C});
+        put(kLn1B, norm_bias, "ln_1.bias", {C});
+        put(kQkvW, true, "attn.c_attn.weight", {QW, C});
+        put(kQkvB, cfg.bias, "attn.c_attn.bias", {QW});
+        put(kAttProjW, true, "attn.c_proj.weight", {C, C});
+        put(kAttProjB, cfg.bias, "attn.c_proj.bias", {C});
+        put(kLn2W, true, "ln_2.weight", {C});
+        put(kLn2B, norm_bias, "ln_2.bias", {C});
+        put(kFcW, true, "mlp.c_fc.weight", {F, C});
+        put(kFcB, cfg.bias, "mlp.c_fc.bias", {F});
+        put(kFcProjW, true, "mlp.c_proj.weight", {C, H});
+        put(kFcProjB, cfg.bias, "mlp.c_proj.bias", {C});
         close_unit("h." + std::to_string(l));
     }
+    lnf_w_ = static_cast<int>(tensors_.size());
     add("ln_f.weight", {C}, cfg.n_layer + 1);
-    add("ln_f.bias", {C}, cfg.n_layer + 1);
+    if (norm_bias) {
+        lnf_b_ = static_cast<int>(tensors_.size());
+        add("ln_f.bias", {C}, cfg.n_layer + 1);
+    }
     close_unit("ln_f");
     total_ = off;
+}
+
+const TensorInfo& ParamLayout::block_tensor(int layer, BlockTensor t) const {
+    const TensorInfo* p = block(layer, t);
+    if (!p) throw Error("h." + std::to_string(layer), "this model has no such block tensor (a knob removed it)");
+    return *p;
+}
+
+const TensorInfo& ParamLayout::must(int i, const char* name) const {
+    if (i < 0) throw Error(name, "this model has no such tensor (a knob removed it)");
+    return tensors_[i];
 }
 
 size_t ParamLayout::num_params() const {

@@ -4,7 +4,15 @@
 // evenly over ranks. Gradients, master weights and Adam moments share this layout, so a
 // rank's shard is one [begin, end) range in all of them.
 //
-// Inside a block the tensors follow GPT-2's order; weights are [out, in] as in llm.c.
+// Inside a block the tensors follow GPT-2's order; weights are [out, in] as in llm.c. The
+// architecture knobs only drop or reshape tensors, never rename them: with --pos rope there is
+// no wpe; with --bias off no Linear or LayerNorm bias; RMSNorm has no bias; c_attn.weight is
+// [C + 2*NKV*hs, C]; c_fc.weight is [fc_width, C] and mlp.c_proj.weight [C, H]; untied
+// embeddings add lm_head.weight [Vp, C] to the embeddings unit, after wte (and wpe): the unit
+// the tied head already lives in, so the unit-hook order (unit 0 opened for the embedding and
+// again for the head) is the same for both, and every 2-D tensor of a block unit "h.N" is
+// still a hidden matrix.
+// With the defaults the layout is GPT-2's, tensor for tensor.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -47,13 +55,24 @@ public:
     const TensorInfo& find(const std::string& name) const;  // throws Error when unknown
 
     const TensorInfo& wte() const { return tensors_[0]; }
-    const TensorInfo& wpe() const { return tensors_[1]; }
-    const TensorInfo& block_tensor(int layer, BlockTensor t) const { return tensors_[2 + layer * kBlockTensors + t]; }
-    const TensorInfo& lnf_w() const { return tensors_[tensors_.size() - 2]; }
-    const TensorInfo& lnf_b() const { return tensors_[tensors_.size() - 1]; }
+    // The tensors a knob may remove are pointers, null when absent; the reference forms throw.
+    const TensorInfo* pos_emb() const { return at(wpe_); }
+    const TensorInfo* block(int layer, BlockTensor t) const { return at(block_[layer * kBlockTensors + t]); }
+    const TensorInfo* lnf_bias() const { return at(lnf_b_); }
+    const TensorInfo& wpe() const { return must(wpe_, "wpe"); }
+    const TensorInfo& block_tensor(int layer, BlockTensor t) const;
+    const TensorInfo& lnf_w() const { return tensors_[lnf_w_]; }
+    const TensorInfo& lnf_b() const { return must(lnf_b_, "ln_f.bias"); }
+    // The LM head's weight [Vp, C]: wte when tied, else lm_head.weight.
+    const TensorInfo& head() const { return tensors_[head_]; }
 
 private:
+    const TensorInfo* at(int i) const { return i < 0 ? nullptr : &tensors_[i]; }
+    const TensorInfo& must(int i, const char* name) const;
+
     std::vector<TensorInfo> tensors_;
+    std::vector<int> block_;  // index into tensors_ of each (layer, BlockTensor), -1 when absent
+    int wpe_ = -1, lnf_w_ = -1, lnf_b_ = -1, head_ = 0;
     std::vector<UnitInfo> units_;
     size_t total_ = 0;
 };

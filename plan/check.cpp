@@ -68,11 +68,11 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
 
     // Memory: every rank's categories (rank 0 only in a one-process run).
     StateBytes s = model_state_bytes(m.layout, stage, world, e, master);
-    // Muon's gather and Newton-Schulz buffers; its widest matrix is GPT-2's MLP [4C, C].
+    // Muon's gather and Newton-Schulz buffers; its widest matrix is taken as GPT-2's MLP [4C, C].
     const bool muon = cfg.value("optimizer", "adamw") == "muon";
     const MuonCost mc = muon ? muon_cost(m.layout, stage, world, 6.0 * m.n_embd * m.n_embd) : MuonCost{};
     s.workspace += mc.workspace;
-    const ActivationBytes a = activation_bytes({m.n_layer, m.n_head, m.n_embd, m.padded_vocab, flash}, B, T, rc, e);
+    const ActivationBytes a = activation_bytes(m.activation_shape(flash), B, T, rc, e);
     const nlohmann::json ranks = last.contains("memory_ranks") ? last.at("memory_ranks") : nlohmann::json::array({last.at("memory")});
     const char* zero_f = "ZeRO stage table over the layout's units";
     // A CPU without BF16 dot products runs bf16 matmuls widened to FP32 and keeps an FP32 copy

@@ -44,11 +44,20 @@ Recompute parse_recompute(const std::string& s) {
     throw Error("--recompute", "unknown policy '" + s + "' (expected none, selective or full)");
 }
 
+// Per token of a layer: always kept (per layer under none and selective) qkv (QW), attention
+// output and residual (2C), fc output (F) in e bytes; float statistics (layernorm mean and
+// rstd, or RMSNorm's rstd, twice), attention stats, qk-norm's rstd per head. Kept or shared
+// (selective) : both norm outputs (2C), the MLP activation (H), qk-norm's output (QW).
+// GPT-2 (QW = 3C, F = H = 4C): 9 C e + 16 + 4 stats, and 6 C e.
 ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_len, Recompute r, int e) {
     const double N = static_cast<double>(batch) * seq_len, C = s.n_embd, L = s.n_layer;
+    const double nkv = s.n_kv_head > 0 ? s.n_kv_head : s.n_head;
+    const double QW = C + 2 * nkv * (C / s.n_head), H = s.hidden > 0 ? s.hidden : 4 * C, F = s.swiglu ? 2 * H : H;
+    const double norm_floats = s.rmsnorm ? 1 : 2;
     const double stats = s.flash ? s.n_head : static_cast<double>(s.n_head) * seq_len;
-    const double layer_always = N * (9 * C * e + 16 + 4 * stats);
-    const double layer_kept = N * 6 * C * e;
+    const double qk_floats = s.qk_norm ? s.n_head + nkv : 0;
+    const double layer_always = N * ((QW + 2 * C + F) * e + 8 * norm_floats + 4 * stats + 4 * qk_floats);
+    const double layer_kept = N * ((2 * C + H + (s.qk_norm ? QW : 0)) * e);
     double layers = 0;
     switch (r) {
         case Recompute::none: layers = L * (layer_always + layer_kept); break;
@@ -56,8 +65,9 @@ ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_le
         case Recompute::full: layers = layer_always + layer_kept; break;
     }
     ActivationBytes a;
-    a.activations = layers + N * ((L + 1) * C * e + 2 * C * e + 8 + s.padded_vocab * static_cast<double>(e) + 4 + 8);
-    a.workspace = N * 9 * C * e;
+    a.activations = layers + N * ((L + 1) * C * e + 2 * C * e + 8 + s.padded_vocab * static_cast<double>(e) + 4 +
+                                  4 * norm_floats);
+    a.workspace = N * (2 * C + F + QW + (s.swiglu ? H : 0) + (s.qk_norm ? QW : 0)) * e;
     return a;
 }
 

@@ -57,6 +57,10 @@ Recompute parse_recompute(const std::string& s);  // none | selective | full
 struct ActivationShape {
     int n_layer = 0, n_head = 0, n_embd = 0, padded_vocab = 0;
     bool flash = true;
+    // The architecture knobs that change what a layer keeps (defaults: GPT-2's).
+    int n_kv_head = 0;  // 0: n_head
+    int hidden = 0;     // MLP hidden width H; 0: 4C
+    bool swiglu = false, rmsnorm = false, qk_norm = false;
 };
 struct ActivationBytes {
     double activations = 0, workspace = 0;

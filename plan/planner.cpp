@@ -169,14 +169,14 @@ Report make_plan(const PlanInputs& in) {
     double total = s.total() / P + s.workspace;
     if (in.model && in.batch > 0) {
         const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;
-        const ActivationShape sh{in.model->n_layer, in.model->n_head, in.model->n_embd, in.model->padded_vocab, in.flash};
+        const ActivationShape sh = in.model->activation_shape(in.flash);
         const ActivationBytes a = activation_bytes(sh, in.batch, T, in.recompute, in.dtype_bytes);
         rep.add("memory", "activations", a.activations / P, Unit::bytes, "sixnd's kept tensors at B x T, per recompute policy" + per);
         for (Recompute k : {Recompute::none, Recompute::selective, Recompute::full}) {
             const char* n = k == Recompute::none ? "activations_none" : k == Recompute::selective ? "activations_selective" : "activations_full";
             rep.add("memory", n, activation_bytes(sh, in.batch, T, k, in.dtype_bytes).activations / P, Unit::bytes, "");
         }
-        rep.add("memory", "workspace", a.workspace + s.workspace, Unit::bytes, "backward 9 C e per token + ZeRO scratch slice");
+        rep.add("memory", "workspace", a.workspace + s.workspace, Unit::bytes, "backward 9 C e per token (GPT-2) + ZeRO scratch slice");
         total += a.activations / P + a.workspace;
     } else {
         rep.note("activations are left out: give --model and --batch (and --seq-len) to count them");

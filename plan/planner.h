@@ -19,6 +19,16 @@ struct ModelInfo {
     double params = 0;         // every parameter
     double matmul_params = 0;  // the N of 6N: all but the position embeddings, the tied wte once
     LayoutShape layout;        // padded units at the planned rank count
+    ActivationShape knobs;     // n_kv_head, hidden, swiglu, rmsnorm, qk_norm (the rest is set from above)
+    ActivationShape activation_shape(bool flash) const {
+        ActivationShape s = knobs;
+        s.n_layer = n_layer;
+        s.n_head = n_head;
+        s.n_embd = n_embd;
+        s.padded_vocab = padded_vocab;
+        s.flash = flash;
+        return s;
+    }
 };
 
 struct PlanInputs {

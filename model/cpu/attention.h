@@ -1,5 +1,5 @@
 // Helpers shared by the causal attention kernels: where a head's q, k, v live in the packed
-// qkv[B,T,3C] buffer, and the small loops over a head's channels. Keys (and values, where
+// qkv[B,T,C + 2*NKV*hs] buffer (grouped-query: query head h reads kv head h / (NH/NKV)), and the small loops over a head's channels. Keys (and values, where
 // they are dotted with a row) are held transposed, [hs][ld], so that the scores of one query
 // against many keys are a vectorised loop across keys rather than one horizontal sum per key.
 #pragma once
@@ -10,11 +10,13 @@
 namespace sixnd::cpu {
 
 struct HeadView {
-    int T, C, hs;
-    // Offset of (b, t, head h) in qkv[B,T,3C]; k is + C, v is + 2C.
-    size_t qkv(int b, int t, int h) const {
-        return (static_cast<size_t>(b) * T + t) * 3 * C + static_cast<size_t>(h) * hs;
-    }
+    int T, C, hs, NKV;
+    HeadView(int T_, int C_, int NH, int NKV_) : T(T_), C(C_), hs(C_ / NH), NKV(NKV_) {}
+    size_t row(int b, int t) const { return (static_cast<size_t>(b) * T + t) * (C + 2 * static_cast<size_t>(NKV) * hs); }
+    // Offsets in qkv of query head h, and of key / value head kh, at (b, t).
+    size_t q(int b, int t, int h) const { return row(b, t) + static_cast<size_t>(h) * hs; }
+    size_t k(int b, int t, int kh) const { return row(b, t) + C + static_cast<size_t>(kh) * hs; }
+    size_t v(int b, int t, int kh) const { return row(b, t) + C + (static_cast<size_t>(NKV) + kh) * hs; }
     // Offset of (b, t, head h) in out[B,T,C].
     size_t out(int b, int t, int h) const { return (static_cast<size_t>(b) * T + t) * C + static_cast<size_t>(h) * hs; }
 };

@@ -1,10 +1,12 @@
 // Causal self-attention that materialises the T x T probabilities (the reference form).
-// qkv[B,T,3C] -> out[B,T,C]; probs[B,NH,T,T] = softmax(q k^T / sqrt(hs)) with zeros above the
-// diagonal, kept for backward. Parallel over (b, head); each task converts its head's q, k, v
-// to FP32 once ([T,hs] each, per thread; k transposed for the scores, v for dp in backward).
-// backward, per (b, head) and query row t, with dp = dout_t . v:
+// qkv[B,T,C + 2*NKV*hs] -> out[B,T,C]; probs[B,NH,T,T] = softmax(q k^T / sqrt(hs)) with zeros
+// above the diagonal, kept for backward. Query head h attends with kv head h / (NH/NKV).
+// forward: parallel over (b, head); each task converts its head's q, k, v to FP32 once
+// ([T,hs] each, per thread; k transposed for the scores).
+// backward: parallel over (b, kv head), which owns the dk, dv of its group's NH/NKV query heads
+// (no two threads write one kv head); per query head and row t, with dp = dout_t . v:
 //   dv[t2] += p[t,t2] dout_t;  ds = p (dp - sum_t2 p dp) / sqrt(hs);  dq[t] += ds k[t2];  dk[t2] += ds q[t]
-// accumulated in FP32 per head and written (overwriting dqkv) once.
+// accumulated in FP32 (the group's heads in order) and written (overwriting dqkv) once.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -16,8 +18,10 @@
 namespace sixnd::cpu {
 
 template <typename X>
-void attention_naive_forward(X* out, float* probs, float* row_max, const X* qkv, int B, int T, int C, int NH) {
-    const HeadView hv{T, C, C / NH};
+void attention_naive_forward(X* out, float* probs, float* row_max, const X* qkv, int B, int T, int C, int NH,
+                             int NKV) {
+    const HeadView hv(T, C, NH, NKV);
+    const int group = NH / NKV;
     const int hs = hv.hs;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
     const size_t th = static_cast<size_t>(T) * hs;
@@ -28,10 +32,9 @@ void attention_naive_forward(X* out, float* probs, float* row_max, const X* qkv,
         for (int b = 0; b < B; b++) {
             for (int h = 0; h < NH; h++) {
                 for (int t = 0; t < T; t++) {
-                    const size_t o = hv.qkv(b, t, h);
-                    load_row(&q[static_cast<size_t>(t) * hs], qkv + o, hs, scale);
-                    load_column(kt.data(), T, t, qkv + o + C, hs);
-                    load_row(&v[static_cast<size_t>(t) * hs], qkv + o + 2 * C, hs);
+                    load_row(&q[static_cast<size_t>(t) * hs], qkv + hv.q(b, t, h), hs, scale);
+                    load_column(kt.data(), T, t, qkv + hv.k(b, t, h / group), hs);
+                    load_row(&v[static_cast<size_t>(t) * hs], qkv + hv.v(b, t, h / group), hs);
                 }
                 for (int t = 0; t < T; t++) {
                     float* p = probs + ((static_cast<size_t>(b) * NH + h) * T + t) * T;
@@ -61,9 +64,10 @@ void attention_naive_forward(X* out, float* probs, float* row_max, const X* qkv,
 }
 
 template <typename X>
-void attention_naive_backward(X* dqkv, const X* dout, const X* qkv, const float* probs, int B, int T, int C, int NH) {
-    const HeadView hv{T, C, C / NH};
-    const int hs = hv.hs;
+void attention_naive_backward(X* dqkv, const X* dout, const X* qkv, const float* probs, int B, int T, int C, int NH,
+                              int NKV) {
+    const HeadView hv(T, C, NH, NKV);
+    const int hs = hv.hs, group = NH / NKV;
     const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
     const size_t th = static_cast<size_t>(T) * hs;
 #pragma omp parallel if(worth_threads(size_t(B) * NH * T * T * hs))
@@ -71,48 +75,49 @@ void attention_naive_backward(X* dqkv, const X* dout, const X* qkv, const float*
         std::vector<float> q(th), k(th), vt(th), dq(th), dk(th), dv(th), dO(hs), ds(T);
 #pragma omp for collapse(2) schedule(dynamic)
         for (int b = 0; b < B; b++) {
-            for (int h = 0; h < NH; h++) {
+            for (int kh = 0; kh < NKV; kh++) {
                 for (int t = 0; t < T; t++) {
-                    const size_t o = hv.qkv(b, t, h);
-                    load_row(&q[static_cast<size_t>(t) * hs], qkv + o, hs);
-                    load_row(&k[static_cast<size_t>(t) * hs], qkv + o + C, hs);
-                    load_column(vt.data(), T, t, qkv + o + 2 * C, hs);
+                    load_row(&k[static_cast<size_t>(t) * hs], qkv + hv.k(b, t, kh), hs);
+                    load_column(vt.data(), T, t, qkv + hv.v(b, t, kh), hs);
                 }
-                std::fill(dq.begin(), dq.end(), 0.0f);
                 std::fill(dk.begin(), dk.end(), 0.0f);
                 std::fill(dv.begin(), dv.end(), 0.0f);
-                for (int t = 0; t < T; t++) {
-                    const float* p = probs + ((static_cast<size_t>(b) * NH + h) * T + t) * T;
-                    load_row(dO.data(), dout + hv.out(b, t, h), hs);
-                    dot_columns(ds.data(), dO.data(), vt.data(), hs, T, t + 1);  // dp = dO_t . v
-                    float pdp = 0.0f;
+                for (int h = kh * group; h < (kh + 1) * group; h++) {
+                    for (int t = 0; t < T; t++) load_row(&q[static_cast<size_t>(t) * hs], qkv + hv.q(b, t, h), hs);
+                    std::fill(dq.begin(), dq.end(), 0.0f);
+                    for (int t = 0; t < T; t++) {
+                        const float* p = probs + ((static_cast<size_t>(b) * NH + h) * T + t) * T;
+                        load_row(dO.data(), dout + hv.out(b, t, h), hs);
+                        dot_columns(ds.data(), dO.data(), vt.data(), hs, T, t + 1);  // dp = dO_t . v
+                        float pdp = 0.0f;
 #pragma omp simd reduction(+ : pdp)
-                    for (int u = 0; u <= t; u++) pdp += p[u] * ds[u];
+                        for (int u = 0; u <= t; u++) pdp += p[u] * ds[u];
 #pragma omp simd
-                    for (int u = 0; u <= t; u++) ds[u] = p[u] * (ds[u] - pdp) * scale;
-                    float* dqt = &dq[static_cast<size_t>(t) * hs];
-                    const float* qt = &q[static_cast<size_t>(t) * hs];
-                    for (int u = 0; u <= t; u++) {
-                        const size_t ou = static_cast<size_t>(u) * hs;
-                        axpy(&dv[ou], p[u], dO.data(), hs);
-                        axpy(dqt, ds[u], &k[ou], hs);
-                        axpy(&dk[ou], ds[u], qt, hs);
+                        for (int u = 0; u <= t; u++) ds[u] = p[u] * (ds[u] - pdp) * scale;
+                        float* dqt = &dq[static_cast<size_t>(t) * hs];
+                        const float* qt = &q[static_cast<size_t>(t) * hs];
+                        for (int u = 0; u <= t; u++) {
+                            const size_t ou = static_cast<size_t>(u) * hs;
+                            axpy(&dv[ou], p[u], dO.data(), hs);
+                            axpy(dqt, ds[u], &k[ou], hs);
+                            axpy(&dk[ou], ds[u], qt, hs);
+                        }
                     }
+                    for (int t = 0; t < T; t++) store_row(dqkv + hv.q(b, t, h), &dq[static_cast<size_t>(t) * hs], hs);
                 }
                 for (int t = 0; t < T; t++) {
-                    const size_t o = hv.qkv(b, t, h);
-                    store_row(dqkv + o, &dq[static_cast<size_t>(t) * hs], hs);
-                    store_row(dqkv + o + C, &dk[static_cast<size_t>(t) * hs], hs);
-                    store_row(dqkv + o + 2 * C, &dv[static_cast<size_t>(t) * hs], hs);
+                    store_row(dqkv + hv.k(b, t, kh), &dk[static_cast<size_t>(t) * hs], hs);
+                    store_row(dqkv + hv.v(b, t, kh), &dv[static_cast<size_t>(t) * hs], hs);
                 }
             }
         }
     }
 }
 
-template void attention_naive_forward<float>(float*, float*, float*, const float*, int, int, int, int);
-template void attention_naive_forward<bf16>(bf16*, float*, float*, const bf16*, int, int, int, int);
-template void attention_naive_backward<float>(float*, const float*, const float*, const float*, int, int, int, int);
-template void attention_naive_backward<bf16>(bf16*, const bf16*, const bf16*, const float*, int, int, int, int);
+template void attention_naive_forward<float>(float*, float*, float*, const float*, int, int, int, int, int);
+template void attention_naive_forward<bf16>(bf16*, float*, float*, const bf16*, int, int, int, int, int);
+template void attention_naive_backward<float>(float*, const float*, const float*, const float*, int, int, int, int,
+                                              int);
+template void attention_naive_backward<bf16>(bf16*, const bf16*, const bf16*, const float*, int, int, int, int, int);
 
 }  // namespace sixnd::cpu

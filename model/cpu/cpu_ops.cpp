@@ -116,9 +116,9 @@ public:
         dispatch(dtype_, [&](auto t) {
             using X = decltype(t);
             if (kind == AttentionKind::naive)
-                cpu::attention_naive_forward(x<X>(out), stats, row_max, x<X>(qkv), B, T, C, NH);
+                cpu::attention_naive_forward(x<X>(out), stats, row_max, x<X>(qkv), B, T, C, NH, NKV);
             else
-                cpu::attention_flash_forward(x<X>(out), stats, row_max, x<X>(qkv), B, T, C, NH);
+                cpu::attention_flash_forward(x<X>(out), stats, row_max, x<X>(qkv), B, T, C, NH, NKV);
         });
     }
     void attention_backward(AttentionKind kind, void* dqkv, const void* dout, const void* qkv, const void* out,
@@ -127,9 +127,9 @@ public:
         dispatch(dtype_, [&](auto t) {
             using X = decltype(t);
             if (kind == AttentionKind::naive)
-                cpu::attention_naive_backward(x<X>(dqkv), x<X>(dout), x<X>(qkv), stats, B, T, C, NH);
+                cpu::attention_naive_backward(x<X>(dqkv), x<X>(dout), x<X>(qkv), stats, B, T, C, NH, NKV);
             else
-                cpu::attention_flash_backward(x<X>(dqkv), x<X>(dout), x<X>(qkv), x<X>(out), stats, B, T, C, NH);
+                cpu::attention_flash_backward(x<X>(dqkv), x<X>(dout), x<X>(qkv), x<X>(out), stats, B, T, C, NH, NKV);
         });
     }
 
@@ -139,24 +139,76 @@ public:
                     "position " + std::to_string(t) + " outside the cache of " + std::to_string(S));
         dispatch(dtype_, [&](auto tag) {
             using X = decltype(tag);
-            cpu::attention_decode(x<X>(out), x<X>(qkv), B, S, t, C, NH);
+            cpu::attention_decode(x<X>(out), x<X>(qkv), B, S, t, C, NH, NKV);
         });
     }
 
-    void rmsnorm_forward(void*, float*, const void*, const void*, int, int) override { todo("rmsnorm_forward"); }
-    void rmsnorm_backward(void*, void*, const void*, const void*, const void*, const float*, int, int) override {
-        todo("rmsnorm_backward");
+    void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::rmsnorm_forward(x<X>(out), rstd, x<X>(inp), x<X>(weight), N, C);
+        });
     }
-    void qk_norm_forward(void*, float*, const void*, int, int, int, int) override { todo("qk_norm_forward"); }
-    void qk_norm_backward(void*, const void*, const void*, const float*, int, int, int, int) override {
-        todo("qk_norm_backward");
+    void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                          const float* rstd, int N, int C) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::rmsnorm_backward(x<X>(dinp), x<X>(dweight), x<X>(dout), x<X>(inp), x<X>(weight), rstd, N, C);
+        });
     }
-    void rope_forward(void*, int, int, int, int, int, float) override { todo("rope_forward"); }
-    void rope_backward(void*, int, int, int, int, int, float) override { todo("rope_backward"); }
-    void swiglu_forward(void*, const void*, int, int) override { todo("swiglu_forward"); }
-    void swiglu_backward(void*, const void*, const void*, int, int) override { todo("swiglu_backward"); }
-    void relu2_forward(void*, const void*, size_t) override { todo("relu2_forward"); }
-    void relu2_backward(void*, const void*, const void*, size_t) override { todo("relu2_backward"); }
+    void qk_norm_forward(void* out, float* rstd, const void* qkv, int N, int C, int NH, int NKV) override {
+        check_heads(C, NH, NKV);
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::qk_norm_forward(x<X>(out), rstd, x<X>(qkv), N, C, NH, NKV);
+        });
+    }
+    void qk_norm_backward(void* dqkv, const void* dout, const void* qkv, const float* rstd, int N, int C, int NH,
+                          int NKV) override {
+        check_heads(C, NH, NKV);
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::qk_norm_backward(x<X>(dqkv), x<X>(dout), x<X>(qkv), rstd, N, C, NH, NKV);
+        });
+    }
+    void rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta) override {
+        check_rope(C, NH, NKV);
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::rope_forward(x<X>(qkv), B, T, C, NH, NKV, theta);
+        });
+    }
+    void rope_backward(void* dqkv, int B, int T, int C, int NH, int NKV, float theta) override {
+        check_rope(C, NH, NKV);
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::rope_backward(x<X>(dqkv), B, T, C, NH, NKV, theta);
+        });
+    }
+    void swiglu_forward(void* out, const void* inp, int N, int H) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::swiglu_forward(x<X>(out), x<X>(inp), N, H);
+        });
+    }
+    void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int H) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::swiglu_backward(x<X>(dinp), x<X>(inp), x<X>(dout), N, H);
+        });
+    }
+    void relu2_forward(void* out, const void* inp, size_t n) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::relu2_forward(x<X>(out), x<X>(inp), n);
+        });
+    }
+    void relu2_backward(void* dinp, const void* inp, const void* dout, size_t n) override {
+        dispatch(dtype_, [&](auto t) {
+            using X = decltype(t);
+            cpu::relu2_backward(x<X>(dinp), x<X>(inp), x<X>(dout), n);
+        });
+    }
 
     void classifier_forward_backward(void* logits, float* losses, const int32_t* targets, int N, int V, int Vp,
                                      float dloss, bool write_dlogits) override {
@@ -215,9 +267,13 @@ private:
     static void check_heads(int C, int NH, int NKV) {
         SIXND_CHECK(NH > 0 && C % NH == 0, "attention",
                     "channels " + std::to_string(C) + " do not split into " + std::to_string(NH) + " heads");
-        SIXND_CHECK(NKV == NH, "attention", "grouped-query attention is not implemented yet (TEMP)");
+        SIXND_CHECK(NKV > 0 && NKV <= NH && NH % NKV == 0, "attention",
+                    std::to_string(NKV) + " key/value heads do not divide " + std::to_string(NH) + " heads");
     }
-    [[noreturn]] static void todo(const char* op) { throw Error(op, "not implemented yet (TEMP)"); }
+    static void check_rope(int C, int NH, int NKV) {
+        check_heads(C, NH, NKV);
+        SIXND_CHECK((C / NH) % 2 == 0, "rope", "head size " + std::to_string(C / NH) + " is odd");
+    }
 
     DType dtype_;
     MemoryBackend& mem_;

@@ -1,6 +1,7 @@
 // Token + position embedding.
 // forward:  out[B,T,C] = wte[inp[b,t],:] + wpe[t,:], one row per (b,t), parallel over rows.
 // backward: dwte[v,:] += sum of dout over the positions holding token v; dwpe[t,:] += sum_b dout[b,t,:].
+// wpe and dwpe may be null (--pos rope: no position embedding).
 // Positions are grouped by token with a stable sort, so each dwte row is owned by one thread,
 // summed in position order and rounded once: deterministic, no atomics, exact-once rounding in bf16.
 #include <algorithm>
@@ -18,6 +19,10 @@ void encoder_forward(X* out, const int32_t* inp, const X* wte, const X* wpe, int
         for (int t = 0; t < T; t++) {
             X* o = out + (static_cast<size_t>(b) * T + t) * C;
             const X* we = wte + static_cast<size_t>(inp[b * T + t]) * C;
+            if (!wpe) {
+                std::copy(we, we + C, o);
+                continue;
+            }
             const X* pe = wpe + static_cast<size_t>(t) * C;
 #pragma omp simd
             for (int c = 0; c < C; c++) o[c] = from_f32<X>(to_f32(we[c]) + to_f32(pe[c]));
@@ -53,7 +58,7 @@ void encoder_backward(X* dwte, X* dwpe, const X* dout, const int32_t* inp, int B
             for (int c = 0; c < C; c++) row[c] = from_f32<X>(acc[c]);
         }
 #pragma omp for
-        for (int t = 0; t < T; t++) {
+        for (int t = 0; t < (dwpe ? T : 0); t++) {
             X* row = dwpe + static_cast<size_t>(t) * C;
             for (int c = 0; c < C; c++) acc[c] = to_f32(row[c]);
             for (int b = 0; b < B; b++) {

@@ -54,17 +54,40 @@ template <typename X>
 void residual_forward(X* out, const X* a, const X* b, size_t n);
 
 template <typename X>
-void attention_naive_forward(X* out, float* probs, float* row_max, const X* qkv, int B, int T, int C, int NH);
+void attention_naive_forward(X* out, float* probs, float* row_max, const X* qkv, int B, int T, int C, int NH, int NKV);
 template <typename X>
-void attention_naive_backward(X* dqkv, const X* dout, const X* qkv, const float* probs, int B, int T, int C, int NH);
+void attention_naive_backward(X* dqkv, const X* dout, const X* qkv, const float* probs, int B, int T, int C, int NH,
+                              int NKV);
 template <typename X>
-void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, int B, int T, int C, int NH);
+void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, int B, int T, int C, int NH, int NKV);
 template <typename X>
 void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out, const float* lse, int B, int T, int C,
-                              int NH);
+                              int NH, int NKV);
 
 template <typename X>
-void attention_decode(X* out, const X* qkv, int B, int S, int t, int C, int NH);
+void attention_decode(X* out, const X* qkv, int B, int S, int t, int C, int NH, int NKV);
+
+template <typename X>
+void rmsnorm_forward(X* out, float* rstd, const X* inp, const X* weight, int N, int C);
+template <typename X>
+void rmsnorm_backward(X* dinp, X* dweight, const X* dout, const X* inp, const X* weight, const float* rstd, int N,
+                      int C);
+template <typename X>
+void qk_norm_forward(X* out, float* rstd, const X* qkv, int N, int C, int NH, int NKV);
+template <typename X>
+void qk_norm_backward(X* dqkv, const X* dout, const X* qkv, const float* rstd, int N, int C, int NH, int NKV);
+template <typename X>
+void rope_forward(X* qkv, int B, int T, int C, int NH, int NKV, float theta);
+template <typename X>
+void rope_backward(X* dqkv, int B, int T, int C, int NH, int NKV, float theta);
+template <typename X>
+void swiglu_forward(X* out, const X* inp, int N, int H);
+template <typename X>
+void swiglu_backward(X* dinp, const X* inp, const X* dout, int N, int H);
+template <typename X>
+void relu2_forward(X* out, const X* inp, size_t n);
+template <typename X>
+void relu2_backward(X* dinp, const X* inp, const X* dout, size_t n);
 
 template <typename X>
 void classifier_forward_backward(X* logits, float* losses, const int32_t* targets, int N, int V, int Vp, float dloss,

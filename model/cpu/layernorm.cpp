@@ -1,6 +1,6 @@
 // LayerNorm over the last dimension (eps 1e-5), optionally fused with the residual add before it.
 // forward:  per row (parallel over N): mean, then variance of (x - mean) (two passes, FP32),
-//           out = (x - mean) * rstd * w + b; mean[N] and rstd[N] are saved for backward.
+//           out = (x - mean) * rstd * w + b (b null: no bias); mean[N], rstd[N] saved for backward.
 // backward: per row, dinp += rstd * (w dout - mean(w dout) - norm * mean(w dout norm));
 //           dweight/dbias are summed over rows by column blocks, each block owned by one thread
 //           and walked in row order, so the sums are deterministic and rounded once.
@@ -28,8 +28,13 @@ void normalize_row(X* o, float* mean, float* rstd, const X* x, const X* w, const
         v += d * d;
     }
     const float r = 1.0f / std::sqrt(v / C + kEps);
+    if (b) {
 #pragma omp simd
-    for (int c = 0; c < C; c++) o[c] = from_f32<X>((to_f32(x[c]) - m) * r * to_f32(w[c]) + to_f32(b[c]));
+        for (int c = 0; c < C; c++) o[c] = from_f32<X>((to_f32(x[c]) - m) * r * to_f32(w[c]) + to_f32(b[c]));
+    } else {
+#pragma omp simd
+        for (int c = 0; c < C; c++) o[c] = from_f32<X>((to_f32(x[c]) - m) * r * to_f32(w[c]));
+    }
     *mean = m;
     *rstd = r;
 }
@@ -105,7 +110,7 @@ void layernorm_backward(X* dinp, X* dweight, X* dbias, const X* dout, const X* i
             }
             for (int c = 0; c < w; c++) {
                 dweight[c0 + c] = from_f32<X>(to_f32(dweight[c0 + c]) + dw[c]);
-                dbias[c0 + c] = from_f32<X>(to_f32(dbias[c0 + c]) + db[c]);
+                if (dbias) dbias[c0 + c] = from_f32<X>(to_f32(dbias[c0 + c]) + db[c]);
             }
         }
     }

@@ -65,6 +65,7 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const int32_t* inp, int B
     dim3 grid(N, ceil_div(C, block));
     encoder_backward_wte<<<grid, block, 0, s>>>(dwte, dout, tok_sorted, pos_sorted, N, C);
     SIXND_CUDA_LAUNCHED("encoder_backward_wte");
+    if (!dwpe) return;  // no position table (RoPE)
     encoder_backward_wpe<<<ceil_div(static_cast<size_t>(T_) * C, 256), 256, 0, s>>>(dwpe, dout, B, T_, C);
     SIXND_CUDA_LAUNCHED("encoder_backward_wpe");
 }

@@ -1,4 +1,4 @@
-// encoder_forward: out[B,T,C] = wte[inp[b,t], :] + wpe[t, :].
+// encoder_forward: out[B,T,C] = wte[inp[b,t], :] + wpe[t, :] (wpe null: no position table, RoPE).
 // One thread per 16-byte packet of out (C a multiple of the packet) or per element otherwise;
 // the embedding tables stay in L2, so the kernel runs at the speed of the write.
 #include "model/cuda/kernels.cuh"
@@ -34,7 +34,7 @@ __global__ void encoder_forward_scalar(T* out, const int32_t* inp, const T* wte,
     int c = static_cast<int>(idx % C);
     int t = static_cast<int>(bt % T_);
     out[idx] = from_float<T>(to_float(wte[static_cast<size_t>(inp[bt]) * C + c]) +
-                             to_float(wpe[static_cast<size_t>(t) * C + c]));
+                             (wpe ? to_float(wpe[static_cast<size_t>(t) * C + c]) : 0.0f));
 }
 
 }  // namespace
@@ -44,7 +44,7 @@ void encoder_forward(T* out, const int32_t* inp, const T* wte, const T* wpe, int
     constexpr int P = Packed128<T>::size;
     size_t n = static_cast<size_t>(B) * T_ * C;
     const int block = 256;
-    if (C % P == 0 && aligned16(out) && aligned16(wte) && aligned16(wpe)) {
+    if (wpe && C % P == 0 && aligned16(out) && aligned16(wte) && aligned16(wpe)) {
         encoder_forward_packed<<<ceil_div(n / P, block), block, 0, s>>>(out, inp, wte, wpe, T_, C, n / P);
     } else {
         encoder_forward_scalar<<<ceil_div(n, block), block, 0, s>>>(out, inp, wte, wpe, T_, C, n);

@@ -86,6 +86,23 @@ def run(tmp):
         Case("--vocab-size with an llm.c model", train("--init", "llmc:/nonexistent.bin"), ["--vocab-size", "--init random"],
              unchanged=[fresh], env=ENV),
         Case("--lr that is not a number", train("--lr", "abc"), ["--lr"], unchanged=[fresh], env=ENV),
+        # The architecture knobs (tiny: 4 heads of 12 channels).
+        flag("--n-layer", "0", ["[1,"]), flag("--n-head", "-2", ["[1,"]), flag("--n-embd", "0", ["[1,"]),
+        flag("--n-head", "5", ["not divisible", "48"]), flag("--n-embd", "50", ["not divisible", "50"]),
+        flag("--pos", "alibi", ["learned or rope"]), flag("--rope-theta", "1", ["above 1"]),
+        flag("--rope-theta", "nan", ["finite"]), flag("--norm", "batchnorm", ["layernorm or rmsnorm"]),
+        flag("--mlp", "geglu", ["gelu, swiglu or relu2"]), flag("--mlp-hidden", "-1", ["[0,"]),
+        flag("--qk-norm", "yes", ["on or off"]), flag("--tie-embeddings", "1", ["on or off"]),
+        flag("--bias", "none", ["on or off"]), flag("--n-kv-head", "3", ["divide", "4"]),
+        flag("--n-kv-head", "8", ["divide"]), flag("--n-kv-head", "-1", ["[0,"]),
+        flag("--model", "llama-huge", ["unknown preset", "llama-tiny"]),
+        Case("rope with an odd head size", train("--pos", "rope", "--n-embd", "36", "--n-head", "4"),
+             ["--pos", "even head size", "9"], unchanged=[fresh], env=ENV),
+        Case("--n-kv-head that does not divide an --n-head override",
+             train("--model", "llama-tiny", "--n-head", "3", "--n-kv-head", "2"), ["--n-kv-head", "divide", "3"],
+             unchanged=[fresh], env=ENV),
+        Case("a knob with an llm.c model", ["train", "--init", "llmc:/nonexistent.bin", "--norm", "rmsnorm", "--train-data",
+                                            data, "--out", fresh], ["--norm", "--init random"], unchanged=[fresh], env=ENV),
     ]
 
     # Loss spikes: detection, --on-spike and fault injection.
@@ -182,6 +199,8 @@ def run(tmp):
         Case("resume with another --model", train("--resume", "latest", "--model", "d6", out=res, steps=3),
              ["--resume", "fixes the model"], unchanged=[rck], env=ENV),
         Case("resume with another --vocab-size", train("--resume", "latest", "--vocab-size", "80", out=res, steps=3),
+             ["--resume", "fixes the model"], unchanged=[rck], env=ENV),
+        Case("resume with another --mlp", train("--resume", "latest", "--mlp", "relu2", out=res, steps=3),
              ["--resume", "fixes the model"], unchanged=[rck], env=ENV),
         Case("resume with another --seq-len", train("--resume", "latest", "--seq-len", "4", out=res, steps=3),
              ["--resume", "--seq-len 8 -> 4", "--allow-resume-changes"], unchanged=[rck], env=ENV),

@@ -53,6 +53,10 @@ def main():
                                "--batch", 2, "--seq-len", 16, "--steps", 1, "--dtype", "fp32", "--device", "cpu",
                                "--out", run).strip().splitlines()[-1])
         ck = out["checkpoint"]
+        out = json.loads(sixnd("train", "--init", "random", "--model", "tiny", "--vocab-size", V, "--train-data", shard,
+                               "--batch", 2, "--seq-len", 16, "--steps", 1, "--dtype", "fp32", "--device", "cpu",
+                               "--norm", "rmsnorm", "--out", os.path.join(d, "run-rms")).strip().splitlines()[-1])
+        ck_rms = out["checkpoint"]
         good = os.path.join(d, "good")
         sixnd("export", "--checkpoint", ck, "--out", good)
         tok = os.path.join(d, "tok.bin")
@@ -189,6 +193,8 @@ def main():
             Case("tokenizer vocabulary mismatch", exp + ["--out", out_dir, "--tokenizer", tok],
                  [tok, "280 tokens", "vocabulary is 300"], unchanged=[out_dir]),
             Case("unknown dtype", exp + ["--out", out_dir, "--dtype", "fp16"], ["--dtype", "fp16"], unchanged=[out_dir]),
+            Case("a model with an architecture knob", ["export", "--checkpoint", ck_rms, "--out", out_dir],
+                 [ck_rms, "GPT-2 only", "--norm rmsnorm"], unchanged=[out_dir]),
             Case("export into an empty directory", exp + ["--out", empty], [], exit_code=0, check=exported(empty)),
             Case("export over an earlier export", exp + ["--out", good, "--dtype", "bf16"], [], exit_code=0,
                  check=exported(good)),

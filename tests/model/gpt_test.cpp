@@ -1,6 +1,8 @@
 // Whole-model checks on the CPU: a gradient check of the tiny model by central finite
 // differences, recompute policies and attention kinds agreeing, the BF16 path against FP32,
-// and what the memory ledger says each policy costs.
+// and what the memory ledger says each policy costs. The first four also run on the knob
+// presets (llama-tiny: rope, rmsnorm, swiglu, GQA, untied, no biases; speedrun-tiny: rope,
+// rmsnorm, relu2, qk-norm, untied, no biases).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@ using namespace sixnd;
 namespace {
 
 constexpr int B = 2, T = 11;
+const char* const kPresets[] = {"tiny", "llama-tiny", "speedrun-tiny"};
 
 std::vector<int32_t> tokens(const GPTConfig& c, uint64_t seed) {
     return test::random_ints(static_cast<size_t>(B) * T + 1, seed, 0, c.vocab_size);
@@ -76,110 +79,122 @@ double mean_loss_f64(const std::vector<float>& logits, const std::vector<int32_t
 }  // namespace
 
 TEST(Gpt, GradientMatchesFiniteDifferences) {
-    GPTConfig c = preset_config("tiny");
-    ParamLayout l(c);
-    std::vector<float> p = params_for(c, l);
-    auto tok = tokens(c, 1);
-    Backend be = make_backend("cpu", DType::f32);
-    GPT m(c, *be.ops, ModelOptions{AttentionKind::naive, Recompute::none});
-    m.set_params(p);
-    m.zero_grad();
-    m.forward(tok.data(), tok.data() + 1, B, T, true);
-    m.backward();
-    std::vector<float> g = m.get_grads();
+    for (const char* preset : kPresets) {
+        SCOPED_TRACE(preset);
+        GPTConfig c = preset_config(preset);
+        ParamLayout l(c);
+        std::vector<float> p = params_for(c, l);
+        auto tok = tokens(c, 1);
+        Backend be = make_backend("cpu", DType::f32);
+        GPT m(c, *be.ops, ModelOptions{AttentionKind::naive, Recompute::none});
+        m.set_params(p);
+        m.zero_grad();
+        m.forward(tok.data(), tok.data() + 1, B, T, true);
+        m.backward();
+        std::vector<float> g = m.get_grads();
 
-    // For each tensor, a few random directions d: Gaussian weights on a random set of
-    // coordinates drawn in proportion to |g| (so the directional derivative g.d is not lost in
-    // FP32 rounding), normalised to |d| = 1. The directional derivative from central differences,
-    // Richardson-extrapolated (error O(h^4)) on the float64 loss of the logits, must match g.d
-    // within 1e-3 of sum |d_i g_i| — the size of the terms. The correct model's worst error is
-    // ~3e-4; scaling layernorm's bias gradient by 1.002 makes this test fail.
-    const double h = 5e-2;
-    Rng rng(7);
-    double worst = 0;
-    for (const auto& t : l.tensors()) {
-        double total = 0;
-        for (size_t i = 0; i < t.numel; i++) total += std::fabs(double(g[t.offset + i]));
-        ASSERT_GT(total, 1e-6) << t.name << " has a zero gradient";
-        for (int trial = 0; trial < 3; trial++) {
-            std::vector<std::pair<size_t, double>> d;  // (index in tensor, weight)
-            const size_t k = std::min<size_t>(t.numel, 16);
-            std::vector<double> picks(k);
-            for (auto& x : picks) x = rng.uniform() * total;
-            std::sort(picks.begin(), picks.end());
-            double run = 0;
-            size_t next = 0;
-            for (size_t i = 0; i < t.numel && next < k; i++) {
-                run += std::fabs(double(g[t.offset + i]));
-                bool picked = false;
-                while (next < k && picks[next] < run) next++, picked = true;
-                if (picked) d.emplace_back(i, rng.normal());
+        // For each tensor, a few random directions d: Gaussian weights on a random set of
+        // coordinates drawn in proportion to |g| (so the directional derivative g.d is not lost in
+        // FP32 rounding), normalised to |d| = 1. The directional derivative from central differences,
+        // Richardson-extrapolated (error O(h^4)) on the float64 loss of the logits, must match g.d
+        // within 1e-3 of sum |d_i g_i| — the size of the terms. The correct model's worst error is
+        // ~3e-4; scaling layernorm's bias gradient by 1.002 makes this test fail.
+        const double h = 5e-2;
+        Rng rng(7);
+        double worst = 0;
+        for (const auto& t : l.tensors()) {
+            double total = 0;
+            for (size_t i = 0; i < t.numel; i++) total += std::fabs(double(g[t.offset + i]));
+            ASSERT_GT(total, 1e-6) << t.name << " has a zero gradient";
+            for (int trial = 0; trial < 3; trial++) {
+                std::vector<std::pair<size_t, double>> d;  // (index in tensor, weight)
+                const size_t k = std::min<size_t>(t.numel, 16);
+                std::vector<double> picks(k);
+                for (auto& x : picks) x = rng.uniform() * total;
+                std::sort(picks.begin(), picks.end());
+                double run = 0;
+                size_t next = 0;
+                for (size_t i = 0; i < t.numel && next < k; i++) {
+                    run += std::fabs(double(g[t.offset + i]));
+                    bool picked = false;
+                    while (next < k && picks[next] < run) next++, picked = true;
+                    if (picked) d.emplace_back(i, rng.normal());
+                }
+                double dn = 0;
+                for (auto& [i, w] : d) dn += w * w;
+                dn = std::sqrt(dn);
+                double analytic = 0, scale = 0;
+                for (auto& [i, w] : d) {
+                    w /= dn;
+                    analytic += w * g[t.offset + i];
+                    scale += std::fabs(w * g[t.offset + i]);
+                }
+                auto loss_at = [&](double s) {
+                    std::vector<float> q = p;
+                    for (auto& [i, w] : d) q[t.offset + i] += static_cast<float>(s * w);
+                    m.set_params(q);
+                    m.forward(tok.data(), tok.data() + 1, B, T);
+                    return mean_loss_f64(m.get_logits(), tok, c.vocab_size);
+                };
+                auto central = [&](double step) { return (loss_at(step) - loss_at(-step)) / (2 * step); };
+                const double fd = (4 * central(h / 2) - central(h)) / 3;
+                const double err = std::fabs(fd - analytic) / scale;
+                worst = std::max(worst, err);
+                EXPECT_LT(err, 1e-3) << t.name << " direction " << trial << ": finite difference " << fd << " vs g.d "
+                                     << analytic << " (terms " << scale << ")";
             }
-            double dn = 0;
-            for (auto& [i, w] : d) dn += w * w;
-            dn = std::sqrt(dn);
-            double analytic = 0, scale = 0;
-            for (auto& [i, w] : d) {
-                w /= dn;
-                analytic += w * g[t.offset + i];
-                scale += std::fabs(w * g[t.offset + i]);
-            }
-            auto loss_at = [&](double s) {
-                std::vector<float> q = p;
-                for (auto& [i, w] : d) q[t.offset + i] += static_cast<float>(s * w);
-                m.set_params(q);
-                m.forward(tok.data(), tok.data() + 1, B, T);
-                return mean_loss_f64(m.get_logits(), tok, c.vocab_size);
-            };
-            auto central = [&](double step) { return (loss_at(step) - loss_at(-step)) / (2 * step); };
-            const double fd = (4 * central(h / 2) - central(h)) / 3;
-            const double err = std::fabs(fd - analytic) / scale;
-            worst = std::max(worst, err);
-            EXPECT_LT(err, 1e-3) << t.name << " direction " << trial << ": finite difference " << fd << " vs g.d "
-                                 << analytic << " (terms " << scale << ")";
         }
+        std::printf("%s: worst relative error of the directional derivatives: %.2e\n", preset, worst);
     }
-    std::printf("worst relative error of the directional derivatives: %.2e\n", worst);
 }
 
 TEST(Gpt, RecomputePoliciesGiveIdenticalGradients) {
-    GPTConfig c = preset_config("tiny");
-    std::vector<float> p = params_for(c, ParamLayout(c));
-    auto tok = tokens(c, 2);
-    for (AttentionKind att : {AttentionKind::naive, AttentionKind::flash}) {
-        RunResult none = run_model(c, DType::f32, att, Recompute::none, p, tok);
-        RunResult sel = run_model(c, DType::f32, att, Recompute::selective, p, tok);
-        RunResult full = run_model(c, DType::f32, att, Recompute::full, p, tok);
-        EXPECT_EQ(none.loss, sel.loss);
-        EXPECT_EQ(none.loss, full.loss);
-        EXPECT_EQ(none.grads, sel.grads) << "selective recompute changed the gradients";
-        EXPECT_EQ(none.grads, full.grads) << "full recompute changed the gradients";
-        EXPECT_LT(sel.activation_peak, none.activation_peak);
-        EXPECT_LT(full.activation_peak, sel.activation_peak);
+    for (const char* preset : kPresets) {
+        SCOPED_TRACE(preset);
+        GPTConfig c = preset_config(preset);
+        std::vector<float> p = params_for(c, ParamLayout(c));
+        auto tok = tokens(c, 2);
+        for (AttentionKind att : {AttentionKind::naive, AttentionKind::flash}) {
+            RunResult none = run_model(c, DType::f32, att, Recompute::none, p, tok);
+            RunResult sel = run_model(c, DType::f32, att, Recompute::selective, p, tok);
+            RunResult full = run_model(c, DType::f32, att, Recompute::full, p, tok);
+            EXPECT_EQ(none.loss, sel.loss);
+            EXPECT_EQ(none.loss, full.loss);
+            EXPECT_EQ(none.grads, sel.grads) << "selective recompute changed the gradients";
+            EXPECT_EQ(none.grads, full.grads) << "full recompute changed the gradients";
+            EXPECT_LT(sel.activation_peak, none.activation_peak);
+            EXPECT_LT(full.activation_peak, sel.activation_peak);
+        }
     }
 }
 
 TEST(Gpt, FlashAndNaiveAttentionAgree) {
-    GPTConfig c = preset_config("tiny");
-    std::vector<float> p = params_for(c, ParamLayout(c));
-    auto tok = tokens(c, 3);
-    RunResult naive = run_model(c, DType::f32, AttentionKind::naive, Recompute::none, p, tok);
-    RunResult flash = run_model(c, DType::f32, AttentionKind::flash, Recompute::none, p, tok);
-    EXPECT_NEAR(naive.loss, flash.loss, 1e-5 * naive.loss);
-    EXPECT_LT(test::rel_error(flash.grads, naive.grads), 1e-5);
-    EXPECT_LT(flash.activation_peak, naive.activation_peak);
+    for (const char* preset : kPresets) {
+        SCOPED_TRACE(preset);
+        GPTConfig c = preset_config(preset);
+        std::vector<float> p = params_for(c, ParamLayout(c));
+        auto tok = tokens(c, 3);
+        RunResult naive = run_model(c, DType::f32, AttentionKind::naive, Recompute::none, p, tok);
+        RunResult flash = run_model(c, DType::f32, AttentionKind::flash, Recompute::none, p, tok);
+        EXPECT_NEAR(naive.loss, flash.loss, 1e-5 * naive.loss);
+        EXPECT_LT(test::rel_error(flash.grads, naive.grads), 1e-5);
+        EXPECT_LT(flash.activation_peak, naive.activation_peak);
+    }
 }
 
 // BF16 storage rounds every activation and gradient to 8 mantissa bits: the loss stays within
 // 1% and the gradient within 5% (relative Frobenius norm) of the FP32 path on this model.
 TEST(Gpt, Bf16TracksFp32) {
-    GPTConfig c = preset_config("tiny");
-    std::vector<float> p = params_for(c, ParamLayout(c));
-    auto tok = tokens(c, 4);
-    RunResult f32 = run_model(c, DType::f32, AttentionKind::flash, Recompute::none, p, tok);
-    RunResult b16 = run_model(c, DType::bf16, AttentionKind::flash, Recompute::none, p, tok);
-    EXPECT_NEAR(b16.loss, f32.loss, 1e-2 * f32.loss);
-    EXPECT_LT(test::rel_error(b16.grads, f32.grads), 5e-2);
+    for (const char* preset : kPresets) {
+        SCOPED_TRACE(preset);
+        GPTConfig c = preset_config(preset);
+        std::vector<float> p = params_for(c, ParamLayout(c));
+        auto tok = tokens(c, 4);
+        RunResult f32 = run_model(c, DType::f32, AttentionKind::flash, Recompute::none, p, tok);
+        RunResult b16 = run_model(c, DType::bf16, AttentionKind::flash, Recompute::none, p, tok);
+        EXPECT_NEAR(b16.loss, f32.loss, 1e-2 * f32.loss);
+        EXPECT_LT(test::rel_error(b16.grads, f32.grads), 5e-2);
+    }
 }
 
 TEST(Gpt, DeterministicAcrossRuns) {

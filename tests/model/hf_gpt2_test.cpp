@@ -299,3 +299,19 @@ TEST(HfGpt2, WhatIsNotGpt2IsRefusedWithOneError) {
     EXPECT_NE(error_of(t.dir + "/absent").find("no such Hugging Face model directory"), std::string::npos);
     EXPECT_NE(error_of(t.dir).find("config.json"), std::string::npos);
 }
+
+// The Hugging Face export is GPT-2's: a knob model is refused naming the knob.
+TEST(HfGpt2, ExportRefusesKnobModels) {
+    Tmp t;
+    GPTConfig c = tiny();
+    c.mlp = MlpKind::relu2;
+    const ParamLayout l(c);
+    const std::vector<float> p(l.total(), 0.0f);
+    try {
+        save_hf_gpt2(t.dir, c, l, p.data(), DType::f32, DType::f32, std::nullopt, nullptr);
+        ADD_FAILURE() << "exported";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("--mlp relu2"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(t.dir + "/model.safetensors"));
+}

@@ -96,3 +96,23 @@ TEST(Init, Gpt2InitStatistics) {
     EXPECT_EQ(gpt2_init(l, c, 1), p);
     EXPECT_NE(gpt2_init(l, c, 2), p);
 }
+
+// llm.c files hold GPT-2 only: a knob model is refused naming the knob, and nothing is written.
+TEST(LlmcModel, RefusesKnobModels) {
+    Tmp t;
+    for (const char* preset : {"llama-tiny", "speedrun-tiny"}) {
+        GPTConfig c = preset_config(preset);
+        std::vector<float> p = gpt2_init(ParamLayout(c), c, 5);
+        try {
+            save_llmc_model(t.dir + "/m.bin", c, p, 3);
+            ADD_FAILURE() << preset << " was written";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("--pos rope"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("llm.c"), std::string::npos) << e.what();
+        }
+        EXPECT_FALSE(std::filesystem::exists(t.dir + "/m.bin"));
+    }
+    GPTConfig c = preset_config("tiny");
+    c.bias = false;
+    EXPECT_THROW(save_llmc_model(t.dir + "/m.bin", c, gpt2_init(ParamLayout(c), c, 5), 3), Error);
+}

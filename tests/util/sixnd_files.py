@@ -12,16 +12,43 @@ BLOCK_KINDS = ["ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bi
                "mlp.c_proj.weight", "mlp.c_proj.bias"]
 
 
+def mlp_hidden(model):
+    """The MLP's hidden width H of a model record (0 or absent: 4C, swiglu 8C/3 up to a multiple of 64)."""
+    C = model["n_embd"]
+    if model.get("mlp_hidden", 0) > 0:
+        return model["mlp_hidden"]
+    return (8 * C // 3 + 63) // 64 * 64 if model.get("mlp", "gelu") == "swiglu" else 4 * C
+
+
 def layout(model, align=64):
-    """([(name, offset, shape)], [(unit_begin, unit_end)]) for a meta.json "model" record."""
-    C, L = model["n_embd"], model["n_layer"]
-    block = {"ln_1.weight": (C,), "ln_1.bias": (C,), "attn.c_attn.weight": (3 * C, C), "attn.c_attn.bias": (3 * C,),
+    """([(name, offset, shape)], [(unit_begin, unit_end)]) for a meta.json "model" record; the
+    architecture knobs (absent: GPT-2's) drop or reshape tensors, never rename them."""
+    C, L, NH = model["n_embd"], model["n_layer"], model["n_head"]
+    hs = C // NH
+    nkv = model.get("n_kv_head", 0) or NH
+    H = mlp_hidden(model)
+    F = 2 * H if model.get("mlp", "gelu") == "swiglu" else H
+    bias = model.get("bias", True)
+    norm_bias = bias and model.get("norm", "layernorm") == "layernorm"
+    qw = C + 2 * nkv * hs
+    block = {"ln_1.weight": (C,), "ln_1.bias": (C,), "attn.c_attn.weight": (qw, C), "attn.c_attn.bias": (qw,),
              "attn.c_proj.weight": (C, C), "attn.c_proj.bias": (C,), "ln_2.weight": (C,), "ln_2.bias": (C,),
-             "mlp.c_fc.weight": (4 * C, C), "mlp.c_fc.bias": (4 * C,), "mlp.c_proj.weight": (C, 4 * C),
+             "mlp.c_fc.weight": (F, C), "mlp.c_fc.bias": (F,), "mlp.c_proj.weight": (C, H),
              "mlp.c_proj.bias": (C,)}
-    units = [[("wte", (model["padded_vocab_size"], C)), ("wpe", (model["max_seq_len"], C))]]
-    units += [[(f"h.{l}.{k}", block[k]) for k in BLOCK_KINDS] for l in range(L)]
-    units += [[("ln_f.weight", (C,)), ("ln_f.bias", (C,))]]
+
+    def present(k):
+        if k.startswith("ln_") and k.endswith(".bias"):
+            return norm_bias
+        return bias or not k.endswith(".bias")
+
+    emb = [("wte", (model["padded_vocab_size"], C))]
+    if model.get("pos", "learned") == "learned":
+        emb.append(("wpe", (model["max_seq_len"], C)))
+    if not model.get("tie_embeddings", True):
+        emb.append(("lm_head.weight", (model["padded_vocab_size"], C)))
+    units = [emb]
+    units += [[(f"h.{l}.{k}", block[k]) for k in BLOCK_KINDS if present(k)] for l in range(L)]
+    units += [[("ln_f.weight", (C,))] + ([("ln_f.bias", (C,))] if norm_bias else [])]
     tensors, spans, off = [], [], 0
     for u in units:
         begin = off

@@ -1,0 +1,57 @@
+"""The planner follows the architecture knobs: for short runs of llama-tiny (rope, rmsnorm,
+swiglu, grouped-query attention, untied, no biases) and speedrun-tiny (rope, rmsnorm, relu2,
+qk-norm, untied, no biases) under each recompute policy and both attention kinds,
+`sixnd plan --check` predicts the model-state bytes, the activations and workspace the memory
+ledger measured, and the FLOPs per step the log reports, exactly (ratio 1); and `sixnd plan
+--model` gives the presets a parameter count other than their GPT-2 shapes'."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import numpy as np  # noqa: E402
+import sixnd_files  # noqa: E402
+
+SIXND = os.environ["SIXND_BIN"]
+EXACT = ["memory.params", "memory.grads", "memory.adam_m", "memory.activations", "memory.workspace",
+         "flops_per_step"]
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "t.bin")
+        sixnd_files.write_shard(data, list(np.random.default_rng(0).integers(0, 101, 3000)))
+        for preset in ("llama-tiny", "speedrun-tiny"):
+            for recompute, attention in (("none", "naive"), ("selective", "flash"), ("full", "flash")):
+                tag = f"{preset} {recompute} {attention}"
+                log = os.path.join(tmp, f"{preset}_{recompute}.jsonl")
+                subprocess.run([SIXND, "train", "--init", "random", "--model", preset, "--train-data", data,
+                                "--device", "cpu", "--dtype", "bf16", "--batch", "2", "--seq-len", "32", "--steps", "2",
+                                "--recompute", recompute, "--attention", attention, "--peak-tflops", "1",
+                                "--out", os.path.join(tmp, f"{preset}_{recompute}"), "--log", log],
+                               check=True, capture_output=True)
+                r = subprocess.run([SIXND, "plan", "--check", log, "--json"], check=True, capture_output=True,
+                                   text=True)
+                rows = {x["quantity"]: x for x in json.loads(r.stdout)["rows"]}
+                for q in EXACT:
+                    if q not in rows or abs(rows[q]["ratio"] - 1) > 1e-9:
+                        failures.append(f"{tag}: {q} predicted/measured {rows.get(q, {}).get('ratio')}")
+                print(f"{tag}: activations {rows['memory.activations']['measured']:.0f} B, workspace "
+                      f"{rows['memory.workspace']['measured']:.0f} B, predicted exactly")
+
+        def params(model):
+            r = subprocess.run([SIXND, "plan", "--model", model, "--json"], check=True, capture_output=True, text=True)
+            return json.loads(r.stdout)["compute"].get("params")
+        for gpt2, other in (("d6", "llama-d6"), ("d6", "speedrun-d6")):
+            a, b = params(gpt2), params(other)
+            print(f"plan --model {gpt2}: N {a}; {other}: N {b}")
+            if a is None or b is None or a == b:
+                failures.append(f"plan gives {gpt2} and {other} the same matmul parameters ({a})")
+    return sixnd_files.report(failures, "planner on knob models")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
