@@ -64,9 +64,12 @@ ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_le
         case Recompute::selective: layers = L * layer_always + layer_kept; break;
         case Recompute::full: layers = layer_always + layer_kept; break;
     }
+    // The trainer keeps every attention row's largest logit (a spike's evidence), a float per
+    // row and head in each layer, whatever the recompute policy.
+    const double row_max = L * N * s.n_head * 4;
     ActivationBytes a;
-    a.activations = layers + N * ((L + 1) * C * e + 2 * C * e + 8 + s.padded_vocab * static_cast<double>(e) + 4 +
-                                  4 * norm_floats);
+    a.activations = layers + row_max +
+                    N * ((L + 1) * C * e + 2 * C * e + 8 + s.padded_vocab * static_cast<double>(e) + 4 + 4 * norm_floats);
     a.workspace = N * (2 * C + F + QW + (s.swiglu ? H : 0) + (s.qk_norm ? QW : 0)) * e;
     return a;
 }
