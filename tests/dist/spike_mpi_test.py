@@ -21,8 +21,7 @@ SIXND = os.environ["SIXND_BIN"]
 MPIRUN = shutil.which("mpirun")
 FP32_TOL = 1e-5
 GLOBAL_B, T, STEPS = 4, 16, 30
-ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_rmaps_base_oversubscribe="1",
-           OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+ENV = sixnd_files.MPI_ENV
 
 
 def train(tmp, name, np_, stage, extra):

@@ -27,8 +27,7 @@ BF16_TOL = 2e-2
 LEARNED = 0.8     # final loss / first loss of the one-process runs, at most (they reach ~0.72)
 RANK_DEATH_S = 10
 GLOBAL_B, T, STEPS = 4, 16, 10
-ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_rmaps_base_oversubscribe="1",
-           OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+ENV = sixnd_files.MPI_ENV
 
 
 def train(tmp, name, np_, stage, dtype="fp32", extra=()):

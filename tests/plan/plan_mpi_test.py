@@ -14,8 +14,7 @@ import sixnd_files  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
 MPIRUN = shutil.which("mpirun")
-ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_rmaps_base_oversubscribe="1",
-           OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+ENV = sixnd_files.MPI_ENV
 NP, B, T = 4, 1, 16
 
 
