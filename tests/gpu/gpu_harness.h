@@ -13,6 +13,7 @@
 
 #include "core/bf16.h"
 #include "core/memory.h"
+#include "model/cpu/cpu_ops.h"
 #include "model/cuda/cuda_ops.h"
 #include "model/ops.h"
 #include "tests/util/test_util.h"
@@ -129,6 +130,24 @@ private:
     HostMemory host_;
     std::unique_ptr<MemoryBackend> dev_mem_;
     std::unique_ptr<Ops> ref_ops_, dev_ops_, alt_ops_;
+};
+
+// A CUDA op against the CPU op (in FP32) with the same inputs, once per tested dtype; tol()
+// is the relative error the dtype allows, rnd() draws inputs from a seed fixed per suite.
+class CudaVsCpuTest : public ::testing::TestWithParam<DType> {
+protected:
+    explicit CudaVsCpuTest(uint64_t seed) : seed_(seed) {}
+    void SetUp() override {
+        SIXND_SKIP_WITHOUT_CUDA();
+        s = std::make_unique<Sides>(
+            GetParam(), [](DType d, MemoryBackend& m) { return make_cpu_ops(d, m); }, DType::f32);
+    }
+    double tol() const { return GetParam() == DType::bf16 ? 1e-2 : 1e-4; }
+    std::vector<float> rnd(size_t n, float lo = -1.0f, float hi = 1.0f) { return random_floats(n, seed_++, lo, hi); }
+    std::unique_ptr<Sides> s;
+
+private:
+    uint64_t seed_;
 };
 
 }  // namespace sixnd::test

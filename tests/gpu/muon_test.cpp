@@ -7,25 +7,14 @@
 
 #include <cmath>
 
-#include "model/cpu/cpu_ops.h"
 #include "tests/gpu/gpu_harness.h"
 
 namespace sixnd::test {
 namespace {
 
-class CudaMuonTest : public ::testing::TestWithParam<DType> {
+class CudaMuonTest : public CudaVsCpuTest {
 protected:
-    void SetUp() override {
-        SIXND_SKIP_WITHOUT_CUDA();
-        s = std::make_unique<Sides>(
-            GetParam(), [](DType d, MemoryBackend& m) { return make_cpu_ops(d, m); }, DType::f32);
-    }
-    double tol() const { return GetParam() == DType::bf16 ? 1e-2 : 1e-4; }
-    std::vector<float> rnd(size_t n, float lo = -1.0f, float hi = 1.0f) { return random_floats(n, seed_++, lo, hi); }
-    std::unique_ptr<Sides> s;
-
-private:
-    uint64_t seed_ = 20261201;
+    CudaMuonTest() : CudaVsCpuTest(20261201) {}
 };
 
 TEST_P(CudaMuonTest, Momentum) {
