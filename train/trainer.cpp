@@ -265,7 +265,7 @@ private:
     std::vector<int32_t> step_inputs_, step_targets_;
     std::vector<uint64_t> step_samples_;
     std::vector<float> step_token_losses_;
-    std::vector<float> attention_now_;  // the step's max pre-softmax logit per layer (empty: not tracked)
+    std::vector<float> attention_now_;  // the step's max pre-softmax logit per layer
 };
 
 std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o) {
@@ -1036,7 +1036,7 @@ TrainResult Run::go() {
             note_attention(micro == 0);
             model_.backward();
         }
-        if (world_ > 1 && !attention_now_.empty()) {
+        if (world_ > 1) {
             const size_t L = attention_now_.size();
             const std::vector<double> all = comm_.all_gather_host(std::vector<double>(attention_now_.begin(), attention_now_.end()));
             for (int r = 0; r < world_; r++)
