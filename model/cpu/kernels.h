@@ -18,12 +18,6 @@ namespace sixnd::cpu {
 // than this runs on the calling thread. Every kernel gives the same bits either way.
 constexpr size_t kMinParallelWork = size_t(1) << 16;
 inline bool worth_threads(size_t work) { return work >= kMinParallelWork; }
-// A conversion pass (widening bf16 to FP32, rounding back, comparing copies) moves bytes and does
-// no arithmetic to speak of: a second thread adds little bandwidth, and the region's fork and join
-// can cost more than the whole pass when the cores are busy, so such a pass takes threads only
-// from this many elements (16 MiB of FP32).
-constexpr size_t kMinParallelCopy = size_t(1) << 22;
-inline bool worth_copy_threads(size_t elements) { return elements >= kMinParallelCopy; }
 
 template <typename X>
 void encoder_forward(X* out, const int32_t* inp, const X* wte, const X* wpe, int B, int T, int C);

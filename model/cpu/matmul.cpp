@@ -51,7 +51,7 @@ void cap_onednn_isa() {
 
 // dst[rows, cols] (dense FP32) = src[rows, cols] with row stride ld.
 void widen_block(float* dst, const bf16* src, int rows, int cols, size_t ld) {
-#pragma omp parallel for schedule(static) if(worth_copy_threads(size_t(rows) * cols))
+#pragma omp parallel for schedule(static) if(worth_threads(size_t(rows) * cols))
     for (int r = 0; r < rows; r++) {
         const bf16* s = src + r * ld;
         float* d = dst + static_cast<size_t>(r) * cols;
@@ -62,7 +62,7 @@ void widen_block(float* dst, const bf16* src, int rows, int cols, size_t ld) {
 
 // c[rows, cols] (row stride ld) = round(acc[rows, cols] + bias[cols] + (accumulate ? c : 0)).
 void round_block(bf16* c, size_t ld, const float* acc, const bf16* bias, bool accumulate, int rows, int cols) {
-#pragma omp parallel for schedule(static) if(worth_copy_threads(size_t(rows) * cols))
+#pragma omp parallel for schedule(static) if(worth_threads(size_t(rows) * cols))
     for (int r = 0; r < rows; r++) {
         bf16* cr = c + r * ld;
         const float* ar = acc + static_cast<size_t>(r) * cols;

@@ -16,7 +16,7 @@ constexpr size_t kBlock = 4096;
 // Brings f32/snap up to date with w[0, n); fresh: nothing is there yet, skip the comparison.
 void refresh(float* f32, bf16* snap, const bf16* w, size_t n, bool fresh) {
     const size_t blocks = (n + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if(worth_copy_threads(n))
+#pragma omp parallel for schedule(static) if(worth_threads(n))
     for (size_t b = 0; b < blocks; b++) {
         const size_t i0 = b * kBlock, len = std::min(kBlock, n - i0);
         if (!fresh && std::memcmp(w + i0, snap + i0, len * sizeof(bf16)) == 0) continue;
