@@ -1,7 +1,10 @@
 // CPU feature detection: cpuid leaves 0, 1, 7 (subleaves 0 and 1), 0x16 and the brand string,
 // XCR0 for the OS-saved register state, /proc/cpuinfo for the core topology, and the clock from
-// the first of: cpuid leaf 0x16 base frequency, sysfs cpufreq base_frequency, the "@ x.xxGHz" of
-// the model name, /proc/cpuinfo "cpu MHz". No timing: two detections give the same answer.
+// the first of: the maximum (boost) clock the machine states (cpuid leaf 0x16, sysfs cpufreq
+// cpuinfo_max_freq), then a base or nominal one (cpuid leaf 0x16, sysfs base_frequency, the
+// "@ x.xxGHz" of the model name, /proc/cpuinfo "cpu MHz"). The maximum comes first because cores
+// run at it under load where they can, and a peak below what the cores reach makes MFU read
+// high (as GPU peaks are quoted at the boost clock). No timing: two detections give the same answer.
 #include "core/cpu_features.h"
 
 #include <sched.h>
@@ -42,7 +45,7 @@ unsigned long long xcr0() {
 
 bool bit(unsigned v, int i) { return (v >> i) & 1u; }
 
-void detect_isa(CpuFeatures& f) {
+void detect_isa(CpuFeatures& f, ClockEvidence& clocks) {
     const Regs l0 = cpuid(0);
     const unsigned max_leaf = l0.a;
     char vendor[13] = {};
@@ -78,15 +81,13 @@ void detect_isa(CpuFeatures& f) {
         f.model_name = first == std::string::npos ? "" : f.model_name.substr(first);
     }
     if (max_leaf >= 0x16) {
-        const unsigned mhz = cpuid(0x16).a & 0xffff;
-        if (mhz > 0) {
-            f.clock_ghz = mhz / 1000.0;
-            f.clock_source = "cpuid leaf 0x16 base frequency";
-        }
+        const Regs l16 = cpuid(0x16);
+        clocks.cpuid_base_mhz = l16.a & 0xffff;
+        clocks.cpuid_max_mhz = l16.b & 0xffff;
     }
 }
 #else
-void detect_isa(CpuFeatures&) {}
+void detect_isa(CpuFeatures&, ClockEvidence&) {}
 #endif
 
 // SIXND_CPU_ISA: clears what the named CPU kind lacks.
@@ -141,32 +142,26 @@ void detect_cores(CpuFeatures& f, std::string& cpuinfo_mhz, std::string& cpuinfo
     f.physical_cores = cores.empty() ? f.logical_cpus : static_cast<int>(cores.size());
 }
 
-void detect_clock(CpuFeatures& f, const std::string& cpuinfo_mhz) {
-    if (f.clock_ghz > 0) return;
-    std::ifstream base("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency");
+double read_khz(const char* path) {
+    std::ifstream in(path);
     double khz = 0;
-    if (base >> khz && khz > 0) {
-        f.clock_ghz = khz / 1e6;
-        f.clock_source = "sysfs cpufreq base_frequency";
-        return;
-    }
-    std::smatch m;
-    static const std::regex at_ghz(R"(@\s*([0-9]+(\.[0-9]+)?)\s*GHz)");
-    if (std::regex_search(f.model_name, m, at_ghz)) {
-        f.clock_ghz = std::atof(m[1].str().c_str());
-        f.clock_source = "model name";
-        return;
-    }
-    const double mhz = std::atof(cpuinfo_mhz.c_str());
-    if (mhz > 0) {
-        f.clock_ghz = mhz / 1000.0;
-        f.clock_source = "/proc/cpuinfo cpu MHz";
-        return;
-    }
-    f.clock_source = "unknown";
+    return in >> khz && khz > 0 ? khz : 0;
 }
 
 }  // namespace
+
+CpuClock pick_clock(const ClockEvidence& e) {
+    if (e.cpuid_max_mhz > 0) return {e.cpuid_max_mhz / 1000.0, "cpuid leaf 0x16 maximum frequency", true};
+    if (e.sysfs_max_khz > 0) return {e.sysfs_max_khz / 1e6, "sysfs cpufreq cpuinfo_max_freq", true};
+    if (e.cpuid_base_mhz > 0) return {e.cpuid_base_mhz / 1000.0, "cpuid leaf 0x16 base frequency", false};
+    if (e.sysfs_base_khz > 0) return {e.sysfs_base_khz / 1e6, "sysfs cpufreq base_frequency", false};
+    std::smatch m;
+    static const std::regex at_ghz(R"(@\s*([0-9]+(\.[0-9]+)?)\s*GHz)");
+    if (std::regex_search(e.model_name, m, at_ghz)) return {std::atof(m[1].str().c_str()), "model name", false};
+    const double mhz = std::atof(e.cpuinfo_mhz.c_str());
+    if (mhz > 0) return {mhz / 1000.0, "/proc/cpuinfo cpu MHz", false};
+    return {0, "unknown", false};
+}
 
 std::string CpuFeatures::flags() const {
     std::string s;
@@ -180,16 +175,23 @@ nlohmann::json CpuFeatures::to_json() const {
     return {{"vendor", vendor},           {"model_name", model_name},         {"family", family},
             {"model", model},             {"flags", flags()},                 {"isa_cap", isa_cap},
             {"native_bf16", native_bf16()}, {"logical_cpus", logical_cpus}, {"physical_cores", physical_cores},
-            {"clock_ghz", clock_ghz},     {"clock_source", clock_source}};
+            {"clock_ghz", clock_ghz},     {"clock_source", clock_source},     {"clock_is_max", clock_is_max}};
 }
 
 CpuFeatures detect_cpu_features() {
     CpuFeatures f;
-    detect_isa(f);
-    std::string mhz, model;
-    detect_cores(f, mhz, model);
+    ClockEvidence clocks;
+    detect_isa(f, clocks);
+    std::string model;
+    detect_cores(f, clocks.cpuinfo_mhz, model);
     if (f.model_name.empty()) f.model_name = model;
-    detect_clock(f, mhz);
+    clocks.model_name = f.model_name;
+    clocks.sysfs_max_khz = read_khz("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+    clocks.sysfs_base_khz = read_khz("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency");
+    const CpuClock c = pick_clock(clocks);
+    f.clock_ghz = c.ghz;
+    f.clock_source = c.source;
+    f.clock_is_max = c.is_max;
     apply_cap(f);
     return f;
 }

@@ -24,6 +24,7 @@ struct CpuFeatures {
     int physical_cores = 1;          // distinct (package, core) among them
     double clock_ghz = 0;            // 0: not known
     std::string clock_source;        // where clock_ghz came from
+    bool clock_is_max = false;       // clock_ghz is the maximum (boost) clock, not a base or nominal one
 
     // BF16 dot products in hardware (AVX512-BF16 or AMX); without them BF16 storage is
     // converted to FP32 for the arithmetic.
@@ -31,6 +32,22 @@ struct CpuFeatures {
     std::string flags() const;  // e.g. "avx2 fma avx512f avx512_bf16"
     nlohmann::json to_json() const;
 };
+
+// What the machine states of its clock; 0 or empty where a source says nothing.
+struct ClockEvidence {
+    unsigned cpuid_max_mhz = 0, cpuid_base_mhz = 0;  // cpuid leaf 0x16 (Intel since Skylake)
+    double sysfs_max_khz = 0, sysfs_base_khz = 0;    // cpufreq cpuinfo_max_freq, base_frequency
+    std::string model_name;                          // its "@ x.xxGHz", if any
+    std::string cpuinfo_mhz;                         // /proc/cpuinfo "cpu MHz" (current or nominal)
+};
+struct CpuClock {
+    double ghz = 0;  // 0: unknown
+    std::string source;
+    bool is_max = false;
+};
+// The clock a peak is computed at: the first stated maximum (boost) clock, else the first base or
+// nominal one (see cpu_features.cpp for the order). Pure: no timing, no I/O.
+CpuClock pick_clock(const ClockEvidence& e);
 
 // Detected on first use, then the same object for the life of the process.
 const CpuFeatures& cpu_features();

@@ -80,12 +80,20 @@ CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores) {
                        fixed(flops / 1e9, 1) + " GFLOP/s"};
 }
 
+std::string peak_below_ceiling_note(const CpuPeak& peak, const CpuFeatures& f, double achievable) {
+    if (peak.flops_per_s <= 0 || achievable <= peak.flops_per_s) return "";
+    return "the measured matmul ceiling (" + fixed(achievable / 1e9, 1) + " GFLOP/s) is " +
+           fixed(achievable / peak.flops_per_s, 2) + "x the peak computed from the CPU's features: the cores run above the " +
+           fixed(f.clock_ghz, 3) + " GHz of " + f.clock_source + (f.clock_is_max ? "" : " (a base or nominal clock)") +
+           ", so MFU reads high; --peak-tflops sets the peak";
+}
+
 PeakFlops peak_flops(Backend& be, double override_tflops) {
     const std::string dt = dtype_name(be.ops->dtype());
-    if (override_tflops > 0) return {override_tflops * 1e12, "--peak-tflops", "--peak-tflops", 0, ""};
+    if (override_tflops > 0) return {override_tflops * 1e12, "--peak-tflops", "--peak-tflops", 0, "", ""};
     if (be.table_peak_tflops > 0) {
         const std::string kind = be.ops->dtype() == DType::bf16 ? "bf16 dense" : "tf32 dense";
-        return {be.table_peak_tflops * 1e12, "table: " + be.device_name + " " + kind, be.device_name + " " + kind + " peak", 0, ""};
+        return {be.table_peak_tflops * 1e12, "table: " + be.device_name + " " + kind, be.device_name + " " + kind + " peak", 0, "", ""};
     }
     PeakFlops p;
     p.achievable = measure_matmul_ceiling(be);
@@ -98,6 +106,7 @@ PeakFlops peak_flops(Backend& be, double override_tflops) {
             p.flops_per_s = cp.flops_per_s;
             p.source = cp.source;
             p.against = "cpu " + dt + " peak";
+            p.note = peak_below_ceiling_note(cp, cpu_features(), p.achievable);
             return p;
         }
     }

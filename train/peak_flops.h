@@ -18,6 +18,9 @@ struct PeakFlops {
     std::string against;  // what MFU is against, for the progress line: "cpu bf16 peak", ...
     double achievable = 0;          // CPU: the measured matmul ceiling (0: not measured)
     std::string achievable_source;  // "measured matmul ceiling (bf16, 512x1024x1024)"
+    // Set where the computed CPU peak is below the measured ceiling (the clock it was computed at
+    // is a base or nominal one, and the cores run faster): MFU then reads high, and this says so.
+    std::string note;
 };
 
 struct CpuPeak {
@@ -34,5 +37,8 @@ struct CpuPeak {
 CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores);
 
 PeakFlops peak_flops(Backend& be, double override_tflops);
+
+// The note above for a computed peak and a measured ceiling; empty when the peak is not below it.
+std::string peak_below_ceiling_note(const CpuPeak& peak, const CpuFeatures& f, double achievable);
 
 }  // namespace sixnd

@@ -244,6 +244,7 @@ private:
     json data_info_;
     std::unique_ptr<RunLog> log_;
     bool tty_ = false;
+    bool mfu_over_peak_warned_ = false;
     std::chrono::steady_clock::time_point run_start_;
     float evaluated_ = 0;  // the last validation loss
     // Validation bits per byte (issue 16): needs --tokenizer to count the bytes of the decoded
@@ -467,6 +468,7 @@ void Run::write_header() {
                  {"peak_source", peak_.source},
                  {"achievable_flops", peak_.achievable},
                  {"achievable_source", peak_.achievable_source},
+                 {"peak_note", peak_.note},
                  {"cpu", cpu_host_json()},
                  {"flops_per_token", fpt_.model},
                  {"hw_flops_per_token", fpt_.hardware},
@@ -483,6 +485,7 @@ void Run::write_header() {
                  ", ZeRO-" + std::to_string(o_.zero_stage) + ", " + std::to_string(step_tokens_) + " tokens/step (" +
                  std::to_string(accum_) + " micro-steps of " + std::to_string(world_) + "x" + std::to_string(o_.batch) +
                  "x" + std::to_string(o_.seq_len) + ")");
+    if (root_ && !peak_.note.empty()) log_warn(peak_.note);
 }
 
 // The global gradient norm: each rank sums the squares of the gradients it holds; stages 1-3
@@ -1123,6 +1126,12 @@ TrainResult Run::go() {
             log_->event("eval", done, ev);
         }
         log_->write(rec);
+        if (root_ && mfu > 1.0 && !mfu_over_peak_warned_) {
+            mfu_over_peak_warned_ = true;
+            log_warn("step " + std::to_string(done) + ": MFU " + std::to_string(int(mfu * 100 + 0.5)) +
+                     "% is above the peak it is measured against (" + peak_.source +
+                     "): the device runs faster than that peak assumes, so MFU reads high; --peak-tflops sets the peak");
+        }
         progress(done, loss, norm, lr, secs, mfu);
         end_step(done, result);
         step = done;

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
                            {"batch", B}, {"seq_len", T}, {"step_ms", dt * 1e3}, {"tokens_per_s", tps},
                            {"mfu", f.model * tps / peak.flops_per_s}, {"hfu", f.hardware * tps / peak.flops_per_s},
                            {"peak_tflops", peak.flops_per_s / 1e12}, {"peak_source", peak.source},
-                           {"achievable_flops", peak.achievable}, {"threads", omp_get_max_threads()}, {"cpu", cpu_host_json()},
+                           {"achievable_flops", peak.achievable}, {"peak_note", peak.note}, {"threads", omp_get_max_threads()}, {"cpu", cpu_host_json()},
                            {"activation_bytes", l.peak(MemCategory::activations)},
                            {"workspace_bytes", l.peak(MemCategory::workspace)},
                            {"peak_bytes", l.peak_total()}};

@@ -86,3 +86,49 @@ TEST(CpuPeak, TrainerPeakOnTheCpuIsTheComputedOne) {
     EXPECT_EQ(peak_flops(be, 7).flops_per_s, 7e12);
     EXPECT_EQ(peak_flops(be, 7).against, "--peak-tflops");
 }
+
+TEST(CpuPeak, ClockPrefersTheStatedMaximum) {
+    ClockEvidence e;
+    e.cpuinfo_mhz = "2596.140";
+    e.model_name = "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz";
+    e.sysfs_base_khz = 2000000;
+    e.cpuid_base_mhz = 2000;
+    CpuClock c = pick_clock(e);
+    EXPECT_DOUBLE_EQ(c.ghz, 2.0);
+    EXPECT_EQ(c.source, "cpuid leaf 0x16 base frequency");
+    EXPECT_FALSE(c.is_max);
+    e.sysfs_max_khz = 3200000;
+    c = pick_clock(e);
+    EXPECT_DOUBLE_EQ(c.ghz, 3.2);
+    EXPECT_TRUE(c.is_max);
+    e.cpuid_max_mhz = 3300;
+    EXPECT_EQ(pick_clock(e).source, "cpuid leaf 0x16 maximum frequency");
+    EXPECT_DOUBLE_EQ(pick_clock(e).ghz, 3.3);
+    // A VM that states nothing but the nominal clock (AMD: no leaf 0x16, no cpufreq).
+    ClockEvidence vm;
+    vm.model_name = "AMD EPYC";
+    vm.cpuinfo_mhz = "2596.140";
+    c = pick_clock(vm);
+    EXPECT_DOUBLE_EQ(c.ghz, 2.59614);
+    EXPECT_EQ(c.source, "/proc/cpuinfo cpu MHz");
+    EXPECT_FALSE(c.is_max);
+    vm.model_name = "Intel(R) Xeon(R) CPU @ 2.30GHz";
+    EXPECT_DOUBLE_EQ(pick_clock(vm).ghz, 2.3);
+    EXPECT_EQ(pick_clock(ClockEvidence{}).ghz, 0);
+}
+
+TEST(CpuPeak, NoteWhenTheMeasuredCeilingIsAboveThePeak) {
+    CpuFeatures f = synthetic("AuthenticAMD", 0x19, false, false, false);
+    f.clock_source = "/proc/cpuinfo cpu MHz";
+    const CpuPeak p = cpu_peak(f, DType::f32, 2);  // 147.2 GFLOP/s
+    EXPECT_EQ(peak_below_ceiling_note(p, f, 0), "");
+    EXPECT_EQ(peak_below_ceiling_note(p, f, p.flops_per_s), "");
+    const std::string note = peak_below_ceiling_note(p, f, 1.25 * p.flops_per_s);
+    EXPECT_NE(note.find("184.0 GFLOP/s"), std::string::npos) << note;
+    EXPECT_NE(note.find("1.25x"), std::string::npos) << note;
+    EXPECT_NE(note.find("2.300 GHz of /proc/cpuinfo cpu MHz (a base or nominal clock)"), std::string::npos) << note;
+    EXPECT_NE(note.find("--peak-tflops"), std::string::npos) << note;
+    f.clock_is_max = true;
+    EXPECT_EQ(peak_below_ceiling_note(p, f, 1.25 * p.flops_per_s).find("base or nominal"), std::string::npos);
+    EXPECT_EQ(peak_below_ceiling_note(CpuPeak{}, f, 1e12), "");  // no computed peak, nothing to compare
+}
