@@ -14,7 +14,9 @@ namespace {
 
 constexpr int kCeilN = 512, kCeilC = 1024, kCeilOC = 1024;
 
-// Best of a few timed runs of one large square-ish matmul in the model's dtype.
+// Best of ten timed runs of one large square-ish matmul in the model's dtype: the best, since
+// another process on the cores only ever slows a run down, and ten, since one that shares them
+// (a test beside it) leaves only some runs undisturbed.
 double measure_matmul_ceiling(Backend& be) {
     Ops& ops = *be.ops;
     MemoryBackend& mem = *be.memory;
@@ -27,7 +29,7 @@ double measure_matmul_ceiling(Backend& be) {
     upload_f32(mem, a.get(), dt, ones.data(), size_t(N) * C);
     upload_f32(mem, w.get(), dt, ones.data(), size_t(OC) * C);
     double best = 0;
-    for (int rep = 0; rep < 5; rep++) {
+    for (int rep = 0; rep < 11; rep++) {
         auto t0 = std::chrono::steady_clock::now();
         ops.matmul_forward(o.get(), nullptr, a.get(), w.get(), nullptr, N, C, OC);
         mem.sync();
