@@ -3,7 +3,9 @@
 // they are dotted with a row) are held transposed, [hs][ld], so that the scores of one query
 // against many keys are a vectorised loop across keys rather than one horizontal sum per key.
 #pragma once
+#include <cmath>
 #include <cstddef>
+#include <cstring>
 
 #include "core/bf16.h"
 
@@ -36,6 +38,75 @@ inline void dot_columns(float* s, const float* q, const float* kt, int hs, int l
         const float* row = kt + static_cast<size_t>(i) * ld;
 #pragma omp simd
         for (int c = 0; c < n; c++) s[c] += qi * row[c];
+    }
+}
+
+// Eight floats as one value, for accumulators the compiler must keep in registers: a local
+// float array in a loop that also stores through pointers stays in memory (it cannot prove the
+// pointers miss it). GCC/Clang vector extension: one AVX register where there is one, two SSE
+// ones otherwise, plain floats on other targets.
+typedef float f32x8 __attribute__((vector_size(32)));
+inline f32x8 load8(const float* p) {
+    f32x8 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+inline void store8(float* p, f32x8 v) { std::memcpy(p, &v, sizeof v); }
+
+// dot_columns for two rows at once, each against its own transposed tile (which may be the
+// same): s0[c] = q0 . kt0[:, c], s1[c] = q1 . kt1[:, c] for c < N (a multiple of 8). Two rows
+// give twice the independent FMA chains of one; each sum runs in dot_columns' order (same bits).
+template <int N>
+inline void dot_columns2(float* s0, float* s1, const float* q0, const float* kt0, const float* q1, const float* kt1,
+                         int hs, int ld) {
+    static_assert(N % 8 == 0, "whole vectors");
+    constexpr int V = N / 8;
+    f32x8 a0[V] = {}, a1[V] = {};
+    for (int i = 0; i < hs; i++) {
+        const float x0 = q0[i], x1 = q1[i];
+        const float* r0 = kt0 + static_cast<size_t>(i) * ld;
+        const float* r1 = kt1 + static_cast<size_t>(i) * ld;
+#pragma GCC unroll 8
+        for (int v = 0; v < V; v++) {
+            a0[v] += x0 * load8(r0 + 8 * v);
+            a1[v] += x1 * load8(r1 + 8 * v);
+        }
+    }
+    for (int v = 0; v < V; v++) {
+        store8(s0 + 8 * v, a0[v]);
+        store8(s1 + 8 * v, a1[v]);
+    }
+}
+
+// y[0, 8V) += sum over c < m, in order, of w[c * ldw] * x[c * ldx + 0, 8V), y in registers.
+template <int V>
+inline void accumulate_block(float* y, const float* w, size_t ldw, const float* x, size_t ldx, int m) {
+    f32x8 acc[V];
+    for (int v = 0; v < V; v++) acc[v] = load8(y + 8 * v);
+    for (int c = 0; c < m; c++) {
+        const float wc = w[c * ldw];
+        const float* xr = x + c * ldx;
+#pragma GCC unroll 8
+        for (int v = 0; v < V; v++) acc[v] += wc * load8(xr + 8 * v);
+    }
+    for (int v = 0; v < V; v++) store8(y + 8 * v, acc[v]);
+}
+
+// y[0, n) += sum over c < m, in order, of w[c * ldw] * x[c * ldx + 0, n): m rows of x, weighted.
+// Per element this is axpy(y, w[c], x row c) for c = 0, 1, ... with one fused multiply-add each
+// (same bits), but y stays in registers across the m rows instead of being loaded and stored
+// for each. The tail past a multiple of 8 uses std::fma, since the compiler may split a plain
+// scalar a += b * c into a multiply and an add.
+inline void accumulate_rows(float* y, const float* w, size_t ldw, const float* x, size_t ldx, int m, int n) {
+    int i0 = 0;
+    for (; i0 + 64 <= n; i0 += 64) accumulate_block<8>(y + i0, w, ldw, x + i0, ldx, m);
+    if (i0 + 32 <= n) accumulate_block<4>(y + i0, w, ldw, x + i0, ldx, m), i0 += 32;
+    if (i0 + 16 <= n) accumulate_block<2>(y + i0, w, ldw, x + i0, ldx, m), i0 += 16;
+    if (i0 + 8 <= n) accumulate_block<1>(y + i0, w, ldw, x + i0, ldx, m), i0 += 8;
+    for (; i0 < n; i0++) {
+        float acc = y[i0];
+        for (int c = 0; c < m; c++) acc = std::fma(w[c * ldw], x[c * ldx + i0], acc);
+        y[i0] = acc;
     }
 }
 

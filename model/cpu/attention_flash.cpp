@@ -11,6 +11,10 @@
 //   past: P = exp(q k^T / sqrt(hs) - lse), dV += P^T dO, dS = P (dO V^T - D), dK += dS^T q,
 //   dQ += dS k. Besides the tiles, a thread holds its query head's q, dO, dQ and its kv head's
 //   dK, dV in FP32 ([T,hs] each): O(T).
+// Both directions work a kTile x kTile block of scores at a time: scores two rows at once
+// (dot_columns2), then each output row summed over the block's rows in registers
+// (accumulate_rows). Every output element still sums its terms in the order of a row-at-a-time
+// loop, so the blocking changes the speed, not the bits.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -34,7 +38,7 @@ void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, i
     const size_t tile = static_cast<size_t>(kTile) * hs;
 #pragma omp parallel if(worth_threads(size_t(B) * NH * T * T * hs))
     {
-        std::vector<float> q(tile), o(tile), kt(tile), v(tile), s(kTile), m(kTile), l(kTile);
+        std::vector<float> q(tile), o(tile), kt(tile), v(tile), s(kTile * kTile), m(kTile), l(kTile);
 #pragma omp for collapse(3) schedule(dynamic)
         for (int b = 0; b < B; b++) {
             for (int h = 0; h < NH; h++) {
@@ -52,23 +56,28 @@ void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, i
                             load_column(kt.data(), kTile, c, qkv + hv.k(b, j0 + c, h / group), hs);
                             load_row(&v[static_cast<size_t>(c) * hs], qkv + hv.v(b, j0 + c, h / group), hs);
                         }
+                        // All kTile columns: a fixed trip count keeps the scores in registers;
+                        // columns past a row's `valid` (stale or masked) are never read.
+                        for (int r = 0; r < rows; r += 2) {
+                            const int r1 = std::min(r + 1, rows - 1);
+                            dot_columns2<kTile>(&s[static_cast<size_t>(r) * kTile], &s[static_cast<size_t>(r1) * kTile],
+                                                &q[static_cast<size_t>(r) * hs], kt.data(), &q[static_cast<size_t>(r1) * hs],
+                                                kt.data(), hs, kTile);
+                        }
                         for (int r = 0; r < rows; r++) {
                             const int valid = std::min(cols, i0 + r - j0 + 1);  // causal mask
                             if (valid <= 0) continue;
-                            // All kTile columns: a fixed trip count keeps the scores in registers;
-                            // columns past `valid` (stale or masked) are never read.
-                            dot_columns(s.data(), &q[static_cast<size_t>(r) * hs], kt.data(), hs, kTile, kTile);
+                            float* sr = &s[static_cast<size_t>(r) * kTile];
                             float mx = m[r];
-                            for (int c = 0; c < valid; c++) mx = s[c] > mx ? s[c] : mx;
+                            for (int c = 0; c < valid; c++) mx = sr[c] > mx ? sr[c] : mx;
                             const float alpha = exp_fast(m[r] - mx);
                             float* orow = &o[static_cast<size_t>(r) * hs];
                             for (int i = 0; i < hs; i++) orow[i] *= alpha;
+#pragma omp simd
+                            for (int c = 0; c < valid; c++) sr[c] = exp_fast(sr[c] - mx);
                             float sum = 0.0f;
-                            for (int c = 0; c < valid; c++) {
-                                const float p = exp_fast(s[c] - mx);
-                                sum += p;
-                                axpy(orow, p, &v[static_cast<size_t>(c) * hs], hs);
-                            }
+                            for (int c = 0; c < valid; c++) sum += sr[c];
+                            accumulate_rows(orow, sr, 1, v.data(), hs, valid, hs);
                             l[r] = l[r] * alpha + sum;
                             m[r] = mx;
                         }
@@ -95,7 +104,7 @@ void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out
 #pragma omp parallel if(worth_threads(size_t(B) * NH * T * T * hs))
     {
         std::vector<float> q(th), dO(th), dq(th), dk(th), dv(th), D(T), k(tile), kt(tile), vt(tile), orow(hs),
-            sp(kTile), sds(kTile);
+            sp(kTile * kTile), sds(kTile * kTile);
 #pragma omp for collapse(2) schedule(dynamic)
         for (int b = 0; b < B; b++) {
             for (int kh = 0; kh < NKV; kh++) {
@@ -124,27 +133,36 @@ void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out
                         // Query tiles strictly above this key tile's diagonal see none of its keys.
                         for (int i0 = j0; i0 < T; i0 += kTile) {
                             const int rows = std::min(kTile, T - i0);
+                            // P and dS of the block, row r at sp[r * kTile], sds[r * kTile]. dS
+                            // without the 1/sqrt(hs): dK gets it through the pre-scaled q, dQ
+                            // gets it once at the end.
                             for (int r = 0; r < rows; r++) {
+                                const size_t at = (static_cast<size_t>(i0) + r) * hs;
+                                dot_columns2<kTile>(&sp[static_cast<size_t>(r) * kTile], &sds[static_cast<size_t>(r) * kTile],
+                                                    &q[at], kt.data(), &dO[at], vt.data(), hs, kTile);
+                                float* p = &sp[static_cast<size_t>(r) * kTile];
+                                float* ds = &sds[static_cast<size_t>(r) * kTile];
                                 const int i = i0 + r;
-                                const int valid = std::min(cols, i - j0 + 1);
-                                const float* qi = &q[static_cast<size_t>(i) * hs];
-                                const float* dOi = &dO[static_cast<size_t>(i) * hs];
-                                float* dqi = &dq[static_cast<size_t>(i) * hs];
-                                dot_columns(sp.data(), qi, kt.data(), hs, kTile, kTile);
-                                dot_columns(sds.data(), dOi, vt.data(), hs, kTile, kTile);
-                                // dS without the 1/sqrt(hs): dK gets it through the pre-scaled q,
-                                // dQ gets it once at the end.
 #pragma omp simd
                                 for (int c = 0; c < kTile; c++) {
-                                    sp[c] = exp_fast(sp[c] - L[i]);
-                                    sds[c] = sp[c] * (sds[c] - D[i]);
+                                    p[c] = exp_fast(p[c] - L[i]);
+                                    ds[c] = p[c] * (ds[c] - D[i]);
                                 }
-                                for (int c = 0; c < valid; c++) {
-                                    const size_t oc = static_cast<size_t>(c) * hs;
-                                    axpy(&dvt[oc], sp[c], dOi, hs);
-                                    axpy(dqi, sds[c], &k[oc], hs);
-                                    axpy(&dkt[oc], sds[c], qi, hs);
-                                }
+                            }
+                            // Row r sees keys c < valid(r) = min(cols, i0 + r - j0 + 1); key c is
+                            // seen by rows r >= first(c) = c - (i0 - j0) (all rows below the diagonal).
+                            for (int r = 0; r < rows; r++) {
+                                const int valid = std::min(cols, i0 + r - j0 + 1);
+                                accumulate_rows(&dq[(static_cast<size_t>(i0) + r) * hs], &sds[static_cast<size_t>(r) * kTile], 1,
+                                                k.data(), hs, valid, hs);
+                            }
+                            for (int c = 0; c < cols; c++) {
+                                const int first = std::max(0, c - (i0 - j0));
+                                if (first >= rows) continue;
+                                const size_t oc = static_cast<size_t>(c) * hs, at = (static_cast<size_t>(i0) + first) * hs;
+                                const size_t w = static_cast<size_t>(first) * kTile + c;
+                                accumulate_rows(&dvt[oc], &sp[w], kTile, &dO[at], hs, rows - first, hs);
+                                accumulate_rows(&dkt[oc], &sds[w], kTile, &q[at], hs, rows - first, hs);
                             }
                         }
                     }
