@@ -95,6 +95,9 @@ struct Matmul::Impl {
     std::mutex mu;
     std::map<Key, Prim> cache;
     std::vector<float> wa, wb, wc;  // widened chunks of a, b and the FP32 result
+    // The a whose whole FP32 copy wa holds (in a's memory order), for GemmShape::a_again.
+    const bf16* wa_whole = nullptr;
+    size_t wa_whole_n = 0;
     std::unique_ptr<WeightCopies> copies;  // FP32 copies of weights on the widened path, if kept
 
     const Prim& get(DType dtype, const GemmShape& s, bool has_bias) {
@@ -171,6 +174,10 @@ struct Matmul::Impl {
         if (fixed + per_unit * extent > budget)
             chunk = std::min(extent, std::max<size_t>(64, (budget > fixed ? budget - fixed : 0) / per_unit / 64 * 64));
         size_t m0 = 0, n0 = 0, k0 = 0, mc = M, nc = N, kc = K;
+        // a is widened whole when no chunk cuts M or K; its copy is then dense in a's memory order.
+        const bool a_whole = dim == 1 || chunk == extent;
+        const bool reuse_a = s.a_again && a_whole && wa_whole == a && wa_whole_n == M * K;
+        wa_whole = nullptr;
         for (size_t start = 0; start < extent; start += chunk) {
             const size_t len = std::min(chunk, extent - start);
             (dim == 0 ? m0 : dim == 1 ? n0 : k0) = start;
@@ -179,7 +186,7 @@ struct Matmul::Impl {
             wa.resize(std::max(wa.size(), mc * kc));
             wc.resize(std::max(wc.size(), mc * nc));
             // a (b) is widened once when the chunks cut only N (M).
-            if (dim != 1 || first) {
+            if ((dim != 1 || first) && !reuse_a) {
                 if (s.a_trans) widen_block(wa.data(), a + k0 * M + m0, kc, mc, M);
                 else widen_block(wa.data(), a + m0 * K + k0, mc, kc, K);
             }
@@ -196,6 +203,10 @@ struct Matmul::Impl {
             execute(DType::f32, wc.data(), wa.data(), bp, nullptr, part);
             if (dim != 2 || last)
                 round_block(c + m0 * N + n0, N, wc.data(), bias ? bias + n0 : nullptr, s.accumulate, mc, nc);
+        }
+        if (a_whole) {
+            wa_whole = a;
+            wa_whole_n = M * K;
         }
     }
 };

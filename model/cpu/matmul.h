@@ -27,6 +27,10 @@ struct GemmShape {
     // b is a Linear's weight, unchanged between most calls: where bf16 runs widened, its FP32
     // copy is kept between calls (WeightCopies) instead of being widened on each one.
     bool b_weight = false;
+    // a is the previous call's a, unchanged since (a Linear's backward multiplies dout twice, the
+    // second time transposed): where bf16 runs widened and the previous call widened all of it,
+    // that FP32 copy is used again.
+    bool a_again = false;
 };
 
 // The blocked OpenMP GEMM: the whole CPU matmul in builds without oneDNN, and the independent

@@ -166,6 +166,42 @@ TEST(CpuMatmul, Bf16AccumulateRoundsOnce) {
         }
 }
 
+// A Linear's backward multiplies dout twice (dinp = dout W, then dW += dout^T inp, with
+// a_again): the widened path may take dout's FP32 copy from the first product, and the result is
+// the bits of widening it again, whether the products are whole or cut into chunks; an a_again
+// that names another buffer than the previous call's, or follows a call on another a, widens anew.
+TEST(CpuMatmul, WidenedAAgainGivesTheBitsOfWideningAgain) {
+    const int N = 150, C = 24, OC = 130;  // past the 64-row minimum chunk, so the small budget cuts
+    const DType h = DType::bf16;
+    const auto dout = round_to(h, random_floats(static_cast<size_t>(N) * OC, 51));
+    const auto other = round_to(h, random_floats(static_cast<size_t>(N) * OC, 52));
+    const auto w = round_to(h, random_floats(static_cast<size_t>(OC) * C, 53));
+    const auto inp = round_to(h, random_floats(static_cast<size_t>(N) * C, 54));
+    const auto dw0 = round_to(h, random_floats(w.size(), 55));
+    const cpu::GemmShape first{N, C, OC, false, false, false, true};
+    cpu::GemmShape again{OC, C, N, true, false, true, false, true};
+    cpu::GemmShape fresh = again;
+    fresh.a_again = false;
+    for (size_t budget : {cpu::kWidenBudget, size_t(6000)}) {
+        XBuf db(h, dout), ob(h, other), wb(h, w), ib(h, inp), dinp(h, static_cast<size_t>(N) * C);
+        XBuf want(h, dw0), got(h, dw0), wrong_a(h, dw0), want_other(h, dw0);
+        cpu::Matmul ref(h, cpu::Bf16Math::fp32, budget), mm(h, cpu::Bf16Math::fp32, budget);
+        ref.run(want.ptr(), db.ptr(), ib.ptr(), nullptr, fresh);
+        ref.run(want_other.ptr(), ob.ptr(), ib.ptr(), nullptr, fresh);
+        mm.run(dinp.ptr(), db.ptr(), wb.ptr(), nullptr, first);
+        mm.run(got.ptr(), db.ptr(), ib.ptr(), nullptr, again);
+        EXPECT_EQ(got.values(), want.values()) << "budget " << budget;
+        mm.run(dinp.ptr(), db.ptr(), wb.ptr(), nullptr, first);
+        mm.run(wrong_a.ptr(), ob.ptr(), ib.ptr(), nullptr, again);  // another buffer: widened anew
+        EXPECT_EQ(wrong_a.values(), want_other.values()) << "budget " << budget;
+        mm.run(got.ptr(), db.ptr(), ib.ptr(), nullptr, again);  // the previous a was `other`
+        XBuf twice(h, dw0);
+        ref.run(twice.ptr(), db.ptr(), ib.ptr(), nullptr, fresh);
+        ref.run(twice.ptr(), db.ptr(), ib.ptr(), nullptr, fresh);
+        EXPECT_EQ(got.values(), twice.values()) << "budget " << budget;
+    }
+}
+
 namespace {
 
 // out = inp W^T + b in double.
