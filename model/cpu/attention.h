@@ -3,11 +3,10 @@
 // they are dotted with a row) are held transposed, [hs][ld], so that the scores of one query
 // against many keys are a vectorised loop across keys rather than one horizontal sum per key.
 #pragma once
-#include <cmath>
 #include <cstddef>
-#include <cstring>
 
 #include "core/bf16.h"
+#include "model/cpu/simd.h"
 
 namespace sixnd::cpu {
 
@@ -40,18 +39,6 @@ inline void dot_columns(float* s, const float* q, const float* kt, int hs, int l
         for (int c = 0; c < n; c++) s[c] += qi * row[c];
     }
 }
-
-// Eight floats as one value, for accumulators the compiler must keep in registers: a local
-// float array in a loop that also stores through pointers stays in memory (it cannot prove the
-// pointers miss it). GCC/Clang vector extension: one AVX register where there is one, two SSE
-// ones otherwise, plain floats on other targets.
-typedef float f32x8 __attribute__((vector_size(32)));
-inline f32x8 load8(const float* p) {
-    f32x8 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-inline void store8(float* p, f32x8 v) { std::memcpy(p, &v, sizeof v); }
 
 // dot_columns for two rows at once, each against its own transposed tile (which may be the
 // same): s0[c] = q0 . kt0[:, c], s1[c] = q1 . kt1[:, c] for c < N (a multiple of 8). Two rows
@@ -93,10 +80,9 @@ inline void accumulate_block(float* y, const float* w, size_t ldw, const float* 
 }
 
 // y[0, n) += sum over c < m, in order, of w[c * ldw] * x[c * ldx + 0, n): m rows of x, weighted.
-// Per element this is axpy(y, w[c], x row c) for c = 0, 1, ... with one fused multiply-add each
-// (same bits), but y stays in registers across the m rows instead of being loaded and stored
-// for each. The tail past a multiple of 8 uses std::fma, since the compiler may split a plain
-// scalar a += b * c into a multiply and an add.
+// Per element this is axpy(y, w[c], x row c) for c = 0, 1, ... (same bits), but y stays in
+// registers across the m rows instead of being loaded and stored for each. The tail past a
+// multiple of 8 rounds as the vector lanes do (fma_as_vectors).
 inline void accumulate_rows(float* y, const float* w, size_t ldw, const float* x, size_t ldx, int m, int n) {
     int i0 = 0;
     for (; i0 + 64 <= n; i0 += 64) accumulate_block<8>(y + i0, w, ldw, x + i0, ldx, m);
@@ -105,7 +91,7 @@ inline void accumulate_rows(float* y, const float* w, size_t ldw, const float* x
     if (i0 + 8 <= n) accumulate_block<1>(y + i0, w, ldw, x + i0, ldx, m), i0 += 8;
     for (; i0 < n; i0++) {
         float acc = y[i0];
-        for (int c = 0; c < m; c++) acc = std::fma(w[c * ldw], x[c * ldx + i0], acc);
+        for (int c = 0; c < m; c++) acc = fma_as_vectors(w[c * ldw], x[c * ldx + i0], acc);
         y[i0] = acc;
     }
 }

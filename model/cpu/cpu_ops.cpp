@@ -30,7 +30,7 @@ void dispatch(DType dtype, F&& f) {
 
 class CpuOps final : public Ops {
 public:
-    CpuOps(DType dtype, MemoryBackend& mem, cpu::Bf16Math math) : dtype_(dtype), mem_(mem), mm_(dtype, math, cpu::kWidenBudget, &mem) {
+    CpuOps(DType dtype, MemoryBackend& mem, cpu::Bf16Math math) : dtype_(dtype), mem_(mem), mm_(dtype, math, &mem) {
         SIXND_CHECK(mem.is_host(), "cpu ops", std::string("needs host memory, got '") + mem.name() + "'");
     }
     const char* name() const override { return "cpu"; }

@@ -43,7 +43,7 @@ template <typename X>
 void matmul_backward(Matmul& mm, X* dinp, X* dweight, X* dbias, const X* dout, const X* inp, const X* weight, int N,
                      int C, int OC) {
     if (dinp) mm.run(dinp, dout, weight, nullptr, GemmShape{N, C, OC, false, false, false, true});
-    mm.run(dweight, dout, inp, nullptr, GemmShape{OC, C, N, true, false, true, false, dinp != nullptr});
+    mm.run(dweight, dout, inp, nullptr, GemmShape{OC, C, N, true, false, true});
     if (dbias) bias_backward(dbias, dout, N, OC);
 }
 

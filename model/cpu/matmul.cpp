@@ -4,15 +4,12 @@
 // are described with plain strides in the layouts the model already has (a weight [OC,C] used as
 // W^T is the "ba" layout of a [C,OC] matrix), so nothing is transposed or copied before the call.
 // Accumulation is oneDNN's sum post-op: c = acc + c_old in FP32, rounded once.
-// bf16 runs either on oneDNN's bf16 kernels (AVX512-BF16 / AMX, FP32 accumulation) or, on CPUs
-// without BF16 dot products, widened: blocks of the operands are converted to FP32 (one pass,
-// O(MK + KN)), oneDNN's FP32 kernel multiplies them, and the FP32 result plus bias plus the old
-// c is rounded to bf16 once. The problem is cut along its largest dimension into chunks whose
-// FP32 copies fit the widen budget (kWidenBudget floats), so the workspace stays small even for
-// the LM head. A weight operand kept in FP32 (weight_copies.h) is read in place: the cut then runs
-// along M or along b's stored rows, so that each chunk of it is dense.
-// Without oneDNN, or for a case oneDNN cannot run on this CPU, the portable blocked GEMM
-// (matmul_portable.cpp) does the work.
+// bf16 runs on oneDNN's bf16 kernels where the CPU has BF16 dot products (AVX512-BF16 / AMX,
+// FP32 accumulation); elsewhere on the packed GEMM (gemm_packed.h), which packs bf16 straight
+// into FP32 panels and rounds once: through oneDNN the bf16 operands would first be widened into
+// whole FP32 copies and the FP32 result rounded in another pass, memory-bound passes that took
+// 5-9% of a training step on two cores.
+// Without oneDNN, or for a case oneDNN cannot run on this CPU, the packed GEMM does the work.
 #include "model/cpu/matmul.h"
 
 #ifdef SIXND_HAVE_ONEDNN
@@ -25,11 +22,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/cpu_features.h"
 #include "core/error.h"
-#include "model/cpu/kernels.h"
-#include "model/cpu/weight_copies.h"
 #endif
+
+#include "core/cpu_features.h"
+#include "model/cpu/gemm_packed.h"
+#include "model/cpu/weight_copies.h"
 
 namespace sixnd::cpu {
 
@@ -49,33 +47,6 @@ void cap_onednn_isa() {
     });
 }
 
-// dst[rows, cols] (dense FP32) = src[rows, cols] with row stride ld.
-void widen_block(float* dst, const bf16* src, int rows, int cols, size_t ld) {
-#pragma omp parallel for schedule(static) if(worth_threads(size_t(rows) * cols))
-    for (int r = 0; r < rows; r++) {
-        const bf16* s = src + r * ld;
-        float* d = dst + static_cast<size_t>(r) * cols;
-#pragma omp simd
-        for (int c = 0; c < cols; c++) d[c] = to_f32(s[c]);
-    }
-}
-
-// c[rows, cols] (row stride ld) = round(acc[rows, cols] + bias[cols] + (accumulate ? c : 0)).
-void round_block(bf16* c, size_t ld, const float* acc, const bf16* bias, bool accumulate, int rows, int cols) {
-#pragma omp parallel for schedule(static) if(worth_threads(size_t(rows) * cols))
-    for (int r = 0; r < rows; r++) {
-        bf16* cr = c + r * ld;
-        const float* ar = acc + static_cast<size_t>(r) * cols;
-#pragma omp simd
-        for (int j = 0; j < cols; j++) {
-            float x = ar[j];
-            if (bias) x += to_f32(bias[j]);
-            if (accumulate) x += to_f32(cr[j]);
-            cr[j] = from_f32<bf16>(x);
-        }
-    }
-}
-
 }  // namespace
 
 struct Matmul::Impl {
@@ -83,9 +54,9 @@ struct Matmul::Impl {
     struct Prim {
         dnnl::memory::desc a, b, bias, c;
         dnnl::matmul prim;
-        // oneDNN has no kernel for this case on this CPU (bf16 below AVX-512): the portable
-        // GEMM runs it instead of failing the whole run.
-        bool portable = false;
+        // oneDNN has no kernel for this case on this CPU (bf16 below AVX-512): the packed GEMM
+        // runs it instead of failing the whole run.
+        bool fallback = false;
     };
     struct IsaCap {
         IsaCap() { cap_onednn_isa(); }
@@ -94,11 +65,6 @@ struct Matmul::Impl {
     dnnl::stream stream{engine};
     std::mutex mu;
     std::map<Key, Prim> cache;
-    std::vector<float> wa, wb, wc;  // widened chunks of a, b and the FP32 result
-    // The a whose whole FP32 copy wa holds (in a's memory order), for GemmShape::a_again.
-    const bf16* wa_whole = nullptr;
-    size_t wa_whole_n = 0;
-    std::unique_ptr<WeightCopies> copies;  // FP32 copies of weights on the widened path, if kept
 
     const Prim& get(DType dtype, const GemmShape& s, bool has_bias) {
         std::lock_guard<std::mutex> lock(mu);
@@ -124,16 +90,16 @@ struct Matmul::Impl {
         try {
             p.prim = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine));
         } catch (const dnnl::error&) {
-            p.portable = true;
+            p.fallback = true;
         }
         return cache.emplace(key, std::move(p)).first->second;
     }
 
-    // oneDNN's primitive for shape s, or the portable GEMM where it has none.
+    // oneDNN's primitive for shape s, or the packed GEMM where it has none.
     void execute(DType dtype, void* c, const void* a, const void* b, const void* bias, const GemmShape& s) {
         const Prim& p = get(dtype, s, bias != nullptr);
-        if (p.portable) {
-            gemm_portable(dtype, c, a, b, bias, s);
+        if (p.fallback) {
+            gemm_packed(dtype, c, a, b, nullptr, bias, s);
             return;
         }
         auto mem = [&](const dnnl::memory::desc& d, const void* ptr) {
@@ -146,88 +112,19 @@ struct Matmul::Impl {
         stream.wait();
     }
 
-    // bf16 c (+)= op(a) op(b) (+ bias) through FP32 kernels, chunk by chunk (see the top of the
-    // file). b32: b already in FP32 in b's layout (a kept weight copy), or null. A K chunk
-    // accumulates into the FP32 result, which is rounded after the last one; an M or N chunk is
-    // rounded as soon as it is done.
-    void run_widened(bf16* c, const bf16* a, const bf16* b, const float* b32, const bf16* bias, const GemmShape& s,
-                     size_t budget) {
-        const size_t M = s.M, N = s.N, K = s.K;
-        const size_t ext[3] = {M, N, K};
-        // The cut (0: M, 1: N, 2: K) is the largest dimension; with b in FP32 already, the larger
-        // of M and the one along b's stored rows, so that every chunk of b32 is dense.
-        const int brows = s.b_trans ? 1 : 2;
-        const int dim = b32 ? (M >= ext[brows] ? 0 : brows) : (M >= N && M >= K ? 0 : (N >= K ? 1 : 2));
-        // FP32 floats the copies take: a [M,K], b [K,N] unless given, c [M,N]; `fixed` the part
-        // the cut leaves whole, `per_unit` what each unit of the cut dimension adds.
-        size_t fixed = 0, per_unit = 0;
-        auto operand = [&](int d1, int d2) {
-            if (d1 == dim) per_unit += ext[d2];
-            else if (d2 == dim) per_unit += ext[d1];
-            else fixed += ext[d1] * ext[d2];
-        };
-        operand(0, 2);
-        if (!b32) operand(2, 1);
-        operand(0, 1);
-        const size_t extent = ext[dim];
-        size_t chunk = extent;
-        if (fixed + per_unit * extent > budget)
-            chunk = std::min(extent, std::max<size_t>(64, (budget > fixed ? budget - fixed : 0) / per_unit / 64 * 64));
-        size_t m0 = 0, n0 = 0, k0 = 0, mc = M, nc = N, kc = K;
-        // a is widened whole when no chunk cuts M or K; its copy is then dense in a's memory order.
-        const bool a_whole = dim == 1 || chunk == extent;
-        const bool reuse_a = s.a_again && a_whole && wa_whole == a && wa_whole_n == M * K;
-        wa_whole = nullptr;
-        for (size_t start = 0; start < extent; start += chunk) {
-            const size_t len = std::min(chunk, extent - start);
-            (dim == 0 ? m0 : dim == 1 ? n0 : k0) = start;
-            (dim == 0 ? mc : dim == 1 ? nc : kc) = len;
-            const bool first = start == 0, last = start + len == extent;
-            wa.resize(std::max(wa.size(), mc * kc));
-            wc.resize(std::max(wc.size(), mc * nc));
-            // a (b) is widened once when the chunks cut only N (M).
-            if ((dim != 1 || first) && !reuse_a) {
-                if (s.a_trans) widen_block(wa.data(), a + k0 * M + m0, kc, mc, M);
-                else widen_block(wa.data(), a + m0 * K + k0, mc, kc, K);
-            }
-            const float* bp = wb.data();
-            if (b32) {
-                bp = b32 + (s.b_trans ? n0 * K + k0 : k0 * N + n0);
-            } else if (dim != 0 || first) {
-                wb.resize(std::max(wb.size(), kc * nc));
-                bp = wb.data();
-                if (s.b_trans) widen_block(wb.data(), b + n0 * K + k0, nc, kc, K);
-                else widen_block(wb.data(), b + k0 * N + n0, kc, nc, N);
-            }
-            const GemmShape part{int(mc), int(nc), int(kc), s.a_trans, s.b_trans, dim == 2 && !first};
-            execute(DType::f32, wc.data(), wa.data(), bp, nullptr, part);
-            if (dim != 2 || last)
-                round_block(c + m0 * N + n0, N, wc.data(), bias ? bias + n0 : nullptr, s.accumulate, mc, nc);
-        }
-        if (a_whole) {
-            wa_whole = a;
-            wa_whole_n = M * K;
-        }
-    }
 };
 
-Matmul::Matmul(DType dtype, Bf16Math math, size_t widen_budget, MemoryBackend* copies_mem)
-    : dtype_(dtype), widen_budget_(widen_budget), impl_(std::make_unique<Impl>()) {
+Matmul::Matmul(DType dtype, Bf16Math math, MemoryBackend* copies_mem)
+    : dtype_(dtype), impl_(std::make_unique<Impl>()) {
     widen_ = dtype == DType::bf16 &&
              (math == Bf16Math::fp32 || (math == Bf16Math::automatic && !cpu_features().native_bf16()));
-    if (widen_ && copies_mem) impl_->copies = std::make_unique<WeightCopies>(*copies_mem);
+    if (widen_ && copies_mem) copies_ = std::make_unique<WeightCopies>(*copies_mem);
 }
 Matmul::~Matmul() = default;
 
 void Matmul::run(void* c, const void* a, const void* b, const void* bias, const GemmShape& s) {
-    if (widen_) {
-        const bf16* b16 = static_cast<const bf16*>(b);
-        const float* b32 = s.b_weight && impl_->copies ? impl_->copies->get(b16, size_t(s.K) * s.N) : nullptr;
-        impl_->run_widened(static_cast<bf16*>(c), static_cast<const bf16*>(a), b16, b32,
-                           static_cast<const bf16*>(bias), s, widen_budget_);
-    }
-    else
-        impl_->execute(dtype_, c, a, b, bias, s);
+    if (widen_) run_packed(c, a, b, bias, s);
+    else impl_->execute(dtype_, c, a, b, bias, s);
 }
 
 const char* Matmul::engine() { return "oneDNN"; }
@@ -253,19 +150,26 @@ std::string Matmul::engine_isa() {
 
 struct Matmul::Impl {};  // nothing to hold; complete only so that unique_ptr<Impl> compiles
 
-// The portable GEMM widens bf16 tiles to FP32 as it packs them, whatever the CPU.
-Matmul::Matmul(DType dtype, Bf16Math, size_t widen_budget, MemoryBackend*)
-    : dtype_(dtype), widen_(dtype == DType::bf16), widen_budget_(widen_budget) {}
+// The packed GEMM does every product, whatever the CPU.
+Matmul::Matmul(DType dtype, Bf16Math, MemoryBackend* copies_mem) : dtype_(dtype), widen_(dtype == DType::bf16) {
+    if (widen_ && copies_mem) copies_ = std::make_unique<WeightCopies>(*copies_mem);
+}
 Matmul::~Matmul() = default;
 
-void Matmul::run(void* c, const void* a, const void* b, const void* bias, const GemmShape& s) {
-    gemm_portable(dtype_, c, a, b, bias, s);
-}
+void Matmul::run(void* c, const void* a, const void* b, const void* bias, const GemmShape& s) { run_packed(c, a, b, bias, s); }
 
 const char* Matmul::engine() { return "portable"; }
 
 std::string Matmul::engine_isa() { return "none"; }
 
 #endif
+
+// A weight's panels come from the copies (b is stored [N][K] when b_trans, else [K][N]).
+void Matmul::run_packed(void* c, const void* a, const void* b, const void* bias, const GemmShape& s) {
+    const bf16* packed = nullptr;
+    if (s.b_weight && copies_ && dtype_ == DType::bf16)
+        packed = copies_->get(static_cast<const bf16*>(b), s.b_trans ? s.N : s.K, s.b_trans ? s.K : s.N, s.b_trans);
+    gemm_packed(dtype_, c, a, b, packed, bias, s);
+}
 
 }  // namespace sixnd::cpu

@@ -3,6 +3,8 @@
 // one rounding of the output (2^-9 relative at most, ~1e-3 as a norm), so 5e-3.
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -10,7 +12,9 @@
 #include "core/cpu_features.h"
 #include "core/memory.h"
 #include "model/cpu/cpu_ops.h"
+#include "model/cpu/gemm_packed.h"
 #include "model/cpu/matmul.h"
+#include "model/cpu/simd.h"
 #include "tests/util/ops_test_util.h"
 #include "tests/util/test_util.h"
 
@@ -78,32 +82,32 @@ TEST(CpuMatmul, EngineAllFormsMatchFloat64) {
             mm.run(c, a, b, bias, s);
         };
         check_all_forms(dt, run, 37, 71, 83);
-        check_all_forms(dt, run, 70, 97, 140);  // several portable tiles in every dimension
+        check_all_forms(dt, run, 70, 97, 140);
     }
 }
 
-// BF16 on both paths: oneDNN's bf16 kernels (CPUs with BF16 dot products) and the widened path
-// (operands converted to FP32, FP32 kernels, one rounding) that CPUs without them run — forced
-// here, so both are checked on one machine. A small widen budget cuts each problem into chunks
-// along M, N or K (whichever is largest), so every chunking form is checked too.
-TEST(CpuMatmul, Bf16NativeAndWidenedMatchFloat64) {
+// BF16 on both paths: oneDNN's bf16 kernels (CPUs with BF16 dot products) and the packed GEMM
+// (bf16 packed into FP32 panels, FP32 products, one rounding) that CPUs without them run — forced
+// here, so both are checked on one machine. The shapes cover partial micro-tiles in M and N, K
+// cut into blocks (FP32 partial sums, one rounding) and a handful of rows (panels shared out
+// over the threads).
+TEST(CpuMatmul, Bf16NativeAndPackedMatchFloat64) {
     for (cpu::Bf16Math math : {cpu::Bf16Math::native, cpu::Bf16Math::fp32}) {
         if (math == cpu::Bf16Math::native && !cpu_features().native_bf16()) {
             std::printf("native bf16 path not checked: this CPU (%s) has no BF16 dot products\n",
                         cpu_features().flags().c_str());
             continue;
         }
-        for (size_t budget : {cpu::kWidenBudget, size_t(4096)}) {
-            cpu::Matmul mm(DType::bf16, math, budget);
-            EXPECT_STREQ(mm.bf16_math(), math == cpu::Bf16Math::fp32 ? "fp32" : "bf16");
-            auto run = [&](void* c, const void* a, const void* b, const void* bias, const cpu::GemmShape& s) {
-                mm.run(c, a, b, bias, s);
-            };
-            check_all_forms(DType::bf16, run, 37, 71, 83);
-            check_all_forms(DType::bf16, run, 200, 70, 90);  // chunks along M
-            check_all_forms(DType::bf16, run, 70, 200, 90);  // along N
-            check_all_forms(DType::bf16, run, 70, 90, 200);  // along K: FP32 partial sums, one rounding
-        }
+        cpu::Matmul mm(DType::bf16, math);
+        EXPECT_STREQ(mm.bf16_math(), math == cpu::Bf16Math::fp32 ? "fp32" : "bf16");
+        auto run = [&](void* c, const void* a, const void* b, const void* bias, const cpu::GemmShape& s) {
+            mm.run(c, a, b, bias, s);
+        };
+        check_all_forms(DType::bf16, run, 37, 71, 83);
+        check_all_forms(DType::bf16, run, 200, 70, 90);
+        check_all_forms(DType::bf16, run, 70, 200, 90);
+        check_all_forms(DType::bf16, run, 13, 37, 1300);  // K in blocks
+        check_all_forms(DType::bf16, run, 5, 40, 50);     // fewer rows than a micro-tile
     }
 }
 
@@ -120,14 +124,65 @@ TEST(CpuMatmul, AutomaticBf16MathFollowsTheCpuFeatures) {
 #endif
 }
 
-TEST(CpuMatmul, PortableAllFormsMatchFloat64) {
+TEST(CpuMatmul, PackedGemmAllFormsMatchFloat64) {
     for (DType dt : {DType::f32, DType::bf16}) {
         auto run = [&](void* c, const void* a, const void* b, const void* bias, const cpu::GemmShape& s) {
-            cpu::gemm_portable(dt, c, a, b, bias, s);
+            cpu::gemm_packed(dt, c, a, b, nullptr, bias, s);
         };
         check_all_forms(dt, run, 37, 71, 83);
         check_all_forms(dt, run, 70, 97, 140);
+        check_all_forms(dt, run, 29, 33, 2100);  // K in blocks of 512, the last one short
+        check_all_forms(dt, run, 1, 300, 64);     // one row: the panels are shared out
     }
+}
+
+// The packed GEMM sums every output element's products in the order of k, one multiply-add
+// each, however the work is cut: it equals that scalar chain bit for bit (K whole or in blocks),
+// with one thread or several, B packed per call or kept packed (in any row blocks).
+TEST(CpuMatmul, PackedGemmIsTheKOrderChainWhateverTheCut) {
+    const int M = 100, N = 90;
+    for (int K : {700, 1100})
+        for (bool at : {false, true})
+            for (bool bt : {false, true}) {
+                const cpu::GemmShape s{M, N, K, at, bt, true};
+                const auto a = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * K, 61));
+                const auto b = round_to(DType::bf16, random_floats(static_cast<size_t>(K) * N, 62));
+                const auto c0 = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * N, 63));
+                const auto bias = round_to(DType::bf16, random_floats(N, 64));
+                std::vector<float> chain(static_cast<size_t>(M) * N);
+                for (int m = 0; m < M; m++)
+                    for (int n = 0; n < N; n++) {
+                        float acc = 0.0f;
+                        for (int k = 0; k < K; k++) {
+                            const float av = at ? a[static_cast<size_t>(k) * M + m] : a[static_cast<size_t>(m) * K + k];
+                            const float bv = bt ? b[static_cast<size_t>(n) * K + k] : b[static_cast<size_t>(k) * N + n];
+                            acc = cpu::fma_as_vectors(av, bv, acc);
+                        }
+                        chain[static_cast<size_t>(m) * N + n] =
+                            float(bf16(acc + bias[n] + c0[static_cast<size_t>(m) * N + n]));
+                    }
+                XBuf ab(DType::bf16, a), bb(DType::bf16, b), biasb(DType::bf16, bias);
+                auto product = [&](int threads, const bf16* packed) {
+                    XBuf cb(DType::bf16, c0);
+                    const int before = omp_get_max_threads();
+                    omp_set_num_threads(threads);
+                    cpu::gemm_packed(DType::bf16, cb.ptr(), ab.ptr(), bb.ptr(), packed, biasb.ptr(), s);
+                    omp_set_num_threads(before);
+                    return cb.values();
+                };
+                const std::string form = "K " + std::to_string(K) + " a_trans " + std::to_string(at) + " b_trans " +
+                                         std::to_string(bt);
+                EXPECT_EQ(product(1, nullptr), chain) << form;
+                EXPECT_EQ(product(3, nullptr), chain) << form;
+                // Kept panels, packed in uneven blocks of the stored rows (multiples of 16 where
+                // stored [N][K], as the weight copies cut them).
+                std::vector<bf16> packed(cpu::packed_b_size(K, N), bf16(-1.0f));
+                const int stored_rows = bt ? N : K, step = bt ? 32 : 77;
+                for (int r0 = 0; r0 < stored_rows; r0 += step)
+                    cpu::pack_b_rows(packed.data(), static_cast<const bf16*>(bb.ptr()), bt, K, N, r0,
+                                     std::min(stored_rows, r0 + step));
+                EXPECT_EQ(product(2, packed.data()), chain) << form;
+            }
 }
 
 TEST(CpuMatmul, CachedPrimitivesServeRepeatedAndMixedShapes) {
@@ -145,60 +200,25 @@ TEST(CpuMatmul, CachedPrimitivesServeRepeatedAndMixedShapes) {
 
 // BF16 gradients accumulate in FP32 and are rounded once: every element is within half a bf16
 // ulp (plus FP32 noise) of the exact old + sum, which a second rounding would break.
-// Both bf16 paths, the widened one also cut along K (partial sums stay FP32).
+// Both bf16 paths; for the packed GEMM also with K cut into blocks (partial sums stay FP32).
 TEST(CpuMatmul, Bf16AccumulateRoundsOnce) {
-    const int M = 64, N = 48, K = 96;
-    cpu::GemmShape s{M, N, K, true, false, true};
-    auto a = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * K, 1));
-    auto b = round_to(DType::bf16, random_floats(static_cast<size_t>(K) * N, 2));
-    auto c0 = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * N, 3, -4.0f, 4.0f));
-    auto ref = gemm_ref(c0, a, b, nullptr, s);
-    for (cpu::Bf16Math math : {cpu::Bf16Math::automatic, cpu::Bf16Math::fp32})
-        for (size_t budget : {cpu::kWidenBudget, size_t(2048)}) {
-            cpu::Matmul mm(DType::bf16, math, budget);
+    const int M = 64, N = 48;
+    for (int K : {96, 1500}) {
+        cpu::GemmShape s{M, N, K, true, false, true};
+        auto a = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * K, 1));
+        auto b = round_to(DType::bf16, random_floats(static_cast<size_t>(K) * N, 2));
+        auto c0 = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * N, 3, -4.0f, 4.0f));
+        auto ref = gemm_ref(c0, a, b, nullptr, s);
+        for (cpu::Bf16Math math : {cpu::Bf16Math::automatic, cpu::Bf16Math::fp32}) {
+            cpu::Matmul mm(DType::bf16, math);
             XBuf ab(DType::bf16, a), bb(DType::bf16, b), cb(DType::bf16, c0);
             mm.run(cb.ptr(), ab.ptr(), bb.ptr(), nullptr, s);
             auto out = cb.values();
             double worst = 0;
             for (size_t i = 0; i < out.size(); i++)
                 worst = std::max(worst, std::fabs(out[i] - ref[i]) / bf16_half_ulp(ref[i]));
-            EXPECT_LT(worst, 1.01) << mm.bf16_math() << ", budget " << budget;
+            EXPECT_LT(worst, 1.01) << mm.bf16_math() << ", K " << K;
         }
-}
-
-// A Linear's backward multiplies dout twice (dinp = dout W, then dW += dout^T inp, with
-// a_again): the widened path may take dout's FP32 copy from the first product, and the result is
-// the bits of widening it again, whether the products are whole or cut into chunks; an a_again
-// that names another buffer than the previous call's, or follows a call on another a, widens anew.
-TEST(CpuMatmul, WidenedAAgainGivesTheBitsOfWideningAgain) {
-    const int N = 150, C = 24, OC = 130;  // past the 64-row minimum chunk, so the small budget cuts
-    const DType h = DType::bf16;
-    const auto dout = round_to(h, random_floats(static_cast<size_t>(N) * OC, 51));
-    const auto other = round_to(h, random_floats(static_cast<size_t>(N) * OC, 52));
-    const auto w = round_to(h, random_floats(static_cast<size_t>(OC) * C, 53));
-    const auto inp = round_to(h, random_floats(static_cast<size_t>(N) * C, 54));
-    const auto dw0 = round_to(h, random_floats(w.size(), 55));
-    const cpu::GemmShape first{N, C, OC, false, false, false, true};
-    cpu::GemmShape again{OC, C, N, true, false, true, false, true};
-    cpu::GemmShape fresh = again;
-    fresh.a_again = false;
-    for (size_t budget : {cpu::kWidenBudget, size_t(6000)}) {
-        XBuf db(h, dout), ob(h, other), wb(h, w), ib(h, inp), dinp(h, static_cast<size_t>(N) * C);
-        XBuf want(h, dw0), got(h, dw0), wrong_a(h, dw0), want_other(h, dw0);
-        cpu::Matmul ref(h, cpu::Bf16Math::fp32, budget), mm(h, cpu::Bf16Math::fp32, budget);
-        ref.run(want.ptr(), db.ptr(), ib.ptr(), nullptr, fresh);
-        ref.run(want_other.ptr(), ob.ptr(), ib.ptr(), nullptr, fresh);
-        mm.run(dinp.ptr(), db.ptr(), wb.ptr(), nullptr, first);
-        mm.run(got.ptr(), db.ptr(), ib.ptr(), nullptr, again);
-        EXPECT_EQ(got.values(), want.values()) << "budget " << budget;
-        mm.run(dinp.ptr(), db.ptr(), wb.ptr(), nullptr, first);
-        mm.run(wrong_a.ptr(), ob.ptr(), ib.ptr(), nullptr, again);  // another buffer: widened anew
-        EXPECT_EQ(wrong_a.values(), want_other.values()) << "budget " << budget;
-        mm.run(got.ptr(), db.ptr(), ib.ptr(), nullptr, again);  // the previous a was `other`
-        XBuf twice(h, dw0);
-        ref.run(twice.ptr(), db.ptr(), ib.ptr(), nullptr, fresh);
-        ref.run(twice.ptr(), db.ptr(), ib.ptr(), nullptr, fresh);
-        EXPECT_EQ(got.values(), twice.values()) << "budget " << budget;
     }
 }
 

@@ -1,7 +1,8 @@
-// The FP32 weight copies of the widened BF16 matmul (model/cpu/weight_copies.h): a matmul that
-// keeps its weight's copy gives the same bits as one that widens the weight per call, and keeps
+// The packed weight panels of the FP32 path of BF16 (model/cpu/weight_copies.h): a matmul that
+// keeps its weight's panels gives the same bits as one that packs the weight per call, and keeps
 // doing so after any write to the weight (one element, a whole new content at the same address,
-// a sign of zero); the copies are in the ledger, within their budget, and of parameter memory only.
+// a sign of zero), in both roles of a weight; the copies are in the ledger, within their budget,
+// and of parameter memory only.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "core/memory.h"
 #include "model/cpu/cpu_ops.h"
+#include "model/cpu/gemm_packed.h"
 #include "model/cpu/matmul.h"
 #include "model/cpu/weight_copies.h"
 #include "tests/util/ops_test_util.h"
@@ -53,109 +55,132 @@ bool same_bits(const std::vector<bf16>& x, const std::vector<bf16>& y) {
 
 }  // namespace
 
-// Widened with the weight kept against widened per call, on shapes cut along M, N and K (the
-// chunking differs where the weight is kept, so those are compared to FP32-reference tolerance;
-// uncut shapes bit for bit), after each kind of write to the weight.
-TEST(CpuWeightCopies, KeptWeightMatchesPerCallWideningAfterEveryWrite) {
-    struct Case {
-        int M, N, K;
-        size_t budget;
-    };
-    for (const Case& k : {Case{37, 71, 83, cpu::kWidenBudget}, Case{200, 70, 90, 4096}, Case{70, 200, 90, 4096},
-                          Case{70, 90, 200, 4096}})
-        for (bool bt : {false, true}) {
-            HostMemory mem;
-            cpu::Matmul kept(DType::bf16, cpu::Bf16Math::fp32, k.budget, &mem);
-            cpu::Matmul per_call(DType::bf16, cpu::Bf16Math::fp32, k.budget);
-            const cpu::GemmShape s{k.M, k.N, k.K, false, bt, false, true};
-            const auto a = bf16_values(static_cast<size_t>(k.M) * k.K, 1);
-            Weight w(mem, static_cast<size_t>(k.K) * k.N, 2);
-            bf16* b = w.data();
-            const bool whole = k.budget == cpu::kWidenBudget;
-            auto check = [&](const char* after) {
-                const auto got = product(kept, a, b, s), want = product(per_call, a, b, s);
-                if (whole) {
-                    EXPECT_TRUE(same_bits(got, want)) << after << " b_trans " << bt;
-                } else {
-                    std::vector<float> g(got.begin(), got.end()), w(want.begin(), want.end());
-                    EXPECT_LT(rel_error(g, w), 5e-3) << after << " " << k.M << "x" << k.N << "x" << k.K;
-                }
-            };
-            check("first use");
-            check("second use, weight unchanged");
-            b[w.n / 2] = bf16(float(b[w.n / 2]) * 3.0f + 1.0f);
-            check("one element written");
-            w.fill(3);  // new content at the same address (a reused ZeRO-3 buffer)
-            check("whole weight rewritten");
-#ifdef SIXND_HAVE_ONEDNN  // the portable GEMM widens as it packs and keeps nothing
-            EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), w.n * 6);
-#endif
-        }
+// Bytes the copies of a weight w[rows, cols] take: its snapshot and the panels of each role used.
+size_t copy_bytes(int rows, int cols, bool fwd, bool bwd) {
+    size_t b = static_cast<size_t>(rows) * cols * sizeof(bf16);
+    if (fwd) b += cpu::packed_b_size(cols, rows) * sizeof(bf16);
+    if (bwd) b += cpu::packed_b_size(rows, cols) * sizeof(bf16);
+    return b;
 }
 
-// The copy tracks bits, not values: +0 turned into -0 is a write like any other.
-TEST(CpuWeightCopies, CopyIsExactWidening) {
-    HostMemory mem;
-    cpu::WeightCopies copies(mem);
-    Weight weight(mem, 10000, 4);
-    bf16* w = weight.data();
-    w[5] = bf16(0.0f);
-    const float* f = copies.get(w, weight.n);
-    ASSERT_NE(f, nullptr);
-    w[5] = bf16(-0.0f);
-    w[9999] = bf16(7.0f);
-    f = copies.get(w, weight.n);
-    for (size_t i = 0; i < weight.n; i++) {
-        const float want = float(w[i]);
-        ASSERT_EQ(std::memcmp(&f[i], &want, sizeof(float)), 0) << i;
+// Kept against packed per call, bit for bit, on shapes with partial panels and K in blocks, in
+// both roles of the weight (W^T as in forward, W as for the input gradient), after each kind of
+// write to the weight.
+TEST(CpuWeightCopies, KeptWeightMatchesPerCallPackingAfterEveryWrite) {
+    struct Case {
+        int M, N, K;
+    };
+    for (const Case& k : {Case{37, 71, 83}, Case{200, 70, 90}, Case{70, 200, 90}, Case{20, 90, 1200}}) {
+        HostMemory mem;
+        cpu::Matmul kept(DType::bf16, cpu::Bf16Math::fp32, &mem);
+        cpu::Matmul per_call(DType::bf16, cpu::Bf16Math::fp32);
+        // One weight, stored [N][K] = [OC][C]: used as W^T (b_trans, out = x W^T) and as W (the
+        // input gradient's dout W, where K and N swap).
+        Weight w(mem, static_cast<size_t>(k.K) * k.N, 2);
+        bf16* b = w.data();
+        const cpu::GemmShape fwd{k.M, k.N, k.K, false, true, false, true};
+        const cpu::GemmShape bwd{k.M, k.K, k.N, false, false, false, true};
+        const auto x = bf16_values(static_cast<size_t>(k.M) * k.K, 1);
+        const auto dy = bf16_values(static_cast<size_t>(k.M) * k.N, 11);
+        auto check = [&](const char* after) {
+            EXPECT_TRUE(same_bits(product(kept, x, b, fwd), product(per_call, x, b, fwd)))
+                << after << ", as W^T, " << k.M << "x" << k.N << "x" << k.K;
+            EXPECT_TRUE(same_bits(product(kept, dy, b, bwd), product(per_call, dy, b, bwd)))
+                << after << ", as W, " << k.M << "x" << k.N << "x" << k.K;
+        };
+        check("first use");
+        check("second use, weight unchanged");
+        b[w.n / 2] = bf16(float(b[w.n / 2]) * 3.0f + 1.0f);
+        check("one element written");
+        b[0] = bf16(-float(b[0]));
+        b[w.n - 1] = bf16(float(b[w.n - 1]) + 2.0f);
+        check("first and last elements written");
+        w.fill(3);  // new content at the same address (a reused ZeRO-3 buffer)
+        check("whole weight rewritten");
+        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), copy_bytes(k.N, k.K, true, true));
     }
 }
 
-// 6 bytes per element in MemCategory::weight_copies; once the budget is full no further weight
-// is kept (those already kept stay, and stay right); nothing outside parameter memory is kept;
-// all returned when the copies go.
+// The panels track bits, not values: +0 turned into -0 is a write like any other. They equal a
+// fresh packing of the weight as it is now, in either role, however it got there.
+TEST(CpuWeightCopies, PanelsAreTheExactPacking) {
+    HostMemory mem;
+    cpu::WeightCopies copies(mem);
+    const int rows = 75, cols = 133;  // neither a multiple of 16
+    Weight weight(mem, static_cast<size_t>(rows) * cols, 4);
+    bf16* w = weight.data();
+    w[5] = bf16(0.0f);
+    ASSERT_NE(copies.get(w, rows, cols, true), nullptr);
+    w[5] = bf16(-0.0f);
+    w[rows * cols - 1] = bf16(7.0f);
+    for (bool bt : {true, false, true}) {
+        const bf16* got = copies.get(w, rows, cols, bt);
+        ASSERT_NE(got, nullptr);
+        const int K = bt ? cols : rows, N = bt ? rows : cols;
+        std::vector<bf16> want(cpu::packed_b_size(K, N));
+        cpu::pack_b_rows(want.data(), w, bt, K, N, 0, rows);
+        EXPECT_EQ(std::memcmp(got, want.data(), want.size() * sizeof(bf16)), 0) << "b_trans " << bt;
+        w[rows * cols / 3] = bf16(float(w[rows * cols / 3]) - 1.0f);  // changed before the next use
+    }
+}
+
+// The snapshot and each role's panels in MemCategory::weight_copies; once the budget is full no
+// further weight or role is kept (those already kept stay, and stay right); nothing outside
+// parameter memory is kept; all returned when the copies go.
 TEST(CpuWeightCopies, LedgerBudgetAndParameterMemoryOnly) {
     HostMemory mem;
-    const size_t n = 1000;
+    const int rows = 40, cols = 25;
+    const size_t n = size_t(rows) * cols;
+    const size_t one = copy_bytes(rows, cols, true, false);
     Weight w1(mem, n, 5), w2(mem, n, 6), w3(mem, n, 7);
     {
-        cpu::WeightCopies copies(mem, 2 * n * 6);
-        ASSERT_NE(copies.get(w1.data(), n), nullptr);
-        ASSERT_NE(copies.get(w2.data(), n), nullptr);
-        EXPECT_EQ(copies.get(w3.data(), n), nullptr);
-        EXPECT_EQ(copies.bytes(), 2 * n * 6);
-        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), 2 * n * 6);
+        cpu::WeightCopies copies(mem, 2 * one);
+        ASSERT_NE(copies.get(w1.data(), rows, cols, true), nullptr);
+        ASSERT_NE(copies.get(w2.data(), rows, cols, true), nullptr);
+        EXPECT_EQ(copies.get(w3.data(), rows, cols, true), nullptr);
+        EXPECT_EQ(copies.get(w1.data(), rows, cols, false), nullptr);  // a second role: over budget too
+        EXPECT_EQ(copies.bytes(), 2 * one);
+        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), 2 * one);
         w1.data()[n - 1] = bf16(float(w1.data()[n - 1]) + 1.0f);
-        const float* f1 = copies.get(w1.data(), n);
-        ASSERT_NE(f1, nullptr);
-        EXPECT_EQ(f1[n - 1], float(w1.data()[n - 1]));
-        EXPECT_EQ(copies.get(w1.data(), n / 2), nullptr);  // another length at the same address: another weight
+        const bf16* p1 = copies.get(w1.data(), rows, cols, true);
+        ASSERT_NE(p1, nullptr);
+        // Row 39 of the weight is column 39 % 16 = 7 of panel 2 (w^T: K = cols), at depth cols - 1;
+        // bf16 panels hold column 7 at lane 11 (lanes 4-7 and 8-11 swapped).
+        EXPECT_EQ(p1[(2 * static_cast<size_t>(cols) + (cols - 1)) * 16 + 11].bits, w1.data()[n - 1].bits);
+        EXPECT_EQ(copies.get(w1.data(), rows / 2, cols, true), nullptr);  // another shape at the same address: another weight
     }
     EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), 0u);
     cpu::WeightCopies copies(mem);
     DeviceBuffer scratch(&mem, n * sizeof(bf16), MemCategory::workspace);
     std::vector<bf16> host = bf16_values(n, 8);
     std::copy(host.begin(), host.end(), scratch.as<bf16>());
-    EXPECT_EQ(copies.get(scratch.as<bf16>(), n), nullptr);
-    EXPECT_EQ(copies.get(host.data(), n), nullptr);
-    EXPECT_EQ(copies.get(w1.data() + 10, n), nullptr);  // runs past the end of w1's allocation
-    EXPECT_NE(copies.get(w1.data() + 10, n - 10), nullptr);
-    EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), (n - 10) * 6);
+    EXPECT_EQ(copies.get(scratch.as<bf16>(), rows, cols, true), nullptr);
+    EXPECT_EQ(copies.get(host.data(), rows, cols, true), nullptr);
+    EXPECT_EQ(copies.get(w1.data() + cols, rows, cols, true), nullptr);  // runs past the end of w1's allocation
+    EXPECT_NE(copies.get(w1.data() + cols, rows - 1, cols, true), nullptr);
+    EXPECT_NE(copies.get(w1.data() + cols, rows - 1, cols, false), nullptr);
+    EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), copy_bytes(rows - 1, cols, true, true));
 }
 
-// The op set keeps copies only on the widened path: the native one (or FP32) holds none.
-TEST(CpuWeightCopies, OnlyTheWidenedPathKeepsCopies) {
+// The op set keeps copies only where bf16 runs in FP32 (the packed GEMM): the native path (or
+// FP32) holds none. A forward keeps one role; its backward adds the other.
+TEST(CpuWeightCopies, OnlyThePackedPathKeepsCopies) {
     const int N = 16, C = 32, OC = 48;
     for (cpu::Bf16Math math : {cpu::Bf16Math::fp32, cpu::Bf16Math::native}) {
         HostMemory mem;
         auto ops = make_cpu_ops(DType::bf16, mem, math);
         XBuf inp(DType::bf16, random_floats(static_cast<size_t>(N) * C, 9)), out(DType::bf16, static_cast<size_t>(N) * OC);
+        XBuf dout(DType::bf16, random_floats(static_cast<size_t>(N) * OC, 12)), dinp(DType::bf16, static_cast<size_t>(N) * C);
+        XBuf dw(DType::bf16, static_cast<size_t>(OC) * C);
         Weight w(mem, size_t(OC) * C, 10);
-        ops->matmul_forward(out.ptr(), nullptr, inp.ptr(), w.data(), nullptr, N, C, OC);
 #ifdef SIXND_HAVE_ONEDNN
-        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), math == cpu::Bf16Math::fp32 ? size_t(OC) * C * 6 : 0u);
+        const bool packed = math == cpu::Bf16Math::fp32;
 #else
-        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), 0u);
+        const bool packed = true;  // the packed GEMM is the whole matmul there
 #endif
+        ops->matmul_forward(out.ptr(), nullptr, inp.ptr(), w.data(), nullptr, N, C, OC);
+        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), packed ? copy_bytes(OC, C, true, false) : 0u);
+        ops->matmul_backward(dinp.ptr(), dw.ptr(), nullptr, dout.ptr(), inp.ptr(), w.data(), N, C, OC);
+        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), packed ? copy_bytes(OC, C, true, true) : 0u);
     }
 }

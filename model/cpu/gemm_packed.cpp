@@ -1,0 +1,335 @@
+// The packed GEMM (see gemm_packed.h for the contract and the layout).
+#include "model/cpu/gemm_packed.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "model/cpu/kernels.h"
+#include "model/cpu/simd.h"
+
+namespace sixnd::cpu {
+namespace {
+
+constexpr int kMr = 6;                // rows of a micro-tile (and of an A panel)
+constexpr int kNr = kPanelWidth;      // columns of a micro-tile (two vectors)
+// A task's A block holds at most this many floats (it stays in L2 while every B panel streams
+// past it: more rows per block is fewer passes over B), and at most kMcMax rows.
+constexpr size_t kABlockFloats = size_t(128) << 10;
+constexpr int kMcMax = 240;
+constexpr int kMaxKc = 1024, kKc = 512;  // K up to kMaxKc in one block, else blocks of kKc
+
+// acc (12 vectors: row r at acc[2r], acc[2r + 1]) += a x bp[kc][16], where row r of the 6 x kc
+// block a is at ap + r * rs, its k-th value at + k * ks: (rs, ks) = (1, ld) for a block held
+// k-major, (ld, 1) for one held row-major (the template fixes which stride is 1).
+// Two vectors of B panel row k: columns 0-7 and 8-15. FP32 panels are read as they are; bf16
+// panels hold each row in lane order [0-3, 8-11, 4-7, 12-15], so that interleaving it with zeros
+// (one unpack per half: bf16 is the upper half of a float) gives the columns in order — an AVX2
+// core does that beside its FMAs, where widening with a shift would take their ports.
+inline void panel_row(const float* bp, f32x8& b0, f32x8& b1) {
+    b0 = load8(bp);
+    b1 = load8(bp + 8);
+}
+inline void panel_row(const bf16* bp, f32x8& b0, f32x8& b1) {
+    typedef short i16x16 __attribute__((vector_size(32)));
+    i16x16 v;
+    std::memcpy(&v, bp, sizeof v);
+    const i16x16 z = {};
+    const i16x16 lo = __builtin_shuffle(z, v, i16x16{0, 16, 1, 17, 2, 18, 3, 19, 8, 24, 9, 25, 10, 26, 11, 27});
+    const i16x16 hi = __builtin_shuffle(z, v, i16x16{4, 20, 5, 21, 6, 22, 7, 23, 12, 28, 13, 29, 14, 30, 15, 31});
+    std::memcpy(&b0, &lo, sizeof b0);
+    std::memcpy(&b1, &hi, sizeof b1);
+}
+
+// Where column j of a panel row sits: FP32 panels in order; bf16 panels with lanes 4-7 and 8-11
+// swapped (see panel_row). The swap is its own inverse.
+template <typename P>
+constexpr int lane_of(int j) {
+    return sizeof(P) == 2 && j >= 4 && j < 12 ? (j < 8 ? j + 4 : j - 4) : j;
+}
+
+// acc (12 vectors: row r at acc[2r], acc[2r + 1]) += a x bp[kc][16], where row r of the 6 x kc
+// block a is at ap + r * rs, its k-th value at + k * ks: (rs, ks) = (1, ld) for a block held
+// k-major, (ld, 1) for one held row-major (the template fixes which stride is 1).
+template <bool kKMajor, typename P>
+inline void micro_kernel(f32x8* acc, const float* ap, size_t ld, const P* bp, int kc) {
+    const size_t rs = kKMajor ? 1 : ld, ks = kKMajor ? ld : 1;
+    const float *p0 = ap, *p1 = ap + rs, *p2 = ap + 2 * rs, *p3 = ap + 3 * rs, *p4 = ap + 4 * rs, *p5 = ap + 5 * rs;
+    f32x8 c00 = acc[0], c01 = acc[1], c10 = acc[2], c11 = acc[3], c20 = acc[4], c21 = acc[5];
+    f32x8 c30 = acc[6], c31 = acc[7], c40 = acc[8], c41 = acc[9], c50 = acc[10], c51 = acc[11];
+    for (int k = 0; k < kc; k++) {
+        f32x8 b0, b1;
+        panel_row(bp, b0, b1);
+        const size_t o = k * ks;
+        const float a0 = p0[o], a1 = p1[o], a2 = p2[o], a3 = p3[o], a4 = p4[o], a5 = p5[o];
+        c00 += a0 * b0;
+        c01 += a0 * b1;
+        c10 += a1 * b0;
+        c11 += a1 * b1;
+        c20 += a2 * b0;
+        c21 += a2 * b1;
+        c30 += a3 * b0;
+        c31 += a3 * b1;
+        c40 += a4 * b0;
+        c41 += a4 * b1;
+        c50 += a5 * b0;
+        c51 += a5 * b1;
+        bp += kNr;
+    }
+    acc[0] = c00, acc[1] = c01, acc[2] = c10, acc[3] = c11, acc[4] = c20, acc[5] = c21;
+    acc[6] = c30, acc[7] = c31, acc[8] = c40, acc[9] = c41, acc[10] = c50, acc[11] = c51;
+}
+
+// A row stride for the row-major A block that is not a multiple of 64 bytes' powers of two: the
+// kernel reads six rows at once, and rows 2 or 4 KiB apart would fall into the same L1 sets.
+inline size_t padded_ld(int kc) { return (static_cast<size_t>(kc) + 7) / 8 * 8 + 8; }
+
+// A task's block of op(a), rows [i0, i0 + mc) and k in [k0, k0 + kc), widened into dst: a
+// stored [M][K] row-major as it is ([mc_pad][ld], ld = padded_ld(kc): the kernel reads 6 rows
+// at once, each a contiguous run); a stored [K][M] (a_trans) as panels of 6 rows, k-major
+// ([mc_pad / 6][kc][6]: each k's 6 values side by side, as they are in a). Rows past mc, up to
+// mc_pad (a multiple of 6), are zero. Returns ld for the row-major form.
+template <typename X>
+size_t widen_a_block(float* dst, const X* a, bool a_trans, int M, int K, int i0, int mc, int mc_pad, int k0, int kc) {
+    if (a_trans) {
+        for (int ip = 0; ip < mc_pad / kMr; ip++) {
+            float* d = dst + static_cast<size_t>(ip) * kc * kMr;
+            const int r0 = ip * kMr, h = std::min(kMr, mc - r0);
+            for (int k = 0; k < kc; k++) {
+                const X* s = a + static_cast<size_t>(k0 + k) * M + i0 + r0;
+                for (int r = 0; r < kMr; r++) d[k * kMr + r] = r < h ? to_f32(s[r]) : 0.0f;
+            }
+        }
+        return kMr;
+    }
+    const size_t ld = padded_ld(kc);
+    for (int r = 0; r < mc_pad; r++) {
+        float* d = dst + static_cast<size_t>(r) * ld;
+        if (r >= mc) {
+            std::fill(d, d + kc, 0.0f);
+            continue;
+        }
+        const X* s = a + static_cast<size_t>(i0 + r) * K + k0;
+#pragma omp simd
+        for (int k = 0; k < kc; k++) d[k] = to_f32(s[k]);
+    }
+    return ld;
+}
+
+// c[h][w] (row stride ldc) = round(t + bias + (accumulate ? c : 0)), t a micro-tile's sums in
+// rows of 16; the flags are template parameters so that the loop vectorises.
+template <typename X, bool kBias, bool kAccumulate>
+void store_rows(X* c, size_t ldc, const float* t, const X* bias, int h, int w) {
+    for (int r = 0; r < h; r++) {
+        X* cr = c + r * ldc;
+        const float* tr = t + r * kNr;
+#pragma omp simd
+        for (int j = 0; j < w; j++) {
+            float x = tr[j];
+            if (kBias) x += to_f32(bias[j]);
+            if (kAccumulate) x += to_f32(cr[j]);
+            cr[j] = from_f32<X>(x);
+        }
+    }
+}
+
+// The micro-tile's epilogue: its sums plus bias plus the old c, rounded once into c. A whole
+// tile goes straight from the registers (the additions in the same order as store_rows).
+template <typename X>
+void store_tile(X* c, size_t ldc, const f32x8* acc, const X* bias, bool accumulate, int h, int w) {
+    if (h == kMr && w == kNr) {
+        const f32x8 b0 = bias ? load8(bias) : f32x8{}, b1 = bias ? load8(bias + 8) : f32x8{};
+        for (int r = 0; r < kMr; r++) {
+            X* cr = c + r * ldc;
+            f32x8 x0 = acc[2 * r], x1 = acc[2 * r + 1];
+            if (bias) x0 += b0, x1 += b1;
+            if (accumulate) x0 += load8(cr), x1 += load8(cr + 8);
+            store8(cr, x0);
+            store8(cr + 8, x1);
+        }
+        return;
+    }
+    float t[kMr * kNr];
+    for (int v = 0; v < 2 * kMr; v++) store8(t + 8 * v, acc[v]);
+    if (bias) {
+        if (accumulate) store_rows<X, true, true>(c, ldc, t, bias, h, w);
+        else store_rows<X, true, false>(c, ldc, t, bias, h, w);
+    } else {
+        if (accumulate) store_rows<X, false, true>(c, ldc, t, bias, h, w);
+        else store_rows<X, false, false>(c, ldc, t, bias, h, w);
+    }
+}
+
+// Eight values of a panel row, at lanes [at, at + 8) in column order (bf16: as lane_of places them).
+inline void put8(float* d, f32x8 v) { store8(d, v); }
+inline void put8(bf16* d, f32x8 v) {  // columns 0-7 or 8-15: quads land 8 lanes apart
+    bf16 h[8];
+    store8(h, v);  // exact: v holds bf16 values
+    std::memcpy(d, h, 4 * sizeof(bf16));
+    std::memcpy(d + 8, h + 4, 4 * sizeof(bf16));
+}
+
+// Rows [r0, r1) of b, stored row-major with row stride ld, into the panels of a K x N operand
+// (of b's own type: packing moves values, it does not round them): stored [N][K] (b_trans: row n
+// is column n % 16 of panel n / 16, at every depth k) or [K][N] (row k is depth k of every
+// panel). Columns past N are zero.
+template <typename X>
+void pack_rows(X* dst, const X* b, size_t ld, bool b_trans, int K, int N, int r0, int r1) {
+    const int panels = (N + kNr - 1) / kNr;
+    if (!b_trans) {
+        for (int k = r0; k < r1; k++) {
+            const X* row = b + static_cast<size_t>(k) * ld;
+            for (int p = 0; p < panels; p++) {
+                X* d = dst + (static_cast<size_t>(p) * K + k) * kNr;
+                const int j0 = p * kNr, w = std::min(kNr, N - j0);
+                if (w == kNr && sizeof(X) == 2) {
+                    std::memcpy(d, row + j0, 4 * sizeof(X));
+                    std::memcpy(d + 4, row + j0 + 8, 4 * sizeof(X));
+                    std::memcpy(d + 8, row + j0 + 4, 4 * sizeof(X));
+                    std::memcpy(d + 12, row + j0 + 12, 4 * sizeof(X));
+                    continue;
+                }
+                if (w == kNr) {
+                    std::memcpy(d, row + j0, kNr * sizeof(X));
+                    continue;
+                }
+                for (int j = 0; j < kNr; j++) d[lane_of<X>(j)] = j < w ? row[j0 + j] : X{};
+            }
+        }
+        return;
+    }
+    for (int n0 = r0; n0 < r1;) {
+        const int p = n0 / kNr, n1 = std::min(r1, (p + 1) * kNr);
+        X* d = dst + static_cast<size_t>(p) * K * kNr;
+        int k = 0;
+        if (n1 - n0 == kNr) {
+            // A whole panel: 8 x 8 blocks of its 16 rows transposed into depth-major order.
+            for (; k + 8 <= K; k += 8)
+                for (int half = 0; half < 2; half++) {
+                    f32x8 t[8];
+                    for (int j = 0; j < 8; j++) t[j] = load8(b + static_cast<size_t>(n0 + 8 * half + j) * ld + k);
+                    transpose8(t);
+                    for (int kk = 0; kk < 8; kk++) put8(d + (k + kk) * kNr + (sizeof(X) == 2 ? 4 : 8) * half, t[kk]);
+                }
+        }
+        for (int n = n0; n < n1; n++) {
+            const X* row = b + static_cast<size_t>(n) * ld;
+            for (int kk = k; kk < K; kk++) d[kk * kNr + lane_of<X>(n % kNr)] = row[kk];
+        }
+        if (p == panels - 1)
+            for (int kk = 0; kk < K; kk++)
+                for (int j = N - p * kNr; j < kNr; j++) d[kk * kNr + lane_of<X>(j)] = X{};
+        n0 = n1;
+    }
+}
+
+// Per-thread buffers, kept between calls (a fresh allocation per call would fault its pages in
+// each time): the task's A block and its FP32 partial sums when K is cut; B's panels, per type.
+struct Scratch {
+    std::vector<float> a, partial;
+};
+thread_local Scratch scratch;
+template <typename X>
+std::vector<X>& b_scratch() {
+    thread_local std::vector<X> b;
+    return b;
+}
+
+template <typename X>
+void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const GemmShape& s) {
+    const int M = s.M, N = s.N, K = s.K;
+    if (M <= 0 || N <= 0) return;
+    const int panels = (N + kNr - 1) / kNr;
+    const int kc_max = K <= kMaxKc ? std::max(K, 1) : kKc;
+    const bool cut_k = K > kc_max;
+    const bool threads = worth_threads(size_t(M) * N * std::max(K, 1));
+    const int nthr = threads ? omp_get_max_threads() : 1;
+    // M blocks: a multiple of the thread count where M allows, each a multiple of 6 rows; with
+    // fewer blocks than threads (a handful of rows) the panels are shared out instead.
+    const int most_blocks = (M + kMr - 1) / kMr;
+    const int mc_cap = std::max(kMr, std::min<int>(kMcMax, static_cast<int>(kABlockFloats / padded_ld(kc_max)) / kMr * kMr));
+    int blocks = (M + mc_cap - 1) / mc_cap;
+    blocks = std::min(most_blocks, (blocks + nthr - 1) / nthr * nthr);
+    const int mb = ((M + blocks - 1) / blocks + kMr - 1) / kMr * kMr;
+    blocks = (M + mb - 1) / mb;
+    const int parts = blocks < nthr ? std::min(nthr, panels) : 1;
+    const int tasks = blocks * parts;
+    if (!b_packed) b_scratch<X>().resize(packed_b_size(K, N));
+    X* b_own = b_scratch<X>().data();
+#pragma omp parallel if(threads)
+    {
+        if (!b_packed) {
+#pragma omp for schedule(static)
+            for (int p = 0; p < panels; p++) {
+                const int j0 = p * kNr, j1 = std::min(N, j0 + kNr);
+                // Panel p is made of stored rows [j0, j1) when b is stored [N][K]; otherwise of
+                // all K stored rows, columns [j0, j1): pack those rows for this panel only.
+                if (s.b_trans) pack_rows(b_own, b, K, true, K, N, j0, j1);
+                else pack_rows(b_own + static_cast<size_t>(p) * K * kNr, b + j0, N, false, K, j1 - j0, 0, K);
+            }
+        }
+        const X* bp_all = b_packed ? b_packed : b_own;
+        Scratch& my = scratch;
+        my.a.resize(static_cast<size_t>(mb) * padded_ld(kc_max));  // mb is a multiple of 6
+#pragma omp for schedule(dynamic)
+        for (int t = 0; t < tasks; t++) {
+            const int i0 = (t / parts) * mb, mc = std::min(mb, M - i0), part = t % parts;
+            const int p0 = static_cast<int>(static_cast<long>(panels) * part / parts);
+            const int p1 = static_cast<int>(static_cast<long>(panels) * (part + 1) / parts);
+            const int row_panels = (mc + kMr - 1) / kMr;
+            if (cut_k) my.partial.resize(static_cast<size_t>(row_panels) * (p1 - p0) * kMr * kNr);
+            for (int k0 = 0; k0 < std::max(K, 1); k0 += kc_max) {
+                const int kc = std::min(kc_max, K - k0);
+                const bool first = k0 == 0, last = k0 + kc >= K;
+                const size_t lda = widen_a_block(my.a.data(), a, s.a_trans, M, K, i0, mc, row_panels * kMr, k0, kc);
+                for (int p = p0; p < p1; p++) {
+                    const X* bp = bp_all + (static_cast<size_t>(p) * K + k0) * kNr;
+                    const int j0 = p * kNr, w = std::min(kNr, N - j0);
+                    for (int ip = 0; ip < row_panels; ip++) {
+                        f32x8 acc[2 * kMr] = {};
+                        float* part_sums =
+                            cut_k ? my.partial.data() + (static_cast<size_t>(ip) * (p1 - p0) + (p - p0)) * kMr * kNr : nullptr;
+                        if (cut_k && !first)
+                            for (int v = 0; v < 2 * kMr; v++) acc[v] = load8(part_sums + 8 * v);
+                        if (s.a_trans) micro_kernel<true>(acc, my.a.data() + static_cast<size_t>(ip) * kc * kMr, kMr, bp, kc);
+                        else micro_kernel<false>(acc, my.a.data() + ip * kMr * lda, lda, bp, kc);
+                        if (last) {
+                            const int r0 = i0 + ip * kMr;
+                            store_tile(c + static_cast<size_t>(r0) * N + j0, N, acc, bias ? bias + j0 : nullptr,
+                                       s.accumulate, std::min(kMr, M - r0), w);
+                        } else {
+                            for (int v = 0; v < 2 * kMr; v++) store8(part_sums + 8 * v, acc[v]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+size_t packed_b_size(int K, int N) {
+    return static_cast<size_t>((N + kNr - 1) / kNr) * kNr * static_cast<size_t>(std::max(K, 0));
+}
+
+template <typename X>
+void pack_b_rows(X* dst, const X* b, bool b_trans, int K, int N, int r0, int r1) {
+    pack_rows(dst, b, b_trans ? K : N, b_trans, K, N, r0, r1);
+}
+template void pack_b_rows<float>(float*, const float*, bool, int, int, int, int);
+template void pack_b_rows<bf16>(bf16*, const bf16*, bool, int, int, int, int);
+
+void gemm_packed(DType dtype, void* c, const void* a, const void* b, const void* b_packed, const void* bias,
+                 const GemmShape& s) {
+    if (dtype == DType::f32)
+        gemm(static_cast<float*>(c), static_cast<const float*>(a), static_cast<const float*>(b),
+             static_cast<const float*>(b_packed), static_cast<const float*>(bias), s);
+    else
+        gemm(static_cast<bf16*>(c), static_cast<const bf16*>(a), static_cast<const bf16*>(b),
+             static_cast<const bf16*>(b_packed), static_cast<const bf16*>(bias), s);
+}
+
+}  // namespace sixnd::cpu

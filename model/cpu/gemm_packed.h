@@ -1,0 +1,46 @@
+// The blocked GEMM sixnd runs itself: c[M,N] (= or +=) op(a) @ op(b) (+ bias[N]) in FP32
+// arithmetic, with float or bf16 operands and result (GemmShape conventions, matmul.h). It is
+// the CPU matmul for BF16 where the CPU has no BF16 dot products — bf16 values are widened as
+// the operands are packed, which any GEMM does anyway, and the result is rounded once in the
+// kernel's epilogue, so no widened copy of a whole operand is written or read — and the whole
+// CPU matmul in builds without oneDNN.
+//   B is read as panels of kPanelWidth columns, k-major: [ceil(N/16)][K][16] values of the
+//     storage type, zero-padded (bf16 stays bf16: the kernel widens a panel row with two unpacks
+//     beside its FMAs, and panels cost half the bytes). Packed per call, or kept packed between
+//     calls for a weight (weight_copies.h).
+//   A is widened per task into a block in its own stored order (row-major, or k-major when
+//     a_trans); the micro-kernel reads 6 of its rows with strides.
+//   A 6 x 16 register-blocked micro-kernel (GCC vector values: AVX/AVX2, SSE or NEON registers,
+//     whatever the build targets) adds each output element's K products in order of k, one
+//     fused multiply-add each.
+//   Work: tasks of (a block of M rows) x (a range of panels) over the threads. K past kMaxKc is
+//     cut into blocks of kKc; the partial sums wait in an FP32 tile of the task.
+// However the work is cut, every output element sums the same products in the same order, so
+// the bits depend neither on the thread count nor on the block sizes.
+#pragma once
+#include <cstddef>
+
+#include "core/bf16.h"
+#include "core/dtype.h"
+#include "model/cpu/matmul.h"
+
+namespace sixnd::cpu {
+
+constexpr int kPanelWidth = 16;
+
+// Values (of the storage type) of a K x N operand packed as B panels.
+size_t packed_b_size(int K, int N);
+
+// Packs rows [r0, r1) of a matrix stored row-major as B panels into dst (which holds the whole
+// packed K x N operand): stored [N][K] when b_trans (a weight W[OC,C] used as W^T: K = C,
+// N = OC), else [K][N]. Only the entries those rows contribute are written, so a weight whose
+// rows changed is repacked row block by row block.
+template <typename X>
+void pack_b_rows(X* dst, const X* b, bool b_trans, int K, int N, int r0, int r1);
+
+// c (+)= op(a) op(b) (+ bias), all of dtype. b_packed: b already packed (pack_b_rows over all
+// rows, same dtype), or null to pack it here.
+void gemm_packed(DType dtype, void* c, const void* a, const void* b, const void* b_packed, const void* bias,
+                 const GemmShape& s);
+
+}  // namespace sixnd::cpu

@@ -1,0 +1,77 @@
+// Eight floats as one value, for accumulators the compiler must keep in registers: a local float
+// array in a loop that also stores through pointers stays in memory (the compiler cannot prove
+// the pointers miss it). GCC/Clang vector extension: one AVX register where the build targets
+// AVX, two SSE or NEON registers otherwise. a += s * v with a scalar s is one FMA per lane where
+// the target has FMA.
+#pragma once
+#include <cmath>
+#include <cstring>
+
+#include "core/bf16.h"
+
+namespace sixnd::cpu {
+
+typedef float f32x8 __attribute__((vector_size(32)));
+typedef unsigned u32x8 __attribute__((vector_size(32)));
+typedef unsigned short u16x8 __attribute__((vector_size(16)));
+
+inline f32x8 load8(const float* p) {
+    f32x8 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+inline void store8(float* p, f32x8 v) { std::memcpy(p, &v, sizeof v); }
+
+// Eight bf16 values widened (exact), and eight floats rounded to bf16 as bf16::from_float does
+// (nearest, ties to even; NaN stays a quiet NaN) — the same bits, eight at a time.
+inline f32x8 load8(const bf16* p) {
+    u16x8 h;
+    std::memcpy(&h, p, sizeof h);
+    const u32x8 u = __builtin_convertvector(h, u32x8) << 16;
+    f32x8 v;
+    std::memcpy(&v, &u, sizeof v);
+    return v;
+}
+inline void store8(bf16* p, f32x8 v) {
+    u32x8 u;
+    std::memcpy(&u, &v, sizeof u);
+    const u32x8 rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const u32x8 quiet = (u >> 16) | 0x40u;
+    const u32x8 r = (u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded;
+    const u16x8 h = __builtin_convertvector(r, u16x8);
+    std::memcpy(static_cast<void*>(p), &h, sizeof h);
+}
+
+// rows[0..7] (8 values each) transposed in place: afterwards rows[k][r] is what rows[r][k] was.
+// Unpack, shuffle and swap halves, as AVX transposes do (one instruction each where the target
+// has them).
+inline void transpose8(f32x8* rows) {
+    typedef int i32x8 __attribute__((vector_size(32)));
+    f32x8 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = __builtin_shuffle(rows[i], rows[i + 1], i32x8{0, 8, 1, 9, 4, 12, 5, 13});
+        t[i + 1] = __builtin_shuffle(rows[i], rows[i + 1], i32x8{2, 10, 3, 11, 6, 14, 7, 15});
+    }
+    for (int i = 0; i < 8; i += 4)
+        for (int j = 0; j < 2; j++) {
+            u[i + 2 * j] = __builtin_shuffle(t[i + j], t[i + 2 + j], i32x8{0, 1, 8, 9, 4, 5, 12, 13});
+            u[i + 2 * j + 1] = __builtin_shuffle(t[i + j], t[i + 2 + j], i32x8{2, 3, 10, 11, 6, 7, 14, 15});
+        }
+    for (int k = 0; k < 4; k++) {
+        rows[k] = __builtin_shuffle(u[k], u[k + 4], i32x8{0, 1, 2, 3, 8, 9, 10, 11});
+        rows[k + 4] = __builtin_shuffle(u[k], u[k + 4], i32x8{4, 5, 6, 7, 12, 13, 14, 15});
+    }
+}
+
+// c + a * b rounded as a lane of the vector code above rounds it: fused where the target has FMA
+// (where the compiler might otherwise split a scalar one into a multiply and an add), two
+// roundings where it has none (std::fma would be a slow exact library call there).
+inline float fma_as_vectors(float a, float b, float c) {
+#if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
+    return std::fma(a, b, c);
+#else
+    return c + a * b;
+#endif
+}
+
+}  // namespace sixnd::cpu
