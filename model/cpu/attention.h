@@ -108,10 +108,25 @@ inline void load_row(float* dst, const X* src, int n, float scale = 1.0f) {
     for (int i = 0; i < n; i++) dst[i] = to_f32(src[i]) * scale;
 }
 
-// Column col of a transposed [n][ld] tile from n values.
+// Rows [0, cols) of n values each (row c at src + c * stride) as the columns of a transposed
+// [n][ld] tile: dst[i * ld + c] = src[c * stride + i]. 8 x 8 blocks go through registers
+// (transpose8), the edges one value at a time.
 template <typename X>
-inline void load_column(float* dst, int ld, int col, const X* src, int n) {
-    for (int i = 0; i < n; i++) dst[static_cast<size_t>(i) * ld + col] = to_f32(src[i]);
+inline void load_columns(float* dst, int ld, const X* src, size_t stride, int cols, int n) {
+    int c0 = 0;
+    for (; c0 + 8 <= cols; c0 += 8) {
+        int i0 = 0;
+        for (; i0 + 8 <= n; i0 += 8) {
+            f32x8 t[8];
+            for (int c = 0; c < 8; c++) t[c] = load8(src + (c0 + c) * stride + i0);
+            transpose8(t);
+            for (int i = 0; i < 8; i++) store8(dst + static_cast<size_t>(i0 + i) * ld + c0, t[i]);
+        }
+        for (int c = c0; c < c0 + 8; c++)
+            for (int i = i0; i < n; i++) dst[static_cast<size_t>(i) * ld + c] = to_f32(src[c * stride + i]);
+    }
+    for (int c = c0; c < cols; c++)
+        for (int i = 0; i < n; i++) dst[static_cast<size_t>(i) * ld + c] = to_f32(src[c * stride + i]);
 }
 
 template <typename X>

@@ -52,10 +52,9 @@ void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, i
                     std::fill(l.begin(), l.end(), 0.0f);
                     for (int j0 = 0; j0 < i0 + rows; j0 += kTile) {
                         const int cols = std::min(kTile, T - j0);
-                        for (int c = 0; c < cols; c++) {
-                            load_column(kt.data(), kTile, c, qkv + hv.k(b, j0 + c, h / group), hs);
+                        load_columns(kt.data(), kTile, qkv + hv.k(b, j0, h / group), hv.row(0, 1), cols, hs);
+                        for (int c = 0; c < cols; c++)
                             load_row(&v[static_cast<size_t>(c) * hs], qkv + hv.v(b, j0 + c, h / group), hs);
-                        }
                         // All kTile columns: a fixed trip count keeps the scores in registers;
                         // columns past a row's `valid` (stale or masked) are never read.
                         for (int r = 0; r < rows; r += 2) {
@@ -123,11 +122,10 @@ void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out
                     std::fill(dq.begin(), dq.end(), 0.0f);
                     for (int j0 = 0; j0 < T; j0 += kTile) {
                         const int cols = std::min(kTile, T - j0);
-                        for (int c = 0; c < cols; c++) {
+                        for (int c = 0; c < cols; c++)
                             load_row(&k[static_cast<size_t>(c) * hs], qkv + hv.k(b, j0 + c, kh), hs);
-                            load_column(kt.data(), kTile, c, qkv + hv.k(b, j0 + c, kh), hs);
-                            load_column(vt.data(), kTile, c, qkv + hv.v(b, j0 + c, kh), hs);
-                        }
+                        load_columns(kt.data(), kTile, qkv + hv.k(b, j0, kh), hv.row(0, 1), cols, hs);
+                        load_columns(vt.data(), kTile, qkv + hv.v(b, j0, kh), hv.row(0, 1), cols, hs);
                         float* dkt = &dk[static_cast<size_t>(j0) * hs];
                         float* dvt = &dv[static_cast<size_t>(j0) * hs];
                         // Query tiles strictly above this key tile's diagonal see none of its keys.

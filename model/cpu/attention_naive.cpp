@@ -33,9 +33,9 @@ void attention_naive_forward(X* out, float* probs, float* row_max, const X* qkv,
             for (int h = 0; h < NH; h++) {
                 for (int t = 0; t < T; t++) {
                     load_row(&q[static_cast<size_t>(t) * hs], qkv + hv.q(b, t, h), hs, scale);
-                    load_column(kt.data(), T, t, qkv + hv.k(b, t, h / group), hs);
                     load_row(&v[static_cast<size_t>(t) * hs], qkv + hv.v(b, t, h / group), hs);
                 }
+                load_columns(kt.data(), T, qkv + hv.k(b, 0, h / group), hv.row(0, 1), T, hs);
                 for (int t = 0; t < T; t++) {
                     float* p = probs + ((static_cast<size_t>(b) * NH + h) * T + t) * T;
                     dot_columns(p, &q[static_cast<size_t>(t) * hs], kt.data(), hs, T, t + 1);
@@ -76,10 +76,8 @@ void attention_naive_backward(X* dqkv, const X* dout, const X* qkv, const float*
 #pragma omp for collapse(2) schedule(dynamic)
         for (int b = 0; b < B; b++) {
             for (int kh = 0; kh < NKV; kh++) {
-                for (int t = 0; t < T; t++) {
-                    load_row(&k[static_cast<size_t>(t) * hs], qkv + hv.k(b, t, kh), hs);
-                    load_column(vt.data(), T, t, qkv + hv.v(b, t, kh), hs);
-                }
+                for (int t = 0; t < T; t++) load_row(&k[static_cast<size_t>(t) * hs], qkv + hv.k(b, t, kh), hs);
+                load_columns(vt.data(), T, qkv + hv.v(b, 0, kh), hv.row(0, 1), T, hs);
                 std::fill(dk.begin(), dk.end(), 0.0f);
                 std::fill(dv.begin(), dv.end(), 0.0f);
                 for (int h = kh * group; h < (kh + 1) * group; h++) {

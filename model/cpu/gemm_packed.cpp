@@ -284,10 +284,19 @@ void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const 
                 const int kc = std::min(kc_max, K - k0);
                 const bool first = k0 == 0, last = k0 + kc >= K;
                 const size_t lda = widen_a_block(my.a.data(), a, s.a_trans, M, K, i0, mc, row_panels * kMr, k0, kc);
+                // The next panel's slice is prefetched a share at a time while this one is used
+                // for every row panel: only the first pass over a panel would otherwise wait on
+                // memory, and it is the one that brings the panel in.
+                const size_t slice_bytes = static_cast<size_t>(kc) * kNr * sizeof(X);
+                const size_t lines_per_ip = (slice_bytes / 64 + row_panels - 1) / row_panels;
                 for (int p = p0; p < p1; p++) {
                     const X* bp = bp_all + (static_cast<size_t>(p) * K + k0) * kNr;
+                    const char* next = p + 1 < p1 ? reinterpret_cast<const char*>(bp + static_cast<size_t>(K) * kNr) : nullptr;
                     const int j0 = p * kNr, w = std::min(kNr, N - j0);
                     for (int ip = 0; ip < row_panels; ip++) {
+                        if (next)
+                            for (size_t l = ip * lines_per_ip; l < std::min(slice_bytes / 64, (ip + 1) * lines_per_ip); l++)
+                                __builtin_prefetch(next + 64 * l);
                         f32x8 acc[2 * kMr] = {};
                         float* part_sums =
                             cut_k ? my.partial.data() + (static_cast<size_t>(ip) * (p1 - p0) + (p - p0)) * kMr * kNr : nullptr;
