@@ -9,6 +9,7 @@
 
 #include "model/cpu/kernels.h"
 #include "model/cpu/simd.h"
+#include "model/cpu/vec_math.h"
 
 namespace sixnd::cpu {
 namespace {
@@ -135,10 +136,21 @@ void store_rows(X* c, size_t ldc, const float* t, const X* bias, int h, int w) {
     }
 }
 
+// g[h][w] (row stride ldc) = gelu(c), c as stored: gelu_forward's arithmetic on a tile still in cache.
+template <typename X>
+void gelu_rows(X* g, const X* c, size_t ldc, int h, int w) {
+    for (int r = 0; r < h; r++) {
+        const X* cr = c + r * ldc;
+        X* gr = g + r * ldc;
+#pragma omp simd
+        for (int j = 0; j < w; j++) gr[j] = from_f32<X>(gelu(to_f32(cr[j])));
+    }
+}
+
 // The micro-tile's epilogue: its sums plus bias plus the old c, rounded once into c. A whole
 // tile goes straight from the registers (the additions in the same order as store_rows).
 template <typename X>
-void store_tile(X* c, size_t ldc, const f32x8* acc, const X* bias, bool accumulate, int h, int w) {
+void store_sums(X* c, size_t ldc, const f32x8* acc, const X* bias, bool accumulate, int h, int w) {
     if (h == kMr && w == kNr) {
         const f32x8 b0 = bias ? load8(bias) : f32x8{}, b1 = bias ? load8(bias + 8) : f32x8{};
         for (int r = 0; r < kMr; r++) {
@@ -160,6 +172,12 @@ void store_tile(X* c, size_t ldc, const f32x8* acc, const X* bias, bool accumula
         if (accumulate) store_rows<X, false, true>(c, ldc, t, bias, h, w);
         else store_rows<X, false, false>(c, ldc, t, bias, h, w);
     }
+}
+
+template <typename X>
+void store_tile(X* c, size_t ldc, const f32x8* acc, const X* bias, bool accumulate, int h, int w, X* gelu_out) {
+    store_sums(c, ldc, acc, bias, accumulate, h, w);
+    if (gelu_out) gelu_rows(gelu_out, c, ldc, h, w);
 }
 
 // Eight values of a panel row, at lanes [at, at + 8) in column order (bf16: as lane_of places them).
@@ -238,7 +256,7 @@ std::vector<X>& b_scratch() {
 }
 
 template <typename X>
-void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const GemmShape& s) {
+void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const GemmShape& s, X* gelu_out) {
     const int M = s.M, N = s.N, K = s.K;
     if (M <= 0 || N <= 0) return;
     const int panels = (N + kNr - 1) / kNr;
@@ -306,8 +324,9 @@ void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const 
                         else micro_kernel<false>(acc, my.a.data() + ip * kMr * lda, lda, bp, kc);
                         if (last) {
                             const int r0 = i0 + ip * kMr;
-                            store_tile(c + static_cast<size_t>(r0) * N + j0, N, acc, bias ? bias + j0 : nullptr,
-                                       s.accumulate, std::min(kMr, M - r0), w);
+                            const size_t at = static_cast<size_t>(r0) * N + j0;
+                            store_tile(c + at, N, acc, bias ? bias + j0 : nullptr, s.accumulate, std::min(kMr, M - r0), w,
+                                       gelu_out ? gelu_out + at : nullptr);
                         } else {
                             for (int v = 0; v < 2 * kMr; v++) store8(part_sums + 8 * v, acc[v]);
                         }
@@ -332,13 +351,13 @@ template void pack_b_rows<float>(float*, const float*, bool, int, int, int, int)
 template void pack_b_rows<bf16>(bf16*, const bf16*, bool, int, int, int, int);
 
 void gemm_packed(DType dtype, void* c, const void* a, const void* b, const void* b_packed, const void* bias,
-                 const GemmShape& s) {
+                 const GemmShape& s, void* gelu_out) {
     if (dtype == DType::f32)
         gemm(static_cast<float*>(c), static_cast<const float*>(a), static_cast<const float*>(b),
-             static_cast<const float*>(b_packed), static_cast<const float*>(bias), s);
+             static_cast<const float*>(b_packed), static_cast<const float*>(bias), s, static_cast<float*>(gelu_out));
     else
         gemm(static_cast<bf16*>(c), static_cast<const bf16*>(a), static_cast<const bf16*>(b),
-             static_cast<const bf16*>(b_packed), static_cast<const bf16*>(bias), s);
+             static_cast<const bf16*>(b_packed), static_cast<const bf16*>(bias), s, static_cast<bf16*>(gelu_out));
 }
 
 }  // namespace sixnd::cpu

@@ -13,6 +13,8 @@
 //   A 6 x 16 register-blocked micro-kernel (GCC vector values: AVX/AVX2, SSE or NEON registers,
 //     whatever the build targets) adds each output element's K products in order of k, one
 //     fused multiply-add each.
+//   The epilogue adds bias and the old c, rounds once, and can apply GELU to the rounded result
+//     (Linear + GELU: pre-activation and activation written in one pass).
 //   Work: tasks of (a block of M rows) x (a range of panels) over the threads. K past kMaxKc is
 //     cut into blocks of kKc; the partial sums wait in an FP32 tile of the task.
 // However the work is cut, every output element sums the same products in the same order, so
@@ -39,8 +41,8 @@ template <typename X>
 void pack_b_rows(X* dst, const X* b, bool b_trans, int K, int N, int r0, int r1);
 
 // c (+)= op(a) op(b) (+ bias), all of dtype. b_packed: b already packed (pack_b_rows over all
-// rows, same dtype), or null to pack it here.
+// rows, same dtype), or null to pack it here. gelu_out: also gelu_out = gelu(c), c as rounded.
 void gemm_packed(DType dtype, void* c, const void* a, const void* b, const void* b_packed, const void* bias,
-                 const GemmShape& s);
+                 const GemmShape& s, void* gelu_out = nullptr);
 
 }  // namespace sixnd::cpu

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "model/cpu/kernels.h"
 #endif
 
 #include "core/cpu_features.h"
@@ -122,9 +123,16 @@ Matmul::Matmul(DType dtype, Bf16Math math, MemoryBackend* copies_mem)
 }
 Matmul::~Matmul() = default;
 
-void Matmul::run(void* c, const void* a, const void* b, const void* bias, const GemmShape& s) {
-    if (widen_) run_packed(c, a, b, bias, s);
-    else impl_->execute(dtype_, c, a, b, bias, s);
+void Matmul::run(void* c, const void* a, const void* b, const void* bias, const GemmShape& s, void* gelu_out) {
+    if (widen_) {
+        run_packed(c, a, b, bias, s, gelu_out);
+        return;
+    }
+    impl_->execute(dtype_, c, a, b, bias, s);
+    if (!gelu_out) return;
+    const size_t n = static_cast<size_t>(s.M) * s.N;
+    if (dtype_ == DType::f32) gelu_forward(static_cast<float*>(gelu_out), static_cast<const float*>(c), n);
+    else gelu_forward(static_cast<bf16*>(gelu_out), static_cast<const bf16*>(c), n);
 }
 
 const char* Matmul::engine() { return "oneDNN"; }
@@ -156,7 +164,9 @@ Matmul::Matmul(DType dtype, Bf16Math, MemoryBackend* copies_mem) : dtype_(dtype)
 }
 Matmul::~Matmul() = default;
 
-void Matmul::run(void* c, const void* a, const void* b, const void* bias, const GemmShape& s) { run_packed(c, a, b, bias, s); }
+void Matmul::run(void* c, const void* a, const void* b, const void* bias, const GemmShape& s, void* gelu_out) {
+    run_packed(c, a, b, bias, s, gelu_out);
+}
 
 const char* Matmul::engine() { return "portable"; }
 
@@ -165,11 +175,11 @@ std::string Matmul::engine_isa() { return "none"; }
 #endif
 
 // A weight's panels come from the copies (b is stored [N][K] when b_trans, else [K][N]).
-void Matmul::run_packed(void* c, const void* a, const void* b, const void* bias, const GemmShape& s) {
+void Matmul::run_packed(void* c, const void* a, const void* b, const void* bias, const GemmShape& s, void* gelu_out) {
     const bf16* packed = nullptr;
     if (s.b_weight && copies_ && dtype_ == DType::bf16)
         packed = copies_->get(static_cast<const bf16*>(b), s.b_trans ? s.N : s.K, s.b_trans ? s.K : s.N, s.b_trans);
-    gemm_packed(dtype_, c, a, b, packed, bias, s);
+    gemm_packed(dtype_, c, a, b, packed, bias, s, gelu_out);
 }
 
 }  // namespace sixnd::cpu

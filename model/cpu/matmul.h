@@ -44,7 +44,9 @@ public:
     Matmul(const Matmul&) = delete;
     Matmul& operator=(const Matmul&) = delete;
 
-    void run(void* c, const void* a, const void* b, const void* bias, const GemmShape& s);
+    // gelu_out: also gelu_out = gelu(c) elementwise, c as rounded (what gelu_forward(gelu_out, c)
+    // after the product gives); the packed GEMM does it in its epilogue, with c still in registers.
+    void run(void* c, const void* a, const void* b, const void* bias, const GemmShape& s, void* gelu_out = nullptr);
     // "oneDNN" or "portable": which engine run() uses in this build.
     static const char* engine();
     // What a bf16 run() computes in: "bf16" (native kernels) or "fp32" (the packed GEMM).
@@ -54,7 +56,7 @@ public:
     static std::string engine_isa();
 
 private:
-    void run_packed(void* c, const void* a, const void* b, const void* bias, const GemmShape& s);
+    void run_packed(void* c, const void* a, const void* b, const void* bias, const GemmShape& s, void* gelu_out);
     struct Impl;  // oneDNN engine, stream and one cached primitive per shape
     DType dtype_;
     bool widen_ = false;  // bf16 through FP32 arithmetic (the packed GEMM)

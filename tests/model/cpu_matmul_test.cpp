@@ -13,6 +13,7 @@
 #include "core/memory.h"
 #include "model/cpu/cpu_ops.h"
 #include "model/cpu/gemm_packed.h"
+#include "model/cpu/kernels.h"
 #include "model/cpu/matmul.h"
 #include "model/cpu/simd.h"
 #include "tests/util/ops_test_util.h"
@@ -183,6 +184,31 @@ TEST(CpuMatmul, PackedGemmIsTheKOrderChainWhateverTheCut) {
                                      std::min(stored_rows, r0 + step));
                 EXPECT_EQ(product(2, packed.data()), chain) << form;
             }
+}
+
+// The GELU epilogue (Linear + GELU in one pass) writes what gelu_forward makes of the rounded
+// product, bit for bit, on whole and partial micro-tiles, through the packed GEMM and the matmul.
+TEST(CpuMatmul, GeluEpilogueIsGeluForwardOfTheProduct) {
+    const int M = 40, N = 37, K = 50;
+    const cpu::GemmShape s{M, N, K, false, true, false, true};
+    for (DType dt : {DType::f32, DType::bf16}) {
+        XBuf a(dt, random_floats(static_cast<size_t>(M) * K, 71)), b(dt, random_floats(static_cast<size_t>(K) * N, 72));
+        XBuf bias(dt, random_floats(N, 73));
+        XBuf pre(dt, static_cast<size_t>(M) * N), act(dt, static_cast<size_t>(M) * N), want(dt, static_cast<size_t>(M) * N);
+        cpu::gemm_packed(dt, pre.ptr(), a.ptr(), b.ptr(), nullptr, bias.ptr(), s, act.ptr());
+        if (dt == DType::f32) cpu::gelu_forward(static_cast<float*>(want.ptr()), static_cast<const float*>(pre.ptr()), want.size());
+        else cpu::gelu_forward(static_cast<bf16*>(want.ptr()), static_cast<const bf16*>(pre.ptr()), want.size());
+        EXPECT_EQ(act.values(), want.values()) << dtype_name(dt);
+        for (cpu::Bf16Math math : {cpu::Bf16Math::automatic, cpu::Bf16Math::fp32}) {
+            cpu::Matmul mm(dt, math);
+            XBuf pre2(dt, static_cast<size_t>(M) * N), act2(dt, static_cast<size_t>(M) * N);
+            mm.run(pre2.ptr(), a.ptr(), b.ptr(), bias.ptr(), s, act2.ptr());
+            XBuf want2(dt, static_cast<size_t>(M) * N);
+            if (dt == DType::f32) cpu::gelu_forward(static_cast<float*>(want2.ptr()), static_cast<const float*>(pre2.ptr()), want2.size());
+            else cpu::gelu_forward(static_cast<bf16*>(want2.ptr()), static_cast<const bf16*>(pre2.ptr()), want2.size());
+            EXPECT_EQ(act2.values(), want2.values()) << dtype_name(dt) << " " << mm.bf16_math();
+        }
+    }
 }
 
 TEST(CpuMatmul, CachedPrimitivesServeRepeatedAndMixedShapes) {
