@@ -16,9 +16,11 @@ namespace {
 
 constexpr int kMr = 6;                // rows of a micro-tile (and of an A panel)
 constexpr int kNr = kPanelWidth;      // columns of a micro-tile (two vectors)
-// A task's A block holds at most this many floats (it stays in L2 while every B panel streams
-// past it: more rows per block is fewer passes over B), and at most kMcMax rows.
-constexpr size_t kABlockFloats = size_t(128) << 10;
+// A task's A block holds at most this many floats (256 KiB): it stays in L2 while the B panels
+// stream past it, with room left there for them. A larger block means fewer passes over B but
+// crowds B out of L2: 512 KiB and 1 MiB blocks made d6's backward products 5-10% slower in
+// training, 128 and 256 KiB were alike. At most kMcMax rows.
+constexpr size_t kABlockFloats = size_t(64) << 10;
 constexpr int kMcMax = 240;
 constexpr int kMaxKc = 1024, kKc = 512;  // K up to kMaxKc in one block, else blocks of kKc
 
