@@ -118,15 +118,16 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
         mfu.push_back(steps[i].at("mfu"));
         ms.push_back(steps[i].at("step_ms"));
     }
-    double mean_mfu = 0;
-    for (double x : mfu) mean_mfu += x / mfu.size();
+    // The median, as for the measured step: a mean over a few steps moves with one step that
+    // another process on the cores slowed down, and then no longer matches the median step.
+    const double mid_mfu = mfu.empty() ? 0 : median(mfu);
     const double peak = h.at("peak_flops");
     const double attn = attention_flops_per_token(m.n_layer, m.n_embd, T);
     const double flops = (6 * m.matmul_params + attn) * step_tokens;
     out.rows.push_back({"flops_per_step", flops, last.at("flops"), Unit::flops, "(6N + 12 L C T) x tokens per step"});
-    if (peak > 0 && mean_mfu > 0)
-        out.rows.push_back({"step_time_s", flops / (world * peak * mean_mfu), median(ms) / 1e3, Unit::seconds,
-                            "FLOPs / (ranks x peak x mean measured MFU); measured: median step"});
+    if (peak > 0 && mid_mfu > 0)
+        out.rows.push_back({"step_time_s", flops / (world * peak * mid_mfu), median(ms) / 1e3, Unit::seconds,
+                            "FLOPs / (ranks x peak x median measured MFU); measured: median step"});
 
     // Bytes sent per rank per step.
     CommBytes c = comm_bytes_per_step(m.layout, stage, world, e, accum);
