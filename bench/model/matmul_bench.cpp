@@ -1,10 +1,11 @@
 // The CPU matmul on GPT-2's Linear shapes at M tokens: milliseconds per call of each Linear's
 // forward (out = inp @ W^T), backward-input (dinp = dout @ W) and backward-weight
 // (dW += dout^T @ inp) product, FP32 against BF16, where BF16 computes as the CpuOps would
-// (natively, or widened to FP32 where the CPU has no BF16 dot products; SIXND_CPU_ISA caps it).
-// Each round first writes the weights (as the optimizer does once per step), then times one
-// forward, backward-input and backward-weight call per Linear, so a BF16 path that keeps a
-// widened copy of the weights pays for refreshing it once per round, as in training.
+// (natively, or on the packed GEMM in FP32 arithmetic where the CPU has no BF16 dot products;
+// SIXND_CPU_ISA caps it). Each round first writes the weights (as the optimizer does once per
+// step), then times one forward, backward-input and backward-weight call per Linear, so a BF16
+// path that keeps packed copies of the weights pays for refreshing them once per round, as in
+// training.
 // Prints one JSON line per shape and product.
 //   matmul_bench [--tokens M] [--rounds R] [--model gpt2-124m|demo]
 #include <CLI/CLI.hpp>

@@ -11,13 +11,13 @@
 namespace sixnd {
 
 // mem must be host memory (the ops read and write its pointers directly). bf16_math: what bf16
-// matmuls compute in (automatic: natively where the CPU has BF16 dot products, else widened to
-// FP32); tests force each.
+// matmuls compute in (automatic: natively where the CPU has BF16 dot products, else in FP32 on
+// the packed GEMM); tests force each.
 std::unique_ptr<Ops> make_cpu_ops(DType dtype, MemoryBackend& mem, cpu::Bf16Math bf16_math = cpu::Bf16Math::automatic);
 
 // The host CPU as the CPU ops see it, for run-log headers and benchmarks: cpu_features()
 // (after SIXND_CPU_ISA), the matmul engine, the ISA oneDNN dispatches to, what BF16 matmuls
-// compute in ("bf16" natively, "fp32" widened) and the ISA sixnd's own kernels were compiled for.
+// compute in ("bf16" natively, "fp32" on the packed GEMM) and the ISA sixnd's own kernels were compiled for.
 nlohmann::json cpu_host_json();
 
 }  // namespace sixnd
