@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <utility>
 
@@ -142,6 +141,20 @@ void detect_cores(CpuFeatures& f, std::string& cpuinfo_mhz, std::string& cpuinfo
     f.physical_cores = cores.empty() ? f.logical_cpus : static_cast<int>(cores.size());
 }
 
+// The x.xx of an "@ x.xxGHz" in a brand string ("Intel(R) Xeon(R) CPU @ 2.30GHz"), or 0.
+double model_name_ghz(const std::string& name) {
+    for (size_t at = name.find('@'); at != std::string::npos; at = name.find('@', at + 1)) {
+        const char* p = name.c_str() + at + 1;
+        while (*p == ' ') p++;
+        if (*p < '0' || *p > '9') continue;
+        char* end = nullptr;
+        const double ghz = std::strtod(p, &end);
+        while (*end == ' ') end++;
+        if (std::strncmp(end, "GHz", 3) == 0 && ghz > 0) return ghz;
+    }
+    return 0;
+}
+
 double read_khz(const char* path) {
     std::ifstream in(path);
     double khz = 0;
@@ -155,9 +168,7 @@ CpuClock pick_clock(const ClockEvidence& e) {
     if (e.sysfs_max_khz > 0) return {e.sysfs_max_khz / 1e6, "sysfs cpufreq cpuinfo_max_freq", true};
     if (e.cpuid_base_mhz > 0) return {e.cpuid_base_mhz / 1000.0, "cpuid leaf 0x16 base frequency", false};
     if (e.sysfs_base_khz > 0) return {e.sysfs_base_khz / 1e6, "sysfs cpufreq base_frequency", false};
-    std::smatch m;
-    static const std::regex at_ghz(R"(@\s*([0-9]+(\.[0-9]+)?)\s*GHz)");
-    if (std::regex_search(e.model_name, m, at_ghz)) return {std::atof(m[1].str().c_str()), "model name", false};
+    if (const double ghz = model_name_ghz(e.model_name)) return {ghz, "model name", false};
     const double mhz = std::atof(e.cpuinfo_mhz.c_str());
     if (mhz > 0) return {mhz / 1000.0, "/proc/cpuinfo cpu MHz", false};
     return {0, "unknown", false};

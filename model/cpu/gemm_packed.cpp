@@ -24,9 +24,6 @@ constexpr size_t kABlockFloats = size_t(64) << 10;
 constexpr int kMcMax = 240;
 constexpr int kMaxKc = 1024, kKc = 512;  // K up to kMaxKc in one block, else blocks of kKc
 
-// acc (12 vectors: row r at acc[2r], acc[2r + 1]) += a x bp[kc][16], where row r of the 6 x kc
-// block a is at ap + r * rs, its k-th value at + k * ks: (rs, ks) = (1, ld) for a block held
-// k-major, (ld, 1) for one held row-major (the template fixes which stride is 1).
 // Two vectors of B panel row k: columns 0-7 and 8-15. FP32 panels are read as they are; bf16
 // panels hold each row in lane order [0-3, 8-11, 4-7, 12-15], so that interleaving it with zeros
 // (one unpack per half: bf16 is the upper half of a float) gives the columns in order — an AVX2
@@ -85,8 +82,8 @@ inline void micro_kernel(f32x8* acc, const float* ap, size_t ld, const P* bp, in
     acc[6] = c30, acc[7] = c31, acc[8] = c40, acc[9] = c41, acc[10] = c50, acc[11] = c51;
 }
 
-// A row stride for the row-major A block that is not a multiple of 64 bytes' powers of two: the
-// kernel reads six rows at once, and rows 2 or 4 KiB apart would fall into the same L1 sets.
+// The row stride of the row-major A block: kc rounded up to 8 floats, plus 8, so that the six
+// rows the kernel reads at once are not 2 or 4 KiB apart (they would share L1 sets).
 inline size_t padded_ld(int kc) { return (static_cast<size_t>(kc) + 7) / 8 * 8 + 8; }
 
 // A task's block of op(a), rows [i0, i0 + mc) and k in [k0, k0 + kc), widened into dst: a
