@@ -97,6 +97,13 @@ size_t widen_a_block(float* dst, const X* a, bool a_trans, int M, int K, int i0,
         for (int ip = 0; ip < mc_pad / kMr; ip++) {
             float* d = dst + static_cast<size_t>(ip) * kc * kMr;
             const int r0 = ip * kMr, h = std::min(kMr, mc - r0);
+            if (h == kMr) {  // the common case without the test per value, which kept it scalar
+                for (int k = 0; k < kc; k++) {
+                    const X* s = a + static_cast<size_t>(k0 + k) * M + i0 + r0;
+                    for (int r = 0; r < kMr; r++) d[k * kMr + r] = to_f32(s[r]);
+                }
+                continue;
+            }
             for (int k = 0; k < kc; k++) {
                 const X* s = a + static_cast<size_t>(k0 + k) * M + i0 + r0;
                 for (int r = 0; r < kMr; r++) d[k * kMr + r] = r < h ? to_f32(s[r]) : 0.0f;
@@ -263,14 +270,16 @@ void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const 
     const bool cut_k = K > kc_max;
     const bool threads = worth_threads(size_t(M) * N * std::max(K, 1));
     const int nthr = threads ? omp_get_max_threads() : 1;
-    // M blocks: a multiple of the thread count where M allows, each a multiple of 6 rows; with
-    // fewer blocks than threads (a handful of rows) the panels are shared out instead.
-    const int most_blocks = (M + kMr - 1) / kMr;
+    // M blocks: a multiple of the thread count where M allows, of whole row panels (6 rows),
+    // the sizes differing by at most one row panel so that no thread is left with a short last
+    // block while the other waits; with fewer blocks than threads (a handful of rows) the panels
+    // are shared out instead.
+    const int row_panels_all = (M + kMr - 1) / kMr;
     const int mc_cap = std::max(kMr, std::min<int>(kMcMax, static_cast<int>(kABlockFloats / padded_ld(kc_max)) / kMr * kMr));
     int blocks = (M + mc_cap - 1) / mc_cap;
-    blocks = std::min(most_blocks, (blocks + nthr - 1) / nthr * nthr);
-    const int mb = ((M + blocks - 1) / blocks + kMr - 1) / kMr * kMr;
-    blocks = (M + mb - 1) / mb;
+    blocks = std::min(row_panels_all, (blocks + nthr - 1) / nthr * nthr);
+    const int mb = (row_panels_all + blocks - 1) / blocks * kMr;  // the largest block's rows
+    auto block_row = [&](int blk) { return std::min(M, static_cast<int>(static_cast<long>(row_panels_all) * blk / blocks) * kMr); };
     const int parts = blocks < nthr ? std::min(nthr, panels) : 1;
     const int tasks = blocks * parts;
     if (!b_packed) b_scratch<X>().resize(packed_b_size(K, N));
@@ -292,7 +301,7 @@ void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const 
         my.a.resize(static_cast<size_t>(mb) * padded_ld(kc_max));  // mb is a multiple of 6
 #pragma omp for schedule(dynamic)
         for (int t = 0; t < tasks; t++) {
-            const int i0 = (t / parts) * mb, mc = std::min(mb, M - i0), part = t % parts;
+            const int i0 = block_row(t / parts), mc = block_row(t / parts + 1) - i0, part = t % parts;
             const int p0 = static_cast<int>(static_cast<long>(panels) * part / parts);
             const int p1 = static_cast<int>(static_cast<long>(panels) * (part + 1) / parts);
             const int row_panels = (mc + kMr - 1) / kMr;
