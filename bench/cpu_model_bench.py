@@ -22,9 +22,10 @@ OpenBLAS's kernel, and only one the CPU (as capped) supports: SkylakeX with AVX-
 AVX2 + FMA (Debian's OpenBLAS 0.3.21 falls to its SSE3 kernel on CPUs it does not know); the
 kernel that ran is printed.
 
---repeat N runs each row's four commands (sixnd and PyTorch, FP32 and BF16) back to back N
-times, interleaved, and reports each cell's median with the spread of the ratios, and the load
-average before and after: on a shared machine a single pass is noise. --peer-dtypes fp32 leaves
+--repeat N runs each row's four commands (sixnd and PyTorch, FP32 and BF16) N times, interleaved
+(sixnd's two dtypes back to back, alternating which goes first), and reports each cell's median
+with the spread of the ratios, and the load average before and after: on a shared machine a
+single pass is noise. --peer-dtypes fp32 leaves
 out PyTorch's BF16 (a minute per step on the AVX2 path)."""
 import argparse
 import json
@@ -112,12 +113,18 @@ def main():
         B, T = SHAPES[shape]
         for mode in args.modes.split(","):
             rounds = []
-            for _ in range(args.repeat):
+            for i in range(args.repeat):
+                # sixnd's two dtypes back to back, the first one alternating between rounds, so
+                # that the bf16/fp32 ratio compares runs seconds apart on a machine whose load
+                # drifts; then PyTorch's.
+                common = {d: ["--shape", shape, "--dtype", d, "--mode", mode, "--batch", str(B), "--seq-len", str(T)]
+                          for d in ("fp32", "bf16")}
+                ours = {d: run([bench, "--device", "cpu"] + common[d] + iters, env_s)
+                        for d in (("fp32", "bf16") if i % 2 == 0 else ("bf16", "fp32"))}
                 got = {}
                 for dtype in ("fp32", "bf16"):
-                    common = ["--shape", shape, "--dtype", dtype, "--mode", mode, "--batch", str(B), "--seq-len", str(T)]
-                    s = run([bench, "--device", "cpu"] + common + iters, env_s)
-                    t = run(peer + common + peer_iters, env_t) if dtype in peer_dtypes else None
+                    s = ours[dtype]
+                    t = run(peer + common[dtype] + peer_iters, env_t) if dtype in peer_dtypes else None
                     if t and s["threads"] != t["threads"]:
                         raise RuntimeError(f"thread counts differ: sixnd {s['threads']}, PyTorch {t['threads']}")
                     got[dtype] = (s, t)

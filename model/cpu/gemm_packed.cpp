@@ -208,11 +208,12 @@ void pack_rows(X* dst, const X* b, size_t ld, bool b_trans, int K, int N, int r0
             for (int p = 0; p < panels; p++) {
                 X* d = dst + (static_cast<size_t>(p) * K + k) * kNr;
                 const int j0 = p * kNr, w = std::min(kNr, N - j0);
-                if (w == kNr && sizeof(X) == 2) {
-                    std::memcpy(d, row + j0, 4 * sizeof(X));
-                    std::memcpy(d + 4, row + j0 + 8, 4 * sizeof(X));
-                    std::memcpy(d + 8, row + j0 + 4, 4 * sizeof(X));
-                    std::memcpy(d + 12, row + j0 + 12, 4 * sizeof(X));
+                if (w == kNr && sizeof(X) == 2) {  // quads of columns 0-3, 8-11, 4-7, 12-15: one permute
+                    typedef long long i64x4 __attribute__((vector_size(32)));
+                    i64x4 v;
+                    std::memcpy(&v, row + j0, sizeof v);
+                    v = __builtin_shuffle(v, i64x4{0, 2, 1, 3});
+                    std::memcpy(static_cast<void*>(d), &v, sizeof v);
                     continue;
                 }
                 if (w == kNr) {
