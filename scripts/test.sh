@@ -33,8 +33,9 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSIXND_SANI
 cmake --build build-asan -j"$JOBS"
 
 # On a CPU with AVX-512 BF16 the suite below runs the native BF16 matmuls; the code an AVX2-only
-# CPU runs (BF16 on the packed GEMM in FP32 arithmetic, packed weight copies) gets its own pass over the op and model
-# tests here (a minute or two), unless the whole suite already runs under SIXND_CPU_ISA.
+# CPU runs (BF16 on the packed GEMM in FP32 arithmetic, packed weight copies) gets its own pass
+# over the op and model tests here (a minute or two), unless the whole suite already runs under
+# SIXND_CPU_ISA.
 if [ -z "${SIXND_CPU_ISA:-}" ]; then
   echo "== test (CPU ops and model on the AVX2 path: SIXND_CPU_ISA=avx2) ==" >&2
   SIXND_CPU_ISA=avx2 ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout 1200 \

@@ -35,8 +35,8 @@ void bias_backward(X* dbias, const X* dout, int N, int OC) {
 template <typename X>
 void matmul_forward(Matmul& mm, X* out, X* pre_gelu, const X* inp, const X* weight, const X* bias, int N, int C,
                     int OC) {
-    if (pre_gelu) mm.run(pre_gelu, inp, weight, bias, GemmShape{N, OC, C, false, true, false, true}, out);
-    else mm.run(out, inp, weight, bias, GemmShape{N, OC, C, false, true, false, true});
+    mm.run(pre_gelu ? pre_gelu : out, inp, weight, bias, GemmShape{N, OC, C, false, true, false, true},
+           pre_gelu ? out : nullptr);
 }
 
 template <typename X>

@@ -5,10 +5,10 @@
 // W^T is the "ba" layout of a [C,OC] matrix), so nothing is transposed or copied before the call.
 // Accumulation is oneDNN's sum post-op: c = acc + c_old in FP32, rounded once.
 // bf16 runs on oneDNN's bf16 kernels where the CPU has BF16 dot products (AVX512-BF16 / AMX,
-// FP32 accumulation); elsewhere on the packed GEMM (gemm_packed.h), which packs bf16 straight
-// into FP32 panels and rounds once: through oneDNN the bf16 operands would first be widened into
-// whole FP32 copies and the FP32 result rounded in another pass, memory-bound passes that took
-// 5-9% of a training step on two cores.
+// FP32 accumulation); elsewhere on the packed GEMM (gemm_packed.h), which widens bf16 to FP32 as
+// it packs and multiplies, and rounds once: through oneDNN the bf16 operands would first be
+// widened into whole FP32 copies and the FP32 result rounded in another pass, memory-bound passes
+// that took 5-9% of a training step on two cores.
 // Without oneDNN, or for a case oneDNN cannot run on this CPU, the packed GEMM does the work.
 #include "model/cpu/matmul.h"
 

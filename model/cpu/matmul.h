@@ -7,7 +7,7 @@
 // BF16 arithmetic: oneDNN's BF16 kernels where the CPU has BF16 dot products (AVX512-BF16, AMX);
 // elsewhere sixnd's packed GEMM (gemm_packed.h), which widens bf16 to FP32 as it packs the
 // operands and rounds the result once in its epilogue. There a weight operand
-// (GemmShape::b_weight) is not packed per call: its packed FP32 panels are kept and checked
+// (GemmShape::b_weight) is not packed per call: its packed bf16 panels are kept and checked
 // against the weight on each use (weight_copies.h), so they are never stale.
 #pragma once
 #include <cstddef>

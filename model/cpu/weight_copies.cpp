@@ -1,7 +1,8 @@
 // WeightCopies (see weight_copies.h): one pass per use over blocks of rows, in parallel; a block
 // whose bf16 bits equal the snapshot's is skipped, any other is copied to the snapshot and
-// repacked in every kept role. Comparing bits (not values) keeps the panels exact for -0 and NaNs
-// too. Blocks are whole panels of the b_trans role (16 rows), so no two threads write one panel row.
+// repacked in every kept role; a role used for the first time is packed whole in the same pass.
+// Comparing bits (not values) keeps the panels exact for -0 and NaNs too. Blocks are whole panels
+// of the b_trans role (16 rows), so no two threads write one panel row.
 #include "model/cpu/weight_copies.h"
 
 #include <algorithm>
@@ -29,43 +30,40 @@ size_t role_values(int rows, int cols, bool b_trans) {
 
 const bf16* WeightCopies::get(const bf16* w, int rows, int cols, bool b_trans) {
     const size_t n = static_cast<size_t>(rows) * cols;
-    const size_t role_bytes = role_values(rows, cols, b_trans) * sizeof(bf16);
+    const size_t snap_bytes = n * sizeof(bf16), role_bytes = role_values(rows, cols, b_trans) * sizeof(bf16);
     const auto key = std::make_pair(w, std::make_pair(rows, cols));
     auto it = copies_.find(key);
-    if (it == copies_.end()) {
-        if (n == 0 || used_ + n * sizeof(bf16) + role_bytes > budget_ ||
-            !mem_.holds(w, n * sizeof(bf16), MemCategory::params))
+    const bool fresh = it == copies_.end();  // no snapshot yet: every block counts as changed
+    if (fresh) {
+        if (n == 0 || used_ + snap_bytes + role_bytes > budget_ || !mem_.holds(w, snap_bytes, MemCategory::params))
             return nullptr;
         Copy c;
-        c.snapshot = DeviceBuffer(&mem_, n * sizeof(bf16), MemCategory::weight_copies);
-        std::memcpy(c.snapshot.get(), w, n * sizeof(bf16));
-        used_ += n * sizeof(bf16);
+        c.snapshot = DeviceBuffer(&mem_, snap_bytes, MemCategory::weight_copies);
+        used_ += snap_bytes;
         it = copies_.emplace(key, std::move(c)).first;
-    } else {
-        Copy& c = it->second;
-        bf16* snap = c.snapshot.as<bf16>();
-        const int block = (std::max(1, kBlockElements / std::max(cols, 1)) + kPanelWidth - 1) / kPanelWidth * kPanelWidth;
-        const int blocks = (rows + block - 1) / block;
-#pragma omp parallel for schedule(static) if(worth_threads(n))
-        for (int b = 0; b < blocks; b++) {
-            const int r0 = b * block, r1 = std::min(rows, r0 + block);
-            const size_t at = static_cast<size_t>(r0) * cols, len = static_cast<size_t>(r1 - r0) * cols;
-            if (std::memcmp(w + at, snap + at, len * sizeof(bf16)) == 0) continue;
-            std::memcpy(snap + at, w + at, len * sizeof(bf16));
-            for (int role = 0; role < 2; role++)
-                if (c.panels[role]) pack_role(c.panels[role].as<bf16>(), w, rows, cols, role == 1, r0, r1);
-        }
     }
-    DeviceBuffer& panels = it->second.panels[b_trans];
-    if (!panels) {
+    Copy& c = it->second;
+    DeviceBuffer& panels = c.panels[b_trans];
+    const bool new_role = !panels;  // this role's panels are packed whole, changed or not
+    if (new_role) {
         if (used_ + role_bytes > budget_) return nullptr;
         panels = DeviceBuffer(&mem_, role_bytes, MemCategory::weight_copies);
         used_ += role_bytes;
-        bf16* p = panels.as<bf16>();
-        const int block = kPanelWidth * 16;
-        const int blocks = (rows + block - 1) / block;
+    }
+    bf16* snap = c.snapshot.as<bf16>();
+    const int block = (std::max(1, kBlockElements / std::max(cols, 1)) + kPanelWidth - 1) / kPanelWidth * kPanelWidth;
+    const int blocks = (rows + block - 1) / block;
 #pragma omp parallel for schedule(static) if(worth_threads(n))
-        for (int b = 0; b < blocks; b++) pack_role(p, w, rows, cols, b_trans, b * block, std::min(rows, (b + 1) * block));
+    for (int b = 0; b < blocks; b++) {
+        const int r0 = b * block, r1 = std::min(rows, r0 + block);
+        const size_t at = static_cast<size_t>(r0) * cols, len = static_cast<size_t>(r1 - r0) * cols;
+        if (fresh || std::memcmp(w + at, snap + at, len * sizeof(bf16)) != 0) {
+            std::memcpy(snap + at, w + at, len * sizeof(bf16));
+            for (int role = 0; role < 2; role++)
+                if (c.panels[role]) pack_role(c.panels[role].as<bf16>(), w, rows, cols, role == 1, r0, r1);
+        } else if (new_role) {
+            pack_role(panels.as<bf16>(), w, rows, cols, b_trans, r0, r1);
+        }
     }
     return panels.as<bf16>();
 }

@@ -1,8 +1,8 @@
 // The whole tiny model in BF16 on both matmul paths — oneDNN's native BF16 kernels and the
 // packed GEMM (bf16 widened as it is packed, FP32 products, one rounding) that CPUs without
-// BF16 dot products run — forced in one process, each against the FP32 model with the BF16 tolerances of
-// tests/model/gpt_test.cpp (loss within 1%, gradients within 5%), and the two paths against
-// each other. The native path is checked only where the CPU has BF16 dot products.
+// BF16 dot products run — forced in one process, each against the FP32 model with the BF16
+// tolerances of tests/model/gpt_test.cpp (loss within 1%, gradients within 5%), and the two
+// paths against each other. The native path is checked only where the CPU has BF16 dot products.
 #include <gtest/gtest.h>
 
 #include <cstdio>
