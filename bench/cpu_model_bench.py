@@ -22,8 +22,10 @@ OpenBLAS's kernel, and only one the CPU (as capped) supports: SkylakeX with AVX-
 AVX2 + FMA (Debian's OpenBLAS 0.3.21 falls to its SSE3 kernel on CPUs it does not know); the
 kernel that ran is printed.
 
---repeat N runs each row's four commands (sixnd and PyTorch, FP32 and BF16) N times, interleaved
-(sixnd's two dtypes back to back, alternating which goes first), and reports each cell's median
+sixnd's FP32 and BF16 run in one process, their models side by side and their steps alternating,
+so that their ratio compares steps a second apart. --repeat N runs each row's commands (sixnd's
+pair, PyTorch's FP32 and BF16) N times, interleaved (which dtype steps first alternating between
+rounds), and reports each cell's median
 with the spread of the ratios, and the load average before and after: on a shared machine a
 single pass is noise. --peer-dtypes fp32 leaves
 out PyTorch's BF16 (a minute per step on the AVX2 path)."""
@@ -65,11 +67,15 @@ def envs(isa, flags, threads):
     return sixnd, torch
 
 
-def run(cmd, env):
+def run_all(cmd, env):
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{r.stderr[-2000:]}")
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return [json.loads(line) for line in r.stdout.strip().splitlines() if line.startswith("{")]
+
+
+def run(cmd, env):
+    return run_all(cmd, env)[-1]
 
 
 def main():
@@ -114,13 +120,14 @@ def main():
         for mode in args.modes.split(","):
             rounds = []
             for i in range(args.repeat):
-                # sixnd's two dtypes back to back, the first one alternating between rounds, so
-                # that the bf16/fp32 ratio compares runs seconds apart on a machine whose load
-                # drifts; then PyTorch's.
-                common = {d: ["--shape", shape, "--dtype", d, "--mode", mode, "--batch", str(B), "--seq-len", str(T)]
-                          for d in ("fp32", "bf16")}
-                ours = {d: run([bench, "--device", "cpu"] + common[d] + iters, env_s)
-                        for d in (("fp32", "bf16") if i % 2 == 0 else ("bf16", "fp32"))}
+                # sixnd's two dtypes in one process, their steps alternating (the first dtype
+                # alternating between rounds too), so that the bf16/fp32 ratio compares steps a
+                # second apart on a machine whose load drifts; then PyTorch's.
+                shape_args = ["--shape", shape, "--mode", mode, "--batch", str(B), "--seq-len", str(T)]
+                common = {d: shape_args[:2] + ["--dtype", d] + shape_args[2:] for d in ("fp32", "bf16")}
+                both = "fp32,bf16" if i % 2 == 0 else "bf16,fp32"
+                ours = {r["dtype"]: r for r in
+                        run_all([bench, "--device", "cpu", "--dtype", both] + shape_args + iters, env_s)}
                 got = {}
                 for dtype in ("fp32", "bf16"):
                     s = ours[dtype]

@@ -1,11 +1,17 @@
 // sixnd's side of the model benchmarks: tokens/s of forward+backward ("fwdbwd") or of a full
 // training step with AdamW ("train"), for a named shape, on the device the backend picks.
-// Prints one JSON line in the same form as bench/torch_gpt2.py, so bench scripts can put the
-// two side by side. Also reports activation memory, for the recompute table.
+// Prints one JSON line per dtype in the same form as bench/torch_gpt2.py, so bench scripts can put
+// the two side by side. Also reports activation memory, for the recompute table. With two dtypes
+// their models live side by side and step in turn, which measures their ratio on a shared machine
+// far more tightly than two processes a minute apart.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -22,14 +28,53 @@
 
 using namespace sixnd;
 
+namespace {
+
+// One model of one dtype with its optimizer, stepped on the same tokens each time.
+struct Run {
+    std::string dtype;
+    Backend be;
+    std::unique_ptr<GPT> model;
+    std::unique_ptr<AdamW> opt;
+    std::vector<double> step_s;  // the timed steps
+
+    Run(const std::string& dt, const std::string& device, const GPTConfig& cfg, const ModelOptions& mo, bool train)
+        : dtype(dt), be(make_backend(device, parse_dtype(dt))) {
+        model = std::make_unique<GPT>(cfg, *be.ops, mo);
+        model->set_params(gpt2_init(model->layout(), cfg, 0));
+        if (train)
+            opt = std::make_unique<AdamW>(*be.ops, model->layout(), whole_buffer(model->layout().total()),
+                                          OptimizerConfig{}, [this](const ShardSpan&) { return model->params(); });
+    }
+
+    double step(const std::vector<int32_t>& tok, int B, int T, int i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        model->zero_grad();
+        model->forward(tok.data(), tok.data() + 1, B, T, true);
+        model->backward();
+        if (opt) {
+            be.ops->sum_squares(model->grads(), model->layout().total());
+            opt->step([this](const ShardSpan&) { return model->params(); },
+                      [this](const ShardSpan&) { return model->grads(); }, 1e-4f, 1.0f, i + 1);
+        }
+        be.memory->sync();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
     CLI::App app{"sixnd model benchmark"};
-    std::string shape = "small", dtype = "fp32", mode = "fwdbwd", attention = "flash", recompute = "none", device = "auto";
+    std::string shape = "small", dtypes = "fp32", mode = "fwdbwd", attention = "flash", recompute = "none",
+                device = "auto";
     int B = 8, T = 256, warmup = 2, iters = 5;
     app.add_option("--shape", shape,
                    "small (4x256, vocab 4096), demo (scripts/run.sh's d6: vocab 4096, 256 positions) or a preset name "
                    "(e.g. gpt2-124m)");
-    app.add_option("--dtype", dtype);
+    app.add_option("--dtype", dtypes,
+                   "fp32, bf16, or both (fp32,bf16): one model per dtype in this process, their steps alternating "
+                   "(the first dtype alternating too), so that their ratio compares steps a second apart");
     app.add_option("--mode", mode, "fwdbwd or train");
     app.add_option("--attention", attention);
     app.add_option("--recompute", recompute);
@@ -51,51 +96,48 @@ int main(int argc, char** argv) {
         } else {
             cfg = preset_config(shape);
         }
-        Backend be = make_backend(device, parse_dtype(dtype));
         ModelOptions mo;
         mo.attention = parse_attention(attention);
         mo.recompute = parse_recompute(recompute);
-        GPT model(cfg, *be.ops, mo);
-        model.set_params(gpt2_init(model.layout(), cfg, 0));
-        std::unique_ptr<AdamW> opt;
-        void* params = model.params();
-        void* grads = model.grads();
-        auto at_params = [params](const ShardSpan&) { return params; };
-        auto at_grads = [grads](const ShardSpan&) { return grads; };
-        if (mode == "train")
-            opt = std::make_unique<AdamW>(*be.ops, model.layout(), whole_buffer(model.layout().total()), OptimizerConfig{}, at_params);
+        std::vector<std::unique_ptr<Run>> runs;
+        for (size_t at = 0; at <= dtypes.size();) {
+            const size_t comma = std::min(dtypes.find(',', at), dtypes.size());
+            runs.push_back(std::make_unique<Run>(dtypes.substr(at, comma - at), device, cfg, mo, mode == "train"));
+            at = comma + 1;
+        }
         Rng rng(1);
         std::vector<int32_t> tok(size_t(B) * T + 1);
         for (auto& t : tok) t = static_cast<int32_t>(rng.below(cfg.vocab_size));
-        auto step = [&](int i) {
-            model.zero_grad();
-            model.forward(tok.data(), tok.data() + 1, B, T, true);
-            model.backward();
-            if (opt) {
-                be.ops->sum_squares(model.grads(), model.layout().total());
-                opt->step(at_params, at_grads, 1e-4f, 1.0f, i + 1);
+        for (auto& r : runs) {
+            for (int i = 0; i < warmup; i++) r->step(tok, B, T, i);
+            r->be.memory->ledger().reset_peaks();
+        }
+        for (int i = 0; i < iters; i++)
+            for (size_t k = 0; k < runs.size(); k++) {
+                Run& r = *runs[(k + i) % runs.size()];
+                r.step_s.push_back(r.step(tok, B, T, warmup + i));
             }
-            be.memory->sync();
-        };
-        for (int i = 0; i < warmup; i++) step(i);
-        be.memory->ledger().reset_peaks();
-        auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < iters; i++) step(warmup + i);
-        double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / iters;
-        FlopsPerToken f = flops_per_token(cfg, T, mo.recompute);
-        PeakFlops peak = peak_flops(be, 0);
-        double tps = B * T / dt;
-        const MemoryLedger& l = be.memory->ledger();
-        nlohmann::json out{{"peer", "sixnd"}, {"device", be.device}, {"device_name", be.device_name}, {"shape", shape},
-                           {"dtype", dtype}, {"mode", mode}, {"attention", attention}, {"recompute", recompute},
-                           {"batch", B}, {"seq_len", T}, {"step_ms", dt * 1e3}, {"tokens_per_s", tps},
-                           {"mfu", f.model * tps / peak.flops_per_s}, {"hfu", f.hardware * tps / peak.flops_per_s},
-                           {"peak_tflops", peak.flops_per_s / 1e12}, {"peak_source", peak.source},
-                           {"achievable_flops", peak.achievable}, {"peak_note", peak.note}, {"threads", omp_get_max_threads()}, {"cpu", cpu_host_json()},
-                           {"activation_bytes", l.peak(MemCategory::activations)},
-                           {"workspace_bytes", l.peak(MemCategory::workspace)},
-                           {"peak_bytes", l.peak_total()}};
-        std::printf("%s\n", out.dump().c_str());
+        const FlopsPerToken f = flops_per_token(cfg, T, mo.recompute);
+        for (auto& r : runs) {
+            double dt = 0;
+            std::vector<double> steps_ms;
+            for (double x : r->step_s) dt += x / iters, steps_ms.push_back(x * 1e3);
+            const PeakFlops peak = peak_flops(r->be, 0);
+            const double tps = B * T / dt;
+            const MemoryLedger& l = r->be.memory->ledger();
+            nlohmann::json out{{"peer", "sixnd"}, {"device", r->be.device}, {"device_name", r->be.device_name},
+                               {"shape", shape}, {"dtype", r->dtype}, {"mode", mode}, {"attention", attention},
+                               {"recompute", recompute}, {"batch", B}, {"seq_len", T}, {"step_ms", dt * 1e3},
+                               {"tokens_per_s", tps}, {"mfu", f.model * tps / peak.flops_per_s},
+                               {"hfu", f.hardware * tps / peak.flops_per_s}, {"peak_tflops", peak.flops_per_s / 1e12},
+                               {"peak_source", peak.source}, {"achievable_flops", peak.achievable},
+                               {"peak_note", peak.note}, {"threads", omp_get_max_threads()}, {"cpu", cpu_host_json()},
+                               {"alternated", runs.size() > 1}, {"steps_ms", steps_ms},
+                               {"activation_bytes", l.peak(MemCategory::activations)},
+                               {"workspace_bytes", l.peak(MemCategory::workspace)},
+                               {"peak_bytes", l.peak_total()}};
+            std::printf("%s\n", out.dump().c_str());
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "model_bench: %s\n", e.what());
         return 1;

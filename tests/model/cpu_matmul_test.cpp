@@ -140,49 +140,56 @@ TEST(CpuMatmul, PackedGemmAllFormsMatchFloat64) {
 // The packed GEMM sums every output element's products in the order of k, one multiply-add
 // each, however the work is cut: it equals that scalar chain bit for bit (K whole or in blocks),
 // with one thread or several, B packed per call or kept packed (in any row blocks).
+void expect_k_order_chain(int M, int N, int K, bool at, bool bt, bool with_bias) {
+    const cpu::GemmShape s{M, N, K, at, bt, true};
+    const auto a = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * K, 61));
+    const auto b = round_to(DType::bf16, random_floats(static_cast<size_t>(K) * N, 62));
+    const auto c0 = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * N, 63));
+    const auto bias = round_to(DType::bf16, random_floats(N, 64));
+    std::vector<float> chain(static_cast<size_t>(M) * N);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            float acc = 0.0f;
+            for (int k = 0; k < K; k++) {
+                const float av = at ? a[static_cast<size_t>(k) * M + m] : a[static_cast<size_t>(m) * K + k];
+                const float bv = bt ? b[static_cast<size_t>(n) * K + k] : b[static_cast<size_t>(k) * N + n];
+                acc = cpu::fma_as_vectors(av, bv, acc);
+            }
+            if (with_bias) acc += bias[n];
+            chain[static_cast<size_t>(m) * N + n] = float(bf16(acc + c0[static_cast<size_t>(m) * N + n]));
+        }
+    XBuf ab(DType::bf16, a), bb(DType::bf16, b), biasb(DType::bf16, bias);
+    auto product = [&](int threads, const bf16* packed) {
+        XBuf cb(DType::bf16, c0);
+        const int before = omp_get_max_threads();
+        omp_set_num_threads(threads);
+        cpu::gemm_packed(DType::bf16, cb.ptr(), ab.ptr(), bb.ptr(), packed, with_bias ? biasb.ptr() : nullptr, s);
+        omp_set_num_threads(before);
+        return cb.values();
+    };
+    const std::string form = std::to_string(M) + " x " + std::to_string(N) + " K " + std::to_string(K) +
+                             " a_trans " + std::to_string(at) + " b_trans " + std::to_string(bt) + " bias " +
+                             std::to_string(with_bias);
+    EXPECT_EQ(product(1, nullptr), chain) << form;
+    EXPECT_EQ(product(3, nullptr), chain) << form;
+    // Kept panels, packed in uneven blocks of the stored rows (multiples of 16 where stored
+    // [N][K], as the weight copies cut them).
+    std::vector<bf16> packed(cpu::packed_b_size(K, N), bf16(-1.0f));
+    const int stored_rows = bt ? N : K, step = bt ? 32 : 77;
+    for (int r0 = 0; r0 < stored_rows; r0 += step)
+        cpu::pack_b_rows(packed.data(), static_cast<const bf16*>(bb.ptr()), bt, K, N, r0,
+                         std::min(stored_rows, r0 + step));
+    EXPECT_EQ(product(2, packed.data()), chain) << form;
+}
+
 TEST(CpuMatmul, PackedGemmIsTheKOrderChainWhateverTheCut) {
-    const int M = 100, N = 90;
     for (int K : {700, 1100})
         for (bool at : {false, true})
             for (bool bt : {false, true}) {
-                const cpu::GemmShape s{M, N, K, at, bt, true};
-                const auto a = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * K, 61));
-                const auto b = round_to(DType::bf16, random_floats(static_cast<size_t>(K) * N, 62));
-                const auto c0 = round_to(DType::bf16, random_floats(static_cast<size_t>(M) * N, 63));
-                const auto bias = round_to(DType::bf16, random_floats(N, 64));
-                std::vector<float> chain(static_cast<size_t>(M) * N);
-                for (int m = 0; m < M; m++)
-                    for (int n = 0; n < N; n++) {
-                        float acc = 0.0f;
-                        for (int k = 0; k < K; k++) {
-                            const float av = at ? a[static_cast<size_t>(k) * M + m] : a[static_cast<size_t>(m) * K + k];
-                            const float bv = bt ? b[static_cast<size_t>(n) * K + k] : b[static_cast<size_t>(k) * N + n];
-                            acc = cpu::fma_as_vectors(av, bv, acc);
-                        }
-                        chain[static_cast<size_t>(m) * N + n] =
-                            float(bf16(acc + bias[n] + c0[static_cast<size_t>(m) * N + n]));
-                    }
-                XBuf ab(DType::bf16, a), bb(DType::bf16, b), biasb(DType::bf16, bias);
-                auto product = [&](int threads, const bf16* packed) {
-                    XBuf cb(DType::bf16, c0);
-                    const int before = omp_get_max_threads();
-                    omp_set_num_threads(threads);
-                    cpu::gemm_packed(DType::bf16, cb.ptr(), ab.ptr(), bb.ptr(), packed, biasb.ptr(), s);
-                    omp_set_num_threads(before);
-                    return cb.values();
-                };
-                const std::string form = "K " + std::to_string(K) + " a_trans " + std::to_string(at) + " b_trans " +
-                                         std::to_string(bt);
-                EXPECT_EQ(product(1, nullptr), chain) << form;
-                EXPECT_EQ(product(3, nullptr), chain) << form;
-                // Kept panels, packed in uneven blocks of the stored rows (multiples of 16 where
-                // stored [N][K], as the weight copies cut them).
-                std::vector<bf16> packed(cpu::packed_b_size(K, N), bf16(-1.0f));
-                const int stored_rows = bt ? N : K, step = bt ? 32 : 77;
-                for (int r0 = 0; r0 < stored_rows; r0 += step)
-                    cpu::pack_b_rows(packed.data(), static_cast<const bf16*>(bb.ptr()), bt, K, N, r0,
-                                     std::min(stored_rows, r0 + step));
-                EXPECT_EQ(product(2, packed.data()), chain) << form;
+                expect_k_order_chain(100, 90, K, at, bt, true);
+                // Wider than tall without bias: the weight-gradient form (a_trans, B packed per
+                // call) is computed transposed.
+                expect_k_order_chain(60, 130, K, at, bt, false);
             }
 }
 
