@@ -13,8 +13,8 @@
 //   A 6 x 16 register-blocked micro-kernel (GCC vector values: AVX/AVX2, SSE or NEON registers,
 //     whatever the build targets) adds each output element's K products in order of k, one
 //     fused multiply-add each.
-//   The epilogue adds bias and the old c, rounds once, and can apply GELU to the rounded result
-//     (Linear + GELU: pre-activation and activation written in one pass).
+//   The epilogue adds bias and the old c and rounds once; with GELU (Linear + GELU) each task
+//     then applies it to the rounded rows it has just finished, while they are in its cache.
 //   Work: tasks of (a block of M rows) x (a range of panels) over the threads. K past kMaxKc is
 //     cut into blocks of kKc; the partial sums wait in an FP32 tile of the task.
 // However the work is cut, every output element sums the same products in the same order, so

@@ -2,8 +2,12 @@
 // uses -ffast-math (which would also cost determinism and NaN checks), so the kernels use this
 // exp, which the compiler vectorises inside `#pragma omp simd` loops. NaN in gives NaN out.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+
+#include "core/bf16.h"
 
 namespace sixnd::cpu {
 
@@ -54,6 +58,26 @@ inline float gelu_grad(float x) {
     float s = 1.0f / (1.0f + exp_fast(-2.0f * u));
     float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
     return s + 2.0f * x * s * (1.0f - s) * du;
+}
+
+// out[i] = f(i) stored as X, for i < n <= kRoundBlock. For bf16 the math goes to a float
+// block first and is rounded in a second loop: GCC vectorises a loop that computes float math
+// and stores bf16 at the bf16 width (16 lanes), where GELU's constants and temporaries no
+// longer fit the registers, and bf16 GELU ran at 1.8x the FP32 time; split, the math runs at
+// the float width (bf16 GELU 1.23 -> 0.95 ms per 1M values on one AVX2 core). Same bits.
+constexpr size_t kRoundBlock = 256;
+template <typename X, typename F>
+inline void store_rounded(X* out, size_t n, F f) {
+    if constexpr (std::is_same_v<X, float>) {
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) out[i] = f(i);
+    } else {
+        float t[kRoundBlock];
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) t[i] = f(i);
+#pragma omp simd
+        for (size_t i = 0; i < n; i++) out[i] = from_f32<X>(t[i]);
+    }
 }
 
 }  // namespace sixnd::cpu
