@@ -23,6 +23,9 @@ constexpr int kNr = kPanelWidth;      // columns of a micro-tile (two vectors)
 constexpr size_t kABlockFloats = size_t(64) << 10;
 constexpr int kMcMax = 240;
 constexpr int kMinBlockRowPanels = 2;  // the smallest block at the end of a product: 12 rows
+// B's packed bytes up to which blocks shrink towards the end of a product: past a few MiB, B
+// comes from memory for every block, not from the cache the cores share.
+constexpr size_t kShrinkBlocksMaxBBytes = size_t(8) << 20;
 constexpr int kMaxKc = 1024, kKc = 512;  // K up to kMaxKc in one block, else blocks of kKc
 
 // Two vectors of B panel row k: columns 0-7 and 8-15. FP32 panels are read as they are; bf16
@@ -284,20 +287,30 @@ void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const 
     const bool cut_k = K > kc_max;
     const bool threads = worth_threads(size_t(M) * N * std::max(K, 1));
     const int nthr = threads ? omp_get_max_threads() : 1;
-    // M blocks of whole row panels (6 rows), handed to the threads as they come free, large
-    // first and shrinking towards the end (each a share of the rows left, as OpenMP's guided
-    // schedule cuts), so that the threads finish within a small block of each other: with
-    // equal blocks one thread waited for the other's last block, 4-5% of the GEMM's thread time
-    // in d6 training. With fewer blocks than threads (a handful of rows) the panels are shared
-    // out instead.
+    // M blocks of whole row panels (6 rows), handed to the threads as they come free. Every
+    // block streams all of B, so where B is too large to stay in the shared cache between blocks
+    // (an LM head's 50k x 768 weight) the blocks are as few as fit: their count a multiple of
+    // the thread count, their sizes within one row panel of each other. Otherwise they are large
+    // first and shrink towards the end (each a share of the rows left, as OpenMP's guided
+    // schedule cuts), so that the threads finish within a small block of each other: with equal
+    // blocks one thread waited for the other's last one, 4-5% of the GEMM's thread time in d6
+    // training; shrinking GPT-2's LM head blocks took its products at 256 tokens 10-20% longer.
+    // With fewer blocks than threads (a handful of rows) the panels are shared out instead.
     const int row_panels_all = (M + kMr - 1) / kMr;
     const int mc_cap = std::max(kMr, std::min<int>(kMcMax, static_cast<int>(kABlockFloats / padded_ld(kc_max)) / kMr * kMr));
     const int cap_rp = mc_cap / kMr, min_rp = std::min(cap_rp, kMinBlockRowPanels);
     std::vector<int> block_rp{0};  // the blocks' first row panels, then the end
-    for (int rp = 0; rp < row_panels_all;) {
-        const int share = (row_panels_all - rp + 2 * nthr - 1) / (2 * nthr);
-        rp = std::min(row_panels_all, rp + std::max(min_rp, std::min(cap_rp, share)));
-        block_rp.push_back(rp);
+    if (packed_b_size(K, N) * sizeof(X) > kShrinkBlocksMaxBBytes) {
+        int count = (row_panels_all + cap_rp - 1) / cap_rp;
+        count = std::min(row_panels_all, (count + nthr - 1) / nthr * nthr);
+        for (int blk = 1; blk <= count; blk++)
+            block_rp.push_back(static_cast<int>(static_cast<long>(row_panels_all) * blk / count));
+    } else {
+        for (int rp = 0; rp < row_panels_all;) {
+            const int share = (row_panels_all - rp + 2 * nthr - 1) / (2 * nthr);
+            rp = std::min(row_panels_all, rp + std::max(min_rp, std::min(cap_rp, share)));
+            block_rp.push_back(rp);
+        }
     }
     const int blocks = static_cast<int>(block_rp.size()) - 1;
     int mb = 0;  // the largest block's rows
