@@ -12,8 +12,8 @@
 
 namespace sixnd {
 
-// weight_copies: FP32 copies of bf16 weights the CPU matmul keeps where the CPU has no BF16
-// dot products (model/cpu/weight_copies.h); zero elsewhere.
+// weight_copies: packed bf16 panels of the weights the CPU matmul keeps where the CPU has no
+// BF16 dot products (model/cpu/weight_copies.h); zero elsewhere.
 enum class MemCategory { params, grads, master, adam_m, adam_v, activations, workspace, weight_copies, count };
 constexpr int kMemCategories = static_cast<int>(MemCategory::count);
 const char* mem_category_name(MemCategory c);

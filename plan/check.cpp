@@ -75,14 +75,14 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
     const ActivationBytes a = activation_bytes(m.activation_shape(flash), B, T, rc, e);
     const nlohmann::json ranks = last.contains("memory_ranks") ? last.at("memory_ranks") : nlohmann::json::array({last.at("memory")});
     const char* zero_f = "ZeRO stage table over the layout's units";
-    // A CPU without BF16 dot products runs bf16 matmuls on the packed GEMM, which keeps a bf16
-    // snapshot of each Linear weight and of the LM head and its packed bf16 panels in each of
-    // its two roles (model/cpu/weight_copies.h): 6 bytes per element where its dimensions are
+    // A CPU without BF16 dot products runs bf16 matmuls on the packed GEMM, which keeps packed
+    // bf16 panels of each Linear weight and of the LM head in each of its two roles
+    // (model/cpu/weight_copies.h): 4 bytes per element where its dimensions are
     // multiples of 16. Under ZeRO-3 they follow the gathered units' buffers instead, which this
     // does not model.
     const bool widened = e == 2 && h.at("device") == "cpu" && h.contains("cpu") && h.at("cpu").value("bf16_matmul", "") == "fp32";
     const double copies = widened && stage < 3
-                              ? 6.0 * (12.0 * m.n_layer * m.n_embd * m.n_embd + static_cast<double>(m.padded_vocab) * m.n_embd)
+                              ? 4.0 * (12.0 * m.n_layer * m.n_embd * m.n_embd + static_cast<double>(m.padded_vocab) * m.n_embd)
                               : 0.0;
     if (widened && stage == 3) out.notes.push_back("ZeRO-3 on a CPU without BF16 dot products: the weight copies are not predicted");
     for (size_t r = 0; r < ranks.size(); r++) {
@@ -106,7 +106,7 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
         }
         if (widened)
             out.rows.push_back({p + "memory.weight_copies", copies, mem.value("weight_copies", 0.0), Unit::bytes,
-                                "6 bytes per Linear and LM-head weight (bf16 in FP32 arithmetic on this CPU)"});
+                                "4 bytes per Linear and LM-head weight (bf16 in FP32 arithmetic on this CPU)"});
         out.rows.push_back({p + "memory.peak", s.total() + s.workspace + a.activations + a.workspace + copies, mem.at("peak"),
                             Unit::bytes, "states + activations + workspace (+ weight copies)"});
     }

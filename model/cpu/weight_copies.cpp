@@ -1,11 +1,12 @@
 // WeightCopies (see weight_copies.h): one pass per use over blocks of rows, in parallel; a block
-// whose bf16 bits equal the snapshot's is skipped, any other is copied to the snapshot and
-// repacked in every kept role; a role used for the first time is packed whole in the same pass.
-// Comparing bits (not values) keeps the panels exact for -0 and NaNs too. Blocks are whole panels
-// of the b_trans role (16 rows), so no two threads write one panel row.
+// whose bf16 bits equal the W panels' is skipped, any other is repacked in every kept role; a role
+// used for the first time is packed whole in the same pass. Comparing bits (not values) keeps the
+// panels exact for -0 and NaNs too. Blocks are whole panels of the b_trans role (16 rows), so no
+// two threads write one panel row.
 #include "model/cpu/weight_copies.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "model/cpu/gemm_packed.h"
@@ -26,20 +27,52 @@ size_t role_values(int rows, int cols, bool b_trans) {
     return b_trans ? packed_b_size(cols, rows) : packed_b_size(rows, cols);
 }
 
+// Whether rows [r0, r1) of w[rows, cols] are, bit for bit, what the W panels (B = w: K = rows,
+// N = cols) hold: row k is depth k of every panel, 16 columns each, their 4-column quads in the
+// order 0, 2, 1, 3 (pack_b_rows' bf16 lane order). Panel by panel, so that the panels are read
+// as the runs they are (the rows' depths in one panel are contiguous; a panel is K x 32 bytes
+// from the next); within a panel the differences are or-ed, not tested per value, and the first
+// panel that differs ends the comparison (after an optimizer step that is the first one).
+bool rows_match(const bf16* panels, const bf16* w, int rows, int cols, int r0, int r1) {
+    const int full = cols / kPanelWidth;
+    for (int p = 0; p < full; p++) {
+        const bf16* panel = panels + static_cast<size_t>(p) * rows * kPanelWidth;
+        typedef long long i64x4 __attribute__((vector_size(32)));
+        i64x4 diff = {};
+        for (int k = r0; k < r1; k++) {
+            i64x4 x, y;
+            std::memcpy(&x, w + static_cast<size_t>(k) * cols + p * kPanelWidth, sizeof x);
+            std::memcpy(&y, panel + static_cast<size_t>(k) * kPanelWidth, sizeof y);
+            diff |= __builtin_shuffle(x, i64x4{0, 2, 1, 3}) ^ y;
+        }
+        if (diff[0] | diff[1] | diff[2] | diff[3]) return false;
+    }
+    const bf16* last = panels + static_cast<size_t>(full) * rows * kPanelWidth;
+    unsigned diff = 0;
+    for (int k = r0; k < r1; k++)
+        for (int j = 0; j < cols - full * kPanelWidth; j++) {
+            const int lane = j >= 4 && j < 12 ? (j < 8 ? j + 4 : j - 4) : j;
+            diff |= w[static_cast<size_t>(k) * cols + full * kPanelWidth + j].bits ^ last[static_cast<size_t>(k) * kPanelWidth + lane].bits;
+        }
+    return diff == 0;
+}
+
 }  // namespace
 
 const bf16* WeightCopies::get(const bf16* w, int rows, int cols, bool b_trans) {
     const size_t n = static_cast<size_t>(rows) * cols;
-    const size_t snap_bytes = n * sizeof(bf16), role_bytes = role_values(rows, cols, b_trans) * sizeof(bf16);
+    const size_t ref_bytes = role_values(rows, cols, false) * sizeof(bf16);
+    const size_t role_bytes = role_values(rows, cols, b_trans) * sizeof(bf16);
     const auto key = std::make_pair(w, std::make_pair(rows, cols));
     auto it = copies_.find(key);
-    const bool fresh = it == copies_.end();  // no snapshot yet: every block counts as changed
+    const bool fresh = it == copies_.end();  // nothing packed yet: every block counts as changed
     if (fresh) {
-        if (n == 0 || used_ + snap_bytes + role_bytes > budget_ || !mem_.holds(w, snap_bytes, MemCategory::params))
+        const size_t need = ref_bytes + (b_trans ? role_bytes : 0);
+        if (n == 0 || used_ + need > budget_ || !mem_.holds(w, n * sizeof(bf16), MemCategory::params))
             return nullptr;
         Copy c;
-        c.snapshot = DeviceBuffer(&mem_, snap_bytes, MemCategory::weight_copies);
-        used_ += snap_bytes;
+        c.panels[0] = DeviceBuffer(&mem_, ref_bytes, MemCategory::weight_copies);
+        used_ += ref_bytes;
         it = copies_.emplace(key, std::move(c)).first;
     }
     Copy& c = it->second;
@@ -50,21 +83,22 @@ const bf16* WeightCopies::get(const bf16* w, int rows, int cols, bool b_trans) {
         panels = DeviceBuffer(&mem_, role_bytes, MemCategory::weight_copies);
         used_ += role_bytes;
     }
-    bf16* snap = c.snapshot.as<bf16>();
+    const bf16* ref = c.panels[0].as<bf16>();
     const int block = (std::max(1, kBlockElements / std::max(cols, 1)) + kPanelWidth - 1) / kPanelWidth * kPanelWidth;
     const int blocks = (rows + block - 1) / block;
-#pragma omp parallel for schedule(static) if(worth_threads(n))
+    size_t repacked = 0;
+#pragma omp parallel for schedule(static) reduction(+ : repacked) if(worth_threads(n))
     for (int b = 0; b < blocks; b++) {
         const int r0 = b * block, r1 = std::min(rows, r0 + block);
-        const size_t at = static_cast<size_t>(r0) * cols, len = static_cast<size_t>(r1 - r0) * cols;
-        if (fresh || std::memcmp(w + at, snap + at, len * sizeof(bf16)) != 0) {
-            std::memcpy(snap + at, w + at, len * sizeof(bf16));
+        if (fresh || !rows_match(ref, w, rows, cols, r0, r1)) {
+            repacked += r1 - r0;
             for (int role = 0; role < 2; role++)
                 if (c.panels[role]) pack_role(c.panels[role].as<bf16>(), w, rows, cols, role == 1, r0, r1);
         } else if (new_role) {
             pack_role(panels.as<bf16>(), w, rows, cols, b_trans, r0, r1);
         }
     }
+    rows_repacked_ += repacked;
     return panels.as<bf16>();
 }
 

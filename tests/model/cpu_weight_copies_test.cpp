@@ -55,11 +55,11 @@ bool same_bits(const std::vector<bf16>& x, const std::vector<bf16>& y) {
 
 }  // namespace
 
-// Bytes the copies of a weight w[rows, cols] take: its snapshot and the panels of each role used.
-size_t copy_bytes(int rows, int cols, bool fwd, bool bwd) {
-    size_t b = static_cast<size_t>(rows) * cols * sizeof(bf16);
+// Bytes the copies of a weight w[rows, cols] take: the W panels always (they are also the
+// record of what was packed), the W^T panels once a forward used them.
+size_t copy_bytes(int rows, int cols, bool fwd) {
+    size_t b = cpu::packed_b_size(rows, cols) * sizeof(bf16);
     if (fwd) b += cpu::packed_b_size(cols, rows) * sizeof(bf16);
-    if (bwd) b += cpu::packed_b_size(rows, cols) * sizeof(bf16);
     return b;
 }
 
@@ -97,7 +97,7 @@ TEST(CpuWeightCopies, KeptWeightMatchesPerCallPackingAfterEveryWrite) {
         check("first and last elements written");
         w.fill(3);  // new content at the same address (a reused ZeRO-3 buffer)
         check("whole weight rewritten");
-        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), copy_bytes(k.N, k.K, true, true));
+        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), copy_bytes(k.N, k.K, true));
     }
 }
 
@@ -124,21 +124,43 @@ TEST(CpuWeightCopies, PanelsAreTheExactPacking) {
     }
 }
 
-// The snapshot and each role's panels in MemCategory::weight_copies; once the budget is full no
-// further weight or role is kept (those already kept stay, and stay right); nothing outside
-// parameter memory is kept; all returned when the copies go.
+// A use repacks only the blocks of rows (16 at a time here) whose bits changed: none when the
+// weight is as it was, in either role, and one block for one element written.
+TEST(CpuWeightCopies, OnlyChangedRowsAreRepacked) {
+    HostMemory mem;
+    cpu::WeightCopies copies(mem);
+    for (int cols : {256, 250}) {  // whole panels, and a partial last one (16-row blocks both)
+        const int rows = 100;
+        Weight weight(mem, static_cast<size_t>(rows) * cols, 12);
+        bf16* w = weight.data();
+        const size_t before = copies.rows_repacked();
+        ASSERT_NE(copies.get(w, rows, cols, true), nullptr);
+        EXPECT_EQ(copies.rows_repacked() - before, static_cast<size_t>(rows)) << cols;
+        ASSERT_NE(copies.get(w, rows, cols, false), nullptr);
+        ASSERT_NE(copies.get(w, rows, cols, true), nullptr);
+        EXPECT_EQ(copies.rows_repacked() - before, static_cast<size_t>(rows)) << "unchanged, " << cols;
+        w[40 * cols + cols - 1] = bf16(float(w[40 * cols + cols - 1]) + 1.0f);  // row 40: block 32-47
+        ASSERT_NE(copies.get(w, rows, cols, false), nullptr);
+        EXPECT_EQ(copies.rows_repacked() - before, static_cast<size_t>(rows) + 16) << "one element, " << cols;
+    }
+}
+
+// Each role's panels in MemCategory::weight_copies; once the budget is full no further weight or
+// role is kept (those already kept stay, and stay right); the W role costs nothing more once the
+// weight is kept (its panels are the record); nothing outside parameter memory is kept; all
+// returned when the copies go.
 TEST(CpuWeightCopies, LedgerBudgetAndParameterMemoryOnly) {
     HostMemory mem;
     const int rows = 40, cols = 25;
     const size_t n = size_t(rows) * cols;
-    const size_t one = copy_bytes(rows, cols, true, false);
+    const size_t one = copy_bytes(rows, cols, true);
     Weight w1(mem, n, 5), w2(mem, n, 6), w3(mem, n, 7);
     {
         cpu::WeightCopies copies(mem, 2 * one);
         ASSERT_NE(copies.get(w1.data(), rows, cols, true), nullptr);
         ASSERT_NE(copies.get(w2.data(), rows, cols, true), nullptr);
         EXPECT_EQ(copies.get(w3.data(), rows, cols, true), nullptr);
-        EXPECT_EQ(copies.get(w1.data(), rows, cols, false), nullptr);  // a second role: over budget too
+        EXPECT_NE(copies.get(w1.data(), rows, cols, false), nullptr);  // the W role: already kept
         EXPECT_EQ(copies.bytes(), 2 * one);
         EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), 2 * one);
         w1.data()[n - 1] = bf16(float(w1.data()[n - 1]) + 1.0f);
@@ -157,13 +179,15 @@ TEST(CpuWeightCopies, LedgerBudgetAndParameterMemoryOnly) {
     EXPECT_EQ(copies.get(scratch.as<bf16>(), rows, cols, true), nullptr);
     EXPECT_EQ(copies.get(host.data(), rows, cols, true), nullptr);
     EXPECT_EQ(copies.get(w1.data() + cols, rows, cols, true), nullptr);  // runs past the end of w1's allocation
-    EXPECT_NE(copies.get(w1.data() + cols, rows - 1, cols, true), nullptr);
     EXPECT_NE(copies.get(w1.data() + cols, rows - 1, cols, false), nullptr);
-    EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), copy_bytes(rows - 1, cols, true, true));
+    EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), copy_bytes(rows - 1, cols, false));
+    EXPECT_NE(copies.get(w1.data() + cols, rows - 1, cols, true), nullptr);
+    EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), copy_bytes(rows - 1, cols, true));
 }
 
 // The op set keeps copies only where bf16 runs in FP32 (the packed GEMM): the native path (or
-// FP32) holds none. A forward keeps one role; its backward adds the other.
+// FP32) holds none. A forward keeps both roles' panels (its own and the W panels, the record);
+// its backward uses the W panels and adds nothing.
 TEST(CpuWeightCopies, OnlyThePackedPathKeepsCopies) {
     const int N = 16, C = 32, OC = 48;
     for (cpu::Bf16Math math : {cpu::Bf16Math::fp32, cpu::Bf16Math::native}) {
@@ -179,8 +203,8 @@ TEST(CpuWeightCopies, OnlyThePackedPathKeepsCopies) {
         const bool packed = true;  // the packed GEMM is the whole matmul there
 #endif
         ops->matmul_forward(out.ptr(), nullptr, inp.ptr(), w.data(), nullptr, N, C, OC);
-        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), packed ? copy_bytes(OC, C, true, false) : 0u);
+        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), packed ? copy_bytes(OC, C, true) : 0u);
         ops->matmul_backward(dinp.ptr(), dw.ptr(), nullptr, dout.ptr(), inp.ptr(), w.data(), N, C, OC);
-        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), packed ? copy_bytes(OC, C, true, true) : 0u);
+        EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), packed ? copy_bytes(OC, C, true) : 0u);
     }
 }
