@@ -47,11 +47,10 @@ inline void panel_row(const bf16* bp, f32x8& b0, f32x8& b1) {
     std::memcpy(&b1, &hi, sizeof b1);
 }
 
-// Where column j of a panel row sits: FP32 panels in order; bf16 panels with lanes 4-7 and 8-11
-// swapped (see panel_row). The swap is its own inverse.
+// Where column j of a panel row sits: FP32 panels in order; bf16 panels as bf16_panel_lane.
 template <typename P>
 constexpr int lane_of(int j) {
-    return sizeof(P) == 2 && j >= 4 && j < 12 ? (j < 8 ? j + 4 : j - 4) : j;
+    return sizeof(P) == 2 ? bf16_panel_lane(j) : j;
 }
 
 // acc (12 vectors: row r at acc[2r], acc[2r + 1]) += a x bp[kc][16], where row r of the 6 x kc
@@ -185,7 +184,6 @@ void store_sums(X* c, size_t ldc, const f32x8* acc, const X* bias, bool accumula
         else store_rows<X, false, false>(c, ldc, t, bias, h, w);
     }
 }
-
 
 // The micro-tile's sums (plus the old c) rounded into c transposed: sum (r, j) to c[j][r], row
 // stride ldc. Once per tile of a product as deep as a batch of tokens, so scalar.

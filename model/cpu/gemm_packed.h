@@ -30,6 +30,11 @@ namespace sixnd::cpu {
 
 constexpr int kPanelWidth = 16;
 
+// The lane of a bf16 panel row that holds column j: lanes 4-7 and 8-11 swapped (the row's
+// 4-column quads in the order 0, 2, 1, 3), so that the kernel widens it with two unpacks. The
+// swap is its own inverse.
+constexpr int bf16_panel_lane(int j) { return j >= 4 && j < 12 ? (j < 8 ? j + 4 : j - 4) : j; }
+
 // Values (of the storage type) of a K x N operand packed as B panels.
 size_t packed_b_size(int K, int N);
 

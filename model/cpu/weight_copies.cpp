@@ -28,11 +28,12 @@ size_t role_values(int rows, int cols, bool b_trans) {
 }
 
 // Whether rows [r0, r1) of w[rows, cols] are, bit for bit, what the W panels (B = w: K = rows,
-// N = cols) hold: row k is depth k of every panel, 16 columns each, their 4-column quads in the
-// order 0, 2, 1, 3 (pack_b_rows' bf16 lane order). Panel by panel, so that the panels are read
-// as the runs they are (the rows' depths in one panel are contiguous; a panel is K x 32 bytes
-// from the next); within a panel the differences are or-ed, not tested per value, and the first
-// panel that differs ends the comparison (after an optimizer step that is the first one).
+// N = cols) hold: row k is depth k of every panel, 16 columns each, in bf16_panel_lane's order
+// (4-column quads 0, 2, 1, 3: one 64-bit permute for a whole panel row). Panel by panel, so that
+// the panels are read as the runs they are (the rows' depths in one panel are contiguous; a
+// panel is K x 32 bytes from the next); within a panel the differences are or-ed, not tested per
+// value, and the first panel that differs ends the comparison (after an optimizer step that is
+// the first one).
 bool rows_match(const bf16* panels, const bf16* w, int rows, int cols, int r0, int r1) {
     const int full = cols / kPanelWidth;
     for (int p = 0; p < full; p++) {
@@ -49,11 +50,13 @@ bool rows_match(const bf16* panels, const bf16* w, int rows, int cols, int r0, i
     }
     const bf16* last = panels + static_cast<size_t>(full) * rows * kPanelWidth;
     unsigned diff = 0;
-    for (int k = r0; k < r1; k++)
+    for (int k = r0; k < r1; k++) {
+        const bf16* row = w + static_cast<size_t>(k) * cols + full * kPanelWidth;
+        const bf16* depth = last + static_cast<size_t>(k) * kPanelWidth;
         for (int j = 0; j < cols - full * kPanelWidth; j++) {
-            const int lane = j >= 4 && j < 12 ? (j < 8 ? j + 4 : j - 4) : j;
-            diff |= w[static_cast<size_t>(k) * cols + full * kPanelWidth + j].bits ^ last[static_cast<size_t>(k) * kPanelWidth + lane].bits;
+            diff |= row[j].bits ^ depth[bf16_panel_lane(j)].bits;
         }
+    }
     return diff == 0;
 }
 
