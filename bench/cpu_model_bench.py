@@ -124,7 +124,7 @@ def main():
                 # alternating between rounds too), so that the bf16/fp32 ratio compares steps a
                 # second apart on a machine whose load drifts; then PyTorch's.
                 shape_args = ["--shape", shape, "--mode", mode, "--batch", str(B), "--seq-len", str(T)]
-                common = {d: shape_args[:2] + ["--dtype", d] + shape_args[2:] for d in ("fp32", "bf16")}
+                common = {d: shape_args + ["--dtype", d] for d in ("fp32", "bf16")}
                 both = "fp32,bf16" if i % 2 == 0 else "bf16,fp32"
                 ours = {r["dtype"]: r for r in
                         run_all([bench, "--device", "cpu", "--dtype", both] + shape_args + iters, env_s)}

@@ -6,7 +6,6 @@
 // far more tightly than two processes a minute apart.
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -66,15 +65,16 @@ struct Run {
 
 int main(int argc, char** argv) {
     CLI::App app{"sixnd model benchmark"};
-    std::string shape = "small", dtypes = "fp32", mode = "fwdbwd", attention = "flash", recompute = "none",
-                device = "auto";
+    std::string shape = "small", mode = "fwdbwd", attention = "flash", recompute = "none", device = "auto";
+    std::vector<std::string> dtypes{"fp32"};
     int B = 8, T = 256, warmup = 2, iters = 5;
     app.add_option("--shape", shape,
                    "small (4x256, vocab 4096), demo (scripts/run.sh's d6: vocab 4096, 256 positions) or a preset name "
                    "(e.g. gpt2-124m)");
     app.add_option("--dtype", dtypes,
                    "fp32, bf16, or both (fp32,bf16): one model per dtype in this process, their steps alternating "
-                   "(the first dtype alternating too), so that their ratio compares steps a second apart");
+                   "(the first dtype alternating too), so that their ratio compares steps a second apart")
+        ->delimiter(',');
     app.add_option("--mode", mode, "fwdbwd or train");
     app.add_option("--attention", attention);
     app.add_option("--recompute", recompute);
@@ -100,11 +100,7 @@ int main(int argc, char** argv) {
         mo.attention = parse_attention(attention);
         mo.recompute = parse_recompute(recompute);
         std::vector<std::unique_ptr<Run>> runs;
-        for (size_t at = 0; at <= dtypes.size();) {
-            const size_t comma = std::min(dtypes.find(',', at), dtypes.size());
-            runs.push_back(std::make_unique<Run>(dtypes.substr(at, comma - at), device, cfg, mo, mode == "train"));
-            at = comma + 1;
-        }
+        for (const std::string& dt : dtypes) runs.push_back(std::make_unique<Run>(dt, device, cfg, mo, mode == "train"));
         Rng rng(1);
         std::vector<int32_t> tok(size_t(B) * T + 1);
         for (auto& t : tok) t = static_cast<int32_t>(rng.below(cfg.vocab_size));

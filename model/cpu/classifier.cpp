@@ -1,8 +1,7 @@
 // Fused softmax + cross-entropy (+ dlogits in place) over logits[N,Vp], real vocabulary 0:V.
 // Per row (parallel over N): max, sum of exp(x - max) -> loss = max + log(sum) - x[target];
 // then, if asked, the row is overwritten with dloss * (softmax - onehot) on 0:V and 0 on V:Vp,
-// recomputing each exp instead of keeping a probabilities buffer (in blocks: store_rounded).
-#include <algorithm>
+// recomputing each exp instead of keeping a probabilities buffer (rounded through store_rounded).
 #include <cmath>
 
 #include "model/cpu/kernels.h"
@@ -27,11 +26,8 @@ void classifier_forward_backward(X* logits, float* losses, const int32_t* target
         if (losses) losses[n] = mx + std::log(sum) - xt;
         if (!write_dlogits) continue;
         const float inv_sum = 1.0f / sum;
-        for (int i0 = 0; i0 < V; i0 += static_cast<int>(kRoundBlock)) {
-            X* r = row + i0;
-            store_rounded(r, std::min<size_t>(kRoundBlock, V - i0),
-                          [r, mx, dloss, inv_sum](size_t i) { return dloss * exp_fast(to_f32(r[i]) - mx) * inv_sum; });
-        }
+        store_rounded(row, V,
+                      [row, mx, dloss, inv_sum](size_t i) { return dloss * exp_fast(to_f32(row[i]) - mx) * inv_sum; });
         row[t] = from_f32<X>(dloss * (exp_fast(xt - mx) * inv_sum - 1.0f));
         for (int i = V; i < Vp; i++) row[i] = from_f32<X>(0.0f);
     }
