@@ -2,10 +2,10 @@
 // forward (out = inp @ W^T), backward-input (dinp = dout @ W) and backward-weight
 // (dW += dout^T @ inp) product, FP32 against BF16, where BF16 computes as the CpuOps would
 // (natively, or on the packed GEMM in FP32 arithmetic where the CPU has no BF16 dot products;
-// SIXND_CPU_ISA caps it). Each round first writes the weights (as the optimizer does once per
-// step), then times one forward, backward-input and backward-weight call per Linear, so a BF16
-// path that keeps packed copies of the weights pays for refreshing them once per round, as in
-// training.
+// SIXND_CPU_ISA caps it). Each round first writes a Linear's weights (as the optimizer does once
+// per step), then times one forward, backward-input and backward-weight call, so a BF16 path that
+// keeps packed copies of the weights pays for refreshing them once per round, as in training.
+// FP32 and BF16 alternate Linear by Linear in one process.
 // Prints one JSON line per shape and product.
 //   matmul_bench [--tokens M] [--rounds R] [--model gpt2-124m|demo]
 #include <CLI/CLI.hpp>
@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,55 +42,74 @@ std::vector<X> random_vec(size_t n, Rng& rng) {
     return v;
 }
 
+// One dtype's CPU ops and the Linears' buffers, timed one Linear at a time.
 template <typename X>
-void bench(DType dtype, const std::vector<Linear>& lins, int M, int rounds, const char* dname) {
-    HostMemory mem;
-    auto ops = make_cpu_ops(dtype, mem);
-    Rng rng(1);
-    // The weights in parameter memory, as the model's are (where the widened path keeps copies).
+class Bench {
+public:
+    Bench(DType dtype, const std::vector<Linear>& lins, int M)
+        : lins_(lins), M_(M), ops_(make_cpu_ops(dtype, mem_)), fwd_(lins.size()), bwd_(lins.size()) {
+        Rng rng(1);
+        for (const Linear& l : lins) {
+            Bufs b;
+            b.w = random_vec<X>(size_t(l.OC) * l.C, rng);
+            // The weights in parameter memory, as the model's are (where the widened path keeps copies).
+            b.wbuf = DeviceBuffer(&mem_, b.w.size() * sizeof(X), MemCategory::params);
+            b.inp = random_vec<X>(size_t(M) * l.C, rng);
+            b.out.resize(size_t(M) * l.OC);
+            b.dout = random_vec<X>(size_t(M) * l.OC, rng);
+            b.dinp.resize(size_t(M) * l.C);
+            b.dw.resize(size_t(l.OC) * l.C);
+            bufs_.push_back(std::move(b));
+        }
+    }
+
+    // Linear i's weights written (the optimizer's write), then its three products; timed unless
+    // a warm-up (primitives built, buffers touched).
+    void run(size_t i, bool timed) {
+        using clock = std::chrono::steady_clock;
+        const Linear& l = lins_[i];
+        Bufs& b = bufs_[i];
+        // Every weight changes (its sign: values stay bounded).
+        for (auto& w : b.w) w = from_f32<X>(-to_f32(w));
+        std::copy(b.w.begin(), b.w.end(), static_cast<X*>(b.wbuf.get()));
+        const X* w = static_cast<X*>(b.wbuf.get());
+        auto t0 = clock::now();
+        ops_->matmul_forward(b.out.data(), nullptr, b.inp.data(), w, nullptr, M_, l.C, l.OC);
+        auto t1 = clock::now();
+        ops_->matmul_backward(b.dinp.data(), b.dw.data(), nullptr, b.dout.data(), b.inp.data(), w, M_, l.C, l.OC);
+        auto t2 = clock::now();
+        if (!timed) return;
+        fwd_[i] += std::chrono::duration<double>(t1 - t0).count();
+        bwd_[i] += std::chrono::duration<double>(t2 - t1).count();
+    }
+
+    void print(const char* dname, int rounds) const {
+        for (size_t i = 0; i < lins_.size(); i++) {
+            nlohmann::json j{{"dtype", dname},
+                             {"linear", lins_[i].name},
+                             {"M", M_},
+                             {"C", lins_[i].C},
+                             {"OC", lins_[i].OC},
+                             {"forward_ms", fwd_[i] / rounds * 1e3},
+                             {"backward_ms", bwd_[i] / rounds * 1e3},
+                             {"threads", omp_get_max_threads()},
+                             {"interleaved", true}};
+            std::printf("%s\n", j.dump().c_str());
+        }
+    }
+
+private:
     struct Bufs {
         DeviceBuffer wbuf;
         std::vector<X> w, inp, out, dout, dinp, dw;
     };
-    std::vector<Bufs> bufs;
-    for (const Linear& l : lins) {
-        Bufs b;
-        b.w = random_vec<X>(size_t(l.OC) * l.C, rng);
-        b.wbuf = DeviceBuffer(&mem, b.w.size() * sizeof(X), MemCategory::params);
-        b.inp = random_vec<X>(size_t(M) * l.C, rng);
-        b.out.resize(size_t(M) * l.OC);
-        b.dout = random_vec<X>(size_t(M) * l.OC, rng);
-        b.dinp.resize(size_t(M) * l.C);
-        b.dw.resize(size_t(l.OC) * l.C);
-        bufs.push_back(std::move(b));
-    }
-    std::vector<double> fwd(lins.size()), bwd(lins.size());
-    using clock = std::chrono::steady_clock;
-    for (int r = 0; r <= rounds; r++) {
-        for (size_t i = 0; i < lins.size(); i++) {
-            const Linear& l = lins[i];
-            Bufs& b = bufs[i];
-            // The optimizer's write: every weight changes (one ulp, so values stay bounded).
-            for (auto& w : b.w) w = from_f32<X>(-to_f32(w));
-            std::copy(b.w.begin(), b.w.end(), static_cast<X*>(b.wbuf.get()));
-            const X* w = static_cast<X*>(b.wbuf.get());
-            auto t0 = clock::now();
-            ops->matmul_forward(b.out.data(), nullptr, b.inp.data(), w, nullptr, M, l.C, l.OC);
-            auto t1 = clock::now();
-            ops->matmul_backward(b.dinp.data(), b.dw.data(), nullptr, b.dout.data(), b.inp.data(), w, M, l.C, l.OC);
-            auto t2 = clock::now();
-            if (r == 0) continue;  // warm-up: primitives built, buffers touched
-            fwd[i] += std::chrono::duration<double>(t1 - t0).count();
-            bwd[i] += std::chrono::duration<double>(t2 - t1).count();
-        }
-    }
-    for (size_t i = 0; i < lins.size(); i++) {
-        nlohmann::json j{{"dtype", dname}, {"linear", lins[i].name}, {"M", M}, {"C", lins[i].C}, {"OC", lins[i].OC},
-                         {"forward_ms", fwd[i] / rounds * 1e3}, {"backward_ms", bwd[i] / rounds * 1e3},
-                         {"threads", omp_get_max_threads()}};
-        std::printf("%s\n", j.dump().c_str());
-    }
-}
+    const std::vector<Linear>& lins_;
+    int M_;
+    HostMemory mem_;
+    std::unique_ptr<Ops> ops_;
+    std::vector<Bufs> bufs_;
+    std::vector<double> fwd_, bwd_;
+};
 
 }  // namespace
 
@@ -105,7 +125,17 @@ int main(int argc, char** argv) {
     const std::vector<Linear> lins{
         {"qkv", C, 3 * C}, {"attn_proj", C, C}, {"fc", C, 4 * C}, {"fc_proj", 4 * C, C}, {"lm_head", C, V}};
     std::printf("%s\n", cpu_host_json().dump().c_str());
-    bench<float>(DType::f32, lins, M, rounds, "fp32");
-    bench<bf16>(DType::bf16, lins, M, rounds, "bf16");
+    Bench<float> f32(DType::f32, lins, M);
+    Bench<bf16> b16(DType::bf16, lins, M);
+    // FP32 and BF16 take turns on each Linear, and which goes first alternates, so that a shared
+    // machine's slow minutes fall on both alike.
+    for (int r = 0; r <= rounds; r++)
+        for (size_t i = 0; i < lins.size(); i++)
+            for (int side = 0; side < 2; side++) {
+                if ((side + r + static_cast<int>(i)) % 2 == 0) f32.run(i, r > 0);
+                else b16.run(i, r > 0);
+            }
+    f32.print("fp32", rounds);
+    b16.print("bf16", rounds);
     return 0;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "model/cpu/kernels.h"
@@ -85,6 +86,41 @@ inline void micro_kernel(f32x8* acc, const float* ap, size_t ld, const P* bp, in
     acc[6] = c30, acc[7] = c31, acc[8] = c40, acc[9] = c41, acc[10] = c50, acc[11] = c51;
 }
 
+// Six values at p into the first lanes of a vector (the rest zero), and the first six lanes of
+// v rounded into p, each as one 8- or 16-byte access and one 4- or 8-byte one: exactly six, so
+// that the neighbouring run of six is never partly overlapped by a store still in flight (a
+// 24-byte memcpy of a vector went through the stack).
+typedef float f32x4 __attribute__((vector_size(16)));
+typedef float f32x2 __attribute__((vector_size(8)));
+typedef unsigned long long u64x2 __attribute__((vector_size(16)));
+inline f32x8 load6(const float* p) {
+    f32x4 lo;
+    f32x2 hi;
+    std::memcpy(&lo, p, sizeof lo);
+    std::memcpy(&hi, p + 4, sizeof hi);
+    return f32x8{lo[0], lo[1], lo[2], lo[3], hi[0], hi[1], 0.0f, 0.0f};
+}
+inline f32x8 load6(const bf16* p) {
+    unsigned long long lo;
+    unsigned hi;
+    std::memcpy(&lo, p, sizeof lo);
+    std::memcpy(&hi, p + 4, sizeof hi);
+    return widen8(reinterpret_cast<u16x8>(u64x2{lo, hi}));
+}
+inline void store6(float* p, f32x8 v) {
+    const f32x4 lo = {v[0], v[1], v[2], v[3]};
+    const f32x2 hi = {v[4], v[5]};
+    std::memcpy(p, &lo, sizeof lo);
+    std::memcpy(p + 4, &hi, sizeof hi);
+}
+inline void store6(bf16* p, f32x8 v) {
+    const u64x2 h = reinterpret_cast<u64x2>(round8(v));
+    const unsigned long long lo = h[0];
+    const unsigned hi = static_cast<unsigned>(h[1]);
+    std::memcpy(static_cast<void*>(p), &lo, sizeof lo);
+    std::memcpy(static_cast<void*>(p + 4), &hi, sizeof hi);
+}
+
 // The row stride of the row-major A block: kc rounded up to 8 floats, plus 8, so that the six
 // rows the kernel reads at once are not 2 or 4 KiB apart (they would share L1 sets).
 inline size_t padded_ld(int kc) { return (static_cast<size_t>(kc) + 7) / 8 * 8 + 8; }
@@ -100,8 +136,13 @@ size_t widen_a_block(float* dst, const X* a, bool a_trans, int M, int K, int i0,
         for (int ip = 0; ip < mc_pad / kMr; ip++) {
             float* d = dst + static_cast<size_t>(ip) * kc * kMr;
             const int r0 = ip * kMr, h = std::min(kMr, mc - r0);
-            if (h == kMr) {  // the common case without the test per value, which kept it scalar
-                for (int k = 0; k < kc; k++) {
+            if (h == kMr) {
+                // Eight values read and widened at once, six kept: the two past them are a's (the
+                // next columns, or the next stored row's first ones), except past a's last row.
+                const int kv = i0 + r0 + 8 <= M ? kc : std::min(kc, K - 1 - k0);
+                int k = 0;
+                for (; k < kv; k++) store6(d + k * kMr, load8(a + static_cast<size_t>(k0 + k) * M + i0 + r0));
+                for (; k < kc; k++) {
                     const X* s = a + static_cast<size_t>(k0 + k) * M + i0 + r0;
                     for (int r = 0; r < kMr; r++) d[k * kMr + r] = to_f32(s[r]);
                 }
@@ -184,9 +225,23 @@ void store_sums(X* c, size_t ldc, const f32x8* acc, const X* bias, bool accumula
 }
 
 // The micro-tile's sums (plus the old c) rounded into c transposed: sum (r, j) to c[j][r], row
-// stride ldc. Once per tile of a product as deep as a batch of tokens, so scalar.
+// stride ldc. A whole tile is transposed in registers (as two 8 x 8 blocks, rows 6 and 7 zero),
+// so that column j's six sums go out as one run.
 template <typename X>
 void store_sums_transposed(X* c, size_t ldc, const f32x8* acc, bool accumulate, int h, int w) {
+    if (h == kMr && w == kNr) {
+        f32x8 cols[2][8] = {};
+        for (int r = 0; r < kMr; r++) cols[0][r] = acc[2 * r], cols[1][r] = acc[2 * r + 1];
+        transpose8(cols[0]);
+        transpose8(cols[1]);
+        for (int j = 0; j < kNr; j++) {
+            X* cj = c + j * ldc;
+            f32x8 x = cols[j / 8][j % 8];
+            if (accumulate) x += load6(cj);
+            store6(cj, x);
+        }
+        return;
+    }
     float t[kMr * kNr];
     for (int v = 0; v < 2 * kMr; v++) store8(t + 8 * v, acc[v]);
     for (int j = 0; j < w; j++)
@@ -218,16 +273,13 @@ void pack_rows(X* dst, const X* b, size_t ld, bool b_trans, int K, int N, int r0
             for (int p = 0; p < panels; p++) {
                 X* d = dst + (static_cast<size_t>(p) * K + k) * kNr;
                 const int j0 = p * kNr, w = std::min(kNr, N - j0);
-                if (w == kNr && sizeof(X) == 2) {  // quads of columns 0-3, 8-11, 4-7, 12-15: one permute
-                    typedef long long i64x4 __attribute__((vector_size(32)));
-                    i64x4 v;
-                    std::memcpy(&v, row + j0, sizeof v);
-                    v = __builtin_shuffle(v, i64x4{0, 2, 1, 3});
-                    std::memcpy(static_cast<void*>(d), &v, sizeof v);
-                    continue;
-                }
                 if (w == kNr) {
-                    std::memcpy(d, row + j0, kNr * sizeof(X));
+                    if constexpr (std::is_same_v<X, bf16>) {
+                        const i64x4 v = bf16_panel_row(row + j0);
+                        std::memcpy(static_cast<void*>(d), &v, sizeof v);
+                    } else {
+                        std::memcpy(d, row + j0, kNr * sizeof(X));
+                    }
                     continue;
                 }
                 for (int j = 0; j < kNr; j++) d[lane_of<X>(j)] = j < w ? row[j0 + j] : X{};

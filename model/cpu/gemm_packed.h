@@ -21,6 +21,7 @@
 // the bits depend neither on the thread count nor on the block sizes.
 #pragma once
 #include <cstddef>
+#include <cstring>
 
 #include "core/bf16.h"
 #include "core/dtype.h"
@@ -34,6 +35,15 @@ constexpr int kPanelWidth = 16;
 // 4-column quads in the order 0, 2, 1, 3), so that the kernel widens it with two unpacks. The
 // swap is its own inverse.
 constexpr int bf16_panel_lane(int j) { return j >= 4 && j < 12 ? (j < 8 ? j + 4 : j - 4) : j; }
+
+// Sixteen consecutive bf16 values (columns j0 to j0 + 15 of a row) in that lane order: the
+// quads 0, 2, 1, 3, one 64-bit permute.
+typedef long long i64x4 __attribute__((vector_size(32)));
+inline i64x4 bf16_panel_row(const bf16* columns) {
+    i64x4 v;
+    std::memcpy(&v, columns, sizeof v);
+    return __builtin_shuffle(v, i64x4{0, 2, 1, 3});
+}
 
 // Values (of the storage type) of a K x N operand packed as B panels.
 size_t packed_b_size(int K, int N);

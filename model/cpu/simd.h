@@ -9,6 +9,10 @@
 
 #include "core/bf16.h"
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 namespace sixnd::cpu {
 
 typedef float f32x8 __attribute__((vector_size(32)));
@@ -24,21 +28,33 @@ inline void store8(float* p, f32x8 v) { std::memcpy(p, &v, sizeof v); }
 
 // Eight bf16 values widened (exact), and eight floats rounded to bf16 as bf16::from_float does
 // (nearest, ties to even; NaN stays a quiet NaN) — the same bits, eight at a time.
-inline f32x8 load8(const bf16* p) {
-    u16x8 h;
-    std::memcpy(&h, p, sizeof h);
+inline f32x8 widen8(u16x8 h) {
+#if defined(__AVX2__)
+    // One widening instruction: GCC 12 builds the generic conversion below from two 128-bit
+    // halves and an insert, three instructions more on every bf16 load.
+    return (f32x8)_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32((__m128i)h), 16));
+#else
     const u32x8 u = __builtin_convertvector(h, u32x8) << 16;
     f32x8 v;
     std::memcpy(&v, &u, sizeof v);
     return v;
+#endif
 }
-inline void store8(bf16* p, f32x8 v) {
+inline u16x8 round8(f32x8 v) {
     u32x8 u;
     std::memcpy(&u, &v, sizeof u);
     const u32x8 rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     const u32x8 quiet = (u >> 16) | 0x40u;
     const u32x8 r = (u & 0x7fffffffu) > 0x7f800000u ? quiet : rounded;
-    const u16x8 h = __builtin_convertvector(r, u16x8);
+    return __builtin_convertvector(r, u16x8);
+}
+inline f32x8 load8(const bf16* p) {
+    u16x8 h;
+    std::memcpy(&h, p, sizeof h);
+    return widen8(h);
+}
+inline void store8(bf16* p, f32x8 v) {
+    const u16x8 h = round8(v);
     std::memcpy(static_cast<void*>(p), &h, sizeof h);
 }
 

@@ -29,7 +29,7 @@ size_t role_values(int rows, int cols, bool b_trans) {
 
 // Whether rows [r0, r1) of w[rows, cols] are, bit for bit, what the W panels (B = w: K = rows,
 // N = cols) hold: row k is depth k of every panel, 16 columns each, in bf16_panel_lane's order
-// (4-column quads 0, 2, 1, 3: one 64-bit permute for a whole panel row). Panel by panel, so that
+// (bf16_panel_row makes a whole panel row). Panel by panel, so that
 // the panels are read as the runs they are (the rows' depths in one panel are contiguous; a
 // panel is K x 32 bytes from the next); within a panel the differences are or-ed, not tested per
 // value, and the first panel that differs ends the comparison (after an optimizer step that is
@@ -38,13 +38,11 @@ bool rows_match(const bf16* panels, const bf16* w, int rows, int cols, int r0, i
     const int full = cols / kPanelWidth;
     for (int p = 0; p < full; p++) {
         const bf16* panel = panels + static_cast<size_t>(p) * rows * kPanelWidth;
-        typedef long long i64x4 __attribute__((vector_size(32)));
         i64x4 diff = {};
         for (int k = r0; k < r1; k++) {
-            i64x4 x, y;
-            std::memcpy(&x, w + static_cast<size_t>(k) * cols + p * kPanelWidth, sizeof x);
+            i64x4 y;
             std::memcpy(&y, panel + static_cast<size_t>(k) * kPanelWidth, sizeof y);
-            diff |= __builtin_shuffle(x, i64x4{0, 2, 1, 3}) ^ y;
+            diff |= bf16_panel_row(w + static_cast<size_t>(k) * cols + p * kPanelWidth) ^ y;
         }
         if (diff[0] | diff[1] | diff[2] | diff[3]) return false;
     }
