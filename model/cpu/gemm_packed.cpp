@@ -253,11 +253,15 @@ void store_sums_transposed(X* c, size_t ldc, const f32x8* acc, bool accumulate, 
 
 // Eight values of a panel row, at lanes [at, at + 8) in column order (bf16: as lane_of places them).
 inline void put8(float* d, f32x8 v) { store8(d, v); }
-inline void put8(bf16* d, f32x8 v) {  // columns 0-7 or 8-15: quads land 8 lanes apart
-    bf16 h[8];
-    store8(h, v);  // exact: v holds bf16 values
-    std::memcpy(d, h, 4 * sizeof(bf16));
-    std::memcpy(d + 8, h + 4, 4 * sizeof(bf16));
+// v holds bf16 values widened (load8), so their upper halves are the values, bit for bit (a
+// signalling NaN too): no rounding. Columns 0-7 or 8-15: quads land 8 lanes apart.
+inline void put8(bf16* d, f32x8 v) {
+    u32x8 u;
+    std::memcpy(&u, &v, sizeof u);
+    const u64x2 h = reinterpret_cast<u64x2>(__builtin_convertvector(u >> 16, u16x8));
+    const unsigned long long lo = h[0], hi = h[1];
+    std::memcpy(static_cast<void*>(d), &lo, sizeof lo);
+    std::memcpy(static_cast<void*>(d + 8), &hi, sizeof hi);
 }
 
 // Rows [r0, r1) of b, stored row-major with row stride ld, into the panels of a K x N operand
