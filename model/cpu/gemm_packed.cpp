@@ -136,19 +136,15 @@ size_t widen_a_block(float* dst, const X* a, bool a_trans, int M, int K, int i0,
         for (int ip = 0; ip < mc_pad / kMr; ip++) {
             float* d = dst + static_cast<size_t>(ip) * kc * kMr;
             const int r0 = ip * kMr, h = std::min(kMr, mc - r0);
+            int k = 0;
+            // A whole panel: eight values read and widened at once, six kept. The two past them
+            // are a's (the next columns, or the next stored row's first ones) except past a's
+            // last row, which with a short panel's rows is left to the loop value by value.
             if (h == kMr) {
-                // Eight values read and widened at once, six kept: the two past them are a's (the
-                // next columns, or the next stored row's first ones), except past a's last row.
                 const int kv = i0 + r0 + 8 <= M ? kc : std::min(kc, K - 1 - k0);
-                int k = 0;
                 for (; k < kv; k++) store6(d + k * kMr, load8(a + static_cast<size_t>(k0 + k) * M + i0 + r0));
-                for (; k < kc; k++) {
-                    const X* s = a + static_cast<size_t>(k0 + k) * M + i0 + r0;
-                    for (int r = 0; r < kMr; r++) d[k * kMr + r] = to_f32(s[r]);
-                }
-                continue;
             }
-            for (int k = 0; k < kc; k++) {
+            for (; k < kc; k++) {
                 const X* s = a + static_cast<size_t>(k0 + k) * M + i0 + r0;
                 for (int r = 0; r < kMr; r++) d[k * kMr + r] = r < h ? to_f32(s[r]) : 0.0f;
             }
