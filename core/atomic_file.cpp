@@ -47,23 +47,24 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     // O_EXCL: never write through something already at the temporary name (a stale file or a
     // link planted there); a counter keeps two writers of one process apart.
     static std::atomic<unsigned> counter{0};
+    // Each name is armed before it is created, so a signal never finds the file there and
+    // unwatched; one that lands on a name already taken removes what only a dead process of this
+    // id (or a planted link, not its target) can have left.
     int fd = -1;
     for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
         temp_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+        cleanup_.arm(temp_, false);
         fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
-    if (fd >= 0) {
-        cleanup_.arm(temp_, false);
-        f_ = ::fdopen(fd, "wb");
-    }
+    if (fd >= 0) f_ = ::fdopen(fd, "wb");
     if (!f_) {
         int err = errno;
         if (fd >= 0) {
             ::close(fd);
             std::remove(temp_.c_str());
-            cleanup_.disarm();
         }
+        cleanup_.disarm();
         throw Error(path_, std::string("cannot create the output: ") + std::strerror(err));
     }
 }

@@ -6,6 +6,8 @@
 // Handlers are installed only for signals whose disposition is still the default: a verb that
 // handles these signals itself (a graceful stop) keeps its own handler and its own cleanup.
 // A directory must be flat (files only): the handler clears it with async-signal-safe calls.
+// Arm a path before creating it: between creating and arming, a signal would leave it behind
+// (a path not there yet costs the handler nothing).
 #pragma once
 #include <string>
 

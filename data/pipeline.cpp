@@ -332,7 +332,8 @@ void Pipeline::check_flags() {
 }
 
 // --out may only be a directory an earlier run wrote, and must lie apart from every input:
-// checked before any work, and before anything is created or removed.
+// checked before any work, and before anything is created or removed. (An old output a killed
+// run had moved aside is put back first: it is what the user had, and what the checks judge.)
 void Pipeline::check_output() {
     out_ = o_.out;
     while (out_.size() > 1 && out_.back() == '/') out_.pop_back();
@@ -347,6 +348,7 @@ void Pipeline::check_output() {
     for (const auto& s : o_.sources) add("--source " + s.name, s.pattern);
     for (const auto& d : o_.decontaminate) add("--decontaminate", d);
     check_no_overlap(out_, inputs);
+    restore_moved_aside(out_);
     check_output_dir(out_, o_.overwrite);
     remove_stale_partials(out_);
 }

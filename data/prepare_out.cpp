@@ -1,11 +1,14 @@
 #include "data/prepare_out.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -61,6 +64,35 @@ bool strictly_inside(const fs::path& inner, const fs::path& outer) {
     return i != inner.end();
 }
 
+// Calls f(path, pid text, is_old) for each OUT.partial-PID / OUT.old-PID directory beside out
+// whose process no longer exists (and names those of running processes in the log).
+template <class F>
+void for_each_dead_sibling(const std::string& out, F f) {
+    fs::path target(out);
+    fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+    const std::string base = target.filename().string();
+    std::error_code ec;
+    for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        std::string pid_text;
+        bool old = false;
+        for (const char* tag : {".partial-", ".old-"})
+            if (name.rfind(base + tag, 0) == 0) {
+                pid_text = name.substr(base.size() + std::strlen(tag));
+                old = tag[1] == 'o';
+            }
+        if (!all_digits(pid_text) || pid_text.size() > 9 || it->is_symlink(ec) || !it->is_directory(ec)) continue;
+        const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+        const std::string path = it->path().string();
+        if (pid == ::getpid()) continue;
+        if (::kill(pid, 0) == 0 || errno == EPERM) {
+            log_warn(path + " belongs to a running process (pid " + pid_text + "); left alone");
+            continue;
+        }
+        f(path, pid_text, old);
+    }
+}
+
 }  // namespace
 
 bool is_data_output_dir(const std::string& dir) {
@@ -109,28 +141,24 @@ void check_no_overlap(const std::string& out, const std::vector<NamedPath>& inpu
     }
 }
 
+void restore_moved_aside(const std::string& out) {
+    struct stat st;
+    if (::lstat(out.c_str(), &st) == 0 || errno != ENOENT) return;
+    for_each_dead_sibling(out, [&](const std::string& path, const std::string& pid_text, bool old) {
+        if (!old || ::lstat(out.c_str(), &st) == 0) return;
+        if (::rename(path.c_str(), out.c_str()) == 0)
+            log_info("put back " + out + " from " + path + ", moved aside by a run that was killed (pid " + pid_text + ")");
+        else
+            log_warn("cannot put back " + out + " from " + path + ": " + std::strerror(errno));
+    });
+}
+
 void remove_stale_partials(const std::string& out) {
-    fs::path target(out);
-    fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-    const std::string base = target.filename().string();
-    std::error_code ec;
-    for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        std::string pid_text;
-        for (const char* tag : {".partial-", ".old-"})
-            if (name.rfind(base + tag, 0) == 0) pid_text = name.substr(base.size() + std::strlen(tag));
-        if (!all_digits(pid_text) || pid_text.size() > 9 || it->is_symlink(ec) || !it->is_directory(ec)) continue;
-        const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
-        const std::string path = it->path().string();
-        if (pid == ::getpid()) continue;
-        if (::kill(pid, 0) == 0 || errno == EPERM) {
-            log_warn(path + " belongs to a running process (pid " + pid_text + "); left alone");
-            continue;
-        }
+    for_each_dead_sibling(out, [](const std::string& path, const std::string& pid_text, bool) {
         std::string odd = foreign_entry(path, is_partial_entry);
         if (!odd.empty()) {
             log_warn(path + " was left by a run that no longer exists but holds '" + odd + "'; left alone");
-            continue;
+            return;
         }
         std::error_code rm;
         fs::remove_all(path, rm);
@@ -138,20 +166,21 @@ void remove_stale_partials(const std::string& out) {
             log_warn("cannot remove " + path + " (left by a killed run): " + rm.message());
         else
             log_info("removed " + path + ", left by a run that was killed (pid " + pid_text + " no longer exists)");
-    }
+    });
 }
 
 PartialDir::PartialDir(std::string path) : path_(std::move(path)) {
     std::error_code ec;
     fs::remove_all(path_, ec);  // named by this process's id: only a dead earlier process can have left it
-    if (!fs::create_directory(path_, ec)) throw Error("--out", "cannot create " + path_ + ": " + ec.message());
+    // Armed first: a signal between creating the directory and arming would leave it behind.
     cleanup_.arm(path_, true);
+    if (!fs::create_directory(path_, ec)) throw Error("--out", "cannot create " + path_ + ": " + ec.message());
 }
 
 PartialDir::~PartialDir() {
-    cleanup_.disarm();
     std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
+    if (!path_.empty()) fs::remove_all(path_, ec);  // still armed: a signal meanwhile finishes the job
+    cleanup_.disarm();
 }
 
 void PartialDir::commit(const std::string& out, bool overwrite) {
@@ -159,6 +188,16 @@ void PartialDir::commit(const std::string& out, bool overwrite) {
     struct stat st;
     if (::lstat(out.c_str(), &st) == 0) {
         check_output_dir(out, overwrite);  // again: the run took a while
+        // One atomic swap where the filesystem has it: out is never absent, and the old output,
+        // now at path_ and still armed, goes as a partial would.
+        if (::renameat2(AT_FDCWD, path_.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0) {
+            fs::remove_all(path_, ec);
+            cleanup_.disarm();
+            path_.clear();
+            return;
+        }
+        // Otherwise two renames; a run killed between them leaves out.old-PID, which the next run
+        // puts back (remove_stale_partials).
         const std::string old = out + ".old-" + std::to_string(::getpid());
         fs::rename(out, old, ec);
         if (ec) throw Error("--out", "cannot move the old " + out + " aside: " + ec.message());

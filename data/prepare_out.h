@@ -10,7 +10,8 @@
 //   source, the next run would read this run's shards as text.)
 // - A partial directory is removed when the run fails, and on SIGINT/SIGTERM/SIGHUP too. A
 //   partial (or a moved-aside .old-PID) left by a killed run whose process no longer exists is
-//   removed at the next run's start, and named in the log.
+//   removed at the next run's start, and named in the log; an .old-PID whose OUT is missing (the
+//   run was killed between its two renames) is put back as OUT instead.
 #pragma once
 #include <string>
 #include <vector>
@@ -31,6 +32,10 @@ struct NamedPath {
     std::string what, path;
 };
 void check_no_overlap(const std::string& out, const std::vector<NamedPath>& inputs);
+
+// Puts back OUT from an OUT.old-PID of a run that no longer exists, when OUT itself is missing.
+// Runs before the checks: it restores what the user had.
+void restore_moved_aside(const std::string& out);
 
 // Removes OUT.partial-PID / OUT.old-PID siblings left by runs that no longer exist.
 void remove_stale_partials(const std::string& out);
