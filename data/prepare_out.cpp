@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
@@ -65,9 +66,9 @@ bool strictly_inside(const fs::path& inner, const fs::path& outer) {
 }
 
 // Calls f(path, pid text, is_old) for each OUT.partial-PID / OUT.old-PID directory beside out
-// whose process no longer exists (and names those of running processes in the log).
+// whose process no longer exists; warn_running names those of running processes in the log.
 template <class F>
-void for_each_dead_sibling(const std::string& out, F f) {
+void for_each_dead_sibling(const std::string& out, bool warn_running, F f) {
     fs::path target(out);
     fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
     const std::string base = target.filename().string();
@@ -76,17 +77,17 @@ void for_each_dead_sibling(const std::string& out, F f) {
         const std::string name = it->path().filename().string();
         std::string pid_text;
         bool old = false;
-        for (const char* tag : {".partial-", ".old-"})
+        for (const auto& [tag, is_old] : {std::pair<const char*, bool>{".partial-", false}, {".old-", true}})
             if (name.rfind(base + tag, 0) == 0) {
                 pid_text = name.substr(base.size() + std::strlen(tag));
-                old = tag[1] == 'o';
+                old = is_old;
             }
         if (!all_digits(pid_text) || pid_text.size() > 9 || it->is_symlink(ec) || !it->is_directory(ec)) continue;
         const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
         const std::string path = it->path().string();
         if (pid == ::getpid()) continue;
         if (::kill(pid, 0) == 0 || errno == EPERM) {
-            log_warn(path + " belongs to a running process (pid " + pid_text + "); left alone");
+            if (warn_running) log_warn(path + " belongs to a running process (pid " + pid_text + "); left alone");
             continue;
         }
         f(path, pid_text, old);
@@ -144,7 +145,8 @@ void check_no_overlap(const std::string& out, const std::vector<NamedPath>& inpu
 void restore_moved_aside(const std::string& out) {
     struct stat st;
     if (::lstat(out.c_str(), &st) == 0 || errno != ENOENT) return;
-    for_each_dead_sibling(out, [&](const std::string& path, const std::string& pid_text, bool old) {
+    // Quiet about running processes' directories: remove_stale_partials names them after the checks.
+    for_each_dead_sibling(out, false, [&](const std::string& path, const std::string& pid_text, bool old) {
         if (!old || ::lstat(out.c_str(), &st) == 0) return;
         if (::rename(path.c_str(), out.c_str()) == 0)
             log_info("put back " + out + " from " + path + ", moved aside by a run that was killed (pid " + pid_text + ")");
@@ -154,7 +156,7 @@ void restore_moved_aside(const std::string& out) {
 }
 
 void remove_stale_partials(const std::string& out) {
-    for_each_dead_sibling(out, [](const std::string& path, const std::string& pid_text, bool) {
+    for_each_dead_sibling(out, true, [](const std::string& path, const std::string& pid_text, bool) {
         std::string odd = foreign_entry(path, is_partial_entry);
         if (!odd.empty()) {
             log_warn(path + " was left by a run that no longer exists but holds '" + odd + "'; left alone");
@@ -192,22 +194,20 @@ void PartialDir::commit(const std::string& out, bool overwrite) {
         // now at path_ and still armed, goes as a partial would.
         if (::renameat2(AT_FDCWD, path_.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0) {
             fs::remove_all(path_, ec);
-            cleanup_.disarm();
-            path_.clear();
-            return;
+        } else {
+            // Otherwise two renames; a run killed between them leaves out.old-PID, which the next
+            // run puts back (restore_moved_aside).
+            const std::string old = out + ".old-" + std::to_string(::getpid());
+            fs::rename(out, old, ec);
+            if (ec) throw Error("--out", "cannot move the old " + out + " aside: " + ec.message());
+            fs::rename(path_, out, ec);
+            if (ec) {
+                std::error_code back;
+                fs::rename(old, out, back);
+                throw Error("--out", "cannot rename " + path_ + " to " + out + ": " + ec.message());
+            }
+            fs::remove_all(old, ec);
         }
-        // Otherwise two renames; a run killed between them leaves out.old-PID, which the next run
-        // puts back (remove_stale_partials).
-        const std::string old = out + ".old-" + std::to_string(::getpid());
-        fs::rename(out, old, ec);
-        if (ec) throw Error("--out", "cannot move the old " + out + " aside: " + ec.message());
-        fs::rename(path_, out, ec);
-        if (ec) {
-            std::error_code back;
-            fs::rename(old, out, back);
-            throw Error("--out", "cannot rename " + path_ + " to " + out + ": " + ec.message());
-        }
-        fs::remove_all(old, ec);
     } else {
         fs::rename(path_, out, ec);
         if (ec) throw Error("--out", "cannot rename " + path_ + " to " + out + ": " + ec.message());

@@ -4,8 +4,8 @@ code, and the paths that must be exactly as they were — device nodes, symbolic
 targets, sources, tokenizers, directories sixnd did not write. Also: the source walk skips an
 earlier output and survives a directory-link loop, SIGTERM leaves no partial directory, and a
 partial left by a killed run is removed by the next (an old output it had moved aside is put
-back). Device nodes need root (os.mknod); without
-it those cases are left out and the closing line says so."""
+back). Device nodes need root (os.mknod); without it those cases are left out and the closing
+line says so."""
 import json
 import os
 import shutil
