@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "model/cpu/kernels.h"
 #include "model/cpu/simd.h"
 #include "model/cpu/vec_math.h"
@@ -17,17 +18,37 @@ namespace {
 
 constexpr int kMr = 6;                // rows of a micro-tile (and of an A panel)
 constexpr int kNr = kPanelWidth;      // columns of a micro-tile (two vectors)
-// A task's A block holds at most this many floats (256 KiB): it stays in L2 while the B panels
-// stream past it, with room left there for them. A larger block means fewer passes over B but
-// crowds B out of L2: 512 KiB and 1 MiB blocks made d6's backward products 5-10% slower in
-// training, 128 and 256 KiB were alike. At most kMcMax rows.
-constexpr size_t kABlockFloats = size_t(64) << 10;
+// A task's A block takes a quarter of the core's L2 (at least 128 KiB, at most 1 MiB; 256 KiB
+// where the L2 size is not known): it stays in L2 while the B panels stream past it, with room
+// left there for them. A larger block means fewer passes over B but crowds B out of L2. On a
+// Zen 4 core (1 MiB L2) 512 KiB and 1 MiB blocks made d6's backward products 5-10% slower in
+// training, 128 and 256 KiB were alike; on an Emerald Rapids core (2 MiB) 512 KiB to 1 MiB were
+// alike and 256 KiB 3-4% slower over d6's products. At most kMcMax rows.
+size_t a_block_floats() {
+    static const size_t floats = [] {
+        const long l2 = cpu_features().l2_bytes;
+        const size_t bytes = l2 > 0 ? std::clamp<size_t>(static_cast<size_t>(l2) / 4, size_t(128) << 10, size_t(1) << 20)
+                                    : size_t(256) << 10;
+        return bytes / sizeof(float);
+    }();
+    return floats;
+}
 constexpr int kMcMax = 240;
 constexpr int kMinBlockRowPanels = 2;  // the smallest block at the end of a product: 12 rows
 // B's packed bytes up to which blocks shrink towards the end of a product: past a few MiB, B
 // comes from memory for every block, not from the cache the cores share.
 constexpr size_t kShrinkBlocksMaxBBytes = size_t(8) << 20;
-constexpr int kMaxKc = 1024, kKc = 512;  // K up to kMaxKc in one block, else blocks of kKc
+// K up to kMaxKc in one block; a longer K in as few equal blocks (multiples of 8) as fit. Every
+// block past the first reloads its FP32 partial sums and widens A again: with K cut at 1024 into
+// blocks of 512, d6's input gradients (K = 1152 and 1536) and fc_proj's forward ran 7-10% slower
+// than in one block (Emerald Rapids, AVX2 path); a K of 3072 or 4096 in one block was 5-10%
+// slower again (a panel of B no longer fits L1).
+constexpr int kMaxKc = 1536;
+int k_block(int K) {
+    if (K <= kMaxKc) return std::max(K, 1);
+    const int blocks = (K + kMaxKc - 1) / kMaxKc;
+    return ((K + blocks - 1) / blocks + 7) / 8 * 8;
+}
 
 // Two vectors of B panel row k: columns 0-7 and 8-15. FP32 panels are read as they are; bf16
 // panels hold each row in lane order [0-3, 8-11, 4-7, 12-15], so that interleaving it with zeros
@@ -331,7 +352,7 @@ void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const 
     const int M = s.M, N = s.N, K = s.K;
     if (M <= 0 || N <= 0) return;
     const int panels = (N + kNr - 1) / kNr;
-    const int kc_max = K <= kMaxKc ? std::max(K, 1) : kKc;
+    const int kc_max = k_block(K);
     const bool cut_k = K > kc_max;
     const bool threads = worth_threads(size_t(M) * N * std::max(K, 1));
     const int nthr = threads ? omp_get_max_threads() : 1;
@@ -345,7 +366,7 @@ void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const 
     // training; shrinking GPT-2's LM head blocks took its products at 256 tokens 10-20% longer.
     // With fewer blocks than threads (a handful of rows) the panels are shared out instead.
     const int row_panels_all = (M + kMr - 1) / kMr;
-    const int mc_cap = std::max(kMr, std::min<int>(kMcMax, static_cast<int>(kABlockFloats / padded_ld(kc_max)) / kMr * kMr));
+    const int mc_cap = std::max(kMr, std::min<int>(kMcMax, static_cast<int>(a_block_floats() / padded_ld(kc_max)) / kMr * kMr));
     const int cap_rp = mc_cap / kMr, min_rp = std::min(cap_rp, kMinBlockRowPanels);
     std::vector<int> block_rp{0};  // the blocks' first row panels, then the end
     if (packed_b_size(K, N) * sizeof(X) > kShrinkBlocksMaxBBytes) {
