@@ -4,8 +4,8 @@
 // cpuinfo_max_freq), then a base or nominal one (cpuid leaf 0x16, sysfs base_frequency, the
 // "@ x.xxGHz" of the model name, /proc/cpuinfo "cpu MHz"). The maximum comes first because cores
 // run at it under load where they can, and a peak below what the cores reach makes MFU read
-// high (as GPU peaks are quoted at the boost clock). The L2 size is glibc's (sysconf, from cpuid
-// leaf 4 or 0x80000006). No timing: two detections give the same answer.
+// high (as GPU peaks are quoted at the boost clock). The cache sizes are glibc's (sysconf, from
+// cpuid leaf 4 or 0x80000005/6). No timing: two detections give the same answer.
 #include "core/cpu_features.h"
 
 #include <sched.h>
@@ -190,7 +190,7 @@ nlohmann::json CpuFeatures::to_json() const {
             {"model", model},             {"flags", flags()},                 {"isa_cap", isa_cap},
             {"native_bf16", native_bf16()}, {"logical_cpus", logical_cpus}, {"physical_cores", physical_cores},
             {"clock_ghz", clock_ghz},     {"clock_source", clock_source},     {"clock_is_max", clock_is_max},
-            {"l2_bytes", l2_bytes}};
+            {"l1d_bytes", l1d_bytes},     {"l2_bytes", l2_bytes}};
 }
 
 CpuFeatures detect_cpu_features() {
@@ -207,7 +207,8 @@ CpuFeatures detect_cpu_features() {
     f.clock_ghz = c.ghz;
     f.clock_source = c.source;
     f.clock_is_max = c.is_max;
-#ifdef _SC_LEVEL2_CACHE_SIZE
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
+    f.l1d_bytes = std::max(0L, sysconf(_SC_LEVEL1_DCACHE_SIZE));
     f.l2_bytes = std::max(0L, sysconf(_SC_LEVEL2_CACHE_SIZE));
 #endif
     apply_cap(f);

@@ -1,7 +1,7 @@
 // What this CPU can do, detected once per process: the vector instruction sets the kernels and
 // oneDNN may use (cpuid, checked against the register state the OS saves, XCR0), the cores this
 // process may run on, the clock the peak FLOP/s is computed from (with where it came from), and
-// the size of a core's L2 cache, which the packed GEMM sizes its blocks by.
+// the sizes of a core's L1 data and L2 caches, which the packed GEMM sizes its blocks by.
 //
 // SIXND_CPU_ISA caps what is reported, so that one machine can run the code another CPU kind
 // runs: "avx2" (no AVX-512, no AVX512-BF16, no AMX: an AVX2-only EPYC or laptop), "avx512_core"
@@ -26,7 +26,7 @@ struct CpuFeatures {
     double clock_ghz = 0;            // 0: not known
     std::string clock_source;        // where clock_ghz came from
     bool clock_is_max = false;       // clock_ghz is the maximum (boost) clock, not a base or nominal one
-    long l2_bytes = 0;               // one core's L2 cache (glibc's cpuid reading); 0: not known
+    long l1d_bytes = 0, l2_bytes = 0;  // one core's L1 data and L2 caches (glibc's cpuid reading); 0: not known
 
     // BF16 dot products in hardware (AVX512-BF16 or AMX); without them BF16 storage is
     // converted to FP32 for the arithmetic.

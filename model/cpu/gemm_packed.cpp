@@ -38,15 +38,20 @@ constexpr int kMinBlockRowPanels = 2;  // the smallest block at the end of a pro
 // B's packed bytes up to which blocks shrink towards the end of a product: past a few MiB, B
 // comes from memory for every block, not from the cache the cores share.
 constexpr size_t kShrinkBlocksMaxBBytes = size_t(8) << 20;
-// K up to kMaxKc in one block; a longer K in as few equal blocks (multiples of 8) as fit. Every
-// block past the first reloads its FP32 partial sums and widens A again: with K cut at 1024 into
-// blocks of 512, d6's input gradients (K = 1152 and 1536) and fc_proj's forward ran 7-10% slower
-// than in one block (Emerald Rapids, AVX2 path); a K of 3072 or 4096 in one block was 5-10%
-// slower again (a panel of B no longer fits L1).
-constexpr int kMaxKc = 1536;
+// K in one block as long as a panel's slice of it fits the core's L1 (kc x 16 values: 1536 bf16
+// in 48 KiB, 1024 in 32 KiB; 32 KiB where the size is not known), else in as few equal blocks
+// (multiples of 8) as fit. Every block past the first reloads its FP32 partial sums and widens A
+// again: with K cut at 1024 into blocks of 512, d6's input gradients (K = 1152 and 1536) and
+// fc_proj's forward ran 7-10% slower than in one block on an Emerald Rapids core (48 KiB L1,
+// AVX2 path); a K of 3072 or 4096 in one block was 5-10% slower again.
+template <typename X>
 int k_block(int K) {
-    if (K <= kMaxKc) return std::max(K, 1);
-    const int blocks = (K + kMaxKc - 1) / kMaxKc;
+    static const int max_kc = [] {
+        const long l1 = cpu_features().l1d_bytes > 0 ? cpu_features().l1d_bytes : 32 << 10;
+        return std::max(256, static_cast<int>(l1 / (kNr * sizeof(X))) / 8 * 8);
+    }();
+    if (K <= max_kc) return std::max(K, 1);
+    const int blocks = (K + max_kc - 1) / max_kc;
     return ((K + blocks - 1) / blocks + 7) / 8 * 8;
 }
 
@@ -352,7 +357,7 @@ void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const 
     const int M = s.M, N = s.N, K = s.K;
     if (M <= 0 || N <= 0) return;
     const int panels = (N + kNr - 1) / kNr;
-    const int kc_max = k_block(K);
+    const int kc_max = k_block<X>(K);
     const bool cut_k = K > kc_max;
     const bool threads = worth_threads(size_t(M) * N * std::max(K, 1));
     const int nthr = threads ? omp_get_max_threads() : 1;

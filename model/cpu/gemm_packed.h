@@ -15,8 +15,9 @@
 //     fused multiply-add each.
 //   The epilogue adds bias and the old c and rounds once; with GELU (Linear + GELU) each task
 //     then applies it to the rounded rows it has just finished, while they are in its cache.
-//   Work: tasks of (a block of M rows) x (a range of panels) over the threads. A K past 1536 is
-//     cut into equal blocks; the partial sums wait in an FP32 tile of the task.
+//   Work: tasks of (a block of M rows) x (a range of panels) over the threads. A K whose panel
+//     slices would overflow L1 is cut into equal blocks; the partial sums wait in an FP32 tile
+//     of the task. Block sizes follow the core's L1 and L2 (cpu_features()).
 // However the work is cut, every output element sums the same products in the same order, so
 // the bits depend neither on the thread count nor on the block sizes.
 #pragma once
