@@ -3,7 +3,9 @@
 // Prints one JSON line per dtype in the same form as bench/torch_gpt2.py, so bench scripts can put
 // the two side by side. Also reports activation memory, for the recompute table. With two dtypes
 // their models live side by side and step in turn, which measures their ratio on a shared machine
-// far more tightly than two processes a minute apart.
+// far more tightly than two processes a minute apart. --profile adds, per dtype, the milliseconds
+// per timed step of each op (ProfilingOps: the host clock around every op), so that two dtypes'
+// ops are compared in the same alternated steps.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -21,6 +23,7 @@
 #include "model/flops.h"
 #include "model/gpt.h"
 #include "model/init.h"
+#include "model/profiling_ops.h"
 #include "core/rng.h"
 #include "train/optimizer.h"
 #include "train/peak_flops.h"
@@ -36,9 +39,16 @@ struct Run {
     std::unique_ptr<GPT> model;
     std::unique_ptr<AdamW> opt;
     std::vector<double> step_s;  // the timed steps
+    ProfilingOps* prof = nullptr;  // be.ops, with --profile
 
-    Run(const std::string& dt, const std::string& device, const GPTConfig& cfg, const ModelOptions& mo, bool train)
+    Run(const std::string& dt, const std::string& device, const GPTConfig& cfg, const ModelOptions& mo, bool train,
+        bool profile)
         : dtype(dt), be(make_backend(device, parse_dtype(dt))) {
+        if (profile) {
+            auto p = std::make_unique<ProfilingOps>(std::move(be.ops));
+            prof = p.get();
+            be.ops = std::move(p);
+        }
         model = std::make_unique<GPT>(cfg, *be.ops, mo);
         model->set_params(gpt2_init(model->layout(), cfg, 0));
         if (train)
@@ -68,6 +78,7 @@ int main(int argc, char** argv) {
     std::string shape = "small", mode = "fwdbwd", attention = "flash", recompute = "none", device = "auto";
     std::vector<std::string> dtypes{"fp32"};
     int B = 8, T = 256, warmup = 2, iters = 5;
+    bool profile = false;
     app.add_option("--shape", shape,
                    "small (4x256, vocab 4096), demo (scripts/run.sh's d6: vocab 4096, 256 positions) or a preset name "
                    "(e.g. gpt2-124m)");
@@ -83,6 +94,7 @@ int main(int argc, char** argv) {
     app.add_option("--seq-len", T);
     app.add_option("--warmup", warmup);
     app.add_option("--iters", iters);
+    app.add_flag("--profile", profile, "also print each op's milliseconds per timed step, per dtype");
     CLI11_PARSE(app, argc, argv);
     try {
         GPTConfig cfg;
@@ -100,13 +112,14 @@ int main(int argc, char** argv) {
         mo.attention = parse_attention(attention);
         mo.recompute = parse_recompute(recompute);
         std::vector<std::unique_ptr<Run>> runs;
-        for (const std::string& dt : dtypes) runs.push_back(std::make_unique<Run>(dt, device, cfg, mo, mode == "train"));
+        for (const std::string& dt : dtypes) runs.push_back(std::make_unique<Run>(dt, device, cfg, mo, mode == "train", profile));
         Rng rng(1);
         std::vector<int32_t> tok(size_t(B) * T + 1);
         for (auto& t : tok) t = static_cast<int32_t>(rng.below(cfg.vocab_size));
         for (auto& r : runs) {
             for (int i = 0; i < warmup; i++) r->step(tok, B, T, i);
             r->be.memory->ledger().reset_peaks();
+            if (r->prof) r->prof->set_enabled(true);
         }
         for (int i = 0; i < iters; i++)
             for (size_t k = 0; k < runs.size(); k++) {
@@ -132,6 +145,14 @@ int main(int argc, char** argv) {
                                {"activation_bytes", l.peak(MemCategory::activations)},
                                {"workspace_bytes", l.peak(MemCategory::workspace)},
                                {"peak_bytes", l.peak_total()}};
+            if (r->prof) {
+                nlohmann::json ops = nlohmann::json::object();
+                for (const auto& [key, st] : r->prof->stats()) {
+                    const double ms = st.seconds / iters * 1e3;
+                    ops[st.op] = ops.value(st.op, 0.0) + ms;
+                }
+                out["ops_ms_per_step"] = ops;
+            }
             std::printf("%s\n", out.dump().c_str());
         }
     } catch (const std::exception& e) {
