@@ -188,7 +188,8 @@ std::string CpuFeatures::flags() const {
 nlohmann::json CpuFeatures::to_json() const {
     return {{"vendor", vendor},           {"model_name", model_name},         {"family", family},
             {"model", model},             {"flags", flags()},                 {"isa_cap", isa_cap},
-            {"native_bf16", native_bf16()}, {"logical_cpus", logical_cpus}, {"physical_cores", physical_cores},
+            {"native_bf16", native_bf16()}, {"bf16_matmul_native", bf16_matmul_native()},
+            {"logical_cpus", logical_cpus}, {"physical_cores", physical_cores},
             {"clock_ghz", clock_ghz},     {"clock_source", clock_source},     {"clock_is_max", clock_is_max},
             {"l1d_bytes", l1d_bytes},     {"l2_bytes", l2_bytes}};
 }

@@ -28,9 +28,15 @@ struct CpuFeatures {
     bool clock_is_max = false;       // clock_ghz is the maximum (boost) clock, not a base or nominal one
     long l1d_bytes = 0, l2_bytes = 0;  // one core's L1 data and L2 caches (glibc's cpuid reading); 0: not known
 
-    // BF16 dot products in hardware (AVX512-BF16 or AMX); without them BF16 storage is
-    // converted to FP32 for the arithmetic.
+    // BF16 dot products in hardware (AVX512-BF16 or AMX).
     bool native_bf16() const { return avx512_bf16 || amx_bf16; }
+    // Whether BF16 matmuls run on those dot products rather than on FP32 FMAs (BF16 storage
+    // widened as the packed GEMM packs it): only where they are the faster arithmetic. AMX is;
+    // so is AVX512-BF16 on AMD (a Zen 4 core issues VDPBF16PS at twice its FP32 FMA rate). An
+    // Intel core without usable AMX is not: an Emerald Rapids core whose VM hides AMX ran
+    // VDPBF16PS at 75 GFLOP/s against 167 for its FP32 FMAs (2026-12-02), and oneDNN's BF16
+    // matmuls there at 0.6x of its FP32 ones.
+    bool bf16_matmul_native() const { return amx_bf16 || (avx512_bf16 && vendor == "AuthenticAMD"); }
     std::string flags() const;  // e.g. "avx2 fma avx512f avx512_bf16"
     nlohmann::json to_json() const;
 };

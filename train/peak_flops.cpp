@@ -69,9 +69,11 @@ CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores) {
         if (f.amx_bf16) {
             cycle = 1024;
             how = "AMX-BF16 1024 FLOP/cycle";
-        } else if (f.avx512_bf16) {
+        } else if (f.bf16_matmul_native()) {
             cycle = 2 * fp32_cycle;
             how += " x 2 (AVX512-BF16 dot products)";
+        } else if (f.avx512_bf16) {
+            how += " (bf16 runs in fp32: this CPU's BF16 dot products are slower than its FP32 FMAs)";
         } else {
             how += " (bf16 runs in fp32: no BF16 dot products)";
         }

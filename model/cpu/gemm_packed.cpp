@@ -18,6 +18,34 @@ namespace {
 
 constexpr int kMr = 6;                // rows of a micro-tile (and of an A panel)
 constexpr int kNr = kPanelWidth;      // columns of a micro-tile (two vectors)
+constexpr int kVec = kNr / 2;         // floats in one of the micro-kernel's vectors
+typedef float fvec __attribute__((vector_size(kVec * sizeof(float))));
+
+// The micro-kernel's vectors from and to float or bf16 memory, eight values at a time as
+// load8/store8 move them (the same widening and rounding), and eight of their lanes as an f32x8.
+// Register moves only (no address taken), so that accumulators passed through them stay in
+// registers.
+#if defined(__AVX512F__)
+inline f32x8 slice8(fvec v, int eighth) {
+    return eighth == 0 ? __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)
+                       : __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+template <typename X>
+inline fvec loadv(const X* p) {
+    return __builtin_shufflevector(load8(p), load8(p + 8), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+#else
+inline f32x8 slice8(fvec v, int) { return v; }
+template <typename X>
+inline fvec loadv(const X* p) {
+    return load8(p);
+}
+#endif
+template <typename X>
+inline void storev(X* p, fvec v) {
+    for (int e = 0; e < kVec / 8; e++) store8(p + 8 * e, slice8(v, e));
+}
+
 // A task's A block takes a quarter of the core's L2 (at least 128 KiB, at most 1 MiB; 256 KiB
 // where the L2 size is not known): it stays in L2 while the B panels stream past it, with room
 // left there for them. A larger block means fewer passes over B but crowds B out of L2. On a
@@ -55,15 +83,22 @@ int k_block(int K) {
     return ((K + blocks - 1) / blocks + 7) / 8 * 8;
 }
 
-// Two vectors of B panel row k: columns 0-7 and 8-15. FP32 panels are read as they are; bf16
-// panels hold each row in lane order [0-3, 8-11, 4-7, 12-15], so that interleaving it with zeros
-// (one unpack per half: bf16 is the upper half of a float) gives the columns in order — an AVX2
-// core does that beside its FMAs, where widening with a shift would take their ports.
-inline void panel_row(const float* bp, f32x8& b0, f32x8& b1) {
-    b0 = load8(bp);
-    b1 = load8(bp + 8);
+// Two vectors of B panel row k: its first and second kVec columns. FP32 panels are read as they
+// are; bf16 panels hold each row in bf16_panel_lane's order, so that interleaving it with zeros
+// (one unpack per vector: bf16 is the upper half of a float) gives the columns in order — an
+// AVX2 core does that beside its FMAs, where widening with a shift would take their ports.
+inline void panel_row(const float* bp, fvec& b0, fvec& b1) {
+    b0 = loadv(bp);
+    b1 = loadv(bp + kVec);
 }
-inline void panel_row(const bf16* bp, f32x8& b0, f32x8& b1) {
+#if defined(__AVX512F__)
+inline void panel_row(const bf16* bp, fvec& b0, fvec& b1) {
+    const __m512i v = _mm512_loadu_si512(bp), z = _mm512_setzero_si512();
+    b0 = reinterpret_cast<fvec>(_mm512_unpacklo_epi16(z, v));
+    b1 = reinterpret_cast<fvec>(_mm512_unpackhi_epi16(z, v));
+}
+#else
+inline void panel_row(const bf16* bp, fvec& b0, fvec& b1) {
     typedef short i16x16 __attribute__((vector_size(32)));
     i16x16 v;
     std::memcpy(&v, bp, sizeof v);
@@ -73,6 +108,7 @@ inline void panel_row(const bf16* bp, f32x8& b0, f32x8& b1) {
     std::memcpy(&b0, &lo, sizeof b0);
     std::memcpy(&b1, &hi, sizeof b1);
 }
+#endif
 
 // Where column j of a panel row sits: FP32 panels in order; bf16 panels as bf16_panel_lane.
 template <typename P>
@@ -84,13 +120,13 @@ constexpr int lane_of(int j) {
 // block a is at ap + r * rs, its k-th value at + k * ks: (rs, ks) = (1, ld) for a block held
 // k-major, (ld, 1) for one held row-major (the template fixes which stride is 1).
 template <bool kKMajor, typename P>
-inline void micro_kernel(f32x8* acc, const float* ap, size_t ld, const P* bp, int kc) {
+inline void micro_kernel(fvec* acc, const float* ap, size_t ld, const P* bp, int kc) {
     const size_t rs = kKMajor ? 1 : ld, ks = kKMajor ? ld : 1;
     const float *p0 = ap, *p1 = ap + rs, *p2 = ap + 2 * rs, *p3 = ap + 3 * rs, *p4 = ap + 4 * rs, *p5 = ap + 5 * rs;
-    f32x8 c00 = acc[0], c01 = acc[1], c10 = acc[2], c11 = acc[3], c20 = acc[4], c21 = acc[5];
-    f32x8 c30 = acc[6], c31 = acc[7], c40 = acc[8], c41 = acc[9], c50 = acc[10], c51 = acc[11];
+    fvec c00 = acc[0], c01 = acc[1], c10 = acc[2], c11 = acc[3], c20 = acc[4], c21 = acc[5];
+    fvec c30 = acc[6], c31 = acc[7], c40 = acc[8], c41 = acc[9], c50 = acc[10], c51 = acc[11];
     for (int k = 0; k < kc; k++) {
-        f32x8 b0, b1;
+        fvec b0, b1;
         panel_row(bp, b0, b1);
         const size_t o = k * ks;
         const float a0 = p0[o], a1 = p1[o], a2 = p2[o], a3 = p3[o], a4 = p4[o], a5 = p5[o];
@@ -222,21 +258,21 @@ void gelu_rows(X* g, const X* c, size_t ldc, int h, int w) {
 // The micro-tile's epilogue: its sums plus bias plus the old c, rounded once into c. A whole
 // tile goes straight from the registers (the additions in the same order as store_rows).
 template <typename X>
-void store_sums(X* c, size_t ldc, const f32x8* acc, const X* bias, bool accumulate, int h, int w) {
+void store_sums(X* c, size_t ldc, const fvec* acc, const X* bias, bool accumulate, int h, int w) {
     if (h == kMr && w == kNr) {
-        const f32x8 b0 = bias ? load8(bias) : f32x8{}, b1 = bias ? load8(bias + 8) : f32x8{};
+        const fvec b0 = bias ? loadv(bias) : fvec{}, b1 = bias ? loadv(bias + kVec) : fvec{};
         for (int r = 0; r < kMr; r++) {
             X* cr = c + r * ldc;
-            f32x8 x0 = acc[2 * r], x1 = acc[2 * r + 1];
+            fvec x0 = acc[2 * r], x1 = acc[2 * r + 1];
             if (bias) x0 += b0, x1 += b1;
-            if (accumulate) x0 += load8(cr), x1 += load8(cr + 8);
-            store8(cr, x0);
-            store8(cr + 8, x1);
+            if (accumulate) x0 += loadv(cr), x1 += loadv(cr + kVec);
+            storev(cr, x0);
+            storev(cr + kVec, x1);
         }
         return;
     }
     float t[kMr * kNr];
-    for (int v = 0; v < 2 * kMr; v++) store8(t + 8 * v, acc[v]);
+    for (int v = 0; v < 2 * kMr; v++) storev(t + kVec * v, acc[v]);
     if (bias) {
         if (accumulate) store_rows<X, true, true>(c, ldc, t, bias, h, w);
         else store_rows<X, true, false>(c, ldc, t, bias, h, w);
@@ -247,15 +283,16 @@ void store_sums(X* c, size_t ldc, const f32x8* acc, const X* bias, bool accumula
 }
 
 // The micro-tile's sums (plus the old c) rounded into c transposed: sum (r, j) to c[j][r], row
-// stride ldc. A whole tile is transposed in registers (as two 8 x 8 blocks, rows 6 and 7 zero),
-// so that column j's six sums go out as one run.
+// stride ldc. A whole tile is transposed in registers (as 8 x 8 blocks of eight columns, rows 6
+// and 7 zero), so that column j's six sums go out as one run.
 template <typename X>
-void store_sums_transposed(X* c, size_t ldc, const f32x8* acc, bool accumulate, int h, int w) {
+void store_sums_transposed(X* c, size_t ldc, const fvec* acc, bool accumulate, int h, int w) {
     if (h == kMr && w == kNr) {
-        f32x8 cols[2][8] = {};
-        for (int r = 0; r < kMr; r++) cols[0][r] = acc[2 * r], cols[1][r] = acc[2 * r + 1];
-        transpose8(cols[0]);
-        transpose8(cols[1]);
+        f32x8 cols[kNr / 8][8] = {};
+        for (int g = 0; g < kNr / 8; g++) {
+            for (int r = 0; r < kMr; r++) cols[g][r] = slice8(acc[2 * r + 8 * g / kVec], 8 * g % kVec / 8);
+            transpose8(cols[g]);
+        }
         for (int j = 0; j < kNr; j++) {
             X* cj = c + j * ldc;
             f32x8 x = cols[j / 8][j % 8];
@@ -265,7 +302,7 @@ void store_sums_transposed(X* c, size_t ldc, const f32x8* acc, bool accumulate, 
         return;
     }
     float t[kMr * kNr];
-    for (int v = 0; v < 2 * kMr; v++) store8(t + 8 * v, acc[v]);
+    for (int v = 0; v < 2 * kMr; v++) storev(t + kVec * v, acc[v]);
     for (int j = 0; j < w; j++)
         for (int r = 0; r < h; r++) {
             X& cj = c[j * ldc + r];
@@ -276,7 +313,8 @@ void store_sums_transposed(X* c, size_t ldc, const f32x8* acc, bool accumulate, 
 // Eight values of a panel row, at lanes [at, at + 8) in column order (bf16: as lane_of places them).
 inline void put8(float* d, f32x8 v) { store8(d, v); }
 // v holds bf16 values widened (load8), so their upper halves are the values, bit for bit (a
-// signalling NaN too): no rounding. Columns 0-7 or 8-15: quads land 8 lanes apart.
+// signalling NaN too): no rounding. Eight columns from a multiple of 8 are two quads, which
+// bf16_panel_lane puts 8 lanes apart.
 inline void put8(bf16* d, f32x8 v) {
     u32x8 u;
     std::memcpy(&u, &v, sizeof u);
@@ -301,7 +339,7 @@ void pack_rows(X* dst, const X* b, size_t ld, bool b_trans, int K, int N, int r0
                 const int j0 = p * kNr, w = std::min(kNr, N - j0);
                 if (w == kNr) {
                     if constexpr (std::is_same_v<X, bf16>) {
-                        const i64x4 v = bf16_panel_row(row + j0);
+                        const panel_quads v = bf16_panel_row(row + j0);
                         std::memcpy(static_cast<void*>(d), &v, sizeof v);
                     } else {
                         std::memcpy(d, row + j0, kNr * sizeof(X));
@@ -318,13 +356,13 @@ void pack_rows(X* dst, const X* b, size_t ld, bool b_trans, int K, int N, int r0
         X* d = dst + static_cast<size_t>(p) * K * kNr;
         int k = 0;
         if (n1 - n0 == kNr) {
-            // A whole panel: 8 x 8 blocks of its 16 rows transposed into depth-major order.
+            // A whole panel: 8 x 8 blocks of its kNr rows transposed into depth-major order.
             for (; k + 8 <= K; k += 8)
-                for (int half = 0; half < 2; half++) {
+                for (int g = 0; g < kNr / 8; g++) {
                     f32x8 t[8];
-                    for (int j = 0; j < 8; j++) t[j] = load8(b + static_cast<size_t>(n0 + 8 * half + j) * ld + k);
+                    for (int j = 0; j < 8; j++) t[j] = load8(b + static_cast<size_t>(n0 + 8 * g + j) * ld + k);
                     transpose8(t);
-                    for (int kk = 0; kk < 8; kk++) put8(d + (k + kk) * kNr + (sizeof(X) == 2 ? 4 : 8) * half, t[kk]);
+                    for (int kk = 0; kk < 8; kk++) put8(d + (k + kk) * kNr + lane_of<X>(8 * g), t[kk]);
                 }
         }
         for (int n = n0; n < n1; n++) {
@@ -433,11 +471,11 @@ void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const 
                         if (next)
                             for (size_t l = ip * lines_per_ip; l < std::min(slice_bytes / 64, (ip + 1) * lines_per_ip); l++)
                                 __builtin_prefetch(next + 64 * l);
-                        f32x8 acc[2 * kMr] = {};
+                        fvec acc[2 * kMr] = {};
                         float* part_sums =
                             cut_k ? my.partial.data() + (static_cast<size_t>(ip) * (p1 - p0) + (p - p0)) * kMr * kNr : nullptr;
                         if (cut_k && !first)
-                            for (int v = 0; v < 2 * kMr; v++) acc[v] = load8(part_sums + 8 * v);
+                            for (int v = 0; v < 2 * kMr; v++) acc[v] = loadv(part_sums + kVec * v);
                         if (s.a_trans) micro_kernel<true>(acc, my.a.data() + static_cast<size_t>(ip) * kc * kMr, kMr, bp, kc);
                         else micro_kernel<false>(acc, my.a.data() + ip * kMr * lda, lda, bp, kc);
                         if (last) {
@@ -449,7 +487,7 @@ void gemm(X* c, const X* a, const X* b, const X* b_packed, const X* bias, const 
                                 store_sums(c + static_cast<size_t>(r0) * N + j0, N, acc, bias ? bias + j0 : nullptr,
                                            s.accumulate, std::min(kMr, M - r0), w);
                         } else {
-                            for (int v = 0; v < 2 * kMr; v++) store8(part_sums + 8 * v, acc[v]);
+                            for (int v = 0; v < 2 * kMr; v++) storev(part_sums + kVec * v, acc[v]);
                         }
                     }
                 }

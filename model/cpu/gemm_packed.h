@@ -4,15 +4,16 @@
 // the operands are packed, which any GEMM does anyway, and the result is rounded once in the
 // kernel's epilogue, so no widened copy of a whole operand is written or read — and the whole
 // CPU matmul in builds without oneDNN.
-//   B is read as panels of kPanelWidth columns, k-major: [ceil(N/16)][K][16] values of the
-//     storage type, zero-padded (bf16 stays bf16: the kernel widens a panel row with two unpacks
-//     beside its FMAs, and panels cost half the bytes). Packed per call, or kept packed between
-//     calls for a weight (weight_copies.h).
+//   B is read as panels of kPanelWidth columns (two of the build's float vectors: 16 with
+//     AVX/AVX2, 32 with AVX-512), k-major: [ceil(N/w)][K][w] values of the storage type,
+//     zero-padded (bf16 stays bf16: the kernel widens a panel row with two unpacks beside its
+//     FMAs, and panels cost half the bytes). Packed per call, or kept packed between calls for a
+//     weight (weight_copies.h).
 //   A is widened per task into a block in its own stored order (row-major, or k-major when
 //     a_trans); the micro-kernel reads 6 of its rows with strides.
-//   A 6 x 16 register-blocked micro-kernel (GCC vector values: AVX/AVX2, SSE or NEON registers,
-//     whatever the build targets) adds each output element's K products in order of k, one
-//     fused multiply-add each.
+//   A 6 x kPanelWidth register-blocked micro-kernel (GCC vector values: AVX-512, AVX/AVX2, SSE
+//     or NEON registers, whatever the build targets) adds each output element's K products in
+//     order of k, one fused multiply-add each.
 //   The epilogue adds bias and the old c and rounds once; with GELU (Linear + GELU) each task
 //     then applies it to the rounded rows it has just finished, while they are in its cache.
 //   Work: tasks of (a block of M rows) x (a range of panels) over the threads. A K whose panel
@@ -30,20 +31,35 @@
 
 namespace sixnd::cpu {
 
+// Columns of a B panel: two vectors of floats of the instruction set the build targets (the
+// micro-kernel's registers), so the layout of packed panels is a property of the build.
+#if defined(__AVX512F__)
+constexpr int kPanelWidth = 32;
+#else
 constexpr int kPanelWidth = 16;
+#endif
 
-// The lane of a bf16 panel row that holds column j: lanes 4-7 and 8-11 swapped (the row's
-// 4-column quads in the order 0, 2, 1, 3), so that the kernel widens it with two unpacks. The
-// swap is its own inverse.
-constexpr int bf16_panel_lane(int j) { return j >= 4 && j < 12 ? (j < 8 ? j + 4 : j - 4) : j; }
+// The lane of a bf16 panel row that holds column j. The kernel widens a panel row with two
+// unpacks, each of which interleaves zeros with four bf16 of every 128-bit lane (the low four,
+// then the high four): so 128-bit lane L holds columns 4L to 4L + 3 of the first vector, then
+// the same columns of the second. With 16 columns: the row's 4-column quads in the order
+// 0, 2, 1, 3; with 32: 0, 4, 1, 5, 2, 6, 3, 7.
+constexpr int bf16_panel_lane(int j) {
+    constexpr int half = kPanelWidth / 2;
+    return j < half ? j / 4 * 8 + j % 4 : (j - half) / 4 * 8 + 4 + j % 4;
+}
 
-// Sixteen consecutive bf16 values (columns j0 to j0 + 15 of a row) in that lane order: the
-// quads 0, 2, 1, 3, one 64-bit permute.
-typedef long long i64x4 __attribute__((vector_size(32)));
-inline i64x4 bf16_panel_row(const bf16* columns) {
-    i64x4 v;
+// kPanelWidth consecutive bf16 values (columns j0 to j0 + kPanelWidth - 1 of a row) in that
+// lane order: one 64-bit permute of their quads.
+typedef long long panel_quads __attribute__((vector_size(kPanelWidth * 2)));
+inline panel_quads bf16_panel_row(const bf16* columns) {
+    panel_quads v;
     std::memcpy(&v, columns, sizeof v);
-    return __builtin_shuffle(v, i64x4{0, 2, 1, 3});
+#if defined(__AVX512F__)
+    return __builtin_shuffle(v, panel_quads{0, 4, 1, 5, 2, 6, 3, 7});
+#else
+    return __builtin_shuffle(v, panel_quads{0, 2, 1, 3});
+#endif
 }
 
 // Values (of the storage type) of a K x N operand packed as B panels.

@@ -118,7 +118,7 @@ struct Matmul::Impl {
 Matmul::Matmul(DType dtype, Bf16Math math, MemoryBackend* copies_mem)
     : dtype_(dtype), impl_(std::make_unique<Impl>()) {
     widen_ = dtype == DType::bf16 &&
-             (math == Bf16Math::fp32 || (math == Bf16Math::automatic && !cpu_features().native_bf16()));
+             (math == Bf16Math::fp32 || (math == Bf16Math::automatic && !cpu_features().bf16_matmul_native()));
     if (widen_ && copies_mem) copies_ = std::make_unique<WeightCopies>(*copies_mem);
 }
 Matmul::~Matmul() = default;

@@ -31,8 +31,9 @@ struct GemmShape {
     bool b_weight = false;
 };
 
-// The arithmetic of a bf16 Matmul: `automatic` picks `native` when the CPU has BF16 dot
-// products (cpu_features().native_bf16()), else `fp32`. Tests force each.
+// The arithmetic of a bf16 Matmul: `automatic` picks `native` where the CPU's BF16 dot products
+// are faster than its FP32 FMAs (cpu_features().bf16_matmul_native()), else `fp32`. Tests force
+// each.
 enum class Bf16Math { automatic, native, fp32 };
 
 class Matmul {

@@ -28,23 +28,25 @@ size_t role_values(int rows, int cols, bool b_trans) {
 }
 
 // Whether rows [r0, r1) of w[rows, cols] are, bit for bit, what the W panels (B = w: K = rows,
-// N = cols) hold: row k is depth k of every panel, 16 columns each, in bf16_panel_lane's order
-// (bf16_panel_row makes a whole panel row). Panel by panel, so that
-// the panels are read as the runs they are (the rows' depths in one panel are contiguous; a
-// panel is K x 32 bytes from the next); within a panel the differences are or-ed, not tested per
+// N = cols) hold: row k is depth k of every panel, kPanelWidth columns each, in
+// bf16_panel_lane's order (bf16_panel_row makes a whole panel row). Panel by panel, so that the
+// panels are read as the runs they are (the rows' depths in one panel are contiguous; a panel is
+// K panel rows from the next); within a panel the differences are or-ed, not tested per
 // value, and the first panel that differs ends the comparison (after an optimizer step that is
 // the first one).
 bool rows_match(const bf16* panels, const bf16* w, int rows, int cols, int r0, int r1) {
     const int full = cols / kPanelWidth;
     for (int p = 0; p < full; p++) {
         const bf16* panel = panels + static_cast<size_t>(p) * rows * kPanelWidth;
-        i64x4 diff = {};
+        panel_quads diff = {};
         for (int k = r0; k < r1; k++) {
-            i64x4 y;
+            panel_quads y;
             std::memcpy(&y, panel + static_cast<size_t>(k) * kPanelWidth, sizeof y);
             diff |= bf16_panel_row(w + static_cast<size_t>(k) * cols + p * kPanelWidth) ^ y;
         }
-        if (diff[0] | diff[1] | diff[2] | diff[3]) return false;
+        long long any = 0;
+        for (int q = 0; q < kPanelWidth / 4; q++) any |= diff[q];
+        if (any) return false;
     }
     const bf16* last = panels + static_cast<size_t>(full) * rows * kPanelWidth;
     unsigned diff = 0;

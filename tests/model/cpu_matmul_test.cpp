@@ -116,7 +116,7 @@ TEST(CpuMatmul, Bf16NativeAndPackedMatchFloat64) {
 TEST(CpuMatmul, AutomaticBf16MathFollowsTheCpuFeatures) {
     cpu::Matmul mm(DType::bf16);
 #ifdef SIXND_HAVE_ONEDNN
-    EXPECT_STREQ(mm.bf16_math(), cpu_features().native_bf16() ? "bf16" : "fp32");
+    EXPECT_STREQ(mm.bf16_math(), cpu_features().bf16_matmul_native() ? "bf16" : "fp32");
     if (cpu_features().isa_cap == "avx2") {
         EXPECT_EQ(cpu::Matmul::engine_isa(), "avx2");
     }

@@ -124,12 +124,14 @@ TEST(CpuWeightCopies, PanelsAreTheExactPacking) {
     }
 }
 
-// A use repacks only the blocks of rows (16 at a time here) whose bits changed: none when the
-// weight is as it was, in either role, and one block for one element written.
+// A use repacks only the blocks of rows (one panel width of rows at a time here) whose bits
+// changed: none when the weight is as it was, in either role, and one block for one element
+// written.
 TEST(CpuWeightCopies, OnlyChangedRowsAreRepacked) {
     HostMemory mem;
     cpu::WeightCopies copies(mem);
-    for (int cols : {256, 250}) {  // whole panels, and a partial last one (16-row blocks both)
+    const int block = cpu::kPanelWidth;  // blocks of 4096 values, rounded up to whole panels
+    for (int cols : {256, 250}) {  // whole panels, and a partial last one (blocks of `block` rows both)
         const int rows = 100;
         Weight weight(mem, static_cast<size_t>(rows) * cols, 12);
         bf16* w = weight.data();
@@ -139,9 +141,9 @@ TEST(CpuWeightCopies, OnlyChangedRowsAreRepacked) {
         ASSERT_NE(copies.get(w, rows, cols, false), nullptr);
         ASSERT_NE(copies.get(w, rows, cols, true), nullptr);
         EXPECT_EQ(copies.rows_repacked() - before, static_cast<size_t>(rows)) << "unchanged, " << cols;
-        w[40 * cols + cols - 1] = bf16(float(w[40 * cols + cols - 1]) + 1.0f);  // row 40: block 32-47
+        w[40 * cols + cols - 1] = bf16(float(w[40 * cols + cols - 1]) + 1.0f);  // row 40: one block
         ASSERT_NE(copies.get(w, rows, cols, false), nullptr);
-        EXPECT_EQ(copies.rows_repacked() - before, static_cast<size_t>(rows) + 16) << "one element, " << cols;
+        EXPECT_EQ(copies.rows_repacked() - before, static_cast<size_t>(rows + block)) << "one element, " << cols;
     }
 }
 
@@ -166,9 +168,11 @@ TEST(CpuWeightCopies, LedgerBudgetAndParameterMemoryOnly) {
         w1.data()[n - 1] = bf16(float(w1.data()[n - 1]) + 1.0f);
         const bf16* p1 = copies.get(w1.data(), rows, cols, true);
         ASSERT_NE(p1, nullptr);
-        // Row 39 of the weight is column 39 % 16 = 7 of panel 2 (w^T: K = cols), at depth cols - 1;
-        // bf16 panels hold column 7 at lane 11 (lanes 4-7 and 8-11 swapped).
-        EXPECT_EQ(p1[(2 * static_cast<size_t>(cols) + (cols - 1)) * 16 + 11].bits, w1.data()[n - 1].bits);
+        // Row 39 of the weight is column 39 % w of panel 39 / w (w^T: K = cols), at depth cols - 1,
+        // in bf16_panel_lane's place (16 wide: column 7 of panel 2, at lane 11).
+        const int pw = cpu::kPanelWidth;
+        EXPECT_EQ(p1[(static_cast<size_t>(39 / pw) * cols + (cols - 1)) * pw + cpu::bf16_panel_lane(39 % pw)].bits,
+                  w1.data()[n - 1].bits);
         EXPECT_EQ(copies.get(w1.data(), rows / 2, cols, true), nullptr);  // another shape at the same address: another weight
     }
     EXPECT_EQ(mem.ledger().current(MemCategory::weight_copies), 0u);

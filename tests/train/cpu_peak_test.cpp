@@ -53,16 +53,20 @@ TEST(CpuPeak, FormulaPerInstructionSet) {
     EXPECT_DOUBLE_EQ(cpu_peak(avx2, DType::f32, 2).flops_per_s, 8 * 2 * 2 * 2 * 2.3e9);
     EXPECT_DOUBLE_EQ(cpu_peak(avx2, DType::bf16, 2).flops_per_s, 8 * 2 * 2 * 2 * 2.3e9);
     EXPECT_NE(cpu_peak(avx2, DType::bf16, 2).source.find("bf16 runs in fp32"), std::string::npos);
-    // AVX-512 + AVX512-BF16 on an Intel core: 16 lanes; bf16 dot products double it.
+    // AVX-512 + AVX512-BF16 on an Intel core without AMX: 16 lanes; bf16 runs on the FP32 FMAs
+    // (its dot products are the slower arithmetic there), so the same peak.
     const CpuFeatures spr = synthetic("GenuineIntel", 6, true, true, false);
     EXPECT_DOUBLE_EQ(cpu_peak(spr, DType::f32, 4).flops_per_s, 16 * 2 * 2 * 4 * 2.3e9);
-    EXPECT_DOUBLE_EQ(cpu_peak(spr, DType::bf16, 4).flops_per_s, 2 * 16 * 2 * 2 * 4 * 2.3e9);
+    EXPECT_DOUBLE_EQ(cpu_peak(spr, DType::bf16, 4).flops_per_s, 16 * 2 * 2 * 4 * 2.3e9);
+    EXPECT_NE(cpu_peak(spr, DType::bf16, 4).source.find("slower than its FP32 FMAs"), std::string::npos);
     // AMX: 1024 bf16 FLOP/cycle/core.
     const CpuFeatures amx = synthetic("GenuineIntel", 6, true, true, true);
     EXPECT_DOUBLE_EQ(cpu_peak(amx, DType::bf16, 1).flops_per_s, 1024 * 2.3e9);
     // Zen 4 runs AVX-512 on 256-bit units.
     const CpuFeatures zen4 = synthetic("AuthenticAMD", 0x19, true, true, false);
     EXPECT_DOUBLE_EQ(cpu_peak(zen4, DType::f32, 1).flops_per_s, 8 * 2 * 2 * 2.3e9);
+    // Its AVX512-BF16 dot products do twice the FP32 work per cycle, and bf16 matmuls use them.
+    EXPECT_DOUBLE_EQ(cpu_peak(zen4, DType::bf16, 1).flops_per_s, 2 * 8 * 2 * 2 * 2.3e9);
     // No clock, no peak (the trainer then uses the measured ceiling, labelled as such).
     CpuFeatures unknown = avx2;
     unknown.clock_ghz = 0;
