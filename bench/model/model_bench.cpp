@@ -3,9 +3,12 @@
 // Prints one JSON line per dtype in the same form as bench/torch_gpt2.py, so bench scripts can put
 // the two side by side. Also reports activation memory, for the recompute table. With two dtypes
 // their models live side by side and step in turn, which measures their ratio on a shared machine
-// far more tightly than two processes a minute apart. --profile adds, per dtype, the milliseconds
-// per timed step of each op (ProfilingOps: the host clock around every op), so that two dtypes'
-// ops are compared in the same alternated steps.
+// far more tightly than two processes a minute apart. Stepping in turn, each model finds the
+// caches full of the other's data: --turn N gives each model N consecutive steps per turn and
+// times only the last N - 1, so that a dtype with the larger working set is not charged for
+// refilling them. --profile adds, per dtype, the milliseconds
+// per timed step of each op and shape (ProfilingOps: the host clock around every op), so that
+// two dtypes' ops are compared in the same alternated steps.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -77,7 +80,7 @@ int main(int argc, char** argv) {
     CLI::App app{"sixnd model benchmark"};
     std::string shape = "small", mode = "fwdbwd", attention = "flash", recompute = "none", device = "auto";
     std::vector<std::string> dtypes{"fp32"};
-    int B = 8, T = 256, warmup = 2, iters = 5;
+    int B = 8, T = 256, warmup = 2, iters = 5, turn = 1;
     bool profile = false;
     app.add_option("--shape", shape,
                    "small (4x256, vocab 4096), demo (scripts/run.sh's d6: vocab 4096, 256 positions) or a preset name "
@@ -93,8 +96,11 @@ int main(int argc, char** argv) {
     app.add_option("--batch", B);
     app.add_option("--seq-len", T);
     app.add_option("--warmup", warmup);
-    app.add_option("--iters", iters);
-    app.add_flag("--profile", profile, "also print each op's milliseconds per timed step, per dtype");
+    app.add_option("--iters", iters, "timed steps per model");
+    app.add_option("--turn", turn,
+                   "with two dtypes: steps per model per turn; above 1 the first of each turn is not timed")
+        ->check(CLI::Range(1, 1000));
+    app.add_flag("--profile", profile, "also print each op's milliseconds per timed step (by op and shape), per dtype");
     CLI11_PARSE(app, argc, argv);
     try {
         GPTConfig cfg;
@@ -121,10 +127,16 @@ int main(int argc, char** argv) {
             r->be.memory->ledger().reset_peaks();
             if (r->prof) r->prof->set_enabled(true);
         }
-        for (int i = 0; i < iters; i++)
+        const int timed_per_turn = runs.size() > 1 && turn > 1 ? turn - 1 : turn;
+        for (int t = 0, step = warmup; runs[0]->step_s.size() < static_cast<size_t>(iters); t++, step += turn)
             for (size_t k = 0; k < runs.size(); k++) {
-                Run& r = *runs[(k + i) % runs.size()];
-                r.step_s.push_back(r.step(tok, B, T, warmup + i));
+                Run& r = *runs[(k + t) % runs.size()];
+                for (int j = 0; j < turn && r.step_s.size() < static_cast<size_t>(iters); j++) {
+                    const bool timed = j >= turn - timed_per_turn;
+                    if (r.prof) r.prof->set_enabled(timed);
+                    const double sec = r.step(tok, B, T, step + j);
+                    if (timed) r.step_s.push_back(sec);
+                }
             }
         const FlopsPerToken f = flops_per_token(cfg, T, mo.recompute);
         for (auto& r : runs) {
@@ -147,10 +159,7 @@ int main(int argc, char** argv) {
                                {"peak_bytes", l.peak_total()}};
             if (r->prof) {
                 nlohmann::json ops = nlohmann::json::object();
-                for (const auto& [key, st] : r->prof->stats()) {
-                    const double ms = st.seconds / iters * 1e3;
-                    ops[st.op] = ops.value(st.op, 0.0) + ms;
-                }
+                for (const auto& [key, st] : r->prof->stats()) ops[key] = st.seconds / iters * 1e3;
                 out["ops_ms_per_step"] = ops;
             }
             std::printf("%s\n", out.dump().c_str());
