@@ -4,9 +4,11 @@
 # GPT on them (on the GPU when one is present, else the CPU) with progress, print samples,
 # and say where the run log and checkpoint are.
 #   SIXND_RUN=DIR   run directory (default runs/fortunes)
-#   SIXND_STEPS=N   training steps (default sized for about 3 minutes of training on a 2-core CPU:
-#                   600 where the CPU has BF16 dot products, 300 where it has not — an AVX2-only
-#                   CPU, or SIXND_CPU_ISA=avx2 — since it trains at about half the tokens/s)
+#   SIXND_STEPS=N   training steps (default sized for about 3 minutes of training on a 2-core CPU,
+#                   by how its BF16 matmuls run (core/cpu_features.h, bf16_matmul_native): 600 on
+#                   BF16 dot products (AMX, or AVX512-BF16 on AMD), 400 on AVX-512 FP32 FMAs, 300
+#                   on AVX2 FMAs (an AVX2-only CPU, or SIXND_CPU_ISA=avx2), at roughly 4,000,
+#                   2,200 and 1,500 tokens/s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -43,8 +45,11 @@ STEPS=${SIXND_STEPS:-}
 if [ -z "$STEPS" ]; then
   if [ "$DEVICE" = cuda ]; then
     STEPS=2000
-  elif [ "${SIXND_CPU_ISA:-native}" = native ] && grep -qwE 'avx512_bf16|amx_bf16' /proc/cpuinfo; then
+  elif [ "${SIXND_CPU_ISA:-native}" = native ] && { grep -qw amx_bf16 /proc/cpuinfo ||
+       { grep -qw avx512_bf16 /proc/cpuinfo && grep -qw AuthenticAMD /proc/cpuinfo; }; }; then
     STEPS=600
+  elif [ "${SIXND_CPU_ISA:-native}" != avx2 ] && grep -qw avx512f /proc/cpuinfo; then
+    STEPS=400
   else
     STEPS=300
   fi
