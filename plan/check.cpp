@@ -77,13 +77,18 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
     const char* zero_f = "ZeRO stage table over the layout's units";
     // A CPU without BF16 dot products runs bf16 matmuls on the packed GEMM, which keeps packed
     // bf16 panels of each Linear weight and of the LM head in each of its two roles
-    // (model/cpu/weight_copies.h): 4 bytes per element where its dimensions are
-    // multiples of 16. Under ZeRO-3 they follow the gathered units' buffers instead, which this
-    // does not model.
+    // (model/cpu/weight_copies.h): 2 bytes per element and role, the role's N (rows as W^T,
+    // columns as W) padded to the panel width the kernels were built with. Under ZeRO-3 they
+    // follow the gathered units' buffers instead, which this does not model.
     const bool widened = e == 2 && h.at("device") == "cpu" && h.contains("cpu") && h.at("cpu").value("bf16_matmul", "") == "fp32";
-    const double copies = widened && stage < 3
-                              ? 4.0 * (12.0 * m.n_layer * m.n_embd * m.n_embd + static_cast<double>(m.padded_vocab) * m.n_embd)
-                              : 0.0;
+    double copies = 0;
+    if (widened && stage < 3) {
+        const nlohmann::json& cpu = h.at("cpu");
+        // Logs without the field: the widths of the builds since AVX-512 kernels got 32 columns.
+        const int width = cpu.value("gemm_panel_width", cpu.value("kernels_compiled_for", "") == "avx512f" ? 32 : 16);
+        const auto padded = [width](double n) { return std::ceil(n / width) * width; };
+        for (const auto& [rows, cols] : m.matmul_weights) copies += 2.0 * (rows * padded(cols) + cols * padded(rows));
+    }
     if (widened && stage == 3) out.notes.push_back("ZeRO-3 on a CPU without BF16 dot products: the weight copies are not predicted");
     for (size_t r = 0; r < ranks.size(); r++) {
         const nlohmann::json& mem = ranks[r];
@@ -106,7 +111,7 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
         }
         if (widened)
             out.rows.push_back({p + "memory.weight_copies", copies, mem.value("weight_copies", 0.0), Unit::bytes,
-                                "4 bytes per Linear and LM-head weight (bf16 in FP32 arithmetic on this CPU)"});
+                                "2 bytes per Linear and LM-head weight and role, N padded to the panel width (bf16 in FP32 arithmetic on this CPU)"});
         out.rows.push_back({p + "memory.peak", s.total() + s.workspace + a.activations + a.workspace + copies, mem.at("peak"),
                             Unit::bytes, "states + activations + workspace (+ weight copies)"});
     }

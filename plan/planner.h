@@ -4,6 +4,8 @@
 // interval and serving. Inconsistent or incomplete inputs are one Error naming the flags.
 #pragma once
 #include <optional>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include "plan/devices.h"
@@ -20,6 +22,7 @@ struct ModelInfo {
     double matmul_params = 0;  // the N of 6N: all but the position embeddings, the tied wte once
     LayoutShape layout;        // padded units at the planned rank count
     ActivationShape knobs;     // n_kv_head, hidden, swiglu, rmsnorm, qk_norm (the rest is set from above)
+    std::vector<std::pair<int, int>> matmul_weights;  // [rows, cols]: the blocks' matrices and the LM head
     ActivationShape activation_shape(bool flash) const {
         ActivationShape s = knobs;
         s.n_layer = n_layer;

@@ -4,6 +4,7 @@
 
 #include "core/cpu_features.h"
 #include "core/error.h"
+#include "model/cpu/gemm_packed.h"
 #include "model/cpu/kernels.h"
 #include "model/cpu/matmul.h"
 
@@ -300,6 +301,7 @@ nlohmann::json cpu_host_json() {
 #else
     j["kernels_compiled_for"] = "baseline";
 #endif
+    j["gemm_panel_width"] = cpu::kPanelWidth;
     return j;
 }
 
