@@ -106,6 +106,19 @@ void apply_cap(CpuFeatures& f) {
     f.isa_cap = cap;
 }
 
+// SIXND_BF16_MATMUL, after the cap: "bf16" needs dot products the capped CPU still has.
+void apply_bf16_matmul_switch(CpuFeatures& f) {
+    const char* env = std::getenv("SIXND_BF16_MATMUL");
+    const std::string v = env && *env ? env : "auto";
+    if (v != "auto" && v != "bf16" && v != "fp32")
+        throw Error("SIXND_BF16_MATMUL", "unknown value '" + v + "' (expected auto, bf16 or fp32)");
+    if (v == "bf16" && !f.native_bf16())
+        throw Error("SIXND_BF16_MATMUL", "bf16 needs BF16 dot products (AVX512-BF16 or AMX), which this CPU" +
+                                             (f.isa_cap == "native" ? std::string() : " under SIXND_CPU_ISA=" + f.isa_cap) +
+                                             " does not have");
+    f.bf16_matmul_switch = v;
+}
+
 // Logical CPUs in the affinity mask, and how many distinct physical cores they are.
 void detect_cores(CpuFeatures& f, std::string& cpuinfo_mhz, std::string& cpuinfo_model) {
     cpu_set_t set;
@@ -189,6 +202,7 @@ nlohmann::json CpuFeatures::to_json() const {
     return {{"vendor", vendor},           {"model_name", model_name},         {"family", family},
             {"model", model},             {"flags", flags()},                 {"isa_cap", isa_cap},
             {"native_bf16", native_bf16()}, {"bf16_matmul_native", bf16_matmul_native()},
+            {"bf16_matmul_switch", bf16_matmul_switch},
             {"logical_cpus", logical_cpus}, {"physical_cores", physical_cores},
             {"clock_ghz", clock_ghz},     {"clock_source", clock_source},     {"clock_is_max", clock_is_max},
             {"l1d_bytes", l1d_bytes},     {"l2_bytes", l2_bytes}};
@@ -213,6 +227,7 @@ CpuFeatures detect_cpu_features() {
     f.l2_bytes = std::max(0L, sysconf(_SC_LEVEL2_CACHE_SIZE));
 #endif
     apply_cap(f);
+    apply_bf16_matmul_switch(f);
     return f;
 }
 

@@ -7,6 +7,10 @@
 // runs: "avx2" (no AVX-512, no AVX512-BF16, no AMX: an AVX2-only EPYC or laptop), "avx512_core"
 // (AVX-512 without BF16 arithmetic), "native" or unset (everything present). The CPU matmul
 // caps oneDNN to the same ISA before its first use (model/cpu/matmul.cpp).
+//
+// SIXND_BF16_MATMUL overrides where BF16 matmuls run: "bf16" (the BF16 dot products, where the
+// CPU, as capped, has them), "fp32" (the packed GEMM in FP32 arithmetic), "auto" or unset (the
+// rule of bf16_matmul_native()), so that the choice can be measured both ways on one machine.
 #pragma once
 #include <string>
 
@@ -21,6 +25,7 @@ struct CpuFeatures {
     // Usable: the CPU has it, the OS saves its registers, and SIXND_CPU_ISA does not cap it.
     bool avx2 = false, fma = false, avx512f = false, avx512_bf16 = false, amx_bf16 = false;
     std::string isa_cap = "native";  // the SIXND_CPU_ISA in force
+    std::string bf16_matmul_switch = "auto";  // the SIXND_BF16_MATMUL in force
     int logical_cpus = 1;            // CPUs in this process's affinity mask
     int physical_cores = 1;          // distinct (package, core) among them
     double clock_ghz = 0;            // 0: not known
@@ -36,7 +41,11 @@ struct CpuFeatures {
     // Intel core without usable AMX is not: an Emerald Rapids core whose VM hides AMX ran
     // VDPBF16PS at 75 GFLOP/s against 167 for its FP32 FMAs (2026-12-02), and oneDNN's BF16
     // matmuls there at 0.6x of its FP32 ones.
-    bool bf16_matmul_native() const { return amx_bf16 || (avx512_bf16 && vendor == "AuthenticAMD"); }
+    // SIXND_BF16_MATMUL decides instead where it is set.
+    bool bf16_matmul_native() const {
+        if (bf16_matmul_switch != "auto") return bf16_matmul_switch == "bf16";
+        return amx_bf16 || (avx512_bf16 && vendor == "AuthenticAMD");
+    }
     std::string flags() const;  // e.g. "avx2 fma avx512f avx512_bf16"
     nlohmann::json to_json() const;
 };

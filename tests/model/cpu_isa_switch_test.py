@@ -5,7 +5,11 @@ products, oneDNN at avx2, BF16 matmuls in FP32, a BF16 peak equal to the FP32 on
 itself says it dispatched to AVX2 and ran only f32 kernels without AVX-512 code (the FP32 run's
 matmuls; the BF16 one's go to sixnd's packed GEMM, so oneDNN runs none of them), that the native
 run reports what the CPU has, that the BF16 losses of both paths stay within the BF16 tolerance
-(1%) of FP32, and that a bad SIXND_CPU_ISA ends with one error line naming it."""
+(1%) of FP32, and that a bad SIXND_CPU_ISA ends with one error line naming it. Then
+SIXND_BF16_MATMUL, which overrides where BF16 matmuls run: fp32 sends them to the packed GEMM
+(oneDNN runs none of them), bf16 to oneDNN's BF16 kernels where the CPU has BF16 dot products and
+is refused with one error line where it has none (or under SIXND_CPU_ISA=avx2), both paths
+within the BF16 tolerance of FP32; an unknown value is refused too."""
 import json
 import os
 import subprocess
@@ -42,7 +46,7 @@ def train(tmp, name, dtype, env):
     cmd = [SIXND, "train", "--init", "random", "--model", "tiny", "--device", "cpu", "--dtype", dtype,
            "--train-data", os.path.join(tmp, "train.bin"), "--shuffle", "off", "--batch", "4", "--seq-len", "32",
            "--steps", str(STEPS), "--lr", "1e-3", "--log", log, "--out", os.path.join(tmp, name)]
-    run_env = {k: v for k, v in os.environ.items() if k not in ("SIXND_CPU_ISA", "ONEDNN_VERBOSE")}
+    run_env = {k: v for k, v in os.environ.items() if k not in ("SIXND_CPU_ISA", "SIXND_BF16_MATMUL", "ONEDNN_VERBOSE")}
     run_env.update(env)  # the native runs are native even when the suite runs under SIXND_CPU_ISA
     r = subprocess.run(cmd, capture_output=True, text=True, env=run_env, stdin=subprocess.DEVNULL)
     if r.returncode != 0:
@@ -119,7 +123,37 @@ def main():
         fault = run_case(bad_value)
         if fault:
             failures.append(f"bad SIXND_CPU_ISA: {fault}")
-    return sixnd_files.report(failures, "SIXND_CPU_ISA=avx2 runs the AVX2 code path; BF16 tracks FP32 on both paths")
+
+        forced = [("fp32", {"SIXND_BF16_MATMUL": "fp32", "ONEDNN_VERBOSE": "1"})]
+        if has_dots:
+            forced.append(("bf16", {"SIXND_BF16_MATMUL": "bf16", "ONEDNN_VERBOSE": "1"}))
+        for value, env in forced:
+            h, losses, out = train(tmp, "bf16_switch_" + value, "bf16", env)
+            execs = [l for l in out.splitlines() if l.startswith("onednn_verbose") and ",exec," in l]
+            if h["cpu"]["bf16_matmul"] != value or h["cpu"]["bf16_matmul_switch"] != value:
+                failures.append(f"SIXND_BF16_MATMUL={value}: header says bf16_matmul {h['cpu']['bf16_matmul']}, "
+                                f"switch {h['cpu'].get('bf16_matmul_switch')}")
+            if value == "fp32" and execs:
+                failures.append(f"SIXND_BF16_MATMUL=fp32 sent {len(execs)} matmuls to oneDNN, e.g. {execs[0]}")
+            if value == "bf16" and not any("bf16" in l for l in execs):
+                failures.append("SIXND_BF16_MATMUL=bf16 ran no oneDNN bf16 matmul")
+            worst = max(abs(a - b) / b for a, b in zip(losses, f32))
+            print(f"SIXND_BF16_MATMUL={value}: {len(execs)} oneDNN matmuls, worst loss difference from fp32 {worst:.2e}")
+            if len(losses) != STEPS or worst > 1e-2:
+                failures.append(f"SIXND_BF16_MATMUL={value}: losses {losses} vs fp32 {f32}")
+        base = ["train", "--init", "random", "--model", "tiny", "--device", "cpu", "--dtype", "bf16",
+                "--train-data", os.path.join(tmp, "train.bin"), "--steps", "1", "--out", os.path.join(tmp, "bad")]
+        refused = [Case("SIXND_BF16_MATMUL=fast", base, ["SIXND_BF16_MATMUL", "fast", "auto, bf16 or fp32"],
+                        unchanged=[os.path.join(tmp, "bad")], env={"SIXND_BF16_MATMUL": "fast"}),
+                   Case("SIXND_BF16_MATMUL=bf16 without dot products", base,
+                        ["SIXND_BF16_MATMUL", "BF16 dot products", "SIXND_CPU_ISA=avx2"],
+                        unchanged=[os.path.join(tmp, "bad")], env={"SIXND_BF16_MATMUL": "bf16", "SIXND_CPU_ISA": "avx2"})]
+        for case in refused:
+            fault = run_case(case)
+            if fault:
+                failures.append(f"{case.name}: {fault}")
+    return sixnd_files.report(failures, "SIXND_CPU_ISA=avx2 runs the AVX2 code path; SIXND_BF16_MATMUL picks the "
+                                        "BF16 matmul path; BF16 tracks FP32 on every path")
 
 
 if __name__ == "__main__":

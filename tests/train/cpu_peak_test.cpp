@@ -67,6 +67,20 @@ TEST(CpuPeak, FormulaPerInstructionSet) {
     EXPECT_DOUBLE_EQ(cpu_peak(zen4, DType::f32, 1).flops_per_s, 8 * 2 * 2 * 2.3e9);
     // Its AVX512-BF16 dot products do twice the FP32 work per cycle, and bf16 matmuls use them.
     EXPECT_DOUBLE_EQ(cpu_peak(zen4, DType::bf16, 1).flops_per_s, 2 * 8 * 2 * 2 * 2.3e9);
+    // SIXND_BF16_MATMUL's choice as detection records it. fp32: the FP32 peak, saying why.
+    CpuFeatures zen4_fp32 = zen4, amx_fp32 = amx;
+    zen4_fp32.bf16_matmul_switch = amx_fp32.bf16_matmul_switch = "fp32";
+    EXPECT_FALSE(zen4_fp32.bf16_matmul_native());
+    EXPECT_FALSE(amx_fp32.bf16_matmul_native());
+    EXPECT_DOUBLE_EQ(cpu_peak(zen4_fp32, DType::bf16, 1).flops_per_s, 8 * 2 * 2 * 2.3e9);
+    EXPECT_DOUBLE_EQ(cpu_peak(amx_fp32, DType::bf16, 1).flops_per_s, 16 * 2 * 2 * 2.3e9);
+    EXPECT_NE(cpu_peak(amx_fp32, DType::bf16, 1).source.find("SIXND_BF16_MATMUL=fp32"), std::string::npos);
+    // bf16 on an Intel core without AMX: its dot products, with the FP32 FMA rate still the ceiling.
+    CpuFeatures spr_bf16 = spr;
+    spr_bf16.bf16_matmul_switch = "bf16";
+    EXPECT_TRUE(spr_bf16.bf16_matmul_native());
+    EXPECT_DOUBLE_EQ(cpu_peak(spr_bf16, DType::bf16, 4).flops_per_s, 16 * 2 * 2 * 4 * 2.3e9);
+    EXPECT_NE(cpu_peak(spr_bf16, DType::bf16, 4).source.find("SIXND_BF16_MATMUL=bf16"), std::string::npos);
     // No clock, no peak (the trainer then uses the measured ceiling, labelled as such).
     CpuFeatures unknown = avx2;
     unknown.clock_ghz = 0;
