@@ -35,16 +35,16 @@ struct CpuFeatures {
 
     // BF16 dot products in hardware (AVX512-BF16 or AMX).
     bool native_bf16() const { return avx512_bf16 || amx_bf16; }
-    // Whether BF16 matmuls run on those dot products rather than on FP32 FMAs (BF16 storage
-    // widened as the packed GEMM packs it): only where they are the faster arithmetic. AMX is;
+    // Whether those dot products are the faster arithmetic for matmuls, so that BF16 matmuls run
+    // on them rather than on FP32 FMAs (BF16 storage widened as the packed GEMM packs it). AMX is;
     // so is AVX512-BF16 on AMD (a Zen 4 core issues VDPBF16PS at twice its FP32 FMA rate). An
     // Intel core without usable AMX is not: an Emerald Rapids core whose VM hides AMX ran
     // VDPBF16PS at 75 GFLOP/s against 167 for its FP32 FMAs (2026-12-02), and oneDNN's BF16
     // matmuls there at 0.6x of its FP32 ones.
-    // SIXND_BF16_MATMUL decides instead where it is set.
+    bool bf16_dots_beat_fma() const { return amx_bf16 || (avx512_bf16 && vendor == "AuthenticAMD"); }
+    // Where BF16 matmuls run: that rule, unless SIXND_BF16_MATMUL decides.
     bool bf16_matmul_native() const {
-        if (bf16_matmul_switch != "auto") return bf16_matmul_switch == "bf16";
-        return amx_bf16 || (avx512_bf16 && vendor == "AuthenticAMD");
+        return bf16_matmul_switch == "auto" ? bf16_dots_beat_fma() : bf16_matmul_switch == "bf16";
     }
     std::string flags() const;  // e.g. "avx2 fma avx512f avx512_bf16"
     nlohmann::json to_json() const;

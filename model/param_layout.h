@@ -65,6 +65,9 @@ public:
     const TensorInfo& lnf_b() const { return must(lnf_b_, "ln_f.bias"); }
     // The LM head's weight [Vp, C]: wte when tied, else lm_head.weight.
     const TensorInfo& head() const { return tensors_[head_]; }
+    // A 2-D tensor of a block unit: a Linear's weight inside the transformer (Muon's matrices;
+    // with the head, the matmul weights).
+    bool hidden_matrix(const TensorInfo& t) const { return t.shape.size() == 2 && units_[t.unit].name.rfind("h.", 0) == 0; }
 
 private:
     const TensorInfo* at(int i) const { return i < 0 ? nullptr : &tensors_[i]; }

@@ -4,9 +4,9 @@
 // interval and serving. Inconsistent or incomplete inputs are one Error naming the flags.
 #pragma once
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
-#include <string>
 
 #include "plan/devices.h"
 #include "plan/memory.h"

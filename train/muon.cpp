@@ -8,7 +8,7 @@
 namespace sixnd {
 
 bool Muon::updates(const TensorInfo& t, const ParamLayout& layout) {
-    return t.shape.size() == 2 && layout.units()[t.unit].name.rfind("h.", 0) == 0;
+    return layout.hidden_matrix(t);
 }
 
 Muon::Muon(Ops& ops, const ParamLayout& layout, std::vector<ShardSpan> spans, const OptimizerConfig& cfg,

@@ -65,24 +65,24 @@ CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores) {
     double cycle = fp32_cycle;
     std::string how = std::to_string(lanes) + " fp32 lanes (" + width + ") x " + std::to_string(units) +
                       " FMA units (assumed) x " + std::to_string(per_fma) + " FLOP";
-    const bool forced = f.bf16_matmul_switch != "auto";
     if (dtype == DType::bf16) {
-        if (f.bf16_matmul_native() && f.amx_bf16) {
-            cycle = 1024;
-            how = "AMX-BF16 1024 FLOP/cycle";
-        } else if (f.bf16_matmul_native() && f.vendor == "AuthenticAMD") {
-            cycle = 2 * fp32_cycle;
-            how += " x 2 (AVX512-BF16 dot products)";
-        } else if (f.bf16_matmul_native()) {
-            // An Intel core without AMX: its dot products run below its FP32 FMA rate (see
-            // CpuFeatures::bf16_matmul_native), so that rate is still the ceiling.
-            how += " (AVX512-BF16 dot products by SIXND_BF16_MATMUL=bf16, at most the FP32 FMA rate on this CPU)";
-        } else if (forced && f.native_bf16()) {
-            how += " (bf16 runs in fp32: SIXND_BF16_MATMUL=fp32)";
-        } else if (f.native_bf16()) {
-            how += " (bf16 runs in fp32: this CPU's BF16 dot products are slower than its FP32 FMAs)";
-        } else {
+        if (f.bf16_matmul_native()) {
+            if (f.amx_bf16) {
+                cycle = 1024;
+                how = "AMX-BF16 1024 FLOP/cycle";
+            } else if (f.bf16_dots_beat_fma()) {
+                cycle = 2 * fp32_cycle;
+                how += " x 2 (AVX512-BF16 dot products)";
+            } else {
+                // Dot products that run below the FP32 FMA rate (forced): that rate is the ceiling.
+                how += " (AVX512-BF16 dot products by SIXND_BF16_MATMUL=bf16, at most the FP32 FMA rate on this CPU)";
+            }
+        } else if (!f.native_bf16()) {
             how += " (bf16 runs in fp32: no BF16 dot products)";
+        } else if (f.bf16_matmul_switch == "fp32") {
+            how += " (bf16 runs in fp32: SIXND_BF16_MATMUL=fp32)";
+        } else {
+            how += " (bf16 runs in fp32: this CPU's BF16 dot products are slower than its FP32 FMAs)";
         }
     }
     const double flops = cycle * cores * f.clock_ghz * 1e9;
