@@ -78,18 +78,26 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
     // A CPU without BF16 dot products runs bf16 matmuls on the packed GEMM, which keeps packed
     // bf16 panels of each Linear weight and of the LM head in each of its two roles
     // (model/cpu/weight_copies.h): 2 bytes per element and role, the role's N (rows as W^T,
-    // columns as W) padded to the panel width the kernels were built with. Under ZeRO-3 they
-    // follow the gathered units' buffers instead, which this does not model.
+    // columns as W) padded to the panel width the kernels were built with. The copies are kept
+    // per weight address: under ZeRO-3 the blocks' weights are gathered into two reused slots
+    // (dist/zero.h), so a rank keeps one block's copies per slot that ever holds a block (both
+    // with two or more blocks; with one, the final layernorm takes the second), and the head's in
+    // the embeddings slot.
     const bool widened = e == 2 && h.at("device") == "cpu" && h.contains("cpu") && h.at("cpu").value("bf16_matmul", "") == "fp32";
     double copies = 0;
-    if (widened && stage < 3) {
+    if (widened) {
         const nlohmann::json& cpu = h.at("cpu");
         // Logs without the field: the widths of the builds since AVX-512 kernels got 32 columns.
         const int width = cpu.value("gemm_panel_width", cpu.value("kernels_compiled_for", "") == "avx512f" ? 32 : 16);
         const auto padded = [width](double n) { return std::ceil(n / width) * width; };
-        for (const auto& [rows, cols] : m.matmul_weights) copies += 2.0 * (rows * padded(cols) + cols * padded(rows));
+        const auto both_roles = [&padded](std::pair<int, int> w) {
+            return 2.0 * (w.first * padded(w.second) + w.second * padded(w.first));
+        };
+        double block = 0;
+        for (const auto& w : m.block_matrices) block += both_roles(w);
+        const int block_copies = stage == 3 ? std::min(m.n_layer, 2) : m.n_layer;
+        copies = both_roles(m.head_matrix) + block_copies * block;
     }
-    if (widened && stage == 3) out.notes.push_back("ZeRO-3 on a CPU without BF16 dot products: the weight copies are not predicted");
     for (size_t r = 0; r < ranks.size(); r++) {
         const nlohmann::json& mem = ranks[r];
         const std::string p = ranks.size() > 1 ? "rank" + std::to_string(r) + "." : "";
@@ -111,7 +119,8 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
         }
         if (widened)
             out.rows.push_back({p + "memory.weight_copies", copies, mem.value("weight_copies", 0.0), Unit::bytes,
-                                "2 bytes per Linear and LM-head weight and role, N padded to the panel width (bf16 in FP32 arithmetic on this CPU)"});
+                                stage == 3 ? "2 bytes per element and role of the LM head and of one block per gather slot, N padded to the panel width"
+                                           : "2 bytes per Linear and LM-head weight and role, N padded to the panel width (bf16 in FP32 arithmetic on this CPU)"});
         out.rows.push_back({p + "memory.peak", s.total() + s.workspace + a.activations + a.workspace + copies, mem.at("peak"),
                             Unit::bytes, "states + activations + workspace (+ weight copies)"});
     }

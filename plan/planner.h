@@ -22,7 +22,10 @@ struct ModelInfo {
     double matmul_params = 0;  // the N of 6N: all but the position embeddings, the tied wte once
     LayoutShape layout;        // padded units at the planned rank count
     ActivationShape knobs;     // n_kv_head, hidden, swiglu, rmsnorm, qk_norm (the rest is set from above)
-    std::vector<std::pair<int, int>> matmul_weights;  // [rows, cols]: the blocks' matrices and the LM head
+    // [rows, cols] of the matrices a bf16 matmul multiplies as weights: one block's (every block
+    // has the same) and the LM head.
+    std::vector<std::pair<int, int>> block_matrices;
+    std::pair<int, int> head_matrix{0, 0};
     ActivationShape activation_shape(bool flash) const {
         ActivationShape s = knobs;
         s.n_layer = n_layer;

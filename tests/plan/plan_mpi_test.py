@@ -1,6 +1,9 @@
 """`sixnd plan --check` under mpirun -np 4 on the CPU: for ZeRO stages 0-3, with two micro-steps
 per step, every rank's bytes sent per collective and its model-state bytes by category equal
-the planner's prediction exactly."""
+the planner's prediction exactly. The bf16 runs put their matmuls on the packed GEMM
+(SIXND_BF16_MATMUL=fp32, whatever the CPU), so that every rank's packed weight copies are
+predicted too: per weight at stage 1, per ZeRO-3 gather slot at stage 3 (a one-block model
+included, whose blocks use one slot)."""
 import json
 import os
 import shutil
@@ -26,15 +29,21 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         sixnd_files.write_shard(os.path.join(tmp, "train.bin"), np.random.default_rng(0).integers(0, 101, 20000))
         for stage in (0, 1, 2, 3):
-            for dtype, model in (("fp32", "tiny"), ("bf16", "d6")) if stage in (1, 3) else (("fp32", "tiny"),):
-                name = f"zero{stage}_{dtype}_{model}"
+            runs = [("fp32", "tiny", [])]
+            if stage in (1, 3):
+                runs.append(("bf16", "d6", []))
+            if stage == 3:
+                runs.append(("bf16", "tiny", ["--n-layer", "1"]))
+            for dtype, model, extra in runs:
+                name = f"zero{stage}_{dtype}_{model}" + ("_1layer" if extra else "")
                 log = os.path.join(tmp, name + ".jsonl")
                 cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(NP), SIXND, "train", "--init", "random",
                        "--model", model, "--vocab-size", "101", "--train-data", os.path.join(tmp, "train.bin"),
                        "--device", "cpu", "--dtype", dtype, "--batch", str(B), "--seq-len", str(T), "--steps", "3",
                        "--zero", str(stage), "--total-batch-tokens", str(2 * NP * B * T), "--out", os.path.join(tmp, name),
-                       "--log", log, "--peak-tflops", "1"]
-                r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=900)
+                       "--log", log, "--peak-tflops", "1"] + extra
+                env = dict(ENV, SIXND_BF16_MATMUL="fp32") if dtype == "bf16" else ENV
+                r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
                 if r.returncode != 0:
                     failures.append(f"{name}: training failed: {r.stderr[-1500:]}")
                     continue
@@ -46,13 +55,17 @@ def main():
                 comm = [x for x in rows if ".comm." in x["quantity"]]
                 states = [x for x in rows if x["quantity"].split(".", 1)[-1] in
                           ("memory.params", "memory.grads", "memory.master", "memory.adam_m", "memory.adam_v")]
+                copies = [x for x in rows if x["quantity"].endswith("memory.weight_copies")]
                 totals = [x for x in comm if x["quantity"].endswith(".total")]
                 print(f"{name}: bytes sent per rank per step predicted {totals[0]['predicted']:.0f}, measured "
                       f"{[int(x['measured']) for x in totals]}; model states rank 0 "
                       f"{sum(x['predicted'] for x in states if x['quantity'].startswith('rank0.')):.0f}")
-                if len(totals) != NP or len(states) != 5 * NP:
-                    failures.append(f"{name}: {len(totals)} ranks of comm rows, {len(states)} state rows")
-                for x in comm + states:
+                if copies:
+                    print(f"{name}: weight copies rank 0 predicted {copies[0]['predicted']:.0f}, measured {copies[0]['measured']:.0f}")
+                if len(totals) != NP or len(states) != 5 * NP or len(copies) != (NP if dtype == "bf16" else 0):
+                    failures.append(f"{name}: {len(totals)} ranks of comm rows, {len(states)} state rows, "
+                                    f"{len(copies)} weight-copy rows")
+                for x in comm + states + copies:
                     if x["predicted"] != x["measured"]:
                         failures.append(f"{name}: {x['quantity']} predicted {x['predicted']} measured {x['measured']}")
                 if stage > 0 and totals and totals[0]["predicted"] == 0:
