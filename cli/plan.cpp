@@ -45,8 +45,9 @@ plan::ModelInfo model_info(const GPTConfig& cfg, const std::string& name, size_t
     m.knobs.rmsnorm = cfg.norm == NormKind::rmsnorm;
     m.knobs.qk_norm = cfg.qk_norm;
     for (const auto& u : layout.units()) m.layout.units.push_back(static_cast<double>(u.size()));
-    for (const TensorInfo& t : layout.tensors())
-        if (layout.hidden_matrix(t) && layout.units()[t.unit].name == "h.0") m.block_matrices.emplace_back(t.shape[0], t.shape[1]);
+    for (int k = 0; k < kBlockTensors; k++)
+        if (const TensorInfo* t = layout.block(0, static_cast<BlockTensor>(k)); t && layout.hidden_matrix(*t))
+            m.block_matrices.emplace_back(t->shape[0], t->shape[1]);
     m.head_matrix = {layout.head().shape[0], layout.head().shape[1]};
     m.layout.total = static_cast<double>(layout.total());
     return m;
