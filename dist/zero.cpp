@@ -52,9 +52,9 @@ ZeroEngine::ZeroEngine(int stage, Comm& comm, MemoryBackend& mem, DType dtype, s
     }
     if (stage == 3) {
         param_shard_ = DeviceBuffer(&mem, shard_elems_ * es_, MemCategory::params);
-        for (size_t bytes : {units_[0].size() * es_, max_unit * es_, max_unit * es_}) {
+        for (int i = 0; i <= kZero3UnitSlots; i++) {
             auto s = std::make_unique<Slot>();
-            s->buf = DeviceBuffer(&mem, bytes, MemCategory::params);
+            s->buf = DeviceBuffer(&mem, (i == 0 ? units_[0].size() : max_unit) * es_, MemCategory::params);
             slots_.push_back(std::move(s));
         }
     }
@@ -144,7 +144,7 @@ void ZeroEngine::ensure_gathered(int unit) {
         return;
     }
     prefetch(unit);
-    for (int i = 1; i <= 2; i++) {
+    for (int i = 1; i <= kZero3UnitSlots; i++) {
         Slot& s = *slots_[i];
         if (s.unit != unit) continue;
         if (s.pending) s.pending->wait();
@@ -157,9 +157,10 @@ void ZeroEngine::ensure_gathered(int unit) {
 
 void ZeroEngine::prefetch(int unit) {
     if (unit <= 0) return;
-    for (int i = 1; i <= 2; i++)
+    for (int i = 1; i <= kZero3UnitSlots; i++)
         if (slots_[i]->unit == unit) return;
     // Reuse the slot that does not hold the unit in use; its previous unit is thereby released.
+    static_assert(kZero3UnitSlots == 2, "with more slots, pick the one released longest ago");
     Slot& s = *slots_[slots_[1]->unit == current_ && current_ != -1 ? 2 : 1];
     if (s.pending) s.pending->wait();
     const ShardSpan& sp = shard_[unit];

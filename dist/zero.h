@@ -28,6 +28,7 @@
 #include "core/memory.h"
 #include "core/shard_span.h"
 #include "core/unit_hooks.h"
+#include "core/zero_slots.h"
 #include "dist/comm.h"
 
 namespace sixnd {
@@ -93,7 +94,7 @@ private:
     bool last_micro_ = true;
     bool head_seen_ = false;
     DeviceBuffer param_shard_, grad_shard_, scratch_, bucket0_, bucket_;
-    std::vector<std::unique_ptr<Slot>> slots_;  // [0]: the embeddings unit; [1], [2]: the others
+    std::vector<std::unique_ptr<Slot>> slots_;  // [0]: the embeddings unit; [1..kZero3UnitSlots]: the others
     int current_ = -1;
 };
 

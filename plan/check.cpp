@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/zero_slots.h"
 #include "plan/scaling.h"
 
 namespace sixnd::plan {
@@ -79,10 +80,10 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
     // bf16 panels of each Linear weight and of the LM head in each of its two roles
     // (model/cpu/weight_copies.h): 2 bytes per element and role, the role's N (rows as W^T,
     // columns as W) padded to the panel width the kernels were built with. The copies are kept
-    // per weight address: under ZeRO-3 the blocks' weights are gathered into two reused slots
-    // (dist/zero.h), so a rank keeps one block's copies per slot that ever holds a block (both
-    // with two or more blocks; with one, the final layernorm takes the second), and the head's in
-    // the embeddings slot.
+    // per weight address: under ZeRO-3 the blocks' weights are gathered into kZero3UnitSlots
+    // reused slots (core/zero_slots.h), so a rank keeps one block's copies per slot that ever
+    // holds a block (all of them with as many blocks; with one block, the final layernorm takes
+    // the other slot), and the head's in the embeddings slot.
     const bool widened = e == 2 && h.at("device") == "cpu" && h.contains("cpu") && h.at("cpu").value("bf16_matmul", "") == "fp32";
     double copies = 0;
     if (widened) {
@@ -95,7 +96,7 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
         };
         double block = 0;
         for (const auto& w : m.block_matrices) block += both_roles(w);
-        const int block_copies = stage == 3 ? std::min(m.n_layer, 2) : m.n_layer;
+        const int block_copies = stage == 3 ? std::min(m.n_layer, kZero3UnitSlots) : m.n_layer;
         copies = both_roles(m.head_matrix) + block_copies * block;
     }
     for (size_t r = 0; r < ranks.size(); r++) {

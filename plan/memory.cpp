@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/zero_slots.h"
 
 namespace sixnd::plan {
 
@@ -22,7 +23,7 @@ StateBytes model_state_bytes(const LayoutShape& l, int stage, int n, int e, bool
     const double psi = l.total, shard = stage > 0 ? psi / n : psi;
     s.adam_m = s.adam_v = 4 * shard;
     s.master = master && e < 4 ? 4 * shard : 0;
-    s.params = e * (stage < 3 ? psi : psi / n + l.unit0() + 2 * l.max_other());
+    s.params = e * (stage < 3 ? psi : psi / n + l.unit0() + kZero3UnitSlots * l.max_other());
     s.grads = e * (stage < 2 ? psi : psi / n + l.unit0() + l.max_other());
     s.workspace = stage >= 1 ? e * l.max_unit() / n : 0;
     return s;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what sixnd needs from Debian's packages, only what is missing. Sourced or run by
-# run.sh and test.sh; safe to run again.
+# Installs what sixnd needs from Debian's packages, only what is missing, and the packages named
+# as arguments (a script's own needs: emulated_avx2_check.sh's qemu-user). Run by run.sh, test.sh
+# and the other scripts; safe to run again.
 set -euo pipefail
 
 SIXND_PACKAGES=(
@@ -11,6 +12,7 @@ SIXND_PACKAGES=(
   libopenmpi-dev openmpi-bin
   fortunes
   python3 python3-torch python3-numpy python3-matplotlib libopenblas0
+  "$@"
 )
 
 missing=()
