@@ -1,7 +1,6 @@
 #include "model/backend.h"
 
-#include <fstream>
-
+#include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/local_rank.h"
 #include "model/cpu/cpu_ops.h"
@@ -10,18 +9,6 @@
 #endif
 
 namespace sixnd {
-
-static std::string cpu_model_name() {
-    std::ifstream f("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(f, line)) {
-        if (line.rfind("model name", 0) == 0) {
-            auto p = line.find(':');
-            if (p != std::string::npos) return line.substr(p + 2);
-        }
-    }
-    return "cpu";
-}
 
 std::string resolve_device(const std::string& device) {
     if (device != "cpu" && device != "cuda" && device != "auto")
@@ -55,7 +42,7 @@ Backend make_backend(const std::string& device, DType dtype, int local_rank) {
     resolve_device(device);
 #endif
     b.device = "cpu";
-    b.device_name = cpu_model_name();
+    b.device_name = cpu_features().model_name.empty() ? "cpu" : cpu_features().model_name;
     b.memory = std::make_unique<HostMemory>();
     b.ops = make_cpu_ops(dtype, *b.memory);
     return b;

@@ -7,9 +7,9 @@
 #   1. the GoogleTest binaries that CI reruns under SIXND_CPU_ISA=avx2 (CPU ops, the model, the
 #      decoder, the trainer) and the CPU peak's, one OpenMP thread each, as many at once as cores;
 #   2. `sixnd train` on the tiny model in FP32 and BF16 with 2 OpenMP threads, and checks the run
-#      header (the CPU as detected: AVX2 and FMA, no BF16 dot products, oneDNN at AVX2, BF16
-#      matmuls in FP32 arithmetic, nothing capped), that oneDNN itself reports AVX2 and no AVX-512
-#      kernel, and that every BF16 loss is within the BF16 tolerance (1%) of FP32's.
+#      header (the CPU as detected, its name too: AVX2 and FMA, no BF16 dot products, oneDNN at
+#      AVX2, BF16 matmuls in FP32 arithmetic, nothing capped), that oneDNN itself reports AVX2 and
+#      no AVX-512 kernel, and that every BF16 loss is within the BF16 tolerance (1%) of FP32's.
 # Correctness only: emulated code runs about 300x (scalar) to 6,000x (vector FMAs) slower than
 # native, so nothing is timed, and the trainer is given --peak-tflops (its timed matmul ceiling
 # would take 8 minutes). About 15 minutes on 2 cores after the build.
@@ -112,6 +112,8 @@ for name, h in (("fp32", h32), ("bf16", h16)):
     for k, v in want.items():
         if cpu.get(k) != v:
             fails.append(f"{name} header: cpu.{k} is {cpu.get(k)!r}, expected {v!r}")
+    if h.get("device_name") != cpu.get("model_name"):
+        fails.append(f"{name} header: device_name {h.get('device_name')!r} is not the detected CPU {cpu.get('model_name')!r}")
     flags = cpu.get("flags", "").split()
     if "avx2" not in flags or "fma" not in flags or any(f.startswith("avx512") or f.startswith("amx") for f in flags):
         fails.append(f"{name} header: cpu.flags {cpu.get('flags')!r} is not an AVX2-only CPU's")
