@@ -28,13 +28,15 @@ fi
 
 bash scripts/setup.sh qemu-user
 
-# Longest first (emulated: the trainer's 9 minutes, attention, matmul, the model's 4-6 each), so
-# that the cores finish together.
-TESTS=(train_trainer_test model_cpu_attention_test model_cpu_matmul_test model_gpt_test
-       model_cpu_weight_copies_test model_cpu_rope_test model_decoder_test model_cpu_elementwise_test
-       model_cpu_bf16_paths_test model_cpu_muon_test model_cpu_adamw_test model_cpu_classifier_test
-       model_cpu_encoder_test model_cpu_layernorm_test model_cpu_qk_norm_test model_cpu_relu2_test
-       model_cpu_rmsnorm_test model_cpu_swiglu_test train_cpu_peak_test core_bf16_test)
+# Every CPU op's test binary (tests/model/cpu_*_test.cpp, so that a new op's is not missed), the
+# model's, the decoder's, the trainer's, the CPU peak's and bf16's; longest first (emulated: the
+# trainer's 9 minutes, attention, matmul, the model's 4-6 each), so that the cores finish together.
+TESTS=(train_trainer_test model_cpu_attention_test model_cpu_matmul_test model_gpt_test)
+for src in tests/model/cpu_*_test.cpp; do
+  name=model_$(basename "$src" .cpp)
+  [[ " ${TESTS[*]} " == *" $name "* ]] || TESTS+=("$name")
+done
+TESTS+=(model_decoder_test train_cpu_peak_test core_bf16_test)
 
 echo "== build (preset avx2: -march=x86-64-v3) ==" >&2
 cmake --preset avx2 >/dev/null
