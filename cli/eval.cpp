@@ -19,6 +19,7 @@
 #include "model/gpt.h"
 #include "train/bits_per_byte.h"
 #include "train/hellaswag.h"
+#include "train/tokenizer_match.h"
 
 namespace sixnd::cli {
 
@@ -27,7 +28,7 @@ namespace {
 struct EvalFlags {
     std::string data, tokenizer, task = "loss", per_item;
     int B = 4, T = 64;
-    long long batches = 0;
+    long long batches = 0;  // 0: all that fit
 };
 
 nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& source) {
@@ -35,15 +36,18 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
     TokenSet ts(f.data);
     ts.check_vocab(model.config().vocab_size);
     std::unique_ptr<TokenBytes> token_bytes;
-    if (!f.tokenizer.empty()) token_bytes = std::make_unique<TokenBytes>(Tokenizer::load(f.tokenizer));
+    if (!f.tokenizer.empty()) {
+        const Tokenizer tok = Tokenizer::load(f.tokenizer);
+        require_model_vocab(tok, f.tokenizer, model.config().vocab_size, VocabFit::at_most);
+        require_data_tokenizer(ts, f.data, tok, f.tokenizer);
+        token_bytes = std::make_unique<TokenBytes>(tok);
+    }
     const size_t bt = static_cast<size_t>(B) * T;
     if (ts.size() < bt + 1)
         throw Error(f.data, "holds " + std::to_string(ts.size()) + " tokens; one batch of " + std::to_string(B) + " x " +
                                 std::to_string(T) + " needs " + std::to_string(bt + 1));
     const long long fit = static_cast<long long>((ts.size() - 1) / bt);
-    long long batches = f.batches;
-    if (batches < 0) throw Error("--batches", "must be positive");
-    if (batches == 0) batches = fit;
+    const long long batches = f.batches > 0 ? f.batches : fit;
     if (batches > fit)
         throw Error("--batches", std::to_string(batches) + " batches of " + std::to_string(B) + " x " +
                                      std::to_string(T) + " need more than the " + std::to_string(ts.size()) +
@@ -79,6 +83,7 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
 nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f) {
     if (f.tokenizer.empty()) throw Error("--task hellaswag", "needs --tokenizer to encode the contexts and endings");
     const Tokenizer tok = Tokenizer::load(f.tokenizer);
+    require_model_vocab(tok, f.tokenizer, model.config().vocab_size, VocabFit::at_most);
     const std::vector<HellaSwagItem> items = read_hellaswag(f.data);
     std::unique_ptr<std::ofstream> per_item;
     if (!f.per_item.empty()) {
@@ -115,6 +120,8 @@ int run_eval(int argc, char** argv) {
     if (!parse_flags(app, argc, argv)) return 0;
     check_model_flags(app, mf);
     if (f.B <= 0 || f.T <= 0) throw Error("--batch/--seq-len", "must be positive");
+    if (app.count("--batches") && f.batches < 1)
+        throw Error("--batches", "must be at least 1, got " + std::to_string(f.batches) + " (leave it out for all that fit)");
     if (f.task != "loss" && f.task != "hellaswag") throw Error("--task", "expected loss or hellaswag, got '" + f.task + "'");
 
     Backend be = make_backend(mf.device, parse_dtype(mf.dtype));

@@ -20,6 +20,7 @@
 #include "tokenizer/hf_export.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_state.h"
+#include "train/tokenizer_match.h"
 
 namespace fs = std::filesystem;
 
@@ -126,9 +127,7 @@ int run_export(int argc, char** argv) {
     std::unique_ptr<Tokenizer> tok;
     if (!tok_path.empty()) {
         tok = std::make_unique<Tokenizer>(Tokenizer::load(tok_path));
-        if (tok->vocab_size() != static_cast<size_t>(cfg.vocab_size))
-            throw Error(tok_path, "has " + std::to_string(tok->vocab_size()) + " tokens but the model's vocabulary is " +
-                                      std::to_string(cfg.vocab_size));
+        require_model_vocab(*tok, tok_path, cfg.vocab_size, VocabFit::exact);
     } else {
         log_warn("the checkpoint holds no tokenizer and --tokenizer was not given: exporting the model only");
     }

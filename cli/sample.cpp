@@ -19,13 +19,14 @@
 #include "train/checkpoint.h"
 #include "train/checkpoint_state.h"
 #include "train/sampler.h"
+#include "train/tokenizer_match.h"
 
 namespace sixnd::cli {
 
 namespace {
 
 // "1,2,3": decimal ids below the vocabulary, nothing else (no signs, spaces or empty items).
-std::vector<uint32_t> parse_prompt_ids(const std::string& text, int vocab) {
+std::vector<uint32_t> parse_prompt_ids(const std::string& text, int vocab, const std::string& whose) {
     std::vector<uint32_t> ids;
     std::string_view rest(text);
     while (true) {
@@ -35,7 +36,7 @@ std::vector<uint32_t> parse_prompt_ids(const std::string& text, int vocab) {
         if (item.empty() || r.ec != std::errc() || r.ptr != item.data() + item.size())
             throw Error("--prompt-ids", "'" + std::string(item) + "' is not a token id (expected comma-separated decimal ids)");
         if (v >= static_cast<uint64_t>(vocab))
-            throw Error("--prompt-ids", "token " + std::string(item) + " is outside the model's vocabulary of " +
+            throw Error("--prompt-ids", "token " + std::string(item) + " is outside " + whose + " vocabulary of " +
                                             std::to_string(vocab));
         ids.push_back(static_cast<uint32_t>(v));
         if (item.size() == rest.size()) break;
@@ -90,6 +91,17 @@ int run_sample(int argc, char** argv) {
     const GPTConfig& cfg = im.config;
     if (so.top_k > cfg.vocab_size)
         throw Error("--top-k", std::to_string(so.top_k) + " is more than the model's vocabulary of " + std::to_string(cfg.vocab_size));
+    // Every id in and out must decode: a tokenizer with more tokens than the model has ids is
+    // refused before the model is built, and only the tokenizer's ids are drawn.
+    const std::string tok_file = !tokenizer_path.empty()                 ? tokenizer_path
+                                 : ck && ck->has_file("tokenizer.bin") ? ck->path_of("tokenizer.bin")
+                                                                        : "";
+    std::unique_ptr<Tokenizer> tok;
+    if (!tok_file.empty()) {
+        tok = std::make_unique<Tokenizer>(Tokenizer::load(tok_file));
+        require_model_vocab(*tok, tok_file, cfg.vocab_size, VocabFit::at_most);
+        so.vocab_limit = static_cast<int>(tok->vocab_size());
+    }
     Backend be = make_backend(device, parse_dtype(dtype));
     GPT model(cfg, *be.ops);
     if (ck) {
@@ -99,12 +111,10 @@ int run_sample(int argc, char** argv) {
         model.set_params(im.params);
     }
 
-    std::unique_ptr<Tokenizer> tok;
-    if (!tokenizer_path.empty()) tok = std::make_unique<Tokenizer>(Tokenizer::load(tokenizer_path));
-    else if (ck && ck->has_file("tokenizer.bin")) tok = std::make_unique<Tokenizer>(Tokenizer::load(ck->path_of("tokenizer.bin")));
     std::vector<uint32_t> ids;
     if (app.count("--prompt-ids")) {
-        ids = parse_prompt_ids(prompt_ids, cfg.vocab_size);
+        ids = tok ? parse_prompt_ids(prompt_ids, so.vocab_limit, "the tokenizer's")
+                  : parse_prompt_ids(prompt_ids, cfg.vocab_size, "the model's");
     } else if (tok) {
         ids = tok->encode(prompt);
         if (auto eot = tok->special_id("<|endoftext|>")) {

@@ -87,6 +87,12 @@ std::string CheckpointWriter::commit(CheckpointMeta meta) {
 
 CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
     if (!fs::is_directory(dir)) throw Error(dir, "no such checkpoint directory");
+    if (!fs::exists(dir + "/DONE") && fs::is_directory(dir + "/checkpoints")) {
+        const std::string latest = latest_checkpoint(dir + "/checkpoints");
+        throw Error(dir, latest.empty() ? "is a run directory, not a checkpoint, and holds no complete checkpoint"
+                                        : "is a run directory, not a checkpoint: give one of its checkpoints, e.g. the latest, " +
+                                              latest);
+    }
     if (!fs::exists(dir + "/DONE")) throw Error(dir, "incomplete checkpoint: the DONE marker is missing");
     const std::string mpath = dir + "/meta.json";
     meta_ = CheckpointMeta::parse(read_whole_file(mpath), mpath);

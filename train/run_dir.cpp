@@ -46,17 +46,36 @@ void require_writable(const std::string& dir) {
     if (!wrote) throw Error("--out", dir + " is not writable: " + std::strerror(err));
 }
 
+bool holds_only_lock(const fs::path& dir) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().filename() != ".lock") return false;
+    return !ec;
+}
+
 }  // namespace
 
-RunDirLock::RunDirLock(const std::string& out) {
+RunDirLock::RunDirLock(const std::string& out) : lock_path_(out + "/.lock") {
     if (out.empty()) throw Error("--out", "is empty; name the run directory");
     require_directory_or_absent(out, "the run directory");
+    fs::path dir = fs::path(out).lexically_normal();
+    if (dir.filename().empty()) dir = dir.parent_path();
+    for (fs::path d = dir; !d.empty() && !fs::exists(fs::symlink_status(d)); d = d.parent_path()) created_.push_back(d);
     std::error_code ec;
     fs::create_directories(out, ec);
     if (ec) throw Error("--out", out + ": cannot create the run directory: " + ec.message());
+    try {
+        lock(out);
+    } catch (const Error&) {
+        remove_created();
+        throw;
+    }
+}
+
+void RunDirLock::lock(const std::string& out) {
     require_directory_or_absent(out + "/checkpoints", "it must hold the run's checkpoints");
     require_writable(out);
-    const std::string lock = out + "/.lock";
+    const std::string& lock = lock_path_;
     fd_ = open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd_ < 0) throw Error("--out", lock + ": cannot open the run lock: " + std::strerror(errno));
     struct stat st {};
@@ -80,8 +99,23 @@ RunDirLock::RunDirLock(const std::string& out) {
     }
 }
 
+// A run that created its directory and ends with nothing in it but the lock (refused for bad
+// input before it wrote anything) takes the directory away again. The lock file goes while it is
+// still held, so no other run can be holding it.
 RunDirLock::~RunDirLock() {
-    if (fd_ >= 0) close(fd_);
+    if (fd_ < 0) return;
+    const bool remove = !created_.empty() && holds_only_lock(created_.front());
+    if (remove) unlink(lock_path_.c_str());
+    close(fd_);
+    if (remove) remove_created();
+}
+
+// Empty directories only (the deepest first): anything a run wrote keeps its directory.
+void RunDirLock::remove_created() {
+    for (const fs::path& d : created_) {
+        std::error_code ec;
+        if (!fs::remove(d, ec) || ec) return;
+    }
 }
 
 void on_root_agreed(Comm* comm, const std::function<void()>& work) {

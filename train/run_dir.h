@@ -3,10 +3,13 @@
 // created and locked for the whole run with flock(2) on OUT/.lock, so that a second run on the
 // same directory fails at once instead of both writing the same checkpoint names. The kernel
 // drops the lock when the process ends, however it ends, so a killed run never leaves a stale one.
+// A directory the run created and left holding only the lock (bad input refused) is removed.
 #pragma once
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dist/comm.h"
 
@@ -22,6 +25,10 @@ public:
     RunDirLock& operator=(const RunDirLock&) = delete;
 
 private:
+    void lock(const std::string& out);
+    void remove_created();
+    std::string lock_path_;
+    std::vector<std::filesystem::path> created_;  // directories this run created, out first
     int fd_ = -1;
 };
 

@@ -40,6 +40,7 @@ std::vector<uint32_t> generate(Decoder& dec, const std::vector<uint32_t>& prompt
     for (uint32_t t : prompt) logits = dec.step(static_cast<int>(t));
     std::vector<uint32_t> out;
     while (static_cast<int>(out.size()) < o.max_tokens) {
+        if (o.vocab_limit > 0 && logits.size() > static_cast<size_t>(o.vocab_limit)) logits.resize(o.vocab_limit);
         int next = sample_token(logits, o.temperature, o.top_k, rng);
         out.push_back(static_cast<uint32_t>(next));
         if (next == o.stop_token || dec.position() >= dec.max_len()) break;

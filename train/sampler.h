@@ -14,6 +14,9 @@ struct SampleOptions {
     int top_k = 0;
     uint64_t seed = 1337;
     int stop_token = -1;  // e.g. <|endoftext|>; -1: none
+    // Ids [0, vocab_limit) only (0: all): a model whose vocabulary is larger than its tokenizer's
+    // has ids no text decodes to, which it learnt never to predict but could still draw.
+    int vocab_limit = 0;
 };
 
 int sample_token(const std::vector<float>& logits, float temperature, int top_k, Rng& rng);

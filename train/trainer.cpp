@@ -37,6 +37,7 @@
 #include "train/spike_detector.h"
 #include "train/spike_evidence.h"
 #include "train/stop_signal.h"
+#include "train/tokenizer_match.h"
 
 namespace sixnd {
 
@@ -440,18 +441,19 @@ LoaderState Run::resume_position() {
 }
 
 // The tokenizer checkpoints carry: --tokenizer, else (resuming) the checkpoint's own copy. Its
-// bytes are kept, since the checkpoint it came from may be pruned before the next save.
+// bytes are kept, since the checkpoint it came from may be pruned before the next save. It must
+// fit the model and have made the shards (train/tokenizer_match.h).
 void Run::check_tokenizer() {
     const std::string path = !o_.tokenizer.empty()                      ? o_.tokenizer
                              : ck_ && ck_->has_file("tokenizer.bin") ? ck_->path_of("tokenizer.bin")
                                                                       : "";
     if (path.empty()) return;
     tokenizer_bytes_ = read_whole_file(path);
-    tokenizer_hash_ = Tokenizer::load(path).hash();
-    const std::string& data_tokenizer = loader_.tokens().tokenizer_hash();
-    if (!data_tokenizer.empty() && data_tokenizer != tokenizer_hash_)
-        throw Error(o_.train_data, "was made with tokenizer " + data_tokenizer + ", but the tokenizer " + path +
-                                       " is " + tokenizer_hash_ + ": a vocabulary mismatch");
+    const Tokenizer tok = Tokenizer::load(path);
+    require_model_vocab(tok, path, cfg_.vocab_size, VocabFit::at_most);
+    tokenizer_hash_ = tok.hash();
+    require_data_tokenizer(loader_.tokens(), o_.train_data, tok, path);
+    if (val_) require_data_tokenizer(val_->tokens(), o_.val_data, tok, path);
 }
 
 void Run::write_header() {

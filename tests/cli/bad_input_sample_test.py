@@ -94,6 +94,35 @@ def run(tmp):
         Case("eval: good weights", ev + ["--init", "llmc:" + good], [], exit_code=0, env=ENV),
         Case("--version", ["--version"], [], exit_code=0, env=ENV),
     ]
+    # Tokenizers against the model: one with more tokens than the model has ids is refused;
+    # with fewer (a model of 300 ids trained with a 260-token tokenizer) only its ids are drawn,
+    # however flat the barely trained model's distribution.
+    text = os.path.join(tmp, "text.txt")
+    with open(text, "w") as f:
+        f.write("the cat sat on the mat and the dog sat on the log\n" * 50)
+    tok = os.path.join(tmp, "tok260.bin")
+    subprocess.run([SIXND, "tokenizer", "train", "--input", text, "--vocab-size", "260", "--out", tok], check=True,
+                   capture_output=True, env=env)
+    wide = os.path.join(tmp, "wide")
+    subprocess.run([SIXND, "train", "--init", "random", "--model", "tiny", "--vocab-size", "300", "--max-seq-len", "16",
+                    "--device", "cpu", "--dtype", "fp32", "--train-data", data, "--tokenizer", tok, "--batch", "1",
+                    "--seq-len", "8", "--steps", "1", "--peak-tflops", "1", "--out", wide], check=True, capture_output=True,
+                   env=env)
+    wide_ck = os.path.join(wide, "checkpoints", "step-00000001")
+    cases += [
+        Case("sample --tokenizer larger than the model", sample("--prompt", "a", "--tokenizer", tok),
+             [tok, "260 tokens", "vocabulary of 256"], env=ENV),
+        Case("sample --checkpoint given a run directory", ["sample", "--checkpoint", out, "--prompt", "a"],
+             [out, "run directory", "step-00000001"], env=ENV),
+        Case("sample --prompt-ids beyond the tokenizer", ["sample", "--checkpoint", wide_ck, "--prompt-ids", "270"],
+             ["--prompt-ids", "270", "tokenizer's vocabulary of 260"], env=ENV),
+        Case("sample draws only the tokenizer's ids",
+             ["sample", "--checkpoint", wide_ck, "--prompt", "the", "--max-tokens", "14", "--samples", "20",
+              "--temperature", "5", "--device", "cpu"], [], exit_code=0, env=ENV),
+        Case("eval --batches 0", ev + ["--init", "llmc:" + good, "--batches", "0"], ["--batches", "at least 1"], env=ENV),
+        Case("eval --tokenizer larger than the model", ev + ["--init", "llmc:" + good, "--tokenizer", tok],
+             [tok, "260 tokens", f"vocabulary of {V}"], env=ENV),
+    ]
     # The bytes of the text, a zero byte included: prompt "A\0B" on the byte-level model.
     zero = sample("--prompt-ids", "65,0,66", "--temperature", "0")
 

@@ -280,6 +280,23 @@ def run(tmp):
     cases.append(Case("config: underscores and sections", train("--config", good, "--log", os.path.join(tmp, "good.jsonl"),
                                                                 out=os.path.join(tmp, "good_run"), steps=1),
                       [], exit_code=0, check=good_config_applied, env=ENV))
+    # Input that only the run finds wrong (after it has created and locked --out): the run
+    # directory it created goes again, parents included.
+    text = os.path.join(tmp, "text.txt")
+    with open(text, "w") as f:
+        f.write("the cat sat on the mat and the dog sat on the log\n" * 50)
+    tok = os.path.join(tmp, "tok.bin")
+    sixnd(["tokenizer", "train", "--input", text, "--vocab-size", "260", "--out", tok])
+    nested = os.path.join(tmp, "parent")
+    cases += [
+        Case("--tokenizer with more tokens than the model's vocabulary", train("--tokenizer", tok),
+             [tok, "260 tokens", "vocabulary of 64"], unchanged=[fresh], env=ENV),
+        Case("--train-data that matches nothing", train(data=os.path.join(tmp, "none_*.bin")), ["none_*.bin", "no files"],
+             unchanged=[fresh], env=ENV),
+        Case("--train-data that matches nothing, --out below new directories",
+             train(data=os.path.join(tmp, "none.bin"), out=os.path.join(nested, "a", "run")), ["none.bin"],
+             unchanged=[nested], env=ENV),
+    ]
     return run_cases(cases, "sixnd train bad input")
 
 

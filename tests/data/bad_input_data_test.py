@@ -152,6 +152,16 @@ def main():
             json.dump(m, f)
         ev = ["eval", "--init", "random", "--model", "tiny", "--vocab-size", "300", "--batch", "1", "--seq-len", "4",
               "--device", "cpu", "--dtype", "fp32", "--data"]
+        # A tokenizer of the same size that did not make the shards: bits per byte would count
+        # another tokenizer's bytes.
+        write(p("other_corpus.txt"), "a quick brown fox jumps over the lazy dog again and again. " * 60)
+        other_tok = p("other_tok.bin")
+        r = subprocess.run([SIXND, "tokenizer", "train", "--input", p("other_corpus.txt"), "--vocab-size", "300",
+                            "--special", "<|endoftext|>", "--out", other_tok], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        tr = ["train", "--init", "random", "--model", "tiny", "--vocab-size", "300", "--max-seq-len", "16", "--batch", "1",
+              "--seq-len", "4", "--steps", "1", "--device", "cpu", "--dtype", "fp32", "--train-data",
+              p("old", "train_*.bin"), "--out", p("r_other")]
 
         cases = [
             Case("--out a symlink, --overwrite", good + ["--out", p("link_to_old"), "--overwrite"],
@@ -201,6 +211,11 @@ def main():
                  ["train_000000.bin", "content hash"]),
             Case("manifest path leaving its directory", ev + [p("escaping", "manifest.json")],
                  ["manifest.json", "leaves the manifest's directory"]),
+            Case("eval --tokenizer that did not make the shards", ev + [p("old", "manifest.json"), "--tokenizer", other_tok],
+                 ["manifest.json", "was made with tokenizer", "other_tok.bin"]),
+            Case("train --tokenizer that did not make the --val-data (train shards without a manifest)",
+                 tr + ["--tokenizer", other_tok, "--val-data", p("old", "manifest.json")],
+                 ["manifest.json", "was made with tokenizer", "other_tok.bin"], unchanged=[p("r_other")]),
         ]
         if dev:
             cases.insert(0, Case("--out a character device, --overwrite", good + ["--out", dev, "--overwrite"],

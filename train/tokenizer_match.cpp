@@ -1,0 +1,24 @@
+#include "train/tokenizer_match.h"
+
+#include "core/error.h"
+
+namespace sixnd {
+
+void require_model_vocab(const Tokenizer& tok, const std::string& tok_path, int model_vocab, VocabFit fit) {
+    const size_t n = tok.vocab_size(), m = static_cast<size_t>(model_vocab);
+    if (fit == VocabFit::exact && n != m)
+        throw Error(tok_path, "has " + std::to_string(n) + " tokens but the model's vocabulary is " + std::to_string(m));
+    if (n > m)
+        throw Error(tok_path, "has " + std::to_string(n) + " tokens, more than the model's vocabulary of " +
+                                  std::to_string(m) + " (ids " + std::to_string(m) + " and up have no embedding)");
+}
+
+void require_data_tokenizer(const TokenSet& data, const std::string& data_name, const Tokenizer& tok,
+                            const std::string& tok_path) {
+    const std::string& made_with = data.tokenizer_hash();
+    if (!made_with.empty() && made_with != tok.hash())
+        throw Error(data_name, "was made with tokenizer " + made_with + ", but the tokenizer " + tok_path + " is " +
+                                   tok.hash() + ": a vocabulary mismatch");
+}
+
+}  // namespace sixnd
