@@ -45,14 +45,11 @@ void add_model_flags(CLI::App& app, ModelFlags& f) {
 }
 
 void check_model_flags(const CLI::App& app, ModelFlags& f) {
-    // Bounds far above any real model; they keep the sizes' products inside int arithmetic.
-    constexpr int kMaxVocab = 1 << 24, kMaxContext = 1 << 20;
     const bool vocab = app.count("--vocab-size") > 0, context = app.count("--max-seq-len") > 0;
     if (vocab && (f.vocab_size < 1 || f.vocab_size > kMaxVocab))
         throw Error("--vocab-size", "must be in [1, " + std::to_string(kMaxVocab) + "], got " + std::to_string(f.vocab_size));
     if (context && (f.max_seq_len < 1 || f.max_seq_len > kMaxContext))
         throw Error("--max-seq-len", "must be in [1, " + std::to_string(kMaxContext) + "], got " + std::to_string(f.max_seq_len));
-    constexpr int kMaxDim = 1 << 16;
     auto dim = [&](const char* flag, int v, int lo) {
         if (app.count(flag) > 0 && (v < lo || v > kMaxDim))
             throw Error(flag, "must be in [" + std::to_string(lo) + ", " + std::to_string(kMaxDim) + "], got " +

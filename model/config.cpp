@@ -1,7 +1,9 @@
 #include "model/config.h"
 
+#include <climits>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "core/error.h"
 
@@ -102,6 +104,13 @@ void GPTConfig::require_gpt2(const std::string& where, const std::string& format
 void GPTConfig::validate(const std::string& where) const {
     SIXND_CHECK(n_layer > 0 && n_head > 0 && n_embd > 0 && vocab_size > 0 && max_seq_len > 0, where,
                 "model sizes must be positive (" + describe() + ")");
+    SIXND_CHECK(n_layer <= kMaxDim && n_head <= kMaxDim && n_embd <= kMaxDim && mlp_hidden <= kMaxDim &&
+                    n_kv_head <= kMaxDim && vocab_size <= kMaxVocab && padded_vocab_size <= kMaxVocab &&
+                    max_seq_len <= kMaxContext,
+                where,
+                "model sizes beyond any real model (n_layer, n_head, n_embd, mlp_hidden, n_kv_head at most " +
+                    std::to_string(kMaxDim) + ", vocabulary " + std::to_string(kMaxVocab) + ", context " +
+                    std::to_string(kMaxContext) + "): " + describe());
     SIXND_CHECK(n_embd % n_head == 0, where,
                 "n_embd " + std::to_string(n_embd) + " is not divisible by n_head " + std::to_string(n_head));
     SIXND_CHECK(padded_vocab_size >= vocab_size, where, "padded vocabulary is smaller than the vocabulary");
@@ -132,22 +141,37 @@ nlohmann::json GPTConfig::to_json() const {
             {"bias", bias}};
 }
 
-GPTConfig GPTConfig::from_json(const nlohmann::json& j) {
+GPTConfig GPTConfig::from_json(const nlohmann::json& j, const std::string& where) {
+    // nlohmann's get<int> would wrap a larger number around into a plausible-looking size.
+    auto integer = [&](const char* key, std::optional<int> def = std::nullopt) {
+        if (def && !j.contains(key)) return *def;
+        const nlohmann::json& v = j.at(key);
+        if (!v.is_number_integer() || v.get<long long>() < INT_MIN || v.get<long long>() > INT_MAX)
+            throw Error(where, std::string("model.") + key + " is not an integer in int range: " + v.dump());
+        return v.get<int>();
+    };
+    auto knob = [&](const char* key, const char* def, auto parse) {
+        const std::string text = j.contains(key) ? j.at(key).get<std::string>() : def;
+        try {
+            return parse(text);
+        } catch (const Error& e) {
+            throw Error(where, std::string("model.") + key + ": " + e.fault());
+        }
+    };
     GPTConfig c;
-    c.n_layer = j.at("n_layer");
-    c.n_head = j.at("n_head");
-    c.n_embd = j.at("n_embd");
-    c.vocab_size = j.at("vocab_size");
-    c.padded_vocab_size = j.at("padded_vocab_size");
-    c.max_seq_len = j.at("max_seq_len");
-    auto text = [&](const char* key, const char* def) { return j.contains(key) ? j.at(key).get<std::string>() : def; };
-    c.pos = parse_pos(text("pos", "learned"));
+    c.n_layer = integer("n_layer");
+    c.n_head = integer("n_head");
+    c.n_embd = integer("n_embd");
+    c.vocab_size = integer("vocab_size");
+    c.padded_vocab_size = integer("padded_vocab_size");
+    c.max_seq_len = integer("max_seq_len");
+    c.pos = knob("pos", "learned", parse_pos);
     c.rope_theta = j.value("rope_theta", c.rope_theta);
-    c.norm = parse_norm(text("norm", "layernorm"));
-    c.mlp = parse_mlp(text("mlp", "gelu"));
-    c.mlp_hidden = j.value("mlp_hidden", 0);
+    c.norm = knob("norm", "layernorm", parse_norm);
+    c.mlp = knob("mlp", "gelu", parse_mlp);
+    c.mlp_hidden = integer("mlp_hidden", 0);
     c.qk_norm = j.value("qk_norm", false);
-    c.n_kv_head = j.value("n_kv_head", 0);
+    c.n_kv_head = integer("n_kv_head", 0);
     c.tie_embeddings = j.value("tie_embeddings", true);
     c.bias = j.value("bias", true);
     return c;

@@ -30,6 +30,10 @@ const char* pos_name(PosKind k);
 const char* norm_name(NormKind k);
 const char* mlp_name(MlpKind k);
 
+// Bounds on a model's sizes, far above any real model; they keep the sizes' products inside
+// int arithmetic. The model flags and every model record read from a file are held to them.
+constexpr int kMaxVocab = 1 << 24, kMaxContext = 1 << 20, kMaxDim = 1 << 16;
+
 struct GPTConfig {
     int n_layer = 0;
     int n_head = 0;
@@ -62,15 +66,16 @@ struct GPTConfig {
     // holds GPT-2 only ("llm.c model files").
     void require_gpt2(const std::string& where, const std::string& format) const;
 
-    // Checks the invariants (positive sizes, heads divide channels, padded >= vocab, kv heads
-    // divide heads, rope needs an even head size, ...).
+    // Checks the invariants (sizes within their bounds, heads divide channels, padded >= vocab,
+    // kv heads divide heads, rope needs an even head size, ...).
     void validate(const std::string& where) const;
     std::string describe() const;
     // The "model" record of run-log headers and checkpoints' meta.json, and back; from_json
-    // throws nlohmann::json::exception on a missing or mistyped field (callers name the file).
+    // throws nlohmann::json::exception on a missing or mistyped field (callers name the file),
+    // and Error(where, ...) on a size that is no int or a knob value that does not exist.
     // A record without the knob fields (written before they existed) reads as GPT-2.
     nlohmann::json to_json() const;
-    static GPTConfig from_json(const nlohmann::json& j);
+    static GPTConfig from_json(const nlohmann::json& j, const std::string& where = "model");
 };
 
 inline int pad_vocab(int vocab_size) { return (vocab_size + 127) / 128 * 128; }

@@ -71,7 +71,7 @@ CheckpointMeta CheckpointMeta::parse(const std::string& text, const std::string&
         m.zero_stage = j.at("zero_stage");
         m.unit_align = j.at("unit_align");
         m.dtype = j.at("dtype");
-        m.model = GPTConfig::from_json(j.at("model"));
+        m.model = GPTConfig::from_json(j.at("model"), where);
         m.config = j.at("config");
         m.tokenizer_hash = j.at("tokenizer_hash");
         m.data = j.at("data");

@@ -1,0 +1,83 @@
+// A checkpoint's meta.json whose checksum is right but whose model record is not (a faulty
+// writer, or an edit with the checksum recomputed): each fault is refused with the file named
+// and the field, before any size reaches an allocation.
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <string>
+
+#include "core/error.h"
+#include "core/hex.h"
+#include "train/checkpoint_meta.h"
+
+using namespace sixnd;
+using nlohmann::json;
+
+namespace {
+
+const char* kWhere = "run/checkpoints/step-00000001/meta.json";
+
+CheckpointMeta good_meta() {
+    CheckpointMeta m;
+    m.run_id = "0123456789abcdef";
+    m.step = 1;
+    m.applied_steps = 1;
+    m.dtype = "fp32";
+    m.model = preset_config("tiny", 256);
+    m.config = json::object();
+    m.data = json::object();
+    return m;
+}
+
+// meta.json's text with model.<key> set to value, its checksum made right again.
+std::string with_model_field(const std::string& key, const json& value) {
+    json j = json::parse(good_meta().to_text());
+    j.erase("checksum");
+    j["model"][key] = value;
+    const std::string canonical = j.dump();
+    j["checksum"] = hex64(XXH64(canonical.data(), canonical.size(), 0));
+    return j.dump(2);
+}
+
+std::string error_of(const std::string& text) {
+    try {
+        CheckpointMeta::parse(text, kWhere);
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST(CheckpointMeta, ModelRecordRoundTrips) {
+    const CheckpointMeta m = CheckpointMeta::parse(good_meta().to_text(), kWhere);
+    EXPECT_EQ(m.model.describe(), preset_config("tiny", 256).describe());
+    EXPECT_EQ(error_of(with_model_field("n_layer", 3)), "");
+}
+
+TEST(CheckpointMeta, ModelSizesOutsideIntAreRefusedNotWrapped) {
+    for (const char* key : {"max_seq_len", "n_layer", "vocab_size"}) {
+        const std::string e = error_of(with_model_field(key, 1000000000000LL));
+        EXPECT_NE(e.find(kWhere), std::string::npos) << e;
+        EXPECT_NE(e.find(std::string("model.") + key), std::string::npos) << e;
+        EXPECT_NE(e.find("1000000000000"), std::string::npos) << e;
+    }
+    EXPECT_NE(error_of(with_model_field("n_embd", 1.5)).find("model.n_embd"), std::string::npos);
+}
+
+TEST(CheckpointMeta, ModelSizesBeyondTheBoundsAreRefused) {
+    const std::string e = error_of(with_model_field("n_layer", 100000000));
+    EXPECT_NE(e.find(kWhere), std::string::npos) << e;
+    EXPECT_NE(e.find("beyond any real model"), std::string::npos) << e;
+    EXPECT_NE(e.find("n_layer=100000000"), std::string::npos) << e;
+    EXPECT_NE(error_of(with_model_field("max_seq_len", kMaxContext + 1)).find("beyond any real model"), std::string::npos);
+}
+
+TEST(CheckpointMeta, UnknownKnobValuesNameTheFileNotAFlag) {
+    const std::string e = error_of(with_model_field("mlp", "weird"));
+    EXPECT_EQ(e.find(kWhere), 0u) << e;
+    EXPECT_NE(e.find("model.mlp: unknown MLP 'weird'"), std::string::npos) << e;
+    EXPECT_EQ(e.find("--mlp"), std::string::npos) << e;
+    EXPECT_NE(error_of(with_model_field("norm", "batchnorm")).find("model.norm"), std::string::npos);
+}
