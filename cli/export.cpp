@@ -70,7 +70,7 @@ public:
         std::error_code ec;
         fs::remove_all(path_, ec);
         fs::create_directories(path_, ec);
-        if (ec) throw Error(path_.string(), "cannot create the export directory: " + ec.message());
+        if (ec) throw Error("--out", out.string() + ": cannot create the export directory: " + ec.message());
     }
     ~StagingDir() {
         std::error_code ec;

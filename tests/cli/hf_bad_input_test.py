@@ -186,6 +186,8 @@ def main():
                  unchanged=[out_dir]),
             Case("--out holds other files", exp + ["--out", foreign], [foreign, "notes.txt"], unchanged=[foreign]),
             Case("--out is a file", exp + ["--out", afile], [afile, "not a directory"], unchanged=[afile]),
+            Case("--out below a file", exp + ["--out", os.path.join(afile, "ex")],
+                 ["--out", os.path.join(afile, "ex") + ": cannot create"], unchanged=[afile]),
             Case("checkpoint without DONE", ["export", "--checkpoint", ck_nodone, "--out", out_dir], [ck_nodone, "DONE"],
                  unchanged=[out_dir]),
             Case("corrupt params.bin", ["export", "--checkpoint", ck_flip, "--out", out_dir], ["params.bin", "checksum"],
