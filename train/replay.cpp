@@ -9,6 +9,9 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
+#include <string>
+#include <utility>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -174,6 +177,20 @@ std::vector<Place> other_rows(const TokenSet& data, const std::vector<Row>& spik
     return out;
 }
 
+// The baseline is other batches of the run's own data. The data may have moved since (its shards
+// are matched by file name and token count, not by path), but other shards make another
+// baseline: said, not refused, since replaying against other data can be a question too.
+void warn_if_other_data(const json& trained_on, const TokenSet& data) {
+    std::multiset<std::pair<std::string, uint64_t>> then, now;
+    for (const json& s : trained_on.value("shards", json::array()))
+        then.emplace(std::filesystem::path(s.value("path", "")).filename().string(), s.value("tokens", uint64_t{0}));
+    for (const Shard& s : data.shards()) now.emplace(std::filesystem::path(s.path()).filename().string(), s.size());
+    if (then.empty() || then == now) return;
+    log_warn("--train-data " + data.pattern() + " is not the data the run trained on (" + std::to_string(then.size()) +
+             " shards, " + trained_on.value("pattern", std::string("?")) + "; here " + std::to_string(now.size()) +
+             " shards, matched by file name and token count): the baseline batches come from other data");
+}
+
 // The checkpoint --earlier-checkpoint leaves to us: the report's run.checkpoint_earlier, else
 // the oldest complete checkpoint of the same run older than `ck`, beside it.
 std::string find_earlier(const CheckpointReader& ck, const std::string& from_report) {
@@ -270,9 +287,15 @@ json replay_spike(const ReplayOptions& o) {
     if (early.meta().model.to_json() != meta.model.to_json() || early.meta().dtype != meta.dtype)
         throw Error(early.dir(), "holds another model (" + early.meta().model.describe() + ", " + early.meta().dtype +
                                      ") than --checkpoint " + ck.dir() + " (" + meta.model.describe() + ", " + meta.dtype + ")");
+    // Another run's state, even of the same model, has seen other data in another order: the
+    // ablation would compare two runs, not the batch against the state of one.
+    if (early.meta().run_id != meta.run_id)
+        throw Error(early.dir(), "is a checkpoint of another run (run id " + early.meta().run_id + ") than --checkpoint " +
+                                     ck.dir() + " (run id " + meta.run_id + "): give an earlier checkpoint of the same run");
 
     const TokenSet data(o.train_data);
     data.check_vocab(meta.model.vocab_size);
+    warn_if_other_data(meta.data, data);
     const std::vector<Row> rows = spike_rows(rep, o.spike_report, data, meta.model.vocab_size);
     const std::vector<Place> others =
         other_rows(data, rows, rows.size() * static_cast<size_t>(o.other_batches), rep.seq_len, o.seed);

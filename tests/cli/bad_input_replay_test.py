@@ -89,8 +89,19 @@ def main():
             Case("--other-batches too many", args(other_batches="100001"), ["--other-batches", "got 100001"]),
             Case("--other-batches not a number", args(other_batches="many"), ["--other-batches"]),
             Case("--device bad", args(device="tpu"), ["tpu"]),
+            Case("earlier checkpoint of another run", args(earlier_checkpoint=os.path.join(one, "step-00000002")),
+                 [os.path.join(one, "step-00000002"), "another run", "same run"]),
             Case("good report runs", args(), [], exit_code=0),
         ]
+
+        # Baseline batches from data the run did not train on: said, and the replay still runs.
+        val_as_train = args(train_data=paths["val"])
+
+        def other_data_said():
+            r = tiny_text.sixnd(*val_as_train, check=False)
+            said = "not the data the run trained on" in r.stderr and paths["val"] in r.stderr
+            return None if r.returncode == 0 and said else f"exit {r.returncode}, no warning: {r.stderr[-300:]}"
+        cases.append(Case("train data other than the run's", ["--version"], [], exit_code=0, check=other_data_said))
         return run_cases(cases, "sixnd replay bad input")
 
 
