@@ -19,6 +19,7 @@
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/gpt2_import.h"
 #include "tokenizer/hf_export.h"
+#include "tokenizer/id_list.h"
 #include "tokenizer/pretokenizer.h"
 #include "core/read_file.h"
 #include "tokenizer/stream_encoder.h"
@@ -37,7 +38,8 @@ uint64_t file_size(const std::string& path) {
 }
 
 // Splits the inputs into a training part and a held-out tail of about `fraction` of the bytes
-// (at most 16 MB: enough to measure compression).
+// (at most 16 MB: enough to measure compression). Every input keeps a training range, even an
+// empty one, so that an error about the training text names them all.
 void split_heldout(const std::vector<std::string>& files, double fraction, std::vector<InputRange>* train,
                    std::vector<InputRange>* heldout) {
     uint64_t total = 0;
@@ -48,7 +50,7 @@ void split_heldout(const std::vector<std::string>& files, double fraction, std::
         uint64_t take = std::min(hold, sizes[i]);
         hold -= take;
         if (take > 0) heldout->insert(heldout->begin(), InputRange{files[i], sizes[i] - take, sizes[i]});
-        if (take < sizes[i]) train->insert(train->begin(), InputRange{files[i], 0, sizes[i] - take});
+        train->insert(train->begin(), InputRange{files[i], 0, sizes[i] - take});
     }
 }
 
@@ -164,17 +166,9 @@ int encode(const std::string& tokenizer_path, const std::string& input, const st
     return 0;
 }
 
-// A byte for an error message: itself when printable, else its value (never a raw NUL or escape).
-std::string describe_byte(char c) {
-    auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u < 0x7f) return std::string("'") + c + "'";
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "byte 0x%02x", u);
-    return buf;
-}
-
-// Ids from an llm.c shard, or from text: a JSON array or ids separated by spaces/commas.
-std::vector<uint32_t> read_ids(const std::string& input) {
+// Ids from an llm.c shard, or from text (see tokenizer/id_list.h); every id is checked against
+// the vocabulary here, where the file and position can still be named.
+std::vector<uint32_t> read_ids(const std::string& input, size_t vocab_size) {
     if (input != "-") {
         std::FILE* f = std::fopen(input.c_str(), "rb");
         int32_t magic = 0;
@@ -184,7 +178,12 @@ std::vector<uint32_t> read_ids(const std::string& input) {
         if (shard) {
             Shard s(input);
             std::vector<uint32_t> ids(s.size());
-            for (size_t i = 0; i < s.size(); i++) ids[i] = s[i];
+            for (size_t i = 0; i < s.size(); i++) {
+                ids[i] = s[i];
+                SIXND_CHECK(ids[i] < vocab_size, input,
+                            "the token at index " + std::to_string(i) + " is " + std::to_string(ids[i]) +
+                                ", outside the vocabulary (size " + std::to_string(vocab_size) + ")");
+            }
             return ids;
         }
     }
@@ -193,28 +192,11 @@ std::vector<uint32_t> read_ids(const std::string& input) {
         char buf[1 << 16];
         size_t got;
         while ((got = std::fread(buf, 1, sizeof buf, stdin)) > 0) text.append(buf, got);
+        SIXND_CHECK(!std::ferror(stdin), "stdin", std::string("read failed: ") + std::strerror(errno));
     } else {
         text = read_whole_file(input);
     }
-    std::vector<uint32_t> ids;
-    size_t line = 1;
-    for (size_t i = 0; i < text.size();) {
-        char c = text[i];
-        if (c >= '0' && c <= '9') {
-            uint32_t v = 0;
-            auto [end, ec] = std::from_chars(text.data() + i, text.data() + text.size(), v);
-            SIXND_CHECK(ec == std::errc(), input + ":" + std::to_string(line), "a token id is too large");
-            ids.push_back(v);
-            i = static_cast<size_t>(end - text.data());
-        } else if (c == '[' || c == ']' || c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-            line += c == '\n';
-            i++;
-        } else {
-            throw Error(input + ":" + std::to_string(line),
-                        "expected token ids (a JSON array or numbers) or an llm.c shard, found " + describe_byte(c));
-        }
-    }
-    return ids;
+    return parse_id_list(text, input == "-" ? "stdin" : input, vocab_size);
 }
 
 int decode(const std::string& tokenizer_path, const std::string& input, const std::string& out, bool as_text) {
@@ -224,7 +206,7 @@ int decode(const std::string& tokenizer_path, const std::string& input, const st
         check_not_same_file(out, tokenizer_path, "--tokenizer");
     }
     Tokenizer tok = Tokenizer::load(tokenizer_path);
-    std::vector<uint32_t> ids = read_ids(input);
+    std::vector<uint32_t> ids = read_ids(input, tok.vocab_size());
     std::string bytes = as_text ? tok.decode_text(ids) : tok.decode(ids);
     if (out == "-") {
         std::fwrite(bytes.data(), 1, bytes.size(), stdout);
@@ -324,6 +306,10 @@ int run_tokenizer(int argc, char** argv) {
     if (decode_cmd->parsed()) return decode(tokenizer_path, input, decode_out, as_text);
     if (import_cmd->parsed()) {
         if (specials.empty()) specials = {"<|endoftext|>"};
+        // As in train: an unwritable --hf-out found after --out is saved would leave --out behind.
+        check_replaceable_file(out);
+        if (!hf_out.empty()) check_replaceable_file(hf_out);
+        check_not_same_file(hf_out, out, "--out");
         for (const std::string* o : {&out, &hf_out}) {
             check_not_same_file(*o, vocab_path, "--vocab");
             check_not_same_file(*o, merges_path, "--merges");

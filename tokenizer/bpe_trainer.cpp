@@ -198,6 +198,22 @@ std::string shown(const std::string& bytes) {
     return out;
 }
 
+// Pieces of one byte are not counted, so no counts means no pair to merge anywhere: empty
+// files, or nothing but lone characters and special tokens. Training on that would write the
+// bare bytes, not the vocabulary asked for.
+Error no_text(const std::vector<InputRange>& inputs) {
+    std::vector<std::string> paths;
+    for (const auto& r : inputs) {
+        std::string name = r.path == "-" ? "stdin" : r.path;
+        if (std::find(paths.begin(), paths.end(), name) == paths.end()) paths.push_back(std::move(name));
+    }
+    if (paths.size() == 1) return Error(paths[0], "holds no text to learn merges from (an empty file?)");
+    std::string where;
+    for (size_t i = 0; i < paths.size() && i < 3; i++) where += (i ? ", " : "") + paths[i];
+    if (paths.size() > 3) where += " and " + std::to_string(paths.size() - 3) + " more";
+    return Error(where, "the inputs hold no text to learn merges from (empty files?)");
+}
+
 }  // namespace
 
 Tokenizer train_bpe_from_counts(const PretokenCounts& counts, const BpeTrainOptions& opt) {
@@ -254,7 +270,9 @@ Tokenizer train_bpe(const std::vector<InputRange>& inputs, const BpeTrainOptions
     co.threads = opt.threads;
     co.chunk_bytes = opt.chunk_bytes;
     co.progress = opt.progress;
-    return train_bpe_from_counts(count_pretokens(inputs, co), opt);
+    PretokenCounts counts = count_pretokens(inputs, co);
+    if (counts.size() == 0) throw no_text(inputs);
+    return train_bpe_from_counts(counts, opt);
 }
 
 }  // namespace sixnd

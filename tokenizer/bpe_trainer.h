@@ -20,8 +20,8 @@ struct BpeTrainOptions {
     bool progress = false;              // log counting and merge progress
 };
 
-// Throws Error when vocab_size is below 256 + specials. Stops early (with a warning) when the
-// text runs out of pairs to merge.
+// Throws Error when vocab_size is below 256 + specials, or when the inputs hold no pair to merge
+// at all (naming them). Stops early (with a warning) when the text runs out of pairs to merge.
 Tokenizer train_bpe(const std::vector<InputRange>& inputs, const BpeTrainOptions& opt);
 Tokenizer train_bpe_from_counts(const PretokenCounts& counts, const BpeTrainOptions& opt);
 

@@ -16,6 +16,43 @@ namespace {
 
 std::string at(const std::string& path, size_t line) { return path + ":" + std::to_string(line); }
 
+std::string count_of(size_t n, const std::string& what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); }
+
+// In byte-level BPE every token beyond the 256 bytes and the special tokens is made by a merge
+// (by more than one when two merges spell the same bytes, so merges may outnumber such tokens,
+// never fall short of them). A token no merge makes can never be produced: it is what a merges
+// file cut short, or one from another vocabulary, leaves behind, and the importer would
+// otherwise build a tokenizer that silently encodes worse than the original.
+void check_every_token_made(const TokenizerSpec& spec, const std::vector<bool>& made, const std::string& merges_path,
+                            const std::string& vocab_path) {
+    std::vector<bool> special(made.size(), false);
+    for (const auto& s : spec.specials)
+        if (s.second < made.size()) special[s.second] = true;
+    size_t needed = 0, unmade = 0, specials = 0;
+    std::string examples;
+    for (size_t id = 0; id < made.size(); id++) {
+        if (special[id]) specials++;
+        if (special[id] || spec.tokens[id].size() == 1) continue;
+        needed++;
+        if (made[id] || unmade++ >= 3) continue;
+        if (!examples.empty()) examples += ", ";
+        examples += "id " + std::to_string(id) + " \"" + bytes_to_printable(spec.tokens[id]) + "\"";
+    }
+    if (unmade == 0) return;
+    const size_t merges = spec.merges.size();
+    const std::string beyond = "beyond the 256 bytes and " + count_of(specials, "special token");
+    const std::string unmade_list = " (" + examples + (unmade > 3 ? ", ..." : "") + ")";
+    std::string fault = "has " + count_of(merges, "merge") + ", but ";
+    if (merges < needed)
+        fault += vocab_path + " needs at least " + std::to_string(needed) + " (one for each token " + beyond +
+                 "): " + std::to_string(unmade) + " of its tokens come from no merge" + unmade_list +
+                 "; is the file cut short?";
+    else
+        fault += count_of(unmade, "token") + " of " + vocab_path + (unmade == 1 ? " comes" : " come") + " from none" +
+                 unmade_list + ", and every token " + beyond + " must come from a merge";
+    throw Error(merges_path, fault);
+}
+
 }  // namespace
 
 Tokenizer import_gpt2(const std::string& vocab_path, const std::string& merges_path,
@@ -70,6 +107,7 @@ Tokenizer import_gpt2(const std::string& vocab_path, const std::string& merges_p
     std::string text = read_whole_file(merges_path);
     size_t line = 0;
     bpe::FlatMap<size_t> merge_line;
+    std::vector<bool> made(entries.size(), false);  // by id: the result of some merge
     for (size_t pos = 0; pos < text.size();) {
         size_t end = text.find('\n', pos);
         if (end == std::string::npos) end = text.size();
@@ -91,13 +129,16 @@ Tokenizer import_gpt2(const std::string& vocab_path, const std::string& merges_p
             ids[k] = it->second;
         }
         std::string joined = std::string(parts[0]) + std::string(parts[1]);
-        SIXND_CHECK(id_of.count(joined), at(merges_path, line),
+        auto made_id = id_of.find(joined);
+        SIXND_CHECK(made_id != id_of.end(), at(merges_path, line),
                     "the merged token \"" + joined + "\" is not in " + vocab_path);
+        made[made_id->second] = true;
         size_t& first = merge_line.get(bpe::pair_key(ids[0], ids[1]));
         SIXND_CHECK(first == 0, at(merges_path, line), "this merge was already given on line " + std::to_string(first));
         first = line;
         spec.merges.emplace_back(ids[0], ids[1]);
     }
+    check_every_token_made(spec, made, merges_path, vocab_path);
     try {
         return Tokenizer::from_spec(std::move(spec), vocab_path);
     } catch (const Error& e) {

@@ -5,6 +5,7 @@ those cases are left out and the closing line says so."""
 import json
 import os
 import signal
+import struct
 import sys
 import tempfile
 import time
@@ -12,6 +13,8 @@ import time
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 from bad_input import Case, run_cases  # noqa: E402
 import bad_input  # noqa: E402
+
+FIXTURES = os.path.join(os.environ.get("SIXND_SHARED", "../shared"), "fixtures", "tokenizer")
 
 if not os.environ.get("SIXND_BIN"):
     print("skip: SIXND_BIN is not set")
@@ -39,6 +42,19 @@ def raw_nul(tok, path):
     r = bad_input.subprocess.run([bad_input.SIXND, "tokenizer", "decode", "--tokenizer", tok, "--input", path],
                                  capture_output=True)
     return "a raw NUL byte in the error output" if b"\x00" in r.stderr else None
+
+
+def silent(args):
+    """A refused decode prints nothing: no text from the ids before the fault."""
+    r = bad_input.subprocess.run([bad_input.SIXND] + args, capture_output=True, stdin=bad_input.subprocess.DEVNULL)
+    return f"{len(r.stdout)} bytes on stdout" if r.stdout else None
+
+
+def write_shard(path, ids):
+    """An llm.c version-1 shard (uint16 tokens)."""
+    header = [20240520, 1, len(ids)] + [0] * 253
+    with open(path, "wb") as f:
+        f.write(struct.pack("<256i", *header) + struct.pack(f"<{len(ids)}H", *ids))
 
 
 def killed_encode(tok, d):
@@ -86,6 +102,43 @@ def main():
         # A pattern whose backtracking explodes on a long run of 'a' that does not end the text.
         with open(p("aaa.txt"), "w") as f:
             f.write("a" * 40 + "!\n")
+        # Id lists cut off or malformed: each must be refused, not decoded as far as it goes.
+        id_texts = {"cut.json": "[258, 108, 1,", "cut2.json": "[258, 108", "closed_twice.json": "[258, 108]]]",
+                    "oov.json": "[1,2,9999]", "lines.json": "[1,\n 2,\n 9999]", "neg.json": "[1, -2]",
+                    "frac.json": "[1, 2.5]", "exp.json": "[1, 1e3]", "huge.json": "[1, 99999999999999999999999]",
+                    "no_comma.json": "[1 2]", "trailing_comma.json": "[1, 2,]", "nested.json": "[[1]]",
+                    "bare_garbage.txt": "1 2 x", "bare_glued.txt": "1 2]", "empty_ids.json": "",
+                    "bare_ok.txt": "1 2, 3\n4\n", "empty_array.json": " [ ]\n"}
+        for name, text in id_texts.items():
+            with open(p(name), "w") as f:
+                f.write(text)
+        write_shard(p("oov_shard.bin"), [1, 2, 400])
+        # Byte-level BPE vocabularies in GPT-2's spelling: every byte, then "ab" and "cd".
+        small_vocab = {bu[b]: b for b in range(256)}
+        small_vocab.update({"ab": 256, "cd": 257, "<|endoftext|>": 258})
+        with open(p("small_vocab.json"), "w") as f:
+            json.dump(small_vocab, f)
+        # Two merges spelling "abc" (as sixnd's trainer may write) leave "cd" made by none.
+        small_vocab2 = {bu[b]: b for b in range(256)}
+        small_vocab2.update({"ab": 256, "bc": 257, "abc": 258, "cd": 259, "<|endoftext|>": 260})
+        with open(p("small_vocab2.json"), "w") as f:
+            json.dump(small_vocab2, f)
+        merges_texts = {"merges_twice_abc.txt": "a b\nb c\nab c\na bc\n",
+                        "merges_ab_cd.txt": "#version: 0.2\na b\nc d\n", "merges_ab.txt": "#version: 0.2\na b\n",
+                        "merges_bc.txt": "a b\nb c\nc d\n", "merges_empty.txt": ""}
+        for name, text in merges_texts.items():
+            with open(p(name), "w") as f:
+                f.write(text)
+        with open(os.path.join(FIXTURES, "gpt2_merges.txt"), encoding="utf-8") as f:
+            gpt2_merges = f.read().splitlines(keepends=True)
+        with open(p("gpt2_merges_cut.txt"), "w", encoding="utf-8") as f:
+            f.write("".join(gpt2_merges[:20001]))
+        gpt2_vocab = os.path.join(FIXTURES, "gpt2_vocab.json")
+        # Training text with no pair to merge.
+        for name, text in {"empty.txt": "", "empty2.txt": "", "specials_only.txt": "<|endoftext|>" * 3,
+                           "ab.txt": "ab"}.items():
+            with open(p(name), "w") as f:
+                f.write(text)
         slow_tok = p("slow_tok.bin")
         r = bad_input.subprocess.run([bad_input.SIXND, "tokenizer", "train", "--input", p("corpus.txt"), "--vocab-size",
                                       "260", "--pattern", "(a|a)+$", "--out", slow_tok], capture_output=True)
@@ -125,11 +178,58 @@ def main():
                  ["aaa.txt", "match limit"], unchanged=[p("a.bin")]),
             Case("decode of a binary non-shard", ["tokenizer", "decode", "--tokenizer", tok, "--input", p("binary.dat")],
                  ["binary.dat", "byte 0x00"], check=lambda: raw_nul(tok, p("binary.dat"))),
+            Case("decode of a shard with an id beyond the vocabulary",
+                 ["tokenizer", "decode", "--tokenizer", tok, "--input", p("oov_shard.bin")],
+                 ["oov_shard.bin", "index 2", "400", "outside the vocabulary (size 300)"]),
+            Case("decode of empty stdin", ["tokenizer", "decode", "--tokenizer", tok], ["stdin", "no token ids"]),
+            Case("decode of ids separated by commas and spaces", ["tokenizer", "decode", "--tokenizer", tok, "--input",
+                                                                   p("bare_ok.txt")], [], exit_code=0),
+            Case("decode of an empty JSON array", ["tokenizer", "decode", "--tokenizer", tok, "--input",
+                                                    p("empty_array.json")], [], exit_code=0),
             Case("decode --out onto a symlink",
                  ["tokenizer", "decode", "--tokenizer", tok, "--input", p("ids.json"), "--out", p("link.bin")],
                  ["link.bin", "symbolic link"], unchanged=[p("link.bin"), p("target.txt")]),
             Case("decode --input a directory", ["tokenizer", "decode", "--tokenizer", tok, "--input", p("adir")],
                  ["adir", "directory"]),
+            Case("import-gpt2: GPT-2's merges cut short",
+                 ["tokenizer", "import-gpt2", "--vocab", gpt2_vocab, "--merges", p("gpt2_merges_cut.txt"), "--out",
+                  p("g.bin")], ["gpt2_merges_cut.txt", "20001 merges", "needs at least 50000", "29999 of its tokens",
+                                "id 20257", "cut short"], unchanged=[p("g.bin")]),
+            Case("import-gpt2: an empty merges file with GPT-2's vocabulary",
+                 ["tokenizer", "import-gpt2", "--vocab", gpt2_vocab, "--merges", p("merges_empty.txt"), "--out",
+                  p("g.bin")], ["merges_empty.txt", "0 merges", "needs at least 50000"], unchanged=[p("g.bin")]),
+            Case("import-gpt2: a vocab token no merge makes",
+                 ["tokenizer", "import-gpt2", "--vocab", p("small_vocab.json"), "--merges", p("merges_ab.txt"), "--out",
+                  p("g.bin"), "--hf-out", p("g.json")],
+                 ["merges_ab.txt", "1 merge,", "needs at least 2", 'id 257 "cd"'], unchanged=[p("g.bin"), p("g.json")]),
+            Case("import-gpt2: as many merges as tokens, yet one token made by none",
+                 ["tokenizer", "import-gpt2", "--vocab", p("small_vocab2.json"), "--merges", p("merges_twice_abc.txt"),
+                  "--out", p("g.bin")], ["merges_twice_abc.txt", "4 merges", "1 token of", 'id 259 "cd"'],
+                 unchanged=[p("g.bin")]),
+            Case("import-gpt2 --hf-out onto a directory writes no --out either",
+                 ["tokenizer", "import-gpt2", "--vocab", p("small_vocab.json"), "--merges", p("merges_ab_cd.txt"),
+                  "--out", p("g.bin"), "--hf-out", p("adir")], ["adir", "directory"],
+                 unchanged=[p("g.bin"), p("adir")]),
+            Case("import-gpt2: a merge whose result is not in vocab.json",
+                 ["tokenizer", "import-gpt2", "--vocab", p("small_vocab.json"), "--merges", p("merges_bc.txt"), "--out",
+                  p("g.bin")], ["merges_bc.txt:2", '"bc" is not in'], unchanged=[p("g.bin")]),
+            Case("import-gpt2: every vocab token made by a merge is accepted",
+                 ["tokenizer", "import-gpt2", "--vocab", p("small_vocab.json"), "--merges", p("merges_ab_cd.txt"),
+                  "--out", p("small.bin")], [], exit_code=0),
+            Case("train: an empty input",
+                 ["tokenizer", "train", "--input", p("empty.txt"), "--vocab-size", "300", "--out", p("e.bin")],
+                 ["empty.txt", "holds no text"], unchanged=[p("e.bin")]),
+            Case("train: several empty inputs",
+                 ["tokenizer", "train", "--input", p("empty.txt"), p("empty2.txt"), "--vocab-size", "300", "--out",
+                  p("e.bin"), "--hf-out", p("e.json")], ["empty.txt", "empty2.txt", "the inputs hold no text"],
+                 unchanged=[p("e.bin"), p("e.json")]),
+            Case("train: an input of special tokens only",
+                 ["tokenizer", "train", "--input", p("specials_only.txt"), "--vocab-size", "300", "--special",
+                  "<|endoftext|>", "--out", p("e.bin")], ["specials_only.txt", "holds no text"],
+                 unchanged=[p("e.bin")]),
+            Case("train: text too small for the vocabulary stops early (documented)",
+                 ["tokenizer", "train", "--input", p("ab.txt"), "--vocab-size", "300", "--out", p("ab.bin")], [],
+                 exit_code=0),
             Case("import-gpt2: a byte missing from vocab.json",
                  ["tokenizer", "import-gpt2", "--vocab", p("vocab.json"), "--merges", p("merges.txt"), "--out", p("g.bin")],
                  ["vocab.json", "byte 0x61"], unchanged=[p("g.bin")]),
@@ -137,6 +237,28 @@ def main():
                  ["adir", "directory"], unchanged=[p("adir")]),
             Case("info of a non-tokenizer", ["tokenizer", "info", "--tokenizer", p("binary.dat")], ["binary.dat"]),
         ]
+        decode_faults = [
+            ("cut.json", ["cut.json:1:14", "cut off after 3 ids", "closing ']'"]),
+            ("cut2.json", ["cut2.json:1:10", "cut off after 2 ids"]),
+            ("closed_twice.json", ["closed_twice.json:1:11", "']' follows"]),
+            ("oov.json", ["oov.json:1:6", "9999", "id 3 of the list", "outside the vocabulary (size 300)"]),
+            ("lines.json", ["lines.json:3:2", "9999"]),
+            ("neg.json", ["neg.json:1:5", "-2", "negative"]),
+            ("frac.json", ["frac.json:1:5", "2.5", "not a whole number"]),
+            ("exp.json", ["exp.json:1:5", "1e3", "not a whole number"]),
+            ("huge.json", ["huge.json:1:5", "99999999999999999999999", "outside the vocabulary"]),
+            ("no_comma.json", ["no_comma.json:1:4", "expected ',' or ']'", "'2'"]),
+            ("trailing_comma.json", ["trailing_comma.json:1:7", "expected a token id", "']'"]),
+            ("nested.json", ["nested.json:1:2", "expected a token id", "'['"]),
+            ("bare_garbage.txt", ["bare_garbage.txt:1:5", "'x'"]),
+            ("bare_glued.txt", ["bare_glued.txt:1:4", "']'"]),
+            ("empty_ids.json", ["empty_ids.json", "no token ids"]),
+        ]
+        for name, words in decode_faults:
+            args = ["tokenizer", "decode", "--tokenizer", tok, "--input", p(name)]
+            cases.append(Case(f"decode of {name}: {id_texts[name]!r}", args, words, check=lambda a=args: silent(a)))
+            cases.append(Case(f"decode of {name} with --out", args + ["--out", p("decoded.txt")], words[:1],
+                              unchanged=[p("decoded.txt")]))
         if dev:
             cases += [
                 Case("encode --out onto a character device", enc + ["--out", dev], ["null", "character device"],

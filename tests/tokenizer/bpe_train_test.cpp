@@ -161,6 +161,27 @@ TEST(BpeTrain, StopsEarlyWhenPairsRunOut) {
     EXPECT_EQ(t.vocab_size(), 257u);
 }
 
+TEST(BpeTrain, InputWithNoPairToMergeIsRejectedNamingIt) {
+    std::string dir = make_temp_dir("sixnd-bpe-");
+    spit(dir + "/empty.txt", "");
+    spit(dir + "/specials.txt", "<|end|><|end|>");
+    try {
+        train_bpe({{dir + "/empty.txt"}}, options(300));
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where(), dir + "/empty.txt");
+        EXPECT_EQ(e.fault(), "holds no text to learn merges from (an empty file?)");
+    }
+    try {
+        train_bpe({{dir + "/empty.txt"}, {dir + "/specials.txt"}}, options(300, {"<|end|>"}));
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where(), dir + "/empty.txt, " + dir + "/specials.txt");
+        EXPECT_EQ(e.fault(), "the inputs hold no text to learn merges from (empty files?)");
+    }
+    std::filesystem::remove_all(dir);
+}
+
 TEST(BpeTrain, UnreadableInputNamesTheFile) {
     try {
         train_bpe({{"/nonexistent/sixnd-input.txt"}}, options(300));

@@ -138,8 +138,12 @@ TEST_F(Formats, MalformedMergesNamesFileAndLine) {
     EXPECT_TRUE(contains(err, path("merges.txt") + ":1: token \"zz\" is not in")) << err;
     err = import_error(vocab, "a b\na b\n");
     EXPECT_TRUE(contains(err, path("merges.txt") + ":2: this merge was already given on line 1")) << err;
+    // Empty merges suit only a vocabulary of bytes and special tokens: "ab" needs a merge.
     err = import_error(vocab, "");
-    EXPECT_EQ(err, "no error");
+    EXPECT_TRUE(contains(err, path("merges.txt") + ": has 0 merges, but " + path("vocab.json") + " needs at least 1"))
+        << err;
+    EXPECT_TRUE(contains(err, "(id 256 \"ab\")")) << err;
+    EXPECT_EQ(import_error(byte_vocab("  \"<|endoftext|>\": 256"), ""), "no error");
     fs::remove(path("merges.txt"));
     try {
         import_gpt2(path("vocab.json"), path("merges.txt"), {}, resolve_pattern("gpt2"));
