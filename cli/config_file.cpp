@@ -1,7 +1,9 @@
 #include "cli/config_file.h"
 
 #include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "cli/verbs.h"
 #include "core/error.h"
@@ -45,10 +47,22 @@ std::string config_path(const std::vector<std::string>& args) {
     return "";
 }
 
+// Flag -> FILE:LINE of the current verb's config file; one verb runs per process.
+std::map<std::string, std::string>& config_lines() {
+    static std::map<std::string, std::string> lines;
+    return lines;
+}
+
+std::string config_line(const std::string& flag) {
+    const auto it = config_lines().find(flag);
+    return it == config_lines().end() ? "" : it->second;
+}
+
 }  // namespace
 
 std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, const std::vector<std::string>& args) {
     std::vector<ConfigArg> out;
+    config_lines().clear();
     if (!app.get_option_no_throw("--config")) return out;
     const std::string path = config_path(args);
     if (path.empty()) return out;
@@ -62,6 +76,8 @@ std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, 
     std::set<std::string> other_verbs;
     for (const Verb& v : verbs()) other_verbs.insert(v.name);
     other_verbs.erase(verb);
+    // The line each option was first set on: a second setting is a mistake whichever wins.
+    std::map<const CLI::Option*, int> first_line;
     std::string line;
     int lineno = 0;
     bool applies = true;
@@ -90,8 +106,12 @@ std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, 
         const CLI::Option* opt = key.empty() ? nullptr : app.get_option_no_throw(flag);
         if (!opt) throw Error(where, "unknown key '" + trim(t.substr(0, eq)) + "' (sixnd " + verb + " has no " + flag + ")");
         if (key == "config") throw Error(where, "a config file cannot name another config file");
+        if (!first_line.emplace(opt, lineno).second)
+            throw Error(where, "duplicate key '" + trim(t.substr(0, eq)) + "' (first set on line " +
+                                   std::to_string(first_line[opt]) + ")");
         if (given.count(opt)) continue;
         const std::string value = unquote(trim(t.substr(eq + 1)), where);
+        config_lines()[opt->get_name()] = where;
         ConfigArg a{where, flag, {}};
         if (opt->get_expected_min() == 0) {
             if (flag_value(value, where, key)) a.args.push_back(flag);
@@ -101,6 +121,14 @@ std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, 
         out.push_back(a);
     }
     return out;
+}
+
+std::string with_config_line(const Error& e) {
+    if (e.where().rfind("--", 0) != 0) return e.what();
+    std::istringstream flags(e.where());
+    for (std::string flag; std::getline(flags, flag, '/');)
+        if (const std::string where = config_line(flag); !where.empty()) return where + ": " + e.what();
+    return e.what();
 }
 
 }  // namespace sixnd::cli

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "cli/config_file.h"
 #include "cli/verbs.h"
 #include "core/error.h"
 
@@ -58,7 +59,7 @@ int main(int argc, char** argv) {
         try {
             return v.run(argc - 1, argv + 1);
         } catch (const sixnd::Error& e) {
-            std::fprintf(stderr, "sixnd %s: error: %s\n", v.name, e.what());
+            std::fprintf(stderr, "sixnd %s: error: %s\n", v.name, sixnd::cli::with_config_line(e).c_str());
             return 1;
         } catch (const std::exception& e) {
             std::fprintf(stderr, "sixnd %s: error: %s\n", v.name, e.what());

@@ -71,21 +71,31 @@ plan::DeviceSpec device_spec(const std::string& key, const std::string& dtype, d
     return s;
 }
 
+// Far beyond any cluster, and a count an int holds.
+constexpr double kMaxDevices = 1 << 24;
+
+std::string shown(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", v);
+    return b;
+}
+
 int run_check(const std::string& path, bool as_json) {
     std::ifstream f(path);
     if (!f) throw Error(path, "cannot open the run log");
-    json header;
-    std::vector<json> steps;
+    plan::LogRecord header;
+    std::vector<plan::LogRecord> steps;
     std::string line;
     for (int n = 1; std::getline(f, line); n++) {
         if (line.empty()) continue;
-        json rec;
+        plan::LogRecord rec{json(), n};
         try {
-            rec = json::parse(line);
+            rec.json = json::parse(line);
         } catch (const json::exception& e) {
             throw Error(path + ":" + std::to_string(n), std::string("not a JSON record: ") + e.what());
         }
-        const std::string type = rec.value("type", "");
+        const plan::LogFields fields(path, rec);
+        const std::string type = fields.has("type") ? fields.text("type") : "";
         // A resumed run appends a header of its own: check the last segment, the one whose
         // world size and layout the steps after it ran with.
         if (type == "header") {
@@ -95,19 +105,21 @@ int run_check(const std::string& path, bool as_json) {
             steps.push_back(rec);
         }
     }
-    if (header.is_null()) throw Error(path, "no header record: not a sixnd run log");
-    if (!header.contains("layout")) throw Error(path, "the header has no layout record (written by an older sixnd)");
+    if (header.json.is_null()) throw Error(path, "no header record: not a sixnd run log");
+    const plan::LogFields h(path, header);
+    if (!h.has("layout")) throw Error(h.where(), "the header has no layout record (written by an older sixnd)");
+    const plan::LogFields layout = h.object("layout");
+    GPTConfig cfg;
     try {
-        const GPTConfig cfg = GPTConfig::from_json(header.at("model"));
-        cfg.validate(path + ": header model");
-        plan::ModelInfo m = model_info(cfg, "run", header.at("layout").at("unit_align").get<size_t>());
-        if (m.layout.total != header.at("layout").at("total").get<double>())
-            throw Error(path, "the header's layout does not match its model");
-        const plan::CheckResult r = plan::check_run(header, steps, m);
-        std::printf("%s", as_json ? (r.to_json().dump(2) + "\n").c_str() : r.to_table().c_str());
+        cfg = GPTConfig::from_json(header.json.at("model"), h.where());
     } catch (const json::exception& e) {
-        throw Error(path, std::string("malformed run log: ") + e.what());
+        throw Error(h.where(), std::string("the model record is missing or malformed: ") + e.what());
     }
+    cfg.validate(h.where() + ": model");
+    plan::ModelInfo m = model_info(cfg, "run", static_cast<size_t>(layout.integer("unit_align", 1)));
+    if (m.layout.total != layout.number("total")) throw Error(h.where(), "the header's layout does not match its model");
+    const plan::CheckResult r = plan::check_run(path, header, steps, m);
+    std::printf("%s", as_json ? (r.to_json().dump(2) + "\n").c_str() : r.to_table().c_str());
     return 0;
 }
 
@@ -170,13 +182,26 @@ int run_plan(int argc, char** argv) {
     in.recompute = plan::parse_recompute(recompute);
     if (attention != "flash" && attention != "naive") throw Error("--attention", "expected naive or flash, got '" + attention + "'");
     in.flash = attention == "flash";
-    for (auto [flag, v] : {std::pair<const char*, double>{"--flops", in.flops}, {"--devices", in.devices}, {"--days", in.days},
-                           {"--mfu", in.mfu}, {"--params", in.params}, {"--tokens", in.tokens},
-                           {"--tokens-per-param", in.tokens_per_param}, {"--price-per-device-hour", in.price_per_device_hour},
-                           {"--serve-tokens", in.serve_tokens}, {"--checkpoint-write-s", in.checkpoint_write_s}})
-        if (v < 0 || !std::isfinite(v)) throw Error(flag, "must be a non-negative number");
-    if (in.batch < 0 || in.seq_len < 0 || in.ranks < 0 || in.grad_accum < 1 || in.serve_batch < 1 || in.write_bw <= 0)
-        throw Error("--batch/--seq-len/--ranks/--grad-accum/--serve-batch/--write-bw", "must be positive");
+    // Every numeric flag's lower bound (0 where 0 stands for "not given"), before any arithmetic.
+    const struct {
+        const char* flag;
+        double value, min;
+    } bounds[] = {{"--flops", in.flops, 0}, {"--devices", in.devices, 0}, {"--days", in.days, 0}, {"--mfu", in.mfu, 0},
+                  {"--peak-tflops", peak_tflops, 0}, {"--params", in.params, 0}, {"--n-layer", double(n_layer), 0},
+                  {"--n-head", double(n_head), 0}, {"--n-embd", double(n_embd), 0}, {"--vocab-size", double(vocab), 0},
+                  {"--max-seq-len", double(max_seq_len), 0}, {"--tokens", in.tokens, 0},
+                  {"--tokens-per-param", in.tokens_per_param, 0}, {"--batch", double(in.batch), 0},
+                  {"--seq-len", double(in.seq_len), 0}, {"--grad-accum", double(in.grad_accum), 1},
+                  {"--ranks", double(in.ranks), 0}, {"--pipeline-stages", double(in.pipeline_stages), 1},
+                  {"--micro-batches", double(in.micro_batches), 0}, {"--price-per-device-hour", in.price_per_device_hour, 0},
+                  {"--serve-tokens", in.serve_tokens, 0}, {"--serve-batch", double(in.serve_batch), 1},
+                  {"--checkpoint-write-s", in.checkpoint_write_s, 0}, {"--write-bw", in.write_bw, 1}};
+    for (const auto& b : bounds) {
+        if (!std::isfinite(b.value)) throw Error(b.flag, "must be a finite number, got " + shown(b.value));
+        if (b.value < b.min) throw Error(b.flag, "must be at least " + shown(b.min) + ", got " + shown(b.value));
+    }
+    if (in.devices != std::floor(in.devices) || in.devices > kMaxDevices)
+        throw Error("--devices", "must be a whole number up to " + shown(kMaxDevices) + ", got " + shown(in.devices));
     if (!device.empty()) in.device = device_spec(device, dtype, peak_tflops);
     else if (peak_tflops > 0) throw Error("--peak-tflops", "needs --device");
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 #include "core/error.h"
@@ -52,29 +53,147 @@ double median(std::vector<double> v) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// A value as the error shows it: the JSON text, cut short.
+std::string shown(const nlohmann::json& v) {
+    const std::string s = v.dump();
+    return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+}
+
+std::string count(double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.17g", x);
+    return b;
+}
+
+std::string integer_range(int min, int max) {
+    if (max != INT_MAX) return "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+    if (min == 0) return "a non-negative integer";
+    if (min == 1) return "a positive integer";
+    return "an integer >= " + std::to_string(min);
+}
+
 }  // namespace
 
-CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>& steps, const ModelInfo& m) {
-    if (steps.empty()) throw Error("plan --check", "the run log has no step records");
+LogFields::LogFields(const std::string& path, const LogRecord& r) : LogFields(path + ":" + std::to_string(r.line), "", &r.json) {
+    if (!r.json.is_object()) throw Error(where_, "the record is not a JSON object");
+}
+
+LogFields::LogFields(std::string where, std::string prefix, const nlohmann::json* j)
+    : where_(std::move(where)), prefix_(std::move(prefix)), j_(j) {}
+
+void LogFields::fault(const std::string& key, const std::string& what) const { throw Error(where_, prefix_ + key + " " + what); }
+
+const nlohmann::json& LogFields::at(const std::string& key) const {
+    const auto it = j_->find(key);
+    if (it == j_->end()) fault(key, "is missing");
+    return *it;
+}
+
+bool LogFields::has(const std::string& key) const { return j_->contains(key); }
+
+LogFields LogFields::object(const std::string& key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_object()) fault(key, "must be an object, got " + shown(v));
+    return LogFields(where_, prefix_ + key + ".", &v);
+}
+
+size_t LogFields::array_size(const std::string& key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_array()) fault(key, "must be an array, got " + shown(v));
+    return v.size();
+}
+
+LogFields LogFields::element(const std::string& key, size_t i) const {
+    const std::string name = key + "[" + std::to_string(i) + "]";
+    if (i >= array_size(key)) fault(name, "is missing");
+    const nlohmann::json& v = at(key)[i];
+    if (!v.is_object()) fault(name, "must be an object, got " + shown(v));
+    return LogFields(where_, prefix_ + name + ".", &v);
+}
+
+double LogFields::number(const std::string& key, bool positive) const {
+    const nlohmann::json& v = at(key);
+    const double x = v.is_number() ? v.get<double>() : NAN;
+    if (!std::isfinite(x) || x < 0 || (positive && x == 0))
+        fault(key, std::string("must be a finite ") + (positive ? "positive" : "non-negative") + " number, got " + shown(v));
+    return x;
+}
+
+double LogFields::number_or(const std::string& key, double fallback) const { return has(key) ? number(key) : fallback; }
+
+int LogFields::integer(const std::string& key, int min, int max) const {
+    const nlohmann::json& v = at(key);
+    if (v.is_number_integer()) {
+        const int64_t x = v.get<int64_t>();
+        if (x >= min && x <= max) return static_cast<int>(x);
+    }
+    fault(key, "must be " + integer_range(min, max) + ", got " + shown(v));
+}
+
+int LogFields::integer_or(const std::string& key, int min, int fallback) const { return has(key) ? integer(key, min) : fallback; }
+
+bool LogFields::boolean(const std::string& key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_boolean()) fault(key, "must be true or false, got " + shown(v));
+    return v.get<bool>();
+}
+
+std::string LogFields::text(const std::string& key) const {
+    const nlohmann::json& v = at(key);
+    if (!v.is_string()) fault(key, "must be a string, got " + shown(v));
+    return v.get<std::string>();
+}
+
+std::string LogFields::choice(const std::string& key, std::initializer_list<const char*> allowed) const {
+    const std::string v = text(key);
+    std::string names;
+    for (const char* a : allowed) {
+        if (v == a) return v;
+        names += std::string(names.empty() ? "" : ", ") + a;
+    }
+    fault(key, "must be one of " + names + "; got " + shown(at(key)));
+}
+
+std::string LogFields::choice_or(const std::string& key, std::initializer_list<const char*> allowed, const std::string& fallback) const {
+    return has(key) ? choice(key, allowed) : fallback;
+}
+
+CheckResult check_run(const std::string& path, const LogRecord& header, const std::vector<LogRecord>& steps, const ModelInfo& m) {
+    const LogFields h(path, header);
+    if (steps.empty()) throw Error(h.where(), "no step records after this header: the run logged no step");
     CheckResult out;
-    const nlohmann::json& cfg = h.at("config");
-    const int world = h.at("world_size"), stage = h.at("zero_stage"), accum = h.at("grad_accum_steps");
-    const int B = cfg.at("batch"), T = cfg.at("seq_len");
-    const int e = cfg.at("dtype").get<std::string>() == "fp32" ? 4 : 2;
-    const bool master = cfg.at("master_weights");
-    const Recompute rc = parse_recompute(cfg.at("recompute"));
-    const bool flash = cfg.at("attention").get<std::string>() == "flash";
-    const double step_tokens = h.at("batch_tokens");
-    const nlohmann::json& last = steps.back();
+    const LogFields cfg = h.object("config");
+    const int world = h.integer("world_size", 1), stage = h.integer("zero_stage", 0, 3), accum = h.integer("grad_accum_steps", 1);
+    const int B = cfg.integer("batch", 1), T = cfg.integer("seq_len", 1, m.max_seq_len);
+    const int e = cfg.choice("dtype", {"fp32", "bf16"}) == "fp32" ? 4 : 2;
+    const bool master = cfg.boolean("master_weights");
+    const Recompute rc = parse_recompute(cfg.choice("recompute", {"none", "selective", "full"}));
+    const bool flash = cfg.choice("attention", {"flash", "naive"}) == "flash";
+    const double step_tokens = h.number("batch_tokens", true);
+    const double micro_tokens = static_cast<double>(B) * T * world * accum;
+    if (step_tokens != micro_tokens)
+        throw Error(h.where(), "batch_tokens " + count(step_tokens) + " is not config.batch x config.seq_len x world_size x " +
+                                   "grad_accum_steps = " + count(micro_tokens));
+    const std::string device = h.text("device");
+    const double peak = h.number("peak_flops");
+    const std::string peak_source = h.text("peak_source");
+    const int eval_every = cfg.integer_or("eval_every", 0, 0);
+    const LogFields last(path, steps.back());
+    // Every rank's memory record (rank 0's alone in a one-process run), one per rank.
+    const bool per_rank = last.has("memory_ranks");
+    const size_t n_ranks = per_rank ? last.array_size("memory_ranks") : 1;
+    if (per_rank && n_ranks != static_cast<size_t>(world))
+        throw Error(last.where(), "memory_ranks has " + std::to_string(n_ranks) + " records for world_size " + std::to_string(world));
+    std::vector<LogFields> ranks;
+    for (size_t r = 0; r < n_ranks; r++) ranks.push_back(per_rank ? last.element("memory_ranks", r) : last.object("memory"));
 
     // Memory: every rank's categories (rank 0 only in a one-process run).
     StateBytes s = model_state_bytes(m.layout, stage, world, e, master);
     // Muon's gather and Newton-Schulz buffers; its widest matrix is taken as GPT-2's MLP [4C, C].
-    const bool muon = cfg.value("optimizer", "adamw") == "muon";
+    const bool muon = cfg.choice_or("optimizer", {"adamw", "muon"}, "adamw") == "muon";
     const MuonCost mc = muon ? muon_cost(m.layout, stage, world, 6.0 * m.n_embd * m.n_embd) : MuonCost{};
     s.workspace += mc.workspace;
     const ActivationBytes a = activation_bytes(m.activation_shape(flash), B, T, rc, e);
-    const nlohmann::json ranks = last.contains("memory_ranks") ? last.at("memory_ranks") : nlohmann::json::array({last.at("memory")});
     const char* zero_f = "ZeRO stage table over the layout's units";
     // A CPU without BF16 dot products runs bf16 matmuls on the packed GEMM, which keeps packed
     // bf16 panels of each Linear weight and of the LM head in each of its two roles
@@ -84,12 +203,14 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
     // reused slots (core/zero_slots.h), so a rank keeps one block's copies per slot that ever
     // holds a block (all of them with as many blocks; with one block, the final layernorm takes
     // the other slot), and the head's in the embeddings slot.
-    const bool widened = e == 2 && h.at("device") == "cpu" && h.contains("cpu") && h.at("cpu").value("bf16_matmul", "") == "fp32";
+    const bool widened = e == 2 && device == "cpu" && h.has("cpu") && h.object("cpu").has("bf16_matmul") &&
+                         h.object("cpu").text("bf16_matmul") == "fp32";
     double copies = 0;
     if (widened) {
-        const nlohmann::json& cpu = h.at("cpu");
+        const LogFields cpu = h.object("cpu");
         // Logs without the field: the widths of the builds since AVX-512 kernels got 32 columns.
-        const int width = cpu.value("gemm_panel_width", cpu.value("kernels_compiled_for", "") == "avx512f" ? 32 : 16);
+        const bool avx512 = cpu.has("kernels_compiled_for") && cpu.text("kernels_compiled_for") == "avx512f";
+        const int width = cpu.integer_or("gemm_panel_width", 1, avx512 ? 32 : 16);
         const auto padded = [width](double n) { return std::ceil(n / width) * width; };
         const auto both_roles = [&padded](std::pair<int, int> w) {
             return 2.0 * (w.first * padded(w.second) + w.second * padded(w.first));
@@ -100,29 +221,30 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
         copies = both_roles(m.head_matrix) + block_copies * block;
     }
     for (size_t r = 0; r < ranks.size(); r++) {
-        const nlohmann::json& mem = ranks[r];
+        const LogFields& mem = ranks[r];
         const std::string p = ranks.size() > 1 ? "rank" + std::to_string(r) + "." : "";
-        out.rows.push_back({p + "memory.params", s.params, mem.at("params"), Unit::bytes, zero_f});
-        out.rows.push_back({p + "memory.grads", s.grads, mem.at("grads"), Unit::bytes, zero_f});
-        out.rows.push_back({p + "memory.master", s.master, mem.at("master"), Unit::bytes, zero_f});
-        out.rows.push_back({p + "memory.adam_m", s.adam_m, mem.at("adam_m"), Unit::bytes, zero_f});
-        out.rows.push_back({p + "memory.adam_v", s.adam_v, mem.at("adam_v"), Unit::bytes, zero_f});
-        out.rows.push_back({p + "memory.model_states", s.total(),
-                            mem.at("params").get<double>() + mem.at("grads").get<double>() + mem.at("master").get<double>() +
-                                mem.at("adam_m").get<double>() + mem.at("adam_v").get<double>(),
-                            Unit::bytes, "exact: the layout's padded units"});
+        const double params = mem.number("params"), grads = mem.number("grads"), master_b = mem.number("master"),
+                     adam_m = mem.number("adam_m"), adam_v = mem.number("adam_v");
+        out.rows.push_back({p + "memory.params", s.params, params, Unit::bytes, zero_f});
+        out.rows.push_back({p + "memory.grads", s.grads, grads, Unit::bytes, zero_f});
+        out.rows.push_back({p + "memory.master", s.master, master_b, Unit::bytes, zero_f});
+        out.rows.push_back({p + "memory.adam_m", s.adam_m, adam_m, Unit::bytes, zero_f});
+        out.rows.push_back({p + "memory.adam_v", s.adam_v, adam_v, Unit::bytes, zero_f});
+        out.rows.push_back({p + "memory.model_states", s.total(), params + grads + master_b + adam_m + adam_v, Unit::bytes,
+                            "exact: the layout's padded units"});
         if (r == 0) {
-            out.rows.push_back({"memory.activations", a.activations, last.at("memory").at("activations"), Unit::bytes,
+            const LogFields mem0 = last.object("memory");
+            out.rows.push_back({"memory.activations", a.activations, mem0.number("activations"), Unit::bytes,
                                 "kept tensors at B x T under --recompute"});
-            out.rows.push_back({"memory.workspace", a.workspace + s.workspace, last.at("memory").at("workspace"), Unit::bytes,
+            out.rows.push_back({"memory.workspace", a.workspace + s.workspace, mem0.number("workspace"), Unit::bytes,
                                 muon ? "backward 9 C e per token + ZeRO scratch + Muon's unit and NS buffers"
                                      : "backward 9 C e per token + ZeRO scratch"});
         }
         if (widened)
-            out.rows.push_back({p + "memory.weight_copies", copies, mem.value("weight_copies", 0.0), Unit::bytes,
+            out.rows.push_back({p + "memory.weight_copies", copies, mem.number_or("weight_copies", 0), Unit::bytes,
                                 stage == 3 ? "2 bytes per element and role of the LM head and of one block per gather slot, N padded to the panel width"
                                            : "2 bytes per Linear and LM-head weight and role, N padded to the panel width (bf16 in FP32 arithmetic on this CPU)"});
-        out.rows.push_back({p + "memory.peak", s.total() + s.workspace + a.activations + a.workspace + copies, mem.at("peak"),
+        out.rows.push_back({p + "memory.peak", s.total() + s.workspace + a.activations + a.workspace + copies, mem.number("peak"),
                             Unit::bytes, "states + activations + workspace (+ weight copies)"});
     }
 
@@ -130,16 +252,16 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
     const size_t from = steps.size() > 1 ? 1 : 0;
     std::vector<double> mfu, ms;
     for (size_t i = from; i < steps.size(); i++) {
-        mfu.push_back(steps[i].at("mfu"));
-        ms.push_back(steps[i].at("step_ms"));
+        const LogFields step(path, steps[i]);
+        mfu.push_back(step.number("mfu"));
+        ms.push_back(step.number("step_ms", true));
     }
     // The median, as for the measured step: a mean over a few steps moves with one step that
     // another process on the cores slowed down, and then no longer matches the median step.
     const double mid_mfu = mfu.empty() ? 0 : median(mfu);
-    const double peak = h.at("peak_flops");
     const double attn = attention_flops_per_token(m.n_layer, m.n_embd, T);
     const double flops = (6 * m.matmul_params + attn) * step_tokens;
-    out.rows.push_back({"flops_per_step", flops, last.at("flops"), Unit::flops, "(6N + 12 L C T) x tokens per step"});
+    out.rows.push_back({"flops_per_step", flops, last.number("flops"), Unit::flops, "(6N + 12 L C T) x tokens per step"});
     if (peak > 0 && mid_mfu > 0)
         out.rows.push_back({"step_time_s", flops / (world * peak * mid_mfu), median(ms) / 1e3, Unit::seconds,
                             "FLOPs / (ranks x peak x median measured MFU); measured: median step"});
@@ -147,22 +269,25 @@ CheckResult check_run(const nlohmann::json& h, const std::vector<nlohmann::json>
     // Bytes sent per rank per step.
     CommBytes c = comm_bytes_per_step(m.layout, stage, world, e, accum);
     c.all_gather += mc.all_gather;
-    if (last.contains("comm_ranks")) {
-        const nlohmann::json& cr = last.at("comm_ranks");
-        for (size_t r = 0; r < cr.size(); r++) {
+    if (last.has("comm_ranks")) {
+        const size_t n = last.array_size("comm_ranks");
+        if (n != static_cast<size_t>(world))
+            throw Error(last.where(), "comm_ranks has " + std::to_string(n) + " records for world_size " + std::to_string(world));
+        for (size_t r = 0; r < n; r++) {
+            const LogFields cr = last.element("comm_ranks", r);
             const std::string p = "rank" + std::to_string(r) + ".comm.";
-            const double ar = cr[r].value("all_reduce", 0.0), rs = cr[r].value("reduce_scatter", 0.0), ag = cr[r].value("all_gather", 0.0);
+            const double ar = cr.number_or("all_reduce", 0), rs = cr.number_or("reduce_scatter", 0), ag = cr.number_or("all_gather", 0);
             out.rows.push_back({p + "all_reduce", c.all_reduce, ar, Unit::bytes, "2(n-1)/n psi e on the last micro-step"});
             out.rows.push_back({p + "reduce_scatter", c.reduce_scatter, rs, Unit::bytes, "(n-1)/n psi e per reducing micro-step"});
             out.rows.push_back({p + "all_gather", c.all_gather, ag, Unit::bytes, "(n-1)/n of the gathered units"});
             out.rows.push_back({p + "total", c.total(), ar + rs + ag, Unit::bytes, "bytes sent per rank per step"});
         }
     } else {
-        out.rows.push_back({"comm.bytes_per_rank_per_step", c.total(), last.at("comm_bytes"), Unit::bytes, "one process: none"});
+        out.rows.push_back({"comm.bytes_per_rank_per_step", c.total(), last.number("comm_bytes"), Unit::bytes, "one process: none"});
     }
-    if (h.at("peak_source").get<std::string>().find("measured") != std::string::npos)
+    if (peak_source.find("measured") != std::string::npos)
         out.notes.push_back("the peak was measured at start-up; its matmul buffers may set the ledger's peak before activations exist");
-    if (stage == 3 && cfg.value("eval_every", 0) > 0)
+    if (stage == 3 && eval_every > 0)
         out.notes.push_back("stage 3 with evaluation: an evaluation leaves units in the gather slots, so the next step gathers less");
     return out;
 }

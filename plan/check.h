@@ -4,6 +4,8 @@
 // step. The run log header carries what the prediction needs: the resolved config, the model
 // shape, the layout's unit sizes, the world size and the peak FLOP/s.
 #pragma once
+#include <climits>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -29,8 +31,45 @@ struct CheckResult {
     const CheckRow& find(const std::string& quantity) const;
 };
 
-// header: the run log's header record; steps: its step records in order; model: the header's
-// model with its layout (built by the caller).
-CheckResult check_run(const nlohmann::json& header, const std::vector<nlohmann::json>& steps, const ModelInfo& model);
+// One record of a run log and the line it was read from.
+struct LogRecord {
+    nlohmann::json json;
+    int line = 0;
+};
+
+// Checked reads from a run-log record, for a log that may be edited, truncated or from another
+// program: a missing field, a value of the wrong type or out of range ends in one error naming
+// FILE:LINE and the field's path in the record (`config.batch`), so that no impossible number
+// reaches the arithmetic. The record must outlive the reader.
+class LogFields {
+public:
+    LogFields(const std::string& path, const LogRecord& r);
+    const std::string& where() const { return where_; }  // FILE:LINE
+    bool has(const std::string& key) const;
+    LogFields object(const std::string& key) const;
+    size_t array_size(const std::string& key) const;
+    LogFields element(const std::string& key, size_t i) const;  // key[i], an object
+    // Finite and >= 0, or > 0 with `positive`.
+    double number(const std::string& key, bool positive = false) const;
+    double number_or(const std::string& key, double fallback) const;  // non-negative, when present
+    int integer(const std::string& key, int min, int max = INT_MAX) const;
+    int integer_or(const std::string& key, int min, int fallback) const;
+    bool boolean(const std::string& key) const;
+    std::string text(const std::string& key) const;
+    std::string choice(const std::string& key, std::initializer_list<const char*> allowed) const;
+    std::string choice_or(const std::string& key, std::initializer_list<const char*> allowed, const std::string& fallback) const;
+
+private:
+    LogFields(std::string where, std::string prefix, const nlohmann::json* j);
+    const nlohmann::json& at(const std::string& key) const;
+    [[noreturn]] void fault(const std::string& key, const std::string& what) const;
+    std::string where_, prefix_;
+    const nlohmann::json* j_;
+};
+
+// path: the run log; header: its header record; steps: the step records after it, in order;
+// model: the header's model with its layout (built by the caller).
+CheckResult check_run(const std::string& path, const LogRecord& header, const std::vector<LogRecord>& steps,
+                      const ModelInfo& model);
 
 }  // namespace sixnd::plan

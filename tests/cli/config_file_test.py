@@ -1,0 +1,86 @@
+"""`sixnd train --config FILE`: every fault of a value the file gave is reported at FILE:LINE —
+a key given twice (at the second line, naming the first), a value CLI11 cannot convert, and a
+value out of range, though the range checks run after parsing and name only the flag. A flag
+on the command line wins over the file, so a bad value there is the command line's, and a bad
+value in the file that the command line overrides is never used."""
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import sixnd_files  # noqa: E402
+from bad_input import Case, run_cases  # noqa: E402
+
+ENV = {"OMP_NUM_THREADS": "1", "ASAN_OPTIONS": "detect_leaks=0"}
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="sixnd_config_file_")
+    try:
+        return run(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(tmp):
+    data = os.path.join(tmp, "train.bin")
+    sixnd_files.write_shard(data, [(i * 7) % 64 for i in range(4000)])
+    fresh = os.path.join(tmp, "fresh")  # never created: every refused case must leave it absent
+    base = ["# a tiny run", f'train-data = "{data}"', "init = random", "model = tiny", "vocab-size = 64",
+            "max-seq-len = 16", "device = cpu", "dtype = fp32", "seq-len = 8", "steps = 1", "peak-tflops = 1"]
+    seq_len_line = base.index("seq-len = 8") + 1
+    n = len(base)
+
+    def config(name, *lines):
+        p = os.path.join(tmp, name + ".toml")
+        with open(p, "w") as f:
+            f.write("\n".join(base + list(lines)) + "\n")
+        return p
+
+    def train(path, *flags, out=fresh):
+        return ["train", "--config", path, "--out", out, *flags]
+
+    dup = config("dup", "batch = 2", "batch = 4")
+    spelled = config("spelled", "batch = 1", "seq_len = 8")
+    sections = config("sections", "batch = 2", "[train]", "batch = 4")
+    dup_and_flag = config("dup_and_flag", "batch = 2", "batch = 4")
+    unconvertible = config("unconvertible", "batch = two")
+    batch = config("batch", "batch = -1")
+    lr = config("lr", "batch = 1", "lr = -0.1")
+    stop_at = config("stop_at", "batch = 1", "stop-at = 5")
+    overridden = config("overridden", "batch = 2")
+    wins = config("wins", "batch = -1", "[sample]", "top_k = 3", "top_k = 4")
+    log = os.path.join(tmp, "wins.jsonl")
+
+    def command_line_won():
+        header = json.loads(open(log).readline())
+        return None if header["config"]["batch"] == 1 else f"batch {header['config']['batch']}, expected the flag's 1"
+
+    cases = [
+        Case("duplicate key", train(dup), [f"{dup}:{n + 2}: duplicate key 'batch' (first set on line {n + 1})"]),
+        Case("duplicate key, another spelling", train(spelled),
+             [f"{spelled}:{n + 2}: duplicate key 'seq_len' (first set on line {seq_len_line})"]),
+        Case("duplicate key across sections", train(sections),
+             [f"{sections}:{n + 3}: duplicate key 'batch' (first set on line {n + 1})"]),
+        Case("duplicate key, also on the command line", train(dup_and_flag, "--batch", "1"),
+             [f"{dup_and_flag}:{n + 2}: duplicate key 'batch'"]),
+        Case("unconvertible value", train(unconvertible), [f"{unconvertible}:{n + 1}: ", "--batch"]),
+        Case("batch out of range", train(batch), [f"{batch}:{n + 1}: --batch: must be in [1, ", "got -1"]),
+        Case("lr out of range", train(lr), [f"{lr}:{n + 2}: --lr: ", "got -0.1"]),
+        Case("stop-at past steps", train(stop_at), [f"{stop_at}:{n + 2}: --stop-at: "]),
+        Case("out of range on the command line", train(overridden, "--batch", "-1"),
+             ["sixnd train: error: --batch: must be in [1, ", "got -1"]),
+        Case("the command line wins", train(wins, "--batch", "1", "--log", log, out=os.path.join(tmp, "wins")), [],
+             exit_code=0, check=command_line_won),
+    ]
+    for c in cases:
+        c.env = ENV
+        if c.exit_code:
+            c.unchanged = [fresh]
+    return run_cases(cases, "sixnd train --config: faults at FILE:LINE")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
