@@ -78,7 +78,7 @@ int run_ablate(int argc, char** argv) {
     for (size_t i = 0; i < spec.train_args.size();) {
         const std::string a = spec.train_args[i];
         const std::string flag = a.substr(0, a.find('='));
-        if (flag == "--out" || flag == "--log" || flag == "--resume")
+        if (flag == "--out" || flag == "--log" || flag == "--resume" || flag == "--check")
             throw Error(flag, "is set by sixnd ablate for each run");
         if (flag != "--seed") {
             i++;

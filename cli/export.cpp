@@ -15,6 +15,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/staging_dir.h"
 #include "model/hf_gpt2.h"
 #include "model/param_layout.h"
 #include "tokenizer/hf_export.h"
@@ -62,44 +63,6 @@ void check_out(const fs::path& out) {
                                           "', which no export writes: give a new or empty directory");
 }
 
-// A temporary sibling directory, removed unless it was moved into place.
-class StagingDir {
-public:
-    explicit StagingDir(const fs::path& out)
-        : out_(out), path_(out.parent_path() / ("." + out.filename().string() + ".export-tmp." + std::to_string(getpid()))) {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-        fs::create_directories(path_, ec);
-        if (ec) throw Error("--out", out.string() + ": cannot create the export directory: " + ec.message());
-    }
-    ~StagingDir() {
-        std::error_code ec;
-        if (!done_) fs::remove_all(path_, ec);
-    }
-    std::string path() const { return path_.string(); }
-    void commit() {
-        std::error_code ec;
-        const fs::path old = out_.parent_path() / ("." + out_.filename().string() + ".export-old." + std::to_string(getpid()));
-        const bool replace = fs::exists(fs::symlink_status(out_));
-        if (replace) {
-            fs::rename(out_, old, ec);
-            if (ec) throw Error(out_.string(), "cannot move the earlier export aside: " + ec.message());
-        }
-        fs::rename(path_, out_, ec);
-        if (ec) {
-            std::error_code ignore;
-            if (replace) fs::rename(old, out_, ignore);
-            throw Error(out_.string(), "cannot rename the export into place: " + ec.message());
-        }
-        done_ = true;
-        if (replace) fs::remove_all(old, ec);
-    }
-
-private:
-    fs::path out_, path_;
-    bool done_ = false;
-};
-
 }  // namespace
 
 int run_export(int argc, char** argv) {
@@ -113,10 +76,7 @@ int run_export(int argc, char** argv) {
     app.add_option("--tokenizer", tokenizer_flag, "sixnd tokenizer file (default: the checkpoint's copy)");
     if (!parse_flags(app, argc, argv)) return 0;
     if (format != "hf") throw Error("--format", "unknown format '" + format + "' (known: hf)");
-    fs::path out = fs::path(out_flag).lexically_normal();
-    if (out.filename().empty()) out = out.parent_path();
-    if (out.empty() || out.filename() == "." || out.filename() == "..")
-        throw Error("--out", "'" + out_flag + "' does not name a directory to create");
+    const fs::path out = out_dir_path(out_flag);
     check_out(out);
 
     const CheckpointParams ck = read_checkpoint_params(checkpoint);
@@ -135,15 +95,15 @@ int run_export(int argc, char** argv) {
     if (tok)
         if (auto id = tok->special_id("<|endoftext|>")) eos = static_cast<int>(*id);
 
-    StagingDir stage(out);
+    StagingDir stage(out, "export");
     const bool tty = isatty(fileno(stderr));
-    save_hf_gpt2(stage.path(), cfg, ParamLayout(cfg), ck.params.data(), ck.dtype, dtype, eos,
+    save_hf_gpt2(stage.path().string(), cfg, ParamLayout(cfg), ck.params.data(), ck.dtype, dtype, eos,
                  [&](size_t done, size_t total) {
                      if (tty) std::fprintf(stderr, "\rexport: %zu / %zu MB%s", done >> 20, total >> 20, done == total ? "\n" : "");
                  });
     if (tok) {
-        export_hf_tokenizer_json(*tok, stage.path() + "/tokenizer.json");
-        write_file_atomically(stage.path() + "/tokenizer_config.json", hf_tokenizer_config_json(*tok, cfg.max_seq_len));
+        export_hf_tokenizer_json(*tok, (stage.path() / "tokenizer.json").string());
+        write_file_atomically((stage.path() / "tokenizer_config.json").string(), hf_tokenizer_config_json(*tok, cfg.max_seq_len));
     }
     stage.commit();
     log_info("wrote " + out.string() + " (GPT-2 " + cfg.describe() + ", " + dtype_name(dtype) + (tok ? ", tokenizer" : "") + ")");

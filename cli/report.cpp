@@ -1,7 +1,8 @@
 // sixnd report: plots and a report (report.md, and report.html with the plots embedded) for
 // training runs and ablations. The numbers come from train/run_metrics (the same ones the
 // ablation table holds); the drawing is matplotlib, in scripts/report_plots.py, started as a
-// child process with OUT/report_input.json.
+// child process with report_input.json, drawing into a staging directory that then replaces OUT
+// whole (train/report_dir.h: which OUT may be replaced).
 #include <unistd.h>
 
 #include <climits>
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "core/read_file.h"
 #include "core/subprocess.h"
+#include "train/report_dir.h"
 #include "train/run_metrics.h"
 
 namespace sixnd::cli {
@@ -92,16 +94,13 @@ json source(const std::string& arg) {
 int run_report(int argc, char** argv) {
     CLI::App app{"Plots (PNG), report.md and a self-contained report.html from runs and ablations", "sixnd report"};
     std::vector<std::string> inputs;
-    std::string out;
+    std::string out_flag;
     app.add_option("inputs", inputs, "run logs, run directories or ablation directories (sixnd ablate --out)")->required();
-    app.add_option("--out", out, "directory for the plots and reports")->required();
+    app.add_option("--out", out_flag, "directory for the plots and reports (new, empty, or an earlier report)")->required();
     if (!parse_flags(app, argc, argv)) return 0;
     json sources = json::array();
     for (const std::string& in : inputs) sources.push_back(source(in));
     const std::string script = find_script();
-    fs::create_directories(out);
-    const std::string input = (fs::path(out) / "report_input.json").string();
-    write_file_atomically(input, json{{"sources", sources}}.dump(1) + "\n");
     // The first Python that has matplotlib: $SIXND_PYTHON, python3 on PATH (which may be a
     // virtual environment's without it), Debian's.
     std::vector<std::string> pythons{"python3", "/usr/bin/python3"};
@@ -114,10 +113,14 @@ int run_report(int argc, char** argv) {
         }
     if (python.empty())
         throw Error("python3", "with matplotlib not found: sixnd report draws its plots with it (Debian: apt-get install python3-matplotlib)");
-    const int rc = run_process({python, script, input, out});
+    ReportDir out(out_flag);
+    const std::string input = (fs::path(out.staging()) / ReportDir::kInput).string();
+    write_file_atomically(input, json{{"sources", sources}}.dump(1) + "\n");
+    const int rc = run_process({python, script, input, out.staging()});
     if (rc != 0) throw Error(script, "failed with status " + std::to_string(rc));
-    std::printf("%s\n", json{{"report", (fs::path(out) / "report.md").string()},
-                             {"html", (fs::path(out) / "report.html").string()},
+    out.commit();
+    std::printf("%s\n", json{{"report", (fs::path(out.out()) / "report.md").string()},
+                             {"html", (fs::path(out.out()) / "report.html").string()},
                              {"sources", sources.size()}}
                             .dump()
                             .c_str());

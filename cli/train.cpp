@@ -86,6 +86,8 @@ int run_train(int argc, char** argv) {
     app.add_option("--profile", o.profile, "time every op over N steps (after the first): roofline table, OUT/profile.json");
     app.add_option("--price-per-device-hour", o.price_per_device_hour, "dollars per device-hour, for the bill every run ends with");
     app.add_option("--tokenizer", o.tokenizer, "sixnd tokenizer file the shards were made with (stored in checkpoints)");
+    bool check_only = false;
+    app.add_flag("--check", check_only, "check every flag as a run would, then exit without building or writing anything");
     if (!parse_flags(app, argc, argv)) return 0;
     check_model_flags(app, mf);
     o.model_flags_given = mf.given;
@@ -106,6 +108,7 @@ int run_train(int argc, char** argv) {
     // world size, which mpirun's environment tells.
     o.validate(launched_world_size());
     cpu_features();  // a bad SIXND_CPU_ISA is refused here, before the run directory is touched
+    if (check_only) return 0;  // sixnd ablate checks every run's flags so before the first run starts
 
     // Under mpirun: MPI between CPU processes, NCCL between GPUs (one per local rank).
     std::unique_ptr<Comm> comm;

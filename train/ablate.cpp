@@ -1,10 +1,14 @@
-// The ablation runner: the plan (variants x seeds), one `sixnd train` child process per run
-// (its output in the run's train.log; it dies with the runner), the skip/resume decision per
-// run, and the results files.
+// The ablation runner: the plan (variants x seeds), the check of every run's flags before the
+// first run starts, one `sixnd train` child process per run (its output in the run's train.log;
+// it dies with the runner), the skip/resume decision per run, and the results files.
 #include "train/ablate.h"
+
+#include <unistd.h>
 
 #include <cctype>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -32,7 +36,7 @@ std::vector<AblationKnob> parse_vary(const std::vector<std::string>& specs) {
         AblationKnob k;
         k.name = spec.substr(0, eq);
         if (k.name.rfind("--", 0) == 0) k.name = k.name.substr(2);
-        for (const char* own : {"out", "log", "resume", "seed"})
+        for (const char* own : {"out", "log", "resume", "seed", "check"})
             if (k.name == own) throw Error("--vary", "'" + k.name + "' is set by sixnd ablate for each run; it cannot be varied");
         if (!seen.insert(k.name).second) throw Error("--vary", "knob '" + k.name + "' is given twice");
         std::string rest = spec.substr(eq + 1);
@@ -93,12 +97,62 @@ std::vector<std::string> run_args(const AblationSpec& spec, const AblationVarian
     return a;
 }
 
-std::string last_line(const std::string& path) {
+// What a failed `sixnd train` said: its error line without the prefix (mpirun may print more
+// after it), else the output's last line.
+std::string failure_line(const std::string& path) {
+    const std::string prefix = "sixnd train: error: ";
     std::ifstream in(path);
-    std::string line, last;
-    while (std::getline(in, line))
-        if (!line.empty()) last = line;
-    return last;
+    std::string line, last, error;
+    while (std::getline(in, line)) {
+        if (line.empty()) continue;
+        last = line;
+        if (line.rfind(prefix, 0) == 0) error = line.substr(prefix.size());
+    }
+    return error.empty() ? last : error;
+}
+
+// A child's output while nothing may be written under --out yet; removed with this object.
+class TempOutput {
+public:
+    TempOutput() : path_((std::filesystem::temp_directory_path() / "sixnd-ablate-check-XXXXXX").string()) {
+        const int fd = mkstemp(path_.data());
+        if (fd < 0) throw Error(path_, "cannot create a temporary file for sixnd train's output");
+        close(fd);
+    }
+    ~TempOutput() { std::remove(path_.c_str()); }
+    TempOutput(const TempOutput&) = delete;
+    TempOutput& operator=(const TempOutput&) = delete;
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+std::string run_dir(const AblationSpec& spec, const AblationVariant& v, uint64_t seed) {
+    return spec.out + "/runs/" + v.dir + "/seed-" + std::to_string(seed);
+}
+
+std::vector<std::string> train_command(const AblationSpec& spec, const AblationVariant& v, uint64_t seed,
+                                       const std::string& dir) {
+    std::vector<std::string> argv = spec.launcher;
+    argv.push_back(spec.exe);
+    for (const std::string& a : run_args(spec, v, seed, dir)) argv.push_back(a);
+    return argv;
+}
+
+// Every run's command line goes through `sixnd train --check` (the parser and checks of a real
+// run, under the same launcher, without touching its --out) before --out is created: a bad knob
+// or value is refused while nothing has run and nothing is written.
+void check_runs(const AblationSpec& spec, const std::vector<AblationVariant>& variants) {
+    for (const AblationVariant& v : variants)
+        for (int i = 0; i < spec.seeds; i++) {
+            const uint64_t seed = spec.base_seed + static_cast<uint64_t>(i);
+            std::vector<std::string> argv = train_command(spec, v, seed, run_dir(spec, v, seed));
+            argv.push_back("--check");
+            const TempOutput output;
+            if (run_process(argv, output.path()) != 0)
+                throw Error("run " + v.name + ", seed " + std::to_string(seed), failure_line(output.path()));
+        }
 }
 
 // The step the newest checkpoint holds, and the step the run ends at (its --stop-at or
@@ -119,37 +173,59 @@ json plan_json(const AblationSpec& spec) {
                 {"seeds", spec.seeds}, {"base_seed", spec.base_seed}};
 }
 
-// OUT/ablation.json records the plan: a second invocation on the same directory must be the
-// same ablation (so that resuming never mixes runs of two different plans).
+// The first plan entry in which two plans differ, for the message that refuses a rerun.
+std::string plan_difference(const json& old, const json& plan) {
+    for (const auto& [key, value] : plan.items())
+        if (!old.contains(key) || old[key] != value) return key;
+    return "entries";
+}
+
+// --out is new, empty, or an ablation of the same plan (OUT/ablation.json records it), which a
+// rerun resumes; an ablation of another plan, or anything else, is never written into.
+void check_out(const AblationSpec& spec) {
+    const fs::path out(spec.out);
+    if (!fs::exists(fs::symlink_status(out))) return;
+    if (!fs::is_directory(out)) throw Error(spec.out, "exists and is not a directory");
+    const std::string path = spec.out + "/ablation.json";
+    if (!fs::exists(fs::symlink_status(path))) {
+        for (const auto& e : fs::directory_iterator(out))
+            throw Error(spec.out, "exists and holds '" + e.path().filename().string() +
+                                      "', and no ablation.json: it is not an ablation; give a new or empty directory");
+        return;
+    }
+    json old;
+    try {
+        old = json::parse(read_whole_file(path));
+    } catch (const json::exception&) {
+        throw Error(path, "is not JSON; is this an ablation directory?");
+    }
+    const json plan = plan_json(spec);
+    if (old != plan)
+        throw Error(spec.out, "holds another ablation (its ablation.json has other " + plan_difference(old, plan) +
+                                  "); rerun it with its own flags to resume it, or use another --out");
+}
+
+// OUT/ablation.json is written before the first run, so that a rerun after a failed or
+// interrupted run resumes this plan and never mixes in runs of another.
 void claim_directory(const AblationSpec& spec) {
     fs::create_directories(spec.out + "/runs");
     const std::string path = spec.out + "/ablation.json";
-    const json plan = plan_json(spec);
-    if (fs::exists(path)) {
-        json old;
-        try {
-            old = json::parse(read_whole_file(path));
-        } catch (const json::exception&) {
-            throw Error(path, "is not JSON; is this an ablation directory?");
-        }
-        if (old != plan)
-            throw Error(spec.out, "holds another ablation (its ablation.json has other flags, knobs or seeds); use another --out");
-        return;
-    }
-    write_file_atomically(path, plan.dump(2) + "\n");
+    if (!fs::exists(path)) write_file_atomically(path, plan_json(spec).dump(2) + "\n");
 }
 
 }  // namespace
 
 json run_ablation(const AblationSpec& spec) {
-    claim_directory(spec);
     const std::vector<AblationVariant> variants = ablation_variants(spec.knobs);
+    check_out(spec);
+    check_runs(spec, variants);
+    claim_directory(spec);
     const int total = static_cast<int>(variants.size()) * spec.seeds;
     int k = 0, ran = 0, skipped = 0;
     for (const AblationVariant& v : variants)
         for (int i = 0; i < spec.seeds; i++) {
             const uint64_t seed = spec.base_seed + static_cast<uint64_t>(i);
-            const std::string dir = spec.out + "/runs/" + v.dir + "/seed-" + std::to_string(seed);
+            const std::string dir = run_dir(spec, v, seed);
             const std::string what = "[" + std::to_string(++k) + "/" + std::to_string(total) + "] " + v.name + " seed " +
                                      std::to_string(seed);
             fs::create_directories(dir);
@@ -166,14 +242,12 @@ json run_ablation(const AblationSpec& spec) {
                 continue;
             }
             log_info("ablate " + what + (at > 0 ? ": resuming from step " + std::to_string(at) : ": running"));
-            std::vector<std::string> argv = spec.launcher;
-            argv.push_back(spec.exe);
-            for (const std::string& a : run_args(spec, v, seed, dir)) argv.push_back(a);
             const auto t0 = std::chrono::steady_clock::now();
-            const int rc = run_process(argv, dir + "/train.log");
+            const int rc = run_process(train_command(spec, v, seed, dir), dir + "/train.log");
             if (rc != 0)
                 throw Error(dir + "/train.log", "sixnd train exited with status " + std::to_string(rc) + ": " +
-                                                    last_line(dir + "/train.log"));
+                                                    failure_line(dir + "/train.log") +
+                                                    "; the same command resumes the ablation (finished runs are skipped)");
             write_file_atomically(dir + "/DONE", "");
             ran++;
             const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -35,7 +35,7 @@ bool speed_only_knob(const std::string& knob);
 
 struct AblationSpec {
     std::string out;                      // the ablation directory
-    std::vector<std::string> train_args;  // base `sixnd train` flags (without --out/--log/--resume/--seed)
+    std::vector<std::string> train_args;  // base `sixnd train` flags (without --out/--log/--resume/--seed/--check)
     std::string config;                   // base --config file ("" = none), absolute
     std::vector<AblationKnob> knobs;
     int seeds = 2;
@@ -46,7 +46,9 @@ struct AblationSpec {
 };
 
 // Runs (or skips, or resumes) every variant x seed, then writes OUT/results.json and
-// OUT/results.csv and returns the results. Throws Error when a run fails (naming its log).
+// OUT/results.csv and returns the results. Before anything is written it refuses an OUT that is
+// neither new, empty nor this ablation, and any run whose flags `sixnd train --check` refuses
+// (naming the run). Throws Error when a run fails (naming its log); OUT is then resumable.
 nlohmann::json run_ablation(const AblationSpec& spec);
 
 // The results table from the run logs under OUT/runs (every run must have a log).

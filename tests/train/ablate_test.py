@@ -5,7 +5,9 @@ from the run logs — means and sample stds, differences, and Welch's p-value co
 math only (the Student-t density integrated by Simpson's rule) to 1e-6. Speed-only knobs
 (recompute, attention; zero with each run under mpirun -np 2) are reported loss-equal. Two
 tokenizers with their shards, varied as config files, compare by bits per byte. Bad flags end
-with one error line."""
+with one error line; a bad knob or value is refused before any run, with no --out left behind,
+and a directory that is not an ablation is never written into. A run that fails midway leaves
+an ablation the same command resumes once the cause is gone."""
 import csv
 import hashlib
 import json
@@ -120,6 +122,30 @@ def check_table(out, variants, seeds, failures):
     return res
 
 
+def resume_after_failure(tmp, p, failures):
+    """A run that fails for a cause --check cannot see (its validation shard is missing) stops
+    the ablation with the run's log named; once the cause is gone the same command skips the
+    finished base and runs the rest."""
+    out = os.path.join(tmp, "later")
+    missing = os.path.join(tmp, "later_val.bin")
+    flags = tiny_text.train_flags(p, steps=2)
+    flags = flags[:flags.index("--val-data")] + flags[flags.index("--val-data") + 2:]
+    cmd = ["ablate", "--out", out, "--vary", f"val-data={p['val']},{missing}", "--seeds", "1", *flags]
+    r = tiny_text.sixnd(*cmd, check=False)
+    errors = [x for x in r.stderr.splitlines() if "error" in x]
+    if r.returncode != 1 or len(errors) != 1 or "train.log" not in errors[0] or "same command resumes" not in errors[0]:
+        failures.append(f"a failing later run: exit {r.returncode}, stderr {r.stderr.strip()[-400:]}")
+    shutil.copy(p["val"], missing)
+    r = tiny_text.sixnd(*cmd, check=False)
+    if r.returncode != 0:
+        failures.append(f"rerun after the failed run's cause was fixed: {r.stderr.strip()[-400:]}")
+        return
+    summary = json.loads(r.stdout.strip().splitlines()[-1])
+    print(f"after a failed run, the same command: ran {summary['ran']}, skipped {summary['skipped']}")
+    if (summary["ran"], summary["skipped"]) != (1, 1):
+        failures.append(f"rerun after a failed run ran {summary['ran']} and skipped {summary['skipped']}, expected 1 and 1")
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -223,6 +249,8 @@ def main():
             failures.append("lr is not a speed-only knob, yet has loss_equal")
 
         flags = tiny_text.train_flags(p, steps=2)
+        bad_config = os.path.join(tmp, "bad.toml")
+        not_ablation = os.path.join(tmp, "a_run")
         cases = [bad_input.Case("vary_without_values", ["ablate", "--out", os.path.join(tmp, "b1"), "--vary", "lr",
                                                         *flags], ["--vary", "KNOB=V1,V2"]),
                  bad_input.Case("one_value", ["ablate", "--out", os.path.join(tmp, "b2"), "--vary", "lr=1e-3", *flags],
@@ -234,9 +262,30 @@ def main():
                                 ["another ablation"],
                                 unchanged=[out2]),
                  bad_input.Case("bad_knob", ["ablate", "--out", os.path.join(tmp, "b4"), "--vary", "no-such=1,2", *flags],
-                                ["train.log", "no-such"])]
+                                ["run base", "no-such"], unchanged=[os.path.join(tmp, "b4")]),
+                 # Every run's flags are checked before the first starts: the base runs are not
+                 # trained, and no --out is left to block the corrected command.
+                 bad_input.Case("bad_value", ["ablate", "--out", os.path.join(tmp, "b5"), "--vary", "lr=1e-3,-1",
+                                              "--seeds", "1", *flags],
+                                ["run lr=-1, seed 1337", "--lr", "finite number > 0", "got -1"],
+                                unchanged=[os.path.join(tmp, "b5")], timeout=30),
+                 bad_input.Case("bad_value_in_config", ["ablate", "--out", os.path.join(tmp, "b6"), "--vary",
+                                                        "config=" + config + "," + bad_config, "--seeds", "1", *flags],
+                                ["run config=" + bad_config, "--grad-clip", "got -1"],
+                                unchanged=[os.path.join(tmp, "b6")], timeout=30),
+                 bad_input.Case("not_an_ablation", ["ablate", "--out", not_ablation, "--vary", "lr=1e-3,2e-3", "--seeds",
+                                                    "1", *flags],
+                                [not_ablation, "not an ablation"], unchanged=[not_ablation])]
+        open(bad_config, "w").write("grad-clip = -1\n")
+        os.makedirs(os.path.join(not_ablation, "checkpoints", "step-0000002"))
+        open(os.path.join(not_ablation, "run.jsonl"), "w").write("{}\n")
         if bad_input.run_cases(cases, "sixnd ablate bad input") != 0:
             failures.append("bad input cases failed")
+        r = tiny_text.sixnd("ablate", "--out", os.path.join(tmp, "b5"), "--vary", "lr=1e-3,2e-3", "--seeds", "1", *flags,
+                            check=False)
+        if r.returncode != 0:
+            failures.append(f"the corrected ablation after a refused value failed: {r.stderr.strip()[-400:]}")
+        resume_after_failure(tmp, p, failures)
     return sixnd_files.report(failures, "sixnd ablate: resume, skip, table from the logs, p-values, loss_equal")
 
 

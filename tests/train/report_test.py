@@ -1,7 +1,10 @@
 """`sixnd report` renders from a real training run and from an ablation: every plot exists, is a
 whole PNG that decodes, is 1000 x 550 pixels and shows something; report.md lists every variant
-(or the run) with its numbers and the configuration; report.html embeds every plot (base64)."""
+(or the run) with its numbers and the configuration; report.html embeds every plot (base64).
+Report writes only into a new or empty directory or an earlier report (which a rerun replaces),
+never over a user's files, and a failed report leaves the earlier one as it was."""
 import base64
+import glob
 import json
 import os
 import re
@@ -11,6 +14,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import bad_input  # noqa: E402
 import png  # noqa: E402
 import sixnd_files  # noqa: E402
 import tiny_text  # noqa: E402
@@ -47,6 +51,46 @@ def check_report(out, names, failures, what, sent_bytes=False):
     if "src='" + "loss.png" in html or "<table>" not in html:
         failures.append(f"{what}: report.html is not self-contained or has no table")
     print(f"{what}: {len(PLOTS)} plots of 1000x550, report.md ({len(md)} bytes), report.html ({len(html)} bytes)")
+
+
+def out_dir_cases(tmp, log, out1, failures):
+    """--out: a directory report did not write is refused whole, an earlier report is replaced
+    (unless something was added to it), and a report that fails while drawing changes nothing."""
+    notes, pngs, data = (os.path.join(tmp, d) for d in ("notes", "pngs", "data"))
+    for d, name, text in ((notes, "report.md", "my notes\n"), (pngs, "loss.png", "my plot\n"),
+                          (data, "manifest.json", "{}\n")):
+        os.makedirs(d)
+        open(os.path.join(d, name), "w").write(text)
+    fake_python = os.path.join(tmp, "failing_python")
+    # Passes the matplotlib probe, then scribbles on the directory it is given and fails.
+    open(fake_python, "w").write('#!/bin/sh\n[ "$1" = -c ] && exit 0\necho junk > "$3/loss.png"\n'
+                                 'echo junk > "$3/report.md"\nexit 1\n')
+    os.chmod(fake_python, 0o755)
+
+    def no_staging_left():
+        left = glob.glob(os.path.join(tmp, ".*report-*"))
+        return f"left behind: {left}" if left else None
+
+    added = os.path.join(tmp, "added")
+    cases = [bad_input.Case("user_report_md", ["report", log, "--out", notes], [notes, "report.md", "not an earlier report"],
+                            unchanged=[notes]),
+             bad_input.Case("user_loss_png", ["report", log, "--out", pngs], [pngs, "loss.png"], unchanged=[pngs]),
+             bad_input.Case("data_directory", ["report", log, "--out", data], [data, "manifest.json"], unchanged=[data]),
+             bad_input.Case("a_run_log_file", ["report", log, "--out", log], [log, "not a directory"], unchanged=[log]),
+             bad_input.Case("file_added_to_a_report", ["report", log, "--out", added], [added, "my.txt", "no report writes"],
+                            unchanged=[added], check=no_staging_left,
+                            setup=lambda: open(os.path.join(added, "my.txt"), "w").write("mine\n")),
+             bad_input.Case("failed_drawing", ["report", log, "--out", out1], ["report_plots.py", "status 1"],
+                            unchanged=[out1], check=no_staging_left, env={"SIXND_PYTHON": fake_python})]
+    tiny_text.sixnd("report", log, "--out", added)
+    if bad_input.run_cases(cases, "sixnd report --out") != 0:
+        failures.append("--out cases failed")
+    # Rerunning into its own earlier output replaces it.
+    r = tiny_text.sixnd("report", log, "--out", out1, check=False)
+    if r.returncode != 0:
+        failures.append(f"report into its own earlier output: {r.stderr.strip()[-400:]}")
+    else:
+        check_report(out1, ["single"], failures, "rerun into the earlier report")
 
 
 def main():
@@ -89,6 +133,7 @@ def main():
         errs = [x for x in r.stderr.splitlines() if "error" in x]
         if r.returncode != 1 or len(errs) != 1 or "nothing" not in errs[0]:
             failures.append(f"a missing input: exit {r.returncode}, stderr {r.stderr.strip()}")
+        out_dir_cases(tmp, log, out1, failures)
     return sixnd_files.report(failures, "sixnd report from a run and from an ablation")
 
 
