@@ -86,6 +86,8 @@ def run(tmp):
         Case("--vocab-size with an llm.c model", train("--init", "llmc:/nonexistent.bin"), ["--vocab-size", "--init random"],
              unchanged=[fresh], env=ENV),
         Case("--lr that is not a number", train("--lr", "abc"), ["--lr"], unchanged=[fresh], env=ENV),
+        Case("--check with good flags", train("--check"), [], exit_code=0, unchanged=[fresh], env=ENV),
+        Case("--check with a bad flag", train("--check", "--lr", "-1"), ["--lr", "> 0"], unchanged=[fresh], env=ENV),
         # The architecture knobs (tiny: 4 heads of 12 channels).
         flag("--n-layer", "0", ["[1,"]), flag("--n-head", "-2", ["[1,"]), flag("--n-embd", "0", ["[1,"]),
         flag("--n-head", "5", ["not divisible", "48"]), flag("--n-embd", "50", ["not divisible", "50"]),
