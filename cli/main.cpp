@@ -1,7 +1,9 @@
 // sixnd: one binary, a verb per file (cli/<verb>.cpp). Every error ends here as one line on
 // stderr and exit status 1.
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iostream>
 #include <string>
 
 #include "cli/config_file.h"
@@ -43,21 +45,34 @@ void version() {
     );
 }
 
+// Output lost to a full disk or a closed stdout is a failure like any other (a sample's text, a
+// result's JSON): the exit status says so, and one error line says why.
+int flushed(const std::string& who, int rc) {
+    if (rc != 0) return rc;  // the verb has said what failed
+    std::cout.flush();
+    errno = 0;
+    if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return rc;
+    const int err = errno;
+    std::fprintf(stderr, "%s: error: stdout: write failed%s%s\n", who.c_str(), err ? ": " : "", err ? std::strerror(err) : "");
+    return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+        return flushed("sixnd", argc < 2 ? 2 : 0);
     }
     if (!std::strcmp(argv[1], "--version") || !std::strcmp(argv[1], "-V")) {
         version();
-        return 0;
+        return flushed("sixnd", 0);
     }
     for (const auto& v : sixnd::cli::verbs()) {
         if (std::strcmp(argv[1], v.name) != 0) continue;
+        const std::string who = std::string("sixnd ") + v.name;
         try {
-            return v.run(argc - 1, argv + 1);
+            return flushed(who, v.run(argc - 1, argv + 1));
         } catch (const sixnd::Error& e) {
             std::fprintf(stderr, "sixnd %s: error: %s\n", v.name, sixnd::cli::with_config_line(e).c_str());
             return 1;

@@ -87,7 +87,7 @@ int run_train(int argc, char** argv) {
     app.add_option("--price-per-device-hour", o.price_per_device_hour, "dollars per device-hour, for the bill every run ends with");
     app.add_option("--tokenizer", o.tokenizer, "sixnd tokenizer file the shards were made with (stored in checkpoints)");
     bool check_only = false;
-    app.add_flag("--check", check_only, "check every flag as a run would, then exit without building or writing anything");
+    app.add_flag("--check", check_only, "check the flags (ranges, combinations, the model they make), then exit without reading data or checkpoints or writing anything");
     if (!parse_flags(app, argc, argv)) return 0;
     check_model_flags(app, mf);
     o.model_flags_given = mf.given;

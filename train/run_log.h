@@ -1,6 +1,8 @@
 // The JSON Lines run log (--log FILE): a header record (config, build, device, the peak FLOP/s
 // MFU is measured against), one record per step, and event records (eval, checkpoint, skip,
-// spike, stop). Each line is flushed as written so a crashed run still has its history.
+// spike, stop). Each line is flushed as written so a crashed run still has its history. The
+// file is locked for the run (one log, one run), and an existing file that is not empty and not
+// a run log (a shard, a tokenizer, a config or checkpoint file named by mistake) is refused.
 #pragma once
 #include <cstdio>
 #include <string>

@@ -374,7 +374,9 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     sched_.total_steps = o.steps;
     fpt_ = flops_per_token(cfg_, o.seq_len, o.recompute);
     peak_ = peak_flops(be_, o.peak_tflops);
-    log_ = std::make_unique<RunLog>(root_ ? o.log : "", ck_ != nullptr);
+    // Rank 0 alone opens the log; a log it cannot open must stop every rank, not rank 0 alone.
+    on_root_agreed(comm, [&] { log_ = std::make_unique<RunLog>(o.log, ck_ != nullptr); });
+    if (!log_) log_ = std::make_unique<RunLog>("", false);
     tty_ = root_ && o.progress && isatty(fileno(stderr));
 }
 
@@ -1000,7 +1002,7 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
 }
 
 TrainResult Run::go() {
-    write_header();
+    on_root_agreed(&comm_, [&] { write_header(); });  // a log that takes no writes (a full disk) stops every rank
     const int B = o_.batch, T = o_.seq_len;
     TrainResult result;
     const size_t micro_tokens = static_cast<size_t>(B) * T;

@@ -131,6 +131,21 @@ def run(tmp):
         ok = r.stdout.startswith(b"A\x00B") and len(r.stdout) == 3 + 2 + 1
         return None if ok else f"stdout {r.stdout!r} does not hold the prompt's bytes and two more"
     cases.append(Case("sample writes a zero byte", zero, [], exit_code=0, check=zero_byte_kept, env=ENV))
+
+    # Output lost to a full disk is a failure: exit 1 and one error line naming stdout.
+    def full_stdout(args):
+        def check():
+            with open("/dev/full", "w") as full:
+                r = subprocess.run([SIXND] + args, stdout=full, stderr=subprocess.PIPE, text=True, env=env)
+            said = [x for x in r.stderr.splitlines() if "error" in x]
+            ok = r.returncode == 1 and len(said) == 1 and "stdout: write failed" in said[0]
+            return None if ok else f"exit {r.returncode}, stderr {r.stderr[-300:]!r}"
+        return check
+    if os.path.exists("/dev/full"):
+        for name, a in (("sample", sample("--prompt", "a")), ("eval", ev + ["--init", "llmc:" + good]),
+                        ("--version", ["--version"])):
+            cases.append(Case(f"{name} with stdout on a full disk", ["--version"], [], exit_code=0, check=full_stdout(a),
+                              env=ENV))
     return run_cases(cases, "sixnd sample and eval bad input")
 
 

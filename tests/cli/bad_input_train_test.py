@@ -17,6 +17,22 @@ import subprocess  # noqa: E402
 ENV = {"OMP_NUM_THREADS": "1", "ASAN_OPTIONS": "detect_leaks=0"}
 
 
+def mpi_log_fault(mpirun, tmp, train):
+    """None when `mpirun -np 2 sixnd train --log <unopenable>` ends within a minute, non-zero,
+    with rank 0's error once; else what went wrong."""
+    bad_log = os.path.join(tmp, "nodir", "mpi.jsonl")
+    cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", SIXND] + train(
+        "--log", bad_log, out=os.path.join(tmp, "mpi_run"))
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=dict(os.environ, **ENV))
+    except subprocess.TimeoutExpired:
+        return "the job hung (killed after 60 s)"
+    said = [x for x in r.stderr.splitlines() if "cannot open run log" in x]
+    if r.returncode == 0 or len(said) != 1:
+        return f"exit {r.returncode}, {len(said)} lines naming the log: {r.stderr[-400:]}"
+    return None
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="sixnd_bad_train_")
     try:
@@ -299,6 +315,34 @@ def run(tmp):
              train(data=os.path.join(tmp, "none.bin"), out=os.path.join(nested, "a", "run")), ["none.bin"],
              unchanged=[nested], env=ENV),
     ]
+    # --log: never a file the run reads (it would be overwritten), never one another run writes,
+    # and under mpirun a log rank 0 cannot open stops every rank, promptly.
+    cfg = os.path.join(tmp, "run.toml")
+    with open(cfg, "w") as f:
+        f.write("lr = 1e-3\n")
+    shared_log = os.path.join(tmp, "shared.jsonl")
+    with open(shared_log, "w") as f:
+        f.write('{"type": "header"}\n')
+    log_lock = open(shared_log, "a")
+    fcntl.flock(log_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    cases += [
+        Case("--log names the training shard", train("--log", data), [data, "not a sixnd run log"],
+             unchanged=[data, fresh], env=ENV),
+        Case("--log names the tokenizer", train("--tokenizer", tok, "--vocab-size", "260", "--log", tok),
+             [tok, "not a sixnd run log"], unchanged=[tok, fresh], env=ENV),
+        Case("--log names the config file", train("--config", cfg, "--log", cfg), [cfg, "not a sixnd run log"],
+             unchanged=[cfg, fresh], env=ENV),
+        Case("--log another run is writing", train("--log", shared_log), [shared_log, "in use"],
+             unchanged=[shared_log, fresh], timeout=20, env=ENV),
+        Case("--log in a missing directory", train("--log", os.path.join(tmp, "nodir", "x.jsonl")),
+             ["nodir", "cannot open run log"], unchanged=[fresh], env=ENV),
+    ]
+    mpirun = shutil.which("mpirun")
+    if mpirun:
+        cases.append(Case("--log rank 0 cannot open, under mpirun -np 2",
+                          ["--version"], [], exit_code=0, check=lambda: mpi_log_fault(mpirun, tmp, train), env=ENV))
+    else:
+        print("mpirun not found: the mpirun --log case is left out")
     return run_cases(cases, "sixnd train bad input")
 
 
