@@ -10,6 +10,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/hex.h"
+#include "core/log.h"
 #include "core/read_file.h"
 
 namespace fs = std::filesystem;
@@ -22,6 +23,15 @@ std::string step_name(int step) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "step-%08d", step);
     return buf;
+}
+
+bool is_step_name(const std::string& name) {
+    return name.size() == 13 && name.rfind("step-", 0) == 0 && name.find_first_not_of("0123456789", 5) == std::string::npos;
+}
+
+bool is_plain_directory(const fs::path& p) {
+    std::error_code ec;
+    return fs::symlink_status(p, ec).type() == fs::file_type::directory;
 }
 
 }  // namespace
@@ -68,6 +78,8 @@ std::string CheckpointWriter::commit(CheckpointMeta meta) {
     write_file_atomically(tmp_ + "/meta.json", meta.to_text());
     write_file_atomically(tmp_ + "/DONE", "");
     std::error_code ec;
+    if (fs::exists(fs::symlink_status(final_, ec)) && !is_plain_directory(final_))
+        throw Error(final_, "exists and is not a checkpoint directory (a symlink or a file); not replacing it");
     if (fs::exists(final_)) {
         // Saving the same step again (a resumed run): replace the old copy only once the new one is whole.
         const std::string old = root_ + "/." + fs::path(final_).filename().string() + ".old";
@@ -117,9 +129,7 @@ std::vector<CheckpointEntry> list_checkpoints(const std::string& root) {
     if (!fs::is_directory(root, ec)) return out;
     for (const auto& e : fs::directory_iterator(root, ec)) {
         const std::string name = e.path().filename().string();
-        if (name.size() != 13 || name.rfind("step-", 0) != 0 || name.find_first_not_of("0123456789", 5) != std::string::npos ||
-            !e.is_directory(ec))
-            continue;
+        if (!is_step_name(name) || !is_plain_directory(e.path())) continue;
         CheckpointEntry c;
         c.dir = e.path().string();
         c.step = std::stoi(name.substr(5));
@@ -135,6 +145,17 @@ std::vector<CheckpointEntry> list_checkpoints(const std::string& root) {
     return out;
 }
 
+void refuse_foreign_step_entries(const std::string& root) {
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) return;
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+        if (!is_step_name(e.path().filename().string()) || is_plain_directory(e.path())) continue;
+        const bool link = fs::is_symlink(e.symlink_status(ec));
+        throw Error(e.path().string(), std::string(link ? "is a symlink" : "is not a directory") +
+                                           ", not a checkpoint this run wrote; move it out of the checkpoint directory");
+    }
+}
+
 std::string latest_checkpoint(const std::string& root) {
     std::string best;
     for (const CheckpointEntry& c : list_checkpoints(root))
@@ -148,10 +169,20 @@ void prune_checkpoints(const std::string& root, int keep, const std::string& run
         const std::string name = e.path().filename().string();
         if (name.rfind(".step-", 0) == 0) fs::remove_all(e.path(), ec);
     }
-    if (keep <= 0 || run_id.empty()) return;
-    std::vector<std::string> older;  // this lineage's, before newest_step, oldest first
-    for (const CheckpointEntry& c : list_checkpoints(root))
-        if (c.complete && c.run_id == run_id && c.step < newest_step) older.push_back(c.dir);
+    if (run_id.empty()) return;
+    std::vector<std::string> older, abandoned;  // this lineage's, oldest first
+    for (const CheckpointEntry& c : list_checkpoints(root)) {
+        if (!c.complete || c.run_id != run_id) continue;
+        if (c.step < newest_step) older.push_back(c.dir);
+        if (c.step > newest_step) abandoned.push_back(c.dir);
+    }
+    for (const std::string& dir : abandoned) remove_checkpoint(dir);
+    if (!abandoned.empty())
+        log_info("deleted " + std::to_string(abandoned.size()) + " checkpoint(s) newer than step " + std::to_string(newest_step) +
+                 " (" + fs::path(abandoned.front()).filename().string() +
+                 (abandoned.size() > 1 ? " .. " + fs::path(abandoned.back()).filename().string() : "") +
+                 "): the branch this run left when it went back to an older step");
+    if (keep <= 0) return;
     // The checkpoint at newest_step is one of the `keep`.
     const size_t keep_older = static_cast<size_t>(keep) - 1;
     for (size_t i = 0; i + keep_older < older.size(); i++) remove_checkpoint(older[i]);

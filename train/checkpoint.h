@@ -55,8 +55,13 @@ struct CheckpointEntry {
     bool complete = false;  // has DONE
     std::string run_id;     // from its meta.json (DONE or not); "" when that is missing or unreadable
 };
-// Every `step-NNNNNNNN` directory under root, by step.
+// Every `step-NNNNNNNN` directory under root, by step. A symlink or file of that name is not
+// one of them (see refuse_foreign_step_entries).
 std::vector<CheckpointEntry> list_checkpoints(const std::string& root);
+// Throws Error naming the first `step-NNNNNNNN` under root that is not a plain directory (a
+// symlink, a file): `latest` would resume through it and a save of its step would replace it,
+// yet no run wrote it.
+void refuse_foreign_step_entries(const std::string& root);
 
 // The newest complete checkpoint under root (by step), or "" when there is none.
 std::string latest_checkpoint(const std::string& root);
@@ -64,10 +69,12 @@ std::string latest_checkpoint(const std::string& root);
 // under its name: it is renamed to a hidden `.step-NNNNNNNN.deleting` first, then removed.
 void remove_checkpoint(const std::string& dir);
 
-// Removes stale hidden directories (`.step-*`: temporaries, and what a crash mid-save or
-// mid-delete left), and the complete checkpoints of lineage `run_id` older
-// than `newest_step` beyond the newest `keep` (0: keep all). Never touches the checkpoint at
-// `newest_step`, newer ones, or another lineage's.
+// After lineage `run_id` saved `newest_step`: removes stale hidden directories (`.step-*`:
+// temporaries, and what a crash mid-save or mid-delete left); the lineage's complete checkpoints
+// newer than `newest_step`, the future of a branch abandoned by resuming (or rolling back to) an
+// older step, so that `latest` continues this branch; and its complete checkpoints older than
+// `newest_step` beyond the newest `keep` (0: keep all). Never touches the checkpoint at
+// `newest_step` or another lineage's.
 void prune_checkpoints(const std::string& root, int keep, const std::string& run_id, int newest_step);
 
 uint64_t xxh64_bytes(const void* data, size_t bytes);

@@ -9,9 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
-#include <utility>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -23,6 +21,7 @@
 #include "model/gpt.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_state.h"
+#include "train/data_identity.h"
 
 namespace sixnd {
 
@@ -177,18 +176,14 @@ std::vector<Place> other_rows(const TokenSet& data, const std::vector<Row>& spik
     return out;
 }
 
-// The baseline is other batches of the run's own data. The data may have moved since (its shards
-// are matched by file name and token count, not by path), but other shards make another
-// baseline: said, not refused, since replaying against other data can be a question too.
+// The baseline is other batches of the run's own data (train/data_identity.h: moved data still
+// matches). Other shards make another baseline: said, not refused, since replaying against other
+// data can be a question too.
 void warn_if_other_data(const json& trained_on, const TokenSet& data) {
-    std::multiset<std::pair<std::string, uint64_t>> then, now;
-    for (const json& s : trained_on.value("shards", json::array()))
-        then.emplace(std::filesystem::path(s.value("path", "")).filename().string(), s.value("tokens", uint64_t{0}));
-    for (const Shard& s : data.shards()) now.emplace(std::filesystem::path(s.path()).filename().string(), s.size());
-    if (then.empty() || then == now) return;
-    log_warn("--train-data " + data.pattern() + " is not the data the run trained on (" + std::to_string(then.size()) +
-             " shards, " + trained_on.value("pattern", std::string("?")) + "; here " + std::to_string(now.size()) +
-             " shards, matched by file name and token count): the baseline batches come from other data");
+    const std::string change = data_change(trained_on, data_json(data));
+    if (!change.empty())
+        log_warn("--train-data " + data.pattern() + " is not the data the run trained on (" + change +
+                 "): the baseline batches come from other data");
 }
 
 // The checkpoint --earlier-checkpoint leaves to us: the report's run.checkpoint_earlier, else

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -133,6 +134,25 @@ void on_root_agreed(Comm* comm, const std::function<void()>& work) {
     throw Error("rank " + std::to_string(comm->rank()), "stopping: rank 0 failed (its error says why)");
 }
 
+void on_all_agreed(Comm* comm, const std::function<void()>& work) {
+    std::exception_ptr fault;
+    try {
+        work();
+    } catch (const Error&) {
+        fault = std::current_exception();
+    }
+    if (!comm) {
+        if (fault) std::rethrow_exception(fault);
+        return;
+    }
+    const std::vector<double> failed = comm->all_gather_host({fault ? 1.0 : 0.0});
+    const auto first = std::find(failed.begin(), failed.end(), 1.0);
+    if (first == failed.end()) return;
+    if (fault && (comm->rank() == 0 || failed[0] == 0)) std::rethrow_exception(fault);
+    throw Error("rank " + std::to_string(comm->rank()),
+                "stopping: rank " + std::to_string(first - failed.begin()) + " failed (its error says why)");
+}
+
 std::unique_ptr<RunDirLock> lock_run_dir(const std::string& out, Comm* comm) {
     std::unique_ptr<RunDirLock> lock;
     on_root_agreed(comm, [&] { lock = std::make_unique<RunDirLock>(out); });
@@ -140,9 +160,12 @@ std::unique_ptr<RunDirLock> lock_run_dir(const std::string& out, Comm* comm) {
 }
 
 void claim_checkpoints(const std::string& root, const std::string& run_id, bool overwrite) {
+    refuse_foreign_step_entries(root);
     std::vector<CheckpointEntry> others;
+    // A directory with neither DONE nor a readable meta.json is an interrupted copy, no run's
+    // checkpoint: `latest` skips it and a save of its step replaces it.
     for (const CheckpointEntry& c : list_checkpoints(root))
-        if (c.run_id != run_id) others.push_back(c);
+        if (c.run_id != run_id && (c.complete || !c.run_id.empty())) others.push_back(c);
     if (others.empty()) return;
     const std::string names = fs::path(others.front().dir).filename().string() +
                               (others.size() > 1 ? " .. " + fs::path(others.back().dir).filename().string() : "");

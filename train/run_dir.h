@@ -37,13 +37,20 @@ private:
 // that points at rank 0.
 void on_root_agreed(Comm* comm, const std::function<void()>& work);
 
+// Runs `work` on every rank, for checks every rank makes alike (the same checkpoint files, the
+// same flags), so that a fault is printed once and no rank goes on alone (comm may be null). A
+// failing rank rethrows its own error unless rank 0 failed too (then the cause is shared and
+// rank 0's says it); a rank that did not fail throws one that points at the lowest that did.
+void on_all_agreed(Comm* comm, const std::function<void()>& work);
+
 // Rank 0 checks and locks `out` (on_root_agreed). Null on the other ranks.
 std::unique_ptr<RunDirLock> lock_run_dir(const std::string& out, Comm* comm);
 
 // A run directory belongs to one run lineage (a fresh run and every resume of it, see
 // CheckpointMeta::run_id). Throws Error("--out", ...) when the checkpoint root holds step
-// directories of another lineage, unless `overwrite`, when they are deleted. Rank 0 only,
-// under the lock.
+// directories of another lineage, unless `overwrite`, when they are deleted; throws Error
+// naming a step entry that is a symlink or a file (refuse_foreign_step_entries), overwrite or
+// not. Rank 0 only, under the lock.
 void claim_checkpoints(const std::string& root, const std::string& run_id, bool overwrite);
 
 // A fresh lineage's id: 16 hex digits that differ between any two runs.

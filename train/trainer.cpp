@@ -27,6 +27,7 @@
 #include "train/bits_per_byte.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_state.h"
+#include "train/data_identity.h"
 #include "train/hellaswag.h"
 #include "train/muon.h"
 #include "train/peak_flops.h"
@@ -122,17 +123,6 @@ std::string format_duration(double s) {
     return buf;
 }
 
-json data_json(const TokenSet& ts) {
-    json shards = json::array();
-    std::string ident;
-    for (const auto& s : ts.shards()) {
-        shards.push_back({{"path", s.path()}, {"tokens", s.size()}});
-        ident += s.path() + ":" + std::to_string(s.size()) + ";";
-    }
-    return json{{"pattern", ts.pattern()}, {"tokens", ts.size()}, {"shards", shards},
-                {"hash", hex64(xxh64_bytes(ident.data(), ident.size()))}};
-}
-
 }  // namespace
 
 namespace {
@@ -144,12 +134,17 @@ public:
     TrainResult go();
 
 private:
-    static std::unique_ptr<CheckpointReader> open_resume(const TrainOptions& o);
+    // Every rank opens the checkpoint; a fault every rank meets alike is printed once.
+    static std::unique_ptr<CheckpointReader> open_resume(const TrainOptions& o, Comm* comm);
+    // The checkpoint --resume names (latest: the newest complete one), checked against the
+    // dtype and optimizer; null when `latest` finds none. `root`: this rank logs what it chose.
+    static std::unique_ptr<CheckpointReader> open_checkpoint(const TrainOptions& o, bool root);
     static ModelOptions model_options(const TrainOptions& o, int world);
     void load_initial_state(const std::vector<float>& params);
     // What the checkpoint fixes against what this run asks for; returns the loader position to
     // start from. Throws on a conflict unless --allow-resume-changes.
     LoaderState resume_position();
+    void warn_abandoned_branch() const;
     void end_step(int done, TrainResult& result);
     // Whether every parameter is finite after an update; every rank gets the same answer.
     bool params_finite();
@@ -270,27 +265,33 @@ private:
     std::vector<float> attention_now_;  // the step's max pre-softmax logit per layer
 };
 
-std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o) {
+std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o, Comm* comm) {
     if (o.resume.empty()) return nullptr;
-    const std::string root = o.out_dir + "/checkpoints";
+    std::unique_ptr<CheckpointReader> ck;
+    on_all_agreed(comm, [&] { ck = open_checkpoint(o, !comm || comm->rank() == 0); });
+    return ck;
+}
+
+std::unique_ptr<CheckpointReader> Run::open_checkpoint(const TrainOptions& o, bool root) {
+    const std::string root_dir = o.out_dir + "/checkpoints";
     std::string dir = o.resume;
     if (o.resume == "latest") {
         // The newest complete checkpoint; newer incomplete ones (no DONE) are named, not used.
         dir.clear();
         std::string incomplete;
-        const std::vector<CheckpointEntry> all = list_checkpoints(root);
+        const std::vector<CheckpointEntry> all = list_checkpoints(root_dir);
         for (auto it = all.rbegin(); it != all.rend() && dir.empty(); ++it) {
             if (it->complete) dir = it->dir;
             else incomplete += (incomplete.empty() ? "" : ", ") + std::filesystem::path(it->dir).filename().string();
         }
         if (dir.empty() && !incomplete.empty())
-            throw Error("--resume", "latest: " + root + " holds only incomplete checkpoints (" + incomplete +
+            throw Error("--resume", "latest: " + root_dir + " holds only incomplete checkpoints (" + incomplete +
                                         ": no DONE marker); nothing to resume from");
         if (dir.empty()) {
-            log_info("--resume latest: no checkpoint under " + root + "; starting fresh");
+            if (root) log_info("--resume latest: no checkpoint under " + root_dir + "; starting fresh");
             return nullptr;
         }
-        if (!incomplete.empty())
+        if (root && !incomplete.empty())
             log_warn("--resume latest: skipping incomplete checkpoint " + incomplete + " (no DONE marker); resuming from " + dir);
     }
     auto ck = std::make_unique<CheckpointReader>(dir);
@@ -319,7 +320,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     : o_(o),
       ckpt_root_(o.out_dir + "/checkpoints"),
       lock_(lock_run_dir(o.out_dir, comm)),
-      ck_(open_resume(o)),
+      ck_(open_resume(o, comm)),
       cfg_(ck_ ? ck_->meta().model : config),
       be_(StepProfiler::wrap(make_backend(o.device, o.dtype, comm ? comm->local_rank() : 0), o.profile)),
       profiler_(be_, o.profile),
@@ -342,10 +343,12 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     // The attention logits' growth is a spike's first suspect; its per-row maxima cost one
     // float per row.
     model_.set_track_attention_max(true);
-    if (ck_ && o.model_flags_given && (cfg_.describe() != config.describe()))
-        throw Error("--resume", ck_->dir() + " holds the model " + cfg_.describe() + "; the model flags ask for " +
-                                    config.describe() + ". The checkpoint fixes the model: drop --init/--model/--vocab-size/"
-                                    "--max-seq-len, or start a fresh run");
+    on_all_agreed(comm, [&] {
+        if (ck_ && o.model_flags_given && (cfg_.describe() != config.describe()))
+            throw Error("--resume", ck_->dir() + " holds the model " + cfg_.describe() + "; the model flags ask for " +
+                                        config.describe() + ". The checkpoint fixes the model: drop --init/--model/--vocab-size/"
+                                        "--max-seq-len, or start a fresh run");
+    });
     run_id_ = ck_ ? ck_->meta().run_id : new_run_id();
     last_good_ = ck_ ? ck_->dir() : "";
     on_root_agreed(comm, [&] { claim_checkpoints(ckpt_root_, run_id_, o.overwrite); });
@@ -361,7 +364,13 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     check_tokenizer();
     load_initial_state(params);
     last_step_ = o.stop_at > 0 ? std::min(o.stop_at, o.steps) : o.steps;
-    if (start_step_ >= last_step_) throw Error("--steps", "the checkpoint is already at step " + std::to_string(start_step_));
+    on_all_agreed(comm, [&] {
+        if (start_step_ < last_step_) return;
+        const bool stop_at = o.stop_at > 0 && o.stop_at < o.steps;
+        throw Error(stop_at ? "--stop-at" : "--steps", "the checkpoint is already at step " + std::to_string(start_step_) +
+                                                           "; " + (stop_at ? "--stop-at " : "--steps ") +
+                                                           std::to_string(last_step_) + " leaves nothing to train");
+    });
     profiler_.window(start_step_, last_step_);
     if (val_ && !o.tokenizer.empty()) val_bytes_ = std::make_unique<TokenBytes>(Tokenizer::load(o.tokenizer));
     else if (val_ && root_) log_info("no --tokenizer: validation reports loss per token only, not bits per byte");
@@ -395,7 +404,9 @@ void Run::load_initial_state(const std::vector<float>& params) {
     }
     restore_checkpoint(*ck_, true);
     start_step_ = ck_->meta().step;
-    loader_.set_state(resume_position());
+    LoaderState position;
+    on_all_agreed(&comm_, [&] { position = resume_position(); });
+    loader_.set_state(position);
 }
 
 void Run::restore_checkpoint(const CheckpointReader& ck, bool run_state) {
@@ -424,7 +435,8 @@ LoaderState Run::resume_position() {
     differs("--seq-len", m.config.value("seq_len", json()), o_.seq_len);
     differs("--shuffle", m.config.value("shuffle", json()), o_.shuffle);
     differs("--seed", m.config.value("seed", json()), o_.seed);
-    differs("--train-data (hash)", m.data.value("hash", json()), data_info_.value("hash", json()));
+    const std::string data = data_change(m.data, data_info_);
+    if (!data.empty()) changed.push_back("--train-data " + data);
     if (!m.tokenizer_hash.empty() && !tokenizer_hash_.empty()) differs("--tokenizer (hash)", m.tokenizer_hash, tokenizer_hash_);
     const bool position_lost = !changed.empty();
     differs("tokens per step", m.batch_tokens, step_tokens_);
@@ -439,7 +451,22 @@ LoaderState Run::resume_position() {
                  cfg_.describe() + "), --dtype " + m.dtype + " and the optimizer state" +
                  (changed.empty() ? std::string() : "; changed on purpose: " + list) +
                  (position_lost ? "; the data position restarts at the beginning" : ""));
+    if (root_) warn_abandoned_branch();
     return position_lost ? LoaderState{} : m.loader;
+}
+
+// Resuming an older step than the lineage's newest starts a new branch: the newer checkpoints
+// are its abandoned future, which prune_checkpoints deletes at this run's first save so that
+// `latest` continues the new branch. Said now, while they can still be copied away.
+void Run::warn_abandoned_branch() const {
+    std::vector<std::string> newer;
+    for (const CheckpointEntry& e : list_checkpoints(ckpt_root_))
+        if (e.complete && e.run_id == run_id_ && e.step > start_step_) newer.push_back(std::filesystem::path(e.dir).filename().string());
+    if (newer.empty()) return;
+    log_warn("resuming from step " + std::to_string(start_step_) + ", older than this run's newest checkpoint: " +
+             std::to_string(newer.size()) + " newer checkpoint(s) (" + newer.front() +
+             (newer.size() > 1 ? " .. " + newer.back() : "") + ") belong to the branch this resume leaves and are deleted when "
+             "this run saves its first checkpoint");
 }
 
 // The tokenizer checkpoints carry: --tokenizer, else (resuming) the checkpoint's own copy. Its

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/hex.h"
+#include "core/read_file.h"
 #include "data/shard.h"
 #include "model/backend.h"
 #include "model/gpt.h"
@@ -342,6 +343,38 @@ TEST(Trainer, CorruptCheckpointsAreRejectedByName) {
     o.resume = undone;
     o.steps = 4;
     EXPECT_THROW(train(o, c, init_params(c)), Error);
+}
+
+// A checkpoint written before shards carried a content hash (its data hash was of the paths as
+// spelled) still resumes on the same data however its path is spelled now, and names other data.
+TEST(Trainer, CheckpointWithoutShardHashesResumesOnItsData) {
+    TmpDir t;
+    GPTConfig c = tiny();
+    std::string data = make_data(t.dir, 2000, 7, c.vocab_size);
+    TrainOptions o = base_options(t.dir, data);
+    o.steps = 2;
+    const std::string ck = train(o, c, init_params(c)).last_checkpoint;
+    CheckpointMeta m = CheckpointMeta::parse(read_whole_file(ck + "/meta.json"), ck);
+    const std::string ident = data + ":2000;";
+    m.data = {{"pattern", data}, {"tokens", 2000}, {"shards", {{{"path", data}, {"tokens", 2000}}}},
+              {"hash", hex64(xxh64_bytes(ident.data(), ident.size()))}};
+    std::ofstream(ck + "/meta.json") << m.to_text();
+    o.resume = ck;
+    o.steps = 3;
+    o.train_data = t.dir + "/./train_000.bin";
+    EXPECT_EQ(train(o, c, init_params(c)).steps_done, 3);
+
+    o.out_dir = t.dir + "/other";
+    fs::create_directories(t.dir + "/elsewhere");
+    o.train_data = make_data(t.dir + "/elsewhere", 1000, 8, c.vocab_size);
+    try {
+        train(o, c, init_params(c));
+        FAIL() << "resumed on other data";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("1 shard (train_000.bin, 2000 tokens) -> 1 shard (train_000.bin, 1000 tokens)"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 // What a crash mid-save leaves — a half-written temporary directory — is ignored: `latest`

@@ -1,0 +1,63 @@
+#include "train/data_identity.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/hex.h"
+#include "data/shard.h"
+#include "train/checkpoint.h"
+
+namespace sixnd {
+
+using nlohmann::json;
+
+json data_json(const TokenSet& ts) {
+    json shards = json::array();
+    std::string ident;
+    for (const auto& s : ts.shards()) {
+        std::error_code ec;
+        const std::filesystem::path abs = std::filesystem::weakly_canonical(s.path(), ec);
+        const std::string hash = hex64(s.tokens_hash());
+        shards.push_back({{"path", ec ? s.path() : abs.string()}, {"tokens", s.size()}, {"tokens_xxh3_64", hash}});
+        ident += std::to_string(s.size()) + ":" + hash + ";";
+    }
+    return json{{"pattern", ts.pattern()}, {"tokens", ts.size()}, {"shards", shards},
+                {"hash", hex64(xxh64_bytes(ident.data(), ident.size()))}};
+}
+
+namespace {
+
+std::string shard_name(const json& shard) {
+    return std::filesystem::path(shard.value("path", "")).filename().string();
+}
+
+// "1 shard (train.bin, 4000 tokens)", "3 shards (a.bin .. c.bin, 12000 tokens)".
+std::string describe_data(const json& d) {
+    const json& sh = d.value("shards", json::array());
+    if (sh.empty()) return "no shards";
+    std::string names = shard_name(sh.front()) + (sh.size() > 1 ? " .. " + shard_name(sh.back()) : "");
+    return std::to_string(sh.size()) + (sh.size() == 1 ? " shard (" : " shards (") + names + ", " +
+           std::to_string(d.value("tokens", uint64_t{0})) + " tokens)";
+}
+
+}  // namespace
+
+std::string data_change(const json& then, const json& now) {
+    const json& a = then.value("shards", json::array());
+    const json& b = now.value("shards", json::array());
+    const bool legacy = std::any_of(a.begin(), a.end(), [](const json& s) { return !s.contains("tokens_xxh3_64"); });
+    auto same = [&](const json& x, const json& y) {
+        return x.value("tokens", uint64_t{0}) == y.value("tokens", uint64_t{0}) &&
+               (legacy ? shard_name(x) == shard_name(y) : x.at("tokens_xxh3_64") == y.at("tokens_xxh3_64"));
+    };
+    if (a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), same)) return "";
+    if (!legacy && a.size() == b.size())
+        for (size_t i = 0; i < a.size(); i++)
+            if (!same(a[i], b[i]) && shard_name(a[i]) == shard_name(b[i]) && a[i].at("tokens") == b[i].at("tokens"))
+                return shard_name(a[i]) + " changed in place (" + std::to_string(a[i].value("tokens", uint64_t{0})) +
+                       " tokens, content hash " + a[i].value("tokens_xxh3_64", "") + " -> " + b[i].value("tokens_xxh3_64", "") + ")";
+    return describe_data(then) + " -> " + describe_data(now);
+}
+
+
+}  // namespace sixnd
