@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "cli/on_off.h"
+#include "cli/uint64_flag.h"
 #include "core/error.h"
 #include "model/hf_gpt2.h"
 #include "core/finite.h"
@@ -38,7 +39,7 @@ void add_model_flags(CLI::App& app, ModelFlags& f) {
     app.add_option("--bias", f.bias, "Linear and LayerNorm biases: on or off (default: the preset's)");
     app.add_option("--vocab-size", f.vocab_size, "vocabulary size for --init random (default: the preset's)");
     app.add_option("--max-seq-len", f.max_seq_len, "context length for --init random (default: the preset's)");
-    app.add_option("--seed", f.seed, "random seed")->capture_default_str();
+    app.add_option("--seed", f.seed, "random seed")->capture_default_str()->check(uint64_value());
     app.add_option("--device", f.device, "cpu, cuda or auto")->capture_default_str();
     app.add_option("--dtype", f.dtype, "storage type of weights and activations: fp32 or bf16")->capture_default_str();
     app.add_option("--attention", f.attention, "naive or flash")->capture_default_str();

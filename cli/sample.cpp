@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/model_flags.h"
+#include "cli/uint64_flag.h"
 #include "cli/verbs.h"
 #include "core/error.h"
 #include "model/backend.h"
@@ -63,7 +64,7 @@ int run_sample(int argc, char** argv) {
     app.add_option("--max-tokens", so.max_tokens, "tokens to generate")->capture_default_str();
     app.add_option("--temperature", so.temperature, "0 = greedy")->capture_default_str();
     app.add_option("--top-k", so.top_k, "sample from the k most likely tokens (0 = all)")->capture_default_str();
-    app.add_option("--seed", so.seed)->capture_default_str();
+    app.add_option("--seed", so.seed)->capture_default_str()->check(uint64_value());
     app.add_option("--samples", samples, "number of samples")->capture_default_str();
     app.add_option("--device", device, "cpu, cuda or auto")->capture_default_str();
     if (!parse_flags(app, argc, argv)) return 0;

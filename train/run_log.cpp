@@ -30,7 +30,8 @@ bool starts_with_header(int fd) {
 
 RunLog::RunLog(const std::string& path, bool append) : path_(path) {
     if (path.empty()) return;
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : 0), 0644);
+    // Read and write: the first line is read back to tell a run log from anything else.
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | (append ? O_APPEND : 0), 0644);
     if (fd < 0) throw Error(path, std::string("cannot open run log: ") + std::strerror(errno));
     auto refuse = [&](const std::string& fault) {
         close(fd);

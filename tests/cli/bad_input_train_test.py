@@ -17,19 +17,18 @@ import subprocess  # noqa: E402
 ENV = {"OMP_NUM_THREADS": "1", "ASAN_OPTIONS": "detect_leaks=0"}
 
 
-def mpi_log_fault(mpirun, tmp, train):
-    """None when `mpirun -np 2 sixnd train --log <unopenable>` ends within a minute, non-zero,
-    with rank 0's error once; else what went wrong."""
-    bad_log = os.path.join(tmp, "nodir", "mpi.jsonl")
-    cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", SIXND] + train(
-        "--log", bad_log, out=os.path.join(tmp, "mpi_run"))
+def mpi_fault(mpirun, tmp, args, fault, rank1_points=False):
+    """None when `mpirun -np 2 sixnd <args>` ends within a minute, non-zero, with the line naming
+    `fault` once (and, with rank1_points, rank 1 pointing at rank 0 once); else what went wrong."""
+    cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", SIXND] + args
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=dict(os.environ, **ENV))
     except subprocess.TimeoutExpired:
         return "the job hung (killed after 60 s)"
-    said = [x for x in r.stderr.splitlines() if "cannot open run log" in x]
-    if r.returncode == 0 or len(said) != 1:
-        return f"exit {r.returncode}, {len(said)} lines naming the log: {r.stderr[-400:]}"
+    said = [x for x in r.stderr.splitlines() if fault in x]
+    pointed = [x for x in r.stderr.splitlines() if "rank 1: stopping: rank 0 failed" in x]
+    if r.returncode == 0 or len(said) != 1 or (rank1_points and len(pointed) != 1):
+        return f"exit {r.returncode}, {len(said)} lines with '{fault}', {len(pointed)} from rank 1: {r.stderr[-400:]}"
     return None
 
 
@@ -88,6 +87,8 @@ def run(tmp):
         flag("--steps", "0", ["positive"]), flag("--batch", "0", ["[1,"]), flag("--batch", "-4", ["[1,"]),
         flag("--seq-len", "0", ["[1,"]), flag("--zero", "5", ["0, 1, 2 or 3"]), flag("--max-bad-steps", "0", ["positive"]),
         flag("--peak-tflops", "-1", [">= 0"]),
+        flag("--seed", "-1", []), flag("--seed", "18446744073709551616", ["2^64-1"]),
+        flag("--seed", "99999999999999999999999", ["2^64-1"]),
         flag("--total-batch-tokens", "100", ["multiple of batch x seq-len x ranks", "8"]),
         flag("--total-batch-tokens", "-8", ["positive"]),
         flag("--total-batch-tokens", "80000000000", ["micro-steps"]),
@@ -196,15 +197,15 @@ def run(tmp):
         return None if len(ids) == 1 and steps == ["step-00000001"] else f"left {steps} with run ids {ids}"
     cases.append(Case("--overwrite", train("--overwrite", out=owned, steps=1), [], exit_code=0, check=overwritten, env=ENV))
 
-    # Resuming an older step in a directory holding newer ones: pruning keeps the new checkpoint
-    # and the newer ones, and removes only this lineage's older ones.
+    # Resuming an older step in a directory holding newer ones starts a new branch: its first
+    # save deletes the abandoned newer ones, and pruning removes this lineage's older ones.
     older = os.path.join(tmp, "older")
     sixnd(train("--checkpoint-every", "1", "--keep-last", "0", out=older, steps=4))
     ock = os.path.join(older, "checkpoints")
 
     def pruned_right():
         left = sorted(os.listdir(ock))
-        return None if left == ["step-00000003", "step-00000004"] else f"left {left}"
+        return None if left == ["step-00000003"] else f"left {left}"
     cases.append(Case("resume an older step, --keep-last 1",
                       train("--resume", os.path.join(ock, "step-00000002"), "--keep-last", "1", out=older, steps=3),
                       [], exit_code=0, check=pruned_right, env=ENV))
@@ -339,10 +340,87 @@ def run(tmp):
     ]
     mpirun = shutil.which("mpirun")
     if mpirun:
-        cases.append(Case("--log rank 0 cannot open, under mpirun -np 2",
-                          ["--version"], [], exit_code=0, check=lambda: mpi_log_fault(mpirun, tmp, train), env=ENV))
+        bad_log_run = train("--log", os.path.join(tmp, "nodir", "mpi.jsonl"), out=os.path.join(tmp, "mpi_run"))
+        cases.append(Case("--log rank 0 cannot open, under mpirun -np 2", ["--version"], [], exit_code=0,
+                          check=lambda: mpi_fault(mpirun, tmp, bad_log_run, "cannot open run log"), env=ENV))
     else:
         print("mpirun not found: the mpirun --log case is left out")
+    # Branches, data identity, odd checkpoint entries, --stop-at, resume faults under mpirun.
+    branch = os.path.join(tmp, "branch")
+    bck = os.path.join(branch, "checkpoints")
+    sixnd(train("--checkpoint-every", "2", "--stop-at", "4", out=branch, steps=8))
+
+    def branch_left(want):
+        return lambda: None if sorted(os.listdir(bck)) == want else f"left {sorted(os.listdir(bck))}, expected {want}"
+
+    def resumed_at(log, first):
+        def check():
+            steps = [json.loads(x)["step"] for x in open(log) if json.loads(x).get("type") == "step"]
+            return None if steps and steps[0] == first else f"logged steps {steps}, expected the first {first}"
+        return check
+    branch_log = os.path.join(tmp, "branch.jsonl")
+    cases += [
+        Case("resume an older step: the abandoned newer checkpoint goes at the first save",
+             train("--resume", os.path.join(bck, "step-00000002"), "--checkpoint-every", "1", "--keep-last", "1",
+                   "--stop-at", "3", out=branch, steps=8), [], exit_code=0, check=branch_left(["step-00000003"]), env=ENV),
+        Case("--resume latest after a branch continues the new branch",
+             train("--resume", "latest", "--checkpoint-every", "1", "--keep-last", "1", "--stop-at", "5", "--log", branch_log,
+                   out=branch, steps=8), [], exit_code=0, check=resumed_at(branch_log, 4), env=ENV),
+        Case("--stop-at at the checkpoint's step", train("--resume", "latest", "--stop-at", "5", out=branch, steps=8),
+             ["--stop-at", "already at step 5"], unchanged=[bck], env=ENV),
+    ]
+
+    # The data's identity is its content, not the spelling of its path.
+    spelled = os.path.join(tmp, "spelled")
+    sixnd(train("--checkpoint-every", "1", out=spelled, steps=2))
+    inplace_data = os.path.join(tmp, "inplace.bin")
+    shutil.copy(data, inplace_data)
+    inplace = os.path.join(tmp, "inplace")
+    sixnd(train(out=inplace, steps=1, data=inplace_data))
+    sixnd_files.write_shard(inplace_data, [(i * 11) % V for i in range(4000)])
+    cases += [
+        Case("resume with --train-data spelled relative", train("--resume", "latest", out=spelled, steps=3,
+                                                                data=os.path.relpath(data)), [], exit_code=0, env=ENV),
+        Case("resume with --train-data spelled with ./ and //",
+             train("--resume", "latest", out=spelled, steps=4, data=os.path.join(tmp, ".", "", "train.bin").replace("/", "//")),
+             [], exit_code=0, env=ENV),
+        Case("resume after the data was rewritten in place",
+             train("--resume", "latest", out=inplace, steps=2, data=inplace_data),
+             ["--resume", "--train-data inplace.bin changed in place", "4000 tokens"],
+             unchanged=[os.path.join(inplace, "checkpoints")], env=ENV),
+        Case("resume with other --train-data says what differs",
+             train("--resume", "latest", out=spelled, steps=5, data=other_data),
+             ["--train-data 1 shard (train.bin, 4000 tokens) -> 1 shard (other.bin, 4000 tokens)"],
+             unchanged=[os.path.join(spelled, "checkpoints")], env=ENV),
+    ]
+
+    # Odd entries in checkpoints/: an empty step directory is skipped, a symlink or a file refused.
+    odd = os.path.join(tmp, "odd")
+    ock2 = os.path.join(odd, "checkpoints")
+    sixnd(train("--checkpoint-every", "1", out=odd, steps=2))
+    linked = os.path.join(tmp, "linked")
+    lck = os.path.join(linked, "checkpoints")
+    sixnd(train("--checkpoint-every", "1", out=linked, steps=2))
+    os.symlink("step-00000001", os.path.join(lck, "step-00000009"))
+    filed = os.path.join(tmp, "filed")
+    os.makedirs(os.path.join(filed, "checkpoints"))
+    with open(os.path.join(filed, "checkpoints", "step-00000001"), "w") as f:
+        f.write("mine")
+    cases += [
+        Case("resume latest past an empty newer step directory",
+             train("--resume", "latest", out=odd, steps=3), [], exit_code=0,
+             setup=lambda: os.makedirs(os.path.join(ock2, "step-00000006")), env=ENV),
+        Case("a symlinked step directory", train("--resume", "latest", out=linked, steps=3),
+             [os.path.join(lck, "step-00000009"), "symlink"], unchanged=[lck], env=ENV),
+        Case("a file named like a step directory", train("--checkpoint-every", "1", out=filed, steps=2),
+             [os.path.join(filed, "checkpoints", "step-00000001"), "not a directory"],
+             unchanged=[os.path.join(filed, "checkpoints")], env=ENV),
+    ]
+    if mpirun:
+        missing_run = train("--resume", os.path.join(tmp, "no_such_checkpoint"), out=os.path.join(tmp, "mpi_resume"))
+        cases.append(Case("--resume of a missing checkpoint, under mpirun -np 2", ["--version"], [], exit_code=0,
+                          check=lambda: mpi_fault(mpirun, tmp, missing_run, "no such checkpoint directory",
+                                                  rank1_points=True), env=ENV))
     return run_cases(cases, "sixnd train bad input")
 
 
