@@ -7,12 +7,12 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "cli/model_flags.h"
 #include "cli/verbs.h"
+#include "core/atomic_file.h"
 #include "core/error.h"
 #include "data/token_set.h"
 #include "model/backend.h"
@@ -85,22 +85,36 @@ nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f) {
     const Tokenizer tok = Tokenizer::load(f.tokenizer);
     require_model_vocab(tok, f.tokenizer, model.config().vocab_size, VocabFit::at_most);
     const std::vector<HellaSwagItem> items = read_hellaswag(f.data);
-    std::unique_ptr<std::ofstream> per_item;
-    if (!f.per_item.empty()) {
-        per_item = std::make_unique<std::ofstream>(f.per_item);
-        if (!*per_item) throw Error(f.per_item, "cannot write");
-    }
+    // Renamed into place only when every item is scored: an interrupted or failed eval leaves an
+    // earlier --per-item file as it was.
+    std::unique_ptr<AtomicFile> per_item;
+    if (!f.per_item.empty()) per_item = std::make_unique<AtomicFile>(f.per_item);
     const bool tty = isatty(fileno(stderr));
     const HellaSwagScore score = score_hellaswag(model, tok, items, [&](size_t i, const HellaSwagResult& r) {
         if (per_item)
-            *per_item << nlohmann::json{{"line", items[i].line}, {"label", r.label}, {"pred", r.pred}, {"pred_norm", r.pred_norm},
-                                        {"sum_loss", r.sum_loss}, {"mean_loss", r.mean_loss}, {"tokens", r.tokens}}
-                             .dump()
-                      << "\n";
+            per_item->write(nlohmann::json{{"line", items[i].line}, {"label", r.label}, {"pred", r.pred}, {"pred_norm", r.pred_norm},
+                                           {"sum_loss", r.sum_loss}, {"mean_loss", r.mean_loss}, {"tokens", r.tokens}}
+                                .dump() +
+                            "\n");
         if (tty) std::fprintf(stderr, "\rhellaswag %zu/%zu", i + 1, items.size());
     });
     if (tty) std::fprintf(stderr, "\n");
+    if (per_item) per_item->commit();
     return {{"task", "hellaswag"}, {"items", score.items}, {"acc", score.acc()}, {"acc_norm", score.acc_norm()}};
+}
+
+// --per-item is checked before the model is built: it may be no input's file (an eval that
+// overwrites its own data or model cannot be undone) and must be a file sixnd may replace.
+void check_per_item(const EvalFlags& f, const ModelFlags& mf) {
+    if (f.per_item.empty()) return;
+    check_replaceable_file(f.per_item);
+    check_output_dir(f.per_item);
+    check_not_same_file(f.per_item, f.data, "--data");
+    check_not_same_file(f.per_item, f.tokenizer, "--tokenizer");
+    if (mf.init.rfind("llmc:", 0) == 0) check_not_same_file(f.per_item, mf.init.substr(5), "--init");
+    if (mf.init.rfind("hf:", 0) == 0)
+        for (const char* name : {"/config.json", "/model.safetensors"})
+            check_not_same_file(f.per_item, mf.init.substr(3) + name, "--init");
 }
 
 }  // namespace
@@ -123,6 +137,7 @@ int run_eval(int argc, char** argv) {
     if (app.count("--batches") && f.batches < 1)
         throw Error("--batches", "must be at least 1, got " + std::to_string(f.batches) + " (leave it out for all that fit)");
     if (f.task != "loss" && f.task != "hellaswag") throw Error("--task", "expected loss or hellaswag, got '" + f.task + "'");
+    check_per_item(f, mf);
 
     Backend be = make_backend(mf.device, parse_dtype(mf.dtype));
     InitialModel im = initial_model(mf);

@@ -63,18 +63,38 @@ std::string find_log(const std::string& arg) {
     return logs[0];
 }
 
+// results.json as sixnd ablate writes it, and every run log it names read as a run given alone
+// is (train/run_metrics.h checks each record), so that the drawing script is handed only files
+// that hold what it draws.
+json ablation(const std::string& arg, const fs::path& results) {
+    const std::string path = results.string();
+    json r;
+    try {
+        r = json::parse(read_whole_file(path));
+    } catch (const json::exception& e) {
+        throw Error(path, std::string("not JSON: ") + e.what());
+    }
+    if (!r.is_object() || !r.contains("format") || r["format"] != "sixnd-ablation")
+        throw Error(path, "is not a sixnd ablate results file, so " + arg + " is not an ablation directory");
+    const auto check = [&](bool ok, const std::string& what) {
+        if (!ok) throw Error(path, what + ": not the results file sixnd ablate writes");
+    };
+    check(r.contains("variants") && r["variants"].is_array(), "no variants array");
+    for (const json& v : r["variants"]) {
+        check(v.is_object() && v.contains("name") && v["name"].is_string() && v.contains("runs") && v["runs"].is_array(),
+              "a variant without a name or a runs array");
+        for (const json& run : v["runs"]) {
+            check(run.is_object() && run.contains("log") && run["log"].is_string(),
+                  "a run of variant " + v["name"].get<std::string>() + " names no log");
+            read_run_metrics((fs::path(arg) / run["log"].get<std::string>()).string());
+        }
+    }
+    return json{{"kind", "ablation"}, {"path", fs::absolute(arg).string()}, {"results", r}};
+}
+
 json source(const std::string& arg) {
     const fs::path results = fs::path(arg) / "results.json";
-    if (fs::is_directory(arg) && fs::is_regular_file(results)) {
-        json r;
-        try {
-            r = json::parse(read_whole_file(results.string()));
-        } catch (const json::exception& e) {
-            throw Error(results.string(), std::string("not JSON: ") + e.what());
-        }
-        if (r.value("format", "") != "sixnd-ablation") throw Error(results.string(), "is not a sixnd ablate results file");
-        return json{{"kind", "ablation"}, {"path", fs::absolute(arg).string()}, {"results", r}};
-    }
+    if (fs::is_directory(arg) && fs::is_regular_file(results)) return ablation(arg, results);
     const std::string log = find_log(arg);
     const RunMetrics m = read_run_metrics(log);
     std::string name = fs::path(log).parent_path().filename().string();

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "cli/verbs.h"
 #include "core/error.h"
@@ -23,6 +24,7 @@
 #include "tokenizer/pretokenizer.h"
 #include "core/read_file.h"
 #include "tokenizer/stream_encoder.h"
+#include "tokenizer/tokenizer_file.h"
 
 namespace sixnd::cli {
 namespace {
@@ -54,6 +56,40 @@ void split_heldout(const std::vector<std::string>& files, double fraction, std::
     }
 }
 
+// --out and --hf-out (train, import-gpt2) are checked together before the work and written
+// together after it.
+void check_outputs(const std::string& out, const std::string& hf_out,
+                   const std::vector<std::pair<std::string, std::string>>& inputs) {
+    check_replaceable_file(out);
+    check_output_dir(out);
+    if (!hf_out.empty()) {
+        check_replaceable_file(hf_out);
+        check_output_dir(hf_out);
+        check_not_same_output(hf_out, out, "--out");
+    }
+    for (const auto& [path, flag] : inputs) {
+        check_not_same_file(out, path, flag);
+        check_not_same_file(hf_out, path, flag);
+    }
+}
+
+// Both files are whole on disk under temporary names before either is renamed into place, so a
+// fault in either (a full disk, a directory gone) replaces neither. The sixnd tokenizer is
+// renamed last: only a signal in the moment between the two renames can leave a new --hf-out
+// beside the old --out, never a new --out whose --hf-out was not written.
+void save_outputs(const Tokenizer& tok, const std::string& out, const std::string& hf_out) {
+    AtomicFile tokenizer_file(out);
+    tokenizer_file.write(tokenizer_file_text(tok.spec(), tok.hash()));
+    tokenizer_file.sync();
+    if (!hf_out.empty()) {
+        AtomicFile hf_file(hf_out);
+        hf_file.write(hf_tokenizer_json(tok));
+        hf_file.sync();
+        hf_file.commit();
+    }
+    tokenizer_file.commit();
+}
+
 void add_threads(CLI::App* cmd, int* threads) {
     cmd->add_option("--threads", *threads, "worker threads (0: all cores)")->check(CLI::Range(0, kMaxThreads));
 }
@@ -68,12 +104,9 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
     SIXND_CHECK(heldout_fraction >= 0 && heldout_fraction <= 0.5, "--heldout-fraction",
                 "must be between 0 and 0.5, not " + std::to_string(heldout_fraction));  // NaN fails here too
     // Outputs are checked before the long work, not found unwritable after it.
-    check_replaceable_file(out);
-    if (!hf_out.empty()) check_replaceable_file(hf_out);
-    for (const auto& in : inputs) check_not_same_file(out, in, "--input"), check_not_same_file(hf_out, in, "--input");
-    check_not_same_file(out, heldout_file, "--heldout");
-    check_not_same_file(hf_out, heldout_file, "--heldout");
-    check_not_same_file(hf_out, out, "--out");
+    std::vector<std::pair<std::string, std::string>> read = {{heldout_file, "--heldout"}};
+    for (const auto& in : inputs) read.emplace_back(in, "--input");
+    check_outputs(out, hf_out, read);
     std::vector<InputRange> train_ranges, heldout_ranges;
     if (!heldout_file.empty()) {
         for (const auto& f : inputs) train_ranges.push_back({f, 0, file_size(f)});
@@ -90,8 +123,7 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
     auto start = std::chrono::steady_clock::now();
     Tokenizer tok = train_bpe(train_ranges, opt);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    tok.save(out);
-    if (!hf_out.empty()) export_hf_tokenizer_json(tok, hf_out);
+    save_outputs(tok, out, hf_out);
 
     nlohmann::ordered_json summary = {{"out", out},
                                       {"vocab_size", tok.vocab_size()},
@@ -306,17 +338,9 @@ int run_tokenizer(int argc, char** argv) {
     if (decode_cmd->parsed()) return decode(tokenizer_path, input, decode_out, as_text);
     if (import_cmd->parsed()) {
         if (specials.empty()) specials = {"<|endoftext|>"};
-        // As in train: an unwritable --hf-out found after --out is saved would leave --out behind.
-        check_replaceable_file(out);
-        if (!hf_out.empty()) check_replaceable_file(hf_out);
-        check_not_same_file(hf_out, out, "--out");
-        for (const std::string* o : {&out, &hf_out}) {
-            check_not_same_file(*o, vocab_path, "--vocab");
-            check_not_same_file(*o, merges_path, "--merges");
-        }
+        check_outputs(out, hf_out, {{vocab_path, "--vocab"}, {merges_path, "--merges"}});
         Tokenizer tok = import_gpt2(vocab_path, merges_path, specials, resolve_pattern(pattern));
-        tok.save(out);
-        if (!hf_out.empty()) export_hf_tokenizer_json(tok, hf_out);
+        save_outputs(tok, out, hf_out);
         log_info("wrote " + out + " (" + std::to_string(tok.vocab_size()) + " tokens, " +
                  std::to_string(tok.spec().merges.size()) + " merges)");
         return 0;

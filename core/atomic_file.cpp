@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "core/error.h"
 
@@ -42,6 +43,49 @@ void check_not_same_file(const std::string& out, const std::string& input, const
         throw Error(out, "is the same file as " + input_flag + " " + input + "; refusing to overwrite an input");
 }
 
+void check_not_same_output(const std::string& out, const std::string& other, const std::string& other_flag) {
+    check_not_same_file(out, other, other_flag);
+    if (out.empty() || other.empty()) return;
+    std::error_code ea, eb;
+    const std::filesystem::path a = std::filesystem::weakly_canonical(std::filesystem::absolute(out), ea);
+    const std::filesystem::path b = std::filesystem::weakly_canonical(std::filesystem::absolute(other), eb);
+    if (!ea && !eb && a == b)
+        throw Error(out, "is the same file as " + other_flag + " " + other + "; two outputs cannot share one file");
+}
+
+namespace {
+
+std::filesystem::path dir_of(const std::string& path) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    return parent.empty() ? "." : parent;
+}
+
+std::string missing_dir_fault(const std::filesystem::path& dir) {
+    return "cannot create the output: the directory " + dir.string() + " does not exist";
+}
+
+// The create that fails is the temporary file's, beside the output: a fault of the directory
+// (missing, read-only, or one such as /proc that takes no new files) reads as a fault of a path
+// the user never named unless the message says so.
+std::string create_fault(const std::string& path, int err) {
+    const std::filesystem::path dir = dir_of(path);
+    std::error_code ec;
+    if (err == ENOENT && !std::filesystem::is_directory(dir, ec)) return missing_dir_fault(dir);
+    const std::string what = std::string("cannot create the output: ") + std::strerror(err);
+    if (err == ENOENT || err == EACCES || err == EPERM || err == EROFS)
+        return what + " (it is written as a new file in " + dir.string() + " and renamed into place, and " + dir.string() +
+               " takes no new files)";
+    return what;
+}
+
+}  // namespace
+
+void check_output_dir(const std::string& path) {
+    const std::filesystem::path dir = dir_of(path);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw Error(path, missing_dir_fault(dir));
+}
+
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     check_replaceable_file(path_);
     // O_EXCL: never write through something already at the temporary name (a stale file or a
@@ -65,7 +109,7 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
             std::remove(temp_.c_str());
         }
         cleanup_.disarm();
-        throw Error(path_, std::string("cannot create the output: ") + std::strerror(err));
+        throw Error(path_, create_fault(path_, err));
     }
 }
 
@@ -86,6 +130,11 @@ void AtomicFile::write_at(long offset, const void* data, size_t bytes) {
     if (std::fseek(f_, offset, SEEK_SET) != 0) throw Error(path_, std::string("seek failed: ") + std::strerror(errno));
     write(data, bytes);
     std::fseek(f_, end, SEEK_SET);
+}
+
+void AtomicFile::sync() {
+    if (std::fflush(f_) != 0 || fsync(fileno(f_)) != 0)
+        throw Error(path_, std::string("cannot finish writing: ") + std::strerror(errno));
 }
 
 void AtomicFile::commit() {

@@ -28,6 +28,9 @@ public:
     void write(std::string_view s) { write(s.data(), s.size()); }
     // Rewrites bytes at an offset (e.g. a header whose counts are known only at the end).
     void write_at(long offset, const void* data, size_t bytes);
+    // Flushes and syncs the temporary file, so that a write error shows before anything is
+    // renamed: for a writer that commits several files together.
+    void sync();
     void commit();
 
 private:
@@ -42,11 +45,20 @@ void write_file_atomically(const std::string& path, std::string_view content);
 // check AtomicFile makes, for callers that want to fail before long work.
 void check_replaceable_file(const std::string& path);
 
+// Throws Error(path, ...) when the directory path is to be created in does not exist: for
+// callers that want to fail before long work rather than when AtomicFile creates the file.
+void check_output_dir(const std::string& path);
+
 // "a symbolic link", "a directory", "a character device", ... for a stat mode (for messages).
 const char* file_kind(unsigned mode);
 
 // Throws Error(out, ...) when out and input name the same existing file (by device and inode,
 // so links and other spellings count): an output must never replace what the run reads.
 void check_not_same_file(const std::string& out, const std::string& input, const std::string& input_flag);
+
+// Throws Error(out, ...) when two outputs of one command would land on one file: the same
+// existing file, or, before either exists, the same path once symbolic links and "." and ".."
+// in it are resolved.
+void check_not_same_output(const std::string& out, const std::string& other, const std::string& other_flag);
 
 }  // namespace sixnd

@@ -13,7 +13,11 @@ import html
 import json
 import math
 import os
+import signal
 import sys
+
+# Ctrl-C ends the drawing as a signal, as it does sixnd report around it, not with a traceback.
+signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 try:
     import matplotlib

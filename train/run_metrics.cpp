@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "plan/check.h"
 
 namespace sixnd {
 
@@ -17,60 +18,118 @@ const std::vector<std::string>& run_metric_names() {
     return names;
 }
 
+namespace {
+
+// The numbers a step record gives the metrics, read through checked fields.
+struct StepNumbers {
+    double loss = 0, tokens_per_s = 0, mfu = 0, hfu = 0, comm_bytes = 0, step_ms = 0;
+    json val_loss, val_bpb;  // null when the step had no evaluation (or its value was not finite)
+    std::map<std::string, double> memory;
+};
+
+// Optional, and null where the run logged a non-finite value.
+json number_or_null(const plan::LogFields& f, const nlohmann::json& r, const std::string& key) {
+    if (!f.has(key) || r[key].is_null()) return nullptr;
+    return f.number(key);
+}
+
+// Every field the metrics and the report's drawing read is checked here, so that a record of
+// the wrong shape ends in one error naming FILE:LINE and the field, not deep in either.
+StepNumbers read_step(const plan::LogFields& f, const nlohmann::json& r) {
+    StepNumbers s;
+    s.loss = f.number("loss");
+    f.number("tokens");
+    s.tokens_per_s = f.number_or("tokens_per_s", 0.0);
+    s.mfu = f.number_or("mfu", 0.0);
+    s.hfu = f.number_or("hfu", 0.0);
+    s.comm_bytes = f.number_or("comm_bytes", 0.0);
+    s.step_ms = f.number_or("step_ms", 0.0);
+    s.val_loss = number_or_null(f, r, "val_loss");
+    s.val_bpb = number_or_null(f, r, "val_bpb");
+    if (f.has("memory")) {
+        f.object("memory");
+        for (const auto& [cat, bytes] : r["memory"].items())
+            if (cat != "total" && bytes.is_number()) s.memory[cat] = bytes.get<double>();
+    }
+    return s;
+}
+
+void check_header(const plan::LogFields& h) {
+    if (h.has("config")) h.object("config");
+    if (h.has("model")) h.object("model");
+    if (h.has("device_name")) h.text("device_name");
+}
+
+}  // namespace
+
 RunMetrics read_run_metrics(const std::string& log_path) {
     std::ifstream in(log_path);
     if (!in) throw Error(log_path, "cannot open the run log");
     RunMetrics m;
-    std::map<int, json> steps;
+    std::map<int, StepNumbers> steps;
     std::set<int> spike_steps;
+    std::vector<int> torn;
     std::string line;
     for (int n = 1; std::getline(in, line); n++) {
         if (line.empty()) continue;
-        json r;
+        plan::LogRecord rec{json(), n};
         try {
-            r = json::parse(line);
+            rec.json = json::parse(line);
         } catch (const json::exception&) {
             // A run killed mid-write leaves a torn line (and, resumed, appends after it).
-            log_warn(log_path + ":" + std::to_string(n) + ": not a JSON record (a torn write?); skipped");
+            torn.push_back(n);
             continue;
         }
-        const std::string type = r.value("type", "");
-        if (type == "header") m.header = r;
-        else if (type == "step") steps[r.at("step").get<int>()] = r;
-        else if (type == "event" && r.value("event", "") == "spike") spike_steps.insert(r.value("step", 0));
+        // RunLog writes the header first: anything else there is some other file named by mistake
+        // (a tokenizer, a manifest, an ablation's results.json).
+        const bool is_header = rec.json.is_object() && rec.json.value("type", json()) == "header";
+        if (m.header.is_null() && !is_header) throw Error(log_path, "not a sixnd run log (no header record)");
+        const plan::LogFields f(log_path, rec);
+        const std::string type = f.has("type") ? f.text("type") : "";
+        if (type == "header") {
+            check_header(f);
+            m.header = rec.json;
+        } else if (type == "step") {
+            const int step = f.integer("step", 0);
+            steps[step] = read_step(f, rec.json);
+        } else if (type == "event") {
+            const int step = f.integer("step", 0);
+            if (f.has("event") && f.text("event") == "spike") spike_steps.insert(step);
+        }
     }
+    if (m.header.is_null()) throw Error(log_path, "not a sixnd run log (no header record)");
+    for (int n : torn) log_warn(log_path + ":" + std::to_string(n) + ": not a JSON record (a torn write?); skipped");
     if (steps.empty()) throw Error(log_path, "has no step records");
     m.last_step = steps.rbegin()->first;
-    for (const auto& [s, r] : steps) m.step_loss[s] = r.at("loss").get<double>();
+    for (const auto& [s, r] : steps) m.step_loss[s] = r.loss;
 
     json& v = m.values;
     v = json::object();
-    v["final_train_loss"] = steps.rbegin()->second.at("loss");
+    v["final_train_loss"] = steps.rbegin()->second.loss;
     v["val_loss"] = v["val_bpb"] = nullptr;
     for (const auto& [s, r] : steps) {
-        if (r.contains("val_loss")) v["val_loss"] = r["val_loss"];
-        if (r.contains("val_bpb")) v["val_bpb"] = r["val_bpb"];
+        if (!r.val_loss.is_null()) v["val_loss"] = r.val_loss;
+        if (!r.val_bpb.is_null()) v["val_bpb"] = r.val_bpb;
     }
-    for (const char* key : {"tokens_per_s", "mfu", "hfu"}) {
+    const auto mean = [&](double StepNumbers::*field) {
         double sum = 0;
         int n = 0;
         for (const auto& [s, r] : steps) {
             if (steps.size() > 1 && s == steps.begin()->first) continue;
-            sum += r.value(key, 0.0);
+            sum += r.*field;
             n++;
         }
-        v[key] = sum / n;
-    }
+        return sum / n;
+    };
+    v["tokens_per_s"] = mean(&StepNumbers::tokens_per_s);
+    v["mfu"] = mean(&StepNumbers::mfu);
+    v["hfu"] = mean(&StepNumbers::hfu);
     json mem = json::object();
     double comm = 0, wall_ms = 0;
     for (const auto& [s, r] : steps) {
-        if (r.contains("memory"))
-            for (const auto& [cat, bytes] : r["memory"].items()) {
-                if (cat == "total" || !bytes.is_number()) continue;
-                mem[cat] = std::max(mem.value(cat, 0.0), bytes.get<double>());
-            }
-        comm += r.value("comm_bytes", 0.0);
-        wall_ms += r.value("step_ms", 0.0);
+        for (const auto& [cat, bytes] : r.memory) mem[cat] = std::max(mem.value(cat, 0.0), bytes);
+        comm += r.comm_bytes;
+        wall_ms += r.step_ms;
     }
     v["peak_memory"] = mem;
     v["comm_bytes"] = comm;

@@ -73,6 +73,48 @@ def killed_encode(tok, d):
     return f"left behind: {left}" if left else None
 
 
+def hf_out_cases(p, tok):
+    """--out and --hf-out are checked together before either is written, may not share a file, and
+    a fault with either replaces neither (and leaves no temporary file)."""
+    keep = p("keep.bin")
+
+    def restore():
+        with open(tok, "rb") as a, open(keep, "wb") as b:
+            b.write(a.read())
+        if os.path.exists(p("same.bin")):
+            os.remove(p("same.bin"))
+
+    def nothing_left():
+        left = [n for n in os.listdir(p()) if ".tmp." in n]
+        return f"left behind: {left}" if left else None
+
+    train = ["tokenizer", "train", "--input", p("corpus.txt"), "--vocab-size", "280"]
+    imp = ["tokenizer", "import-gpt2", "--vocab", p("small_vocab.json"), "--merges", p("merges_ab_cd.txt")]
+    cases = [
+        Case("train --hf-out is --out", train + ["--out", p("same.bin"), "--hf-out", p("same.bin")],
+             ["same.bin", "--out"], unchanged=[p("same.bin")]),
+        Case("train --hf-out is --out spelt another way", train + ["--out", p("same.bin"), "--hf-out", p(".", "same.bin")],
+             ["same.bin", "--out"], unchanged=[p("same.bin")]),
+        Case("train --hf-out is an existing --out", train + ["--out", keep, "--hf-out", keep], ["keep.bin", "--out"],
+             unchanged=[keep]),
+        Case("import-gpt2 --hf-out is --out", imp + ["--out", p("same.bin"), "--hf-out", p("same.bin")],
+             ["same.bin", "--out"], unchanged=[p("same.bin")]),
+        Case("train --hf-out in a missing directory replaces no --out",
+             train + ["--out", keep, "--hf-out", p("nodir", "x.json")], ["nodir", "does not exist"], unchanged=[keep],
+             check=nothing_left),
+        Case("import-gpt2 --hf-out in a missing directory replaces no --out",
+             imp + ["--out", keep, "--hf-out", p("nodir", "x.json")], ["nodir", "does not exist"], unchanged=[keep],
+             check=nothing_left),
+    ]
+    if os.path.isfile("/proc/version"):
+        cases.append(Case("train --hf-out where no file can be made replaces no --out",
+                          train + ["--out", keep, "--hf-out", "/proc/version"], ["/proc/version", "/proc takes no new files"],
+                          unchanged=[keep, "/proc/version"], check=nothing_left))
+    for c in cases:
+        c.setup = restore
+    return cases
+
+
 def main():
     with tempfile.TemporaryDirectory() as d:
         p = lambda *names: os.path.join(d, *names)  # noqa: E731
@@ -270,6 +312,7 @@ def main():
                      ["tokenizer", "train", "--input", p("corpus.txt"), "--vocab-size", "300", "--out", p("t4.bin"),
                       "--hf-out", dev], ["null", "character device"], unchanged=[dev, p("t4.bin")]),
             ]
+        cases += hf_out_cases(p, tok)
         cases.append(Case("SIGTERM mid-encode leaves no temporary file", ["tokenizer", "info", "--tokenizer", tok], [],
                           exit_code=0, check=lambda: killed_encode(tok, d)))
         # Last: against a faulty build these would destroy the fixtures the other cases use.

@@ -7,9 +7,11 @@ naming FILE:LINE. `sixnd train --eval-task` logs the same scores as `sixnd eval 
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 try:
     import torch
@@ -69,6 +71,65 @@ def reference(model, tok, item, tmp):
 
 def argmin(xs):
     return min(range(len(xs)), key=lambda i: (xs[i], i))
+
+
+def interrupted_eval(args, per_item):
+    """SIGINT mid-eval: an earlier --per-item file stays as it was and no temporary file is left."""
+    earlier = "an earlier run's items\n"
+    with open(per_item, "w") as f:
+        f.write(earlier)
+    d, name = os.path.split(per_item)
+
+    def temporary():
+        return [n for n in os.listdir(d) if n.startswith(name + ".tmp.")]
+
+    proc = subprocess.Popen([bad_input.SIXND] + args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while not temporary() and open(per_item).read() == earlier and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.2)  # some items scored and written
+    proc.send_signal(signal.SIGINT)
+    proc.wait()
+    text = open(per_item).read()
+    if text != earlier:
+        return f"the earlier --per-item file changed: {text[:80]!r}"
+    if temporary():
+        return f"left behind: {temporary()}"
+    if proc.returncode != -signal.SIGINT:
+        return f"exit {proc.returncode}, expected death by SIGINT (the eval ended before the signal?)"
+    return None
+
+
+def per_item_cases(tmp, mpath, tok, data):
+    """--per-item is never an input's file, never a device, and appears whole or not at all.
+    Copies of the inputs, so that a faulty build cannot destroy the fixtures."""
+    mine = os.path.join(tmp, "per_item_inputs")
+    os.makedirs(mine)
+    m, t, dd = (os.path.join(mine, n) for n in ("model.bin", "tok.bin", "items.jsonl"))
+
+    def restore():
+        for src, dst in ((mpath, m), (tok, t), (data, dd)):
+            with open(src, "rb") as a, open(dst, "wb") as b:
+                b.write(a.read())
+    many = os.path.join(mine, "many.jsonl")
+    with open(many, "w") as f:
+        for i in range(50000):
+            f.write(json.dumps(ITEMS[i % len(ITEMS)]) + "\n")
+    ev = ["eval", "--task", "hellaswag", "--init", "llmc:" + m, "--tokenizer", t, "--device", "cpu", "--dtype", "fp32"]
+    per = os.path.join(mine, "per_item.jsonl")
+    cases = [
+        bad_input.Case("per_item_is_data", ev + ["--data", dd, "--per-item", dd], [dd, "--data"], unchanged=[dd]),
+        bad_input.Case("per_item_is_tokenizer", ev + ["--data", dd, "--per-item", t], [t, "--tokenizer"], unchanged=[t]),
+        bad_input.Case("per_item_is_model", ev + ["--data", dd, "--per-item", m], [m, "--init"], unchanged=[m]),
+        bad_input.Case("per_item_dev_full", ev + ["--data", dd, "--per-item", "/dev/full"], ["/dev/full", "character device"]),
+        bad_input.Case("per_item_no_directory", ev + ["--data", dd, "--per-item", os.path.join(mine, "nodir", "p.jsonl")],
+                       ["nodir", "does not exist"]),
+        bad_input.Case("per_item_sigint", ["--version"], [], exit_code=0,
+                       check=lambda: interrupted_eval(ev + ["--data", many, "--per-item", per], per)),
+    ]
+    for c in cases:
+        c.setup = restore
+    return cases
 
 
 def main():
@@ -150,6 +211,7 @@ def main():
                  bad("ending_number", '{"ctx": "a", "endings": ["b", 7], "label": 0}', ["string"])]
         cases.append(bad_input.Case("no_tokenizer", ["eval", "--task", "hellaswag", "--init", "llmc:" + mpath, "--data",
                                                      data, "--device", "cpu"], ["--tokenizer"]))
+        cases += per_item_cases(tmp, mpath, paths["tokenizer"], data)
         if bad_input.run_cases(cases, "hellaswag bad input") != 0:
             failures.append("bad input cases failed")
     return sixnd_files.report(failures, "HellaSwag scores equal PyTorch's; malformed lines name FILE:LINE")

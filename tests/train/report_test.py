@@ -93,6 +93,52 @@ def out_dir_cases(tmp, log, out1, failures):
         check_report(out1, ["single"], failures, "rerun into the earlier report")
 
 
+def bad_source_cases(tmp, log, abl, tokenizer):
+    """Inputs that are not run logs or ablations, or records of the wrong shape: one error naming
+    the file (FILE:LINE and the field for a record) and no report written."""
+    bad = os.path.join(tmp, "bad_sources")
+    os.makedirs(bad)
+    header = open(log).readline()
+
+    def write(name, text):
+        path = os.path.join(bad, name)
+        open(path, "w").write(text)
+        return path
+
+    step = '{"type":"step","step":1,"loss":1.5,"tokens":64'
+    broken_abl = os.path.join(bad, "abl_array")
+    shutil.copytree(abl, broken_abl)
+    write(os.path.join("abl_array", "results.json"), "[1, 2]\n")
+    edited_abl = os.path.join(bad, "abl_edited")
+    shutil.copytree(abl, edited_abl)
+    run_log = glob.glob(os.path.join(edited_abl, "runs", "*", "seed-*", "run.jsonl"))[0]
+    open(run_log, "a").write('{"type":"step","step":99,"loss":"a","tokens":1}\n')
+    sources = [
+        ("tokenizer_file", tokenizer, [tokenizer, "not a sixnd run log"]),
+        ("results_json_as_log", os.path.join(abl, "results.json"), ["results.json", "not a sixnd run log"]),
+        ("step_before_header", write("w.jsonl", '{"type":"step","step":"x","loss":"a"}\n'),
+         ["w.jsonl", "not a sixnd run log (no header record)"]),
+        ("array_record", write("arr.jsonl", "[1,2]\n"), ["arr.jsonl", "not a sixnd run log"]),
+        ("step_not_a_number", write("hw.jsonl", header + '{"type":"step","step":"x","loss":"a"}\n'),
+         ["hw.jsonl:2", "step", '"x"']),
+        ("loss_a_string", write("hl.jsonl", header + '{"type":"step","step":1,"loss":"a","tokens":64}\n'),
+         ["hl.jsonl:2", "loss", '"a"']),
+        ("memory_not_an_object", write("hm.jsonl", header + step + ',"memory":[1]}\n'), ["hm.jsonl:2", "memory"]),
+        ("no_tokens", write("ht.jsonl", header + '{"type":"step","step":1,"loss":1.5}\n'), ["ht.jsonl:2", "tokens"]),
+        ("event_step_a_list", write("he.jsonl", header + step + '}\n{"type":"event","event":"spike","step":[1]}\n'),
+         ["he.jsonl:3", "step"]),
+        ("header_config_not_object", write("hc.jsonl", '{"type":"header","config":7}\n' + step + '}\n'),
+         ["hc.jsonl:1", "config"]),
+        ("results_json_an_array", broken_abl, ["results.json", "not an ablation directory"]),
+        ("ablation_run_log_edited", edited_abl, [run_log, "loss"]),
+    ]
+    cases = []
+    for name, src, words in sources:
+        out = os.path.join(bad, "out_" + name)
+        cases.append(bad_input.Case(name, ["report", src, "--out", out], words, unchanged=[out]))
+    return cases
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -133,6 +179,8 @@ def main():
         errs = [x for x in r.stderr.splitlines() if "error" in x]
         if r.returncode != 1 or len(errs) != 1 or "nothing" not in errs[0]:
             failures.append(f"a missing input: exit {r.returncode}, stderr {r.stderr.strip()}")
+        if bad_input.run_cases(bad_source_cases(tmp, log, abl, p["tokenizer"]), "sixnd report inputs") != 0:
+            failures.append("bad input cases failed")
         out_dir_cases(tmp, log, out1, failures)
     return sixnd_files.report(failures, "sixnd report from a run and from an ablation")
 
