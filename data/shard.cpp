@@ -46,6 +46,7 @@ uint32_t Shard::max_token() const {
 }
 
 uint64_t Shard::tokens_hash() const {
+    if (tokens_hash_) return *tokens_hash_;
     XXH3_state_t* st = XXH3_createState();
     XXH3_64bits_reset(st);
     std::vector<uint32_t> wide(std::min<size_t>(ntok_, 1 << 16));
@@ -54,9 +55,9 @@ uint64_t Shard::tokens_hash() const {
         for (size_t k = 0; k < n; k++) wide[k] = (*this)[i + k];
         XXH3_64bits_update(st, wide.data(), n * sizeof(uint32_t));
     }
-    uint64_t h = XXH3_64bits_digest(st);
+    tokens_hash_ = XXH3_64bits_digest(st);
     XXH3_freeState(st);
-    return h;
+    return *tokens_hash_;
 }
 
 ShardFileWriter::ShardFileWriter(const std::string& path, size_t vocab_size)

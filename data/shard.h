@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,8 @@ public:
     // Largest token id (scans once, cached), for checking against a vocabulary.
     uint32_t max_token() const;
     // XXH3-64 of the token values as uint32, whatever the width on disk: the data manifest's
-    // "tokens_xxh3_64" (data/output.cpp hashes the same values before writing them).
+    // "tokens_xxh3_64" (data/output.cpp hashes the same values before writing them). Computed
+    // once and cached: a manifest's check and the run's data identity both ask for it.
     uint64_t tokens_hash() const;
 
 private:
@@ -48,6 +50,7 @@ private:
     size_t ntok_ = 0;
     int token_bytes_ = 2;
     mutable int64_t max_token_ = -1;
+    mutable std::optional<uint64_t> tokens_hash_;
 };
 
 // A shard written as tokens arrive (the count goes into the header at the end), atomically:

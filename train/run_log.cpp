@@ -22,11 +22,14 @@ bool starts_with_header(int fd) {
     head.resize(static_cast<size_t>(n));
     const size_t eol = head.find('\n');
     if (eol == std::string::npos) return false;
-    const nlohmann::json j = nlohmann::json::parse(head.substr(0, eol), nullptr, false);
-    return j.is_object() && j.value("type", "") == "header";
+    return is_run_log_header(nlohmann::json::parse(head.substr(0, eol), nullptr, false));
 }
 
 }  // namespace
+
+bool is_run_log_header(const nlohmann::json& record) {
+    return record.is_object() && record.value("type", nlohmann::json()) == "header";
+}
 
 RunLog::RunLog(const std::string& path, bool append) : path_(path) {
     if (path.empty()) return;

@@ -11,6 +11,10 @@
 
 namespace sixnd {
 
+// Whether a record is a run log's header: the first record of every log RunLog writes, and of
+// every segment a resume appends.
+bool is_run_log_header(const nlohmann::json& record);
+
 class RunLog {
 public:
     // An empty path makes a disabled log (writes are dropped).

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "plan/check.h"
+#include "train/run_log.h"
 
 namespace sixnd {
 
@@ -82,8 +83,7 @@ RunMetrics read_run_metrics(const std::string& log_path) {
         }
         // RunLog writes the header first: anything else there is some other file named by mistake
         // (a tokenizer, a manifest, an ablation's results.json).
-        const bool is_header = rec.json.is_object() && rec.json.value("type", json()) == "header";
-        if (m.header.is_null() && !is_header) throw Error(log_path, "not a sixnd run log (no header record)");
+        if (m.header.is_null() && !is_run_log_header(rec.json)) throw Error(log_path, "not a sixnd run log (no header record)");
         const plan::LogFields f(log_path, rec);
         const std::string type = f.has("type") ? f.text("type") : "";
         if (type == "header") {
