@@ -38,7 +38,7 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
     std::unique_ptr<TokenBytes> token_bytes;
     if (!f.tokenizer.empty()) {
         const Tokenizer tok = Tokenizer::load(f.tokenizer);
-        require_model_vocab(tok, f.tokenizer, model.config().vocab_size, VocabFit::at_most);
+        require_model_vocab(tok, f.tokenizer, model.config().vocab_size);
         require_data_tokenizer(ts, f.data, tok, f.tokenizer);
         token_bytes = std::make_unique<TokenBytes>(tok);
     }
@@ -83,7 +83,7 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
 nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f) {
     if (f.tokenizer.empty()) throw Error("--task hellaswag", "needs --tokenizer to encode the contexts and endings");
     const Tokenizer tok = Tokenizer::load(f.tokenizer);
-    require_model_vocab(tok, f.tokenizer, model.config().vocab_size, VocabFit::at_most);
+    require_model_vocab(tok, f.tokenizer, model.config().vocab_size);
     const std::vector<HellaSwagItem> items = read_hellaswag(f.data);
     // Renamed into place only when every item is scored: an interrupted or failed eval leaves an
     // earlier --per-item file as it was.

@@ -87,7 +87,7 @@ int run_export(int argc, char** argv) {
     std::unique_ptr<Tokenizer> tok;
     if (!tok_path.empty()) {
         tok = std::make_unique<Tokenizer>(Tokenizer::load(tok_path));
-        require_model_vocab(*tok, tok_path, cfg.vocab_size, VocabFit::exact);
+        require_model_vocab(*tok, tok_path, cfg.vocab_size);
     } else {
         log_warn("the checkpoint holds no tokenizer and --tokenizer was not given: exporting the model only");
     }

@@ -100,7 +100,7 @@ int run_sample(int argc, char** argv) {
     std::unique_ptr<Tokenizer> tok;
     if (!tok_file.empty()) {
         tok = std::make_unique<Tokenizer>(Tokenizer::load(tok_file));
-        require_model_vocab(*tok, tok_file, cfg.vocab_size, VocabFit::at_most);
+        require_model_vocab(*tok, tok_file, cfg.vocab_size);
         so.vocab_limit = static_cast<int>(tok->vocab_size());
     }
     Backend be = make_backend(device, parse_dtype(dtype));

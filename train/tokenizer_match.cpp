@@ -4,10 +4,8 @@
 
 namespace sixnd {
 
-void require_model_vocab(const Tokenizer& tok, const std::string& tok_path, int model_vocab, VocabFit fit) {
+void require_model_vocab(const Tokenizer& tok, const std::string& tok_path, int model_vocab) {
     const size_t n = tok.vocab_size(), m = static_cast<size_t>(model_vocab);
-    if (fit == VocabFit::exact && n != m)
-        throw Error(tok_path, "has " + std::to_string(n) + " tokens but the model's vocabulary is " + std::to_string(m));
     if (n > m)
         throw Error(tok_path, "has " + std::to_string(n) + " tokens, more than the model's vocabulary of " +
                                   std::to_string(m) + " (ids " + std::to_string(m) + " and up have no embedding)");

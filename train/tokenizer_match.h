@@ -10,13 +10,11 @@
 
 namespace sixnd {
 
-// at_most: every token id is one the model has (training, sampling, evaluation: a model may be
-// given more ids than its tokenizer uses, e.g. one vocabulary size across tokenizers compared).
-// exact: one id per token (an exported model and its tokenizer describe one vocabulary).
-enum class VocabFit { at_most, exact };
-
-// Throws Error(tok_path, ...) naming both sizes when the tokenizer does not fit the model.
-void require_model_vocab(const Tokenizer& tok, const std::string& tok_path, int model_vocab, VocabFit fit);
+// Throws Error(tok_path, ...) naming both sizes when the tokenizer has more tokens than the model
+// has ids. A model may have more ids than its tokenizer uses (one vocabulary size across the
+// tokenizers compared in an ablation): the ids no token makes are never drawn by sample and are
+// exported as they are, as Hugging Face models with padded vocabularies have them.
+void require_model_vocab(const Tokenizer& tok, const std::string& tok_path, int model_vocab);
 
 // Throws Error(data_name, ...) when the shards' manifest names another tokenizer (shards without
 // a manifest carry no tokenizer hash and pass).

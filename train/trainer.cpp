@@ -479,7 +479,7 @@ void Run::check_tokenizer() {
     if (path.empty()) return;
     tokenizer_bytes_ = read_whole_file(path);
     const Tokenizer tok = Tokenizer::load(path);
-    require_model_vocab(tok, path, cfg_.vocab_size, VocabFit::at_most);
+    require_model_vocab(tok, path, cfg_.vocab_size);
     tokenizer_hash_ = tok.hash();
     require_data_tokenizer(loader_.tokens(), o_.train_data, tok, path);
     if (val_) require_data_tokenizer(val_->tokens(), o_.val_data, tok, path);

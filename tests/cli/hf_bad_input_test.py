@@ -61,6 +61,8 @@ def main():
         sixnd("export", "--checkpoint", ck, "--out", good)
         tok = os.path.join(d, "tok.bin")
         sixnd("tokenizer", "train", "--input", os.path.join(FIXTURES, "address.txt"), "--vocab-size", 280, "--out", tok)
+        big_tok = os.path.join(d, "big-tok.bin")
+        sixnd("tokenizer", "train", "--input", os.path.join(FIXTURES, "corpus.en"), "--vocab-size", 320, "--out", big_tok)
 
         bad = os.path.join(d, "bad")
         model = os.path.join(bad, "model.safetensors")
@@ -180,6 +182,17 @@ def main():
                 return None if names == want else f"{path} holds {names}"
             return check
 
+        # The model keeps all its ids; the tokenizer makes the first 280 of them.
+        smaller_tok_out = os.path.join(d, "smaller-tok")
+
+        def exported_with_smaller_tokenizer():
+            names = sorted(os.listdir(smaller_tok_out))
+            if "tokenizer.json" not in names:
+                return f"{smaller_tok_out} holds {names}"
+            n_config = json.load(open(os.path.join(smaller_tok_out, "config.json")))["vocab_size"]
+            n_tok = len(json.load(open(os.path.join(smaller_tok_out, "tokenizer.json")))["model"]["vocab"])
+            return None if (n_config, n_tok) == (V, 280) else f"config vocab_size {n_config}, tokenizer.json {n_tok} tokens"
+
         exp = ["export", "--checkpoint", ck]
         cases += [
             Case("unknown format", exp + ["--format", "onnx", "--out", out_dir], ["--format", "onnx"],
@@ -192,8 +205,10 @@ def main():
                  unchanged=[out_dir]),
             Case("corrupt params.bin", ["export", "--checkpoint", ck_flip, "--out", out_dir], ["params.bin", "checksum"],
                  unchanged=[out_dir]),
-            Case("tokenizer vocabulary mismatch", exp + ["--out", out_dir, "--tokenizer", tok],
-                 [tok, "280 tokens", "vocabulary is 300"], unchanged=[out_dir]),
+            Case("tokenizer with more tokens than the model has ids", exp + ["--out", out_dir, "--tokenizer", big_tok],
+                 [big_tok, "320 tokens", "vocabulary of 300"], unchanged=[out_dir]),
+            Case("tokenizer with fewer tokens than the model has ids", exp + ["--out", smaller_tok_out, "--tokenizer", tok],
+                 [], exit_code=0, check=exported_with_smaller_tokenizer),
             Case("unknown dtype", exp + ["--out", out_dir, "--dtype", "fp16"], ["--dtype", "fp16"], unchanged=[out_dir]),
             Case("a model with an architecture knob", ["export", "--checkpoint", ck_rms, "--out", out_dir],
                  [ck_rms, "GPT-2 only", "--norm rmsnorm"], unchanged=[out_dir]),
