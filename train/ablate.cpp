@@ -15,6 +15,7 @@
 #include <set>
 
 #include "core/atomic_file.h"
+#include "core/dir_lock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/read_file.h"
@@ -189,8 +190,9 @@ void check_out(const AblationSpec& spec) {
     const std::string path = spec.out + "/ablation.json";
     if (!fs::exists(fs::symlink_status(path))) {
         for (const auto& e : fs::directory_iterator(out))
-            throw Error(spec.out, "exists and holds '" + e.path().filename().string() +
-                                      "', and no ablation.json: it is not an ablation; give a new or empty directory");
+            if (e.path().filename() != ".lock")
+                throw Error(spec.out, "exists and holds '" + e.path().filename().string() +
+                                          "', and no ablation.json: it is not an ablation; give a new or empty directory");
         return;
     }
     json old;
@@ -219,6 +221,9 @@ json run_ablation(const AblationSpec& spec) {
     const std::vector<AblationVariant> variants = ablation_variants(spec.knobs);
     check_out(spec);
     check_runs(spec, variants);
+    // Another ablate may have claimed --out since the first look: look again under the lock.
+    const DirLock lock(spec.out, "--out", "sixnd ablate");
+    check_out(spec);
     claim_directory(spec);
     const int total = static_cast<int>(variants.size()) * spec.seeds;
     int k = 0, ran = 0, skipped = 0;

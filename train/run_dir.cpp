@@ -1,14 +1,9 @@
 #include "train/run_dir.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 
 #include "core/error.h"
@@ -20,104 +15,6 @@
 namespace fs = std::filesystem;
 
 namespace sixnd {
-
-namespace {
-
-// Whether path exists and is a directory, without following a symlink at the end; a symlink to
-// a directory is a directory the user chose, so it is followed only for that question.
-void require_directory_or_absent(const std::string& path, const std::string& what) {
-    struct stat st {};
-    if (stat(path.c_str(), &st) != 0) {
-        if (errno == ENOENT) return;
-        throw Error("--out", path + ": " + std::strerror(errno));
-    }
-    if (!S_ISDIR(st.st_mode)) throw Error("--out", path + " exists and is not a directory (" + what + ")");
-}
-
-// A probe file proves the directory takes new files (read-only mounts, missing permission,
-// and root's exemption from permission bits all answer the same way here).
-void require_writable(const std::string& dir) {
-    const std::string probe = dir + "/.write-probe-" + std::to_string(getpid());
-    const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) throw Error("--out", dir + " is not writable: " + std::strerror(errno));
-    const bool wrote = write(fd, "x", 1) == 1;
-    const int err = errno;
-    close(fd);
-    unlink(probe.c_str());
-    if (!wrote) throw Error("--out", dir + " is not writable: " + std::strerror(err));
-}
-
-bool holds_only_lock(const fs::path& dir) {
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-        if (it->path().filename() != ".lock") return false;
-    return !ec;
-}
-
-}  // namespace
-
-RunDirLock::RunDirLock(const std::string& out) : lock_path_(out + "/.lock") {
-    if (out.empty()) throw Error("--out", "is empty; name the run directory");
-    require_directory_or_absent(out, "the run directory");
-    fs::path dir = fs::path(out).lexically_normal();
-    if (dir.filename().empty()) dir = dir.parent_path();
-    for (fs::path d = dir; !d.empty() && !fs::exists(fs::symlink_status(d)); d = d.parent_path()) created_.push_back(d);
-    std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec) throw Error("--out", out + ": cannot create the run directory: " + ec.message());
-    try {
-        lock(out);
-    } catch (const Error&) {
-        remove_created();
-        throw;
-    }
-}
-
-void RunDirLock::lock(const std::string& out) {
-    require_directory_or_absent(out + "/checkpoints", "it must hold the run's checkpoints");
-    require_writable(out);
-    const std::string& lock = lock_path_;
-    fd_ = open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error("--out", lock + ": cannot open the run lock: " + std::strerror(errno));
-    struct stat st {};
-    if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd_);
-        throw Error("--out", lock + " is not a regular file");
-    }
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-        char pid[32] = "";
-        const ssize_t n = pread(fd_, pid, sizeof pid - 1, 0);
-        close(fd_);
-        const std::string who = n > 0 ? std::string(pid, static_cast<size_t>(n)) : "another process";
-        throw Error("--out", out + " is in use by another sixnd train (pid " + who +
-                                 "); one run directory holds one run at a time");
-    }
-    // The holder's pid, for the message a second run prints.
-    const std::string me = std::to_string(getpid());
-    if (ftruncate(fd_, 0) != 0 || pwrite(fd_, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
-        close(fd_);
-        throw Error("--out", lock + ": cannot write the run lock: " + std::strerror(errno));
-    }
-}
-
-// A run that created its directory and ends with nothing in it but the lock (refused for bad
-// input before it wrote anything) takes the directory away again. The lock file goes while it is
-// still held, so no other run can be holding it.
-RunDirLock::~RunDirLock() {
-    if (fd_ < 0) return;
-    const bool remove = !created_.empty() && holds_only_lock(created_.front());
-    if (remove) unlink(lock_path_.c_str());
-    close(fd_);
-    if (remove) remove_created();
-}
-
-// Empty directories only (the deepest first): anything a run wrote keeps its directory.
-void RunDirLock::remove_created() {
-    for (const fs::path& d : created_) {
-        std::error_code ec;
-        if (!fs::remove(d, ec) || ec) return;
-    }
-}
 
 void on_root_agreed(Comm* comm, const std::function<void()>& work) {
     std::exception_ptr fault;
@@ -153,9 +50,14 @@ void on_all_agreed(Comm* comm, const std::function<void()>& work) {
                 "stopping: rank " + std::to_string(first - failed.begin()) + " failed (its error says why)");
 }
 
-std::unique_ptr<RunDirLock> lock_run_dir(const std::string& out, Comm* comm) {
-    std::unique_ptr<RunDirLock> lock;
-    on_root_agreed(comm, [&] { lock = std::make_unique<RunDirLock>(out); });
+std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm) {
+    std::unique_ptr<DirLock> lock;
+    on_root_agreed(comm, [&] {
+        // Both checked before the lock file is created in a directory that turns out unfit.
+        require_directory_or_absent(out, "--out", "the run directory");
+        require_directory_or_absent(out + "/checkpoints", "--out", "it must hold the run's checkpoints");
+        lock = std::make_unique<DirLock>(out, "--out", "sixnd train");
+    });
     return lock;
 }
 

@@ -1,9 +1,5 @@
-// The run directory a `sixnd train` writes (--out). Before anything is computed it is checked —
-// a non-empty path naming a directory, or nothing yet, that this process can write into — then
-// created and locked for the whole run with flock(2) on OUT/.lock, so that a second run on the
-// same directory fails at once instead of both writing the same checkpoint names. The kernel
-// drops the lock when the process ends, however it ends, so a killed run never leaves a stale one.
-// A directory the run created and left holding only the lock (bad input refused) is removed.
+// The run directory a `sixnd train` writes (--out), locked for the whole run (core/dir_lock.h),
+// its checkpoints claimed by one run lineage, and the agreement of ranks on checks rank 0 makes.
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -11,26 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "core/dir_lock.h"
 #include "dist/comm.h"
 
 namespace sixnd {
-
-class RunDirLock {
-public:
-    // Throws Error("--out", ...) naming the fault: empty path, not a directory, not writable,
-    // or held by another run (with that run's pid).
-    explicit RunDirLock(const std::string& out);
-    ~RunDirLock();
-    RunDirLock(const RunDirLock&) = delete;
-    RunDirLock& operator=(const RunDirLock&) = delete;
-
-private:
-    void lock(const std::string& out);
-    void remove_created();
-    std::string lock_path_;
-    std::vector<std::filesystem::path> created_;  // directories this run created, out first
-    int fd_ = -1;
-};
 
 // Runs `work` on rank 0 only; every rank learns whether it threw (comm may be null: one process),
 // so that no rank goes on alone into collectives. Rank 0 rethrows its error, the others one
@@ -43,8 +23,9 @@ void on_root_agreed(Comm* comm, const std::function<void()>& work);
 // rank 0's says it); a rank that did not fail throws one that points at the lowest that did.
 void on_all_agreed(Comm* comm, const std::function<void()>& work);
 
-// Rank 0 checks and locks `out` (on_root_agreed). Null on the other ranks.
-std::unique_ptr<RunDirLock> lock_run_dir(const std::string& out, Comm* comm);
+// Rank 0 checks and locks `out` (on_root_agreed): a directory, or nothing yet, whose checkpoints
+// entry, if any, is a directory. Null on the other ranks.
+std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm);
 
 // A run directory belongs to one run lineage (a fresh run and every resume of it, see
 // CheckpointMeta::run_id). Throws Error("--out", ...) when the checkpoint root holds step

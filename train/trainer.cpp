@@ -209,7 +209,7 @@ private:
     const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();  // for the bill
     const TrainOptions& o_;
     const std::string ckpt_root_;
-    std::unique_ptr<RunDirLock> lock_;  // held by rank 0 for the whole run
+    std::unique_ptr<DirLock> lock_;  // held by rank 0 for the whole run
     StopSignals signals_;
     std::unique_ptr<CheckpointReader> ck_;
     GPTConfig cfg_;
