@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -42,6 +43,25 @@ uint64_t file_size(const std::string& path) {
 // Splits the inputs into a training part and a held-out tail of about `fraction` of the bytes
 // (at most 16 MB: enough to measure compression). Every input keeps a training range, even an
 // empty one, so that an error about the training text names them all.
+// Logs what an encode has done every 2 s, so that a long one is seen to move; `total_bytes` is 0
+// when unknown (stdin).
+std::function<void(const EncodeStats&)> encode_progress(const std::string& what, uint64_t total_bytes) {
+    return [what, total_bytes, last = 0.0](const EncodeStats& s) mutable {
+        if (s.seconds - last < 2.0) return;
+        last = s.seconds;
+        const double mb = static_cast<double>(s.bytes) / 1e6;
+        std::string line = what + ": " + std::to_string(static_cast<long>(mb));
+        if (total_bytes > 0)
+            line += " of " + std::to_string(static_cast<long>(static_cast<double>(total_bytes) / 1e6)) + " MB (" +
+                    std::to_string(static_cast<int>(100.0 * static_cast<double>(s.bytes) / static_cast<double>(total_bytes))) +
+                    "%)";
+        else
+            line += " MB";
+        log_info(line + ", " + std::to_string(static_cast<long>(mb / s.seconds)) + " MB/s, " + std::to_string(s.tokens) +
+                 " tokens");
+    };
+}
+
 void split_heldout(const std::vector<std::string>& files, double fraction, std::vector<InputRange>* train,
                    std::vector<InputRange>* heldout) {
     uint64_t total = 0;
@@ -131,7 +151,10 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
                                       {"train_seconds", secs},
                                       {"hash", tok.hash()}};
     if (!heldout_ranges.empty()) {
-        EncodeStats s = encode_stream(tok, heldout_ranges, threads, kChunkBytes, [](const std::vector<uint32_t>&) {});
+        uint64_t heldout_bytes = 0;
+        for (const InputRange& r : heldout_ranges) heldout_bytes += r.end - r.begin;
+        EncodeStats s = encode_stream(tok, heldout_ranges, threads, kChunkBytes, [](const std::vector<uint32_t>&) {},
+                                      encode_progress("encoding the held-out text", heldout_bytes));
         double bpt = s.tokens ? static_cast<double>(s.bytes) / static_cast<double>(s.tokens) : 0.0;
         log_info("held-out text: " + std::to_string(s.bytes) + " bytes -> " + std::to_string(s.tokens) +
                  " tokens, " + std::to_string(bpt) + " bytes per token");
@@ -177,7 +200,7 @@ int encode(const std::string& tokenizer_path, const std::string& input, const st
         tok = Tokenizer::from_spec(std::move(spec), tokenizer_path);
     }
     std::vector<InputRange> inputs = {{input}};
-    if (input != "-") file_size(input);
+    const auto progress = encode_progress("encoding", input == "-" ? 0 : file_size(input));
     if (out != "-") {
         check_not_same_file(out, input, "--input");
         check_not_same_file(out, tokenizer_path, "--tokenizer");
@@ -185,11 +208,11 @@ int encode(const std::string& tokenizer_path, const std::string& input, const st
     EncodeStats s;
     if (out == "-") {
         JsonIdWriter w;
-        s = encode_stream(tok, inputs, threads, kChunkBytes, [&](const std::vector<uint32_t>& ids) { w.write(ids); });
+        s = encode_stream(tok, inputs, threads, kChunkBytes, [&](const std::vector<uint32_t>& ids) { w.write(ids); }, progress);
         w.finish();
     } else {
         ShardFileWriter w(out, tok.vocab_size());
-        s = encode_stream(tok, inputs, threads, kChunkBytes, [&](const std::vector<uint32_t>& ids) { w.write(ids); });
+        s = encode_stream(tok, inputs, threads, kChunkBytes, [&](const std::vector<uint32_t>& ids) { w.write(ids); }, progress);
         w.finish();
     }
     double mb = static_cast<double>(s.bytes) / 1e6;

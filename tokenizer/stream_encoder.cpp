@@ -11,7 +11,8 @@
 namespace sixnd {
 
 EncodeStats encode_stream(const Tokenizer& tok, const std::vector<InputRange>& inputs, int threads,
-                          size_t chunk_bytes, const std::function<void(const std::vector<uint32_t>&)>& sink) {
+                          size_t chunk_bytes, const std::function<void(const std::vector<uint32_t>&)>& sink,
+                          const std::function<void(const EncodeStats&)>& progress) {
     threads = threads > 0 ? threads : omp_get_max_threads();
     const SpecialTokens specials(tok.spec().specials);
     ChunkReader reader(inputs, chunk_bytes, &specials);
@@ -19,7 +20,12 @@ EncodeStats encode_stream(const Tokenizer& tok, const std::vector<InputRange>& i
     std::vector<std::vector<uint32_t>> ids(batch.size());
     std::vector<std::string> paths(batch.size());
     EncodeStats stats;
-    auto start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
+    auto so_far = [&] {
+        stats.bytes = reader.bytes_read();
+        stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return stats;
+    };
     for (;;) {
         size_t n = 0, held = 0;
         while (n < batch.size() && reader.next(batch[n])) {
@@ -46,10 +52,9 @@ EncodeStats encode_stream(const Tokenizer& tok, const std::vector<InputRange>& i
             stats.tokens += ids[k].size();
             sink(ids[k]);
         }
+        if (progress) progress(so_far());
     }
-    stats.bytes = reader.bytes_read();
-    stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return stats;
+    return so_far();
 }
 
 }  // namespace sixnd

@@ -18,7 +18,10 @@ struct EncodeStats {
     double seconds = 0;
 };
 
+// `progress`, when given, is called after each batch of chunks with the counts so far (bytes read,
+// tokens handed to the sink, seconds).
 EncodeStats encode_stream(const Tokenizer& tok, const std::vector<InputRange>& inputs, int threads,
-                          size_t chunk_bytes, const std::function<void(const std::vector<uint32_t>&)>& sink);
+                          size_t chunk_bytes, const std::function<void(const std::vector<uint32_t>&)>& sink,
+                          const std::function<void(const EncodeStats&)>& progress = {});
 
 }  // namespace sixnd

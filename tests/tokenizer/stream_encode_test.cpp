@@ -1,5 +1,6 @@
 // Streaming encode of a multi-megabyte file: the ids equal one encode() of the whole text, and
-// the text held in memory stays a small multiple of the chunk size.
+// the text held in memory stays a small multiple of the chunk size; progress reports counts that
+// only grow and end at the totals.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -28,10 +29,23 @@ TEST(StreamEncode, MultiMegabyteFileEqualsOneShotInBoundedMemory) {
 
     const size_t chunk = 64 << 10;
     std::vector<uint32_t> streamed;
-    EncodeStats s = encode_stream(tok, {{dir + "/big.txt"}}, 2, chunk, [&](const std::vector<uint32_t>& ids) {
-        streamed.insert(streamed.end(), ids.begin(), ids.end());
-    });
+    std::vector<EncodeStats> reports;
+    EncodeStats s = encode_stream(
+        tok, {{dir + "/big.txt"}}, 2, chunk,
+        [&](const std::vector<uint32_t>& ids) { streamed.insert(streamed.end(), ids.begin(), ids.end()); },
+        [&](const EncodeStats& so_far) {
+            EXPECT_EQ(so_far.tokens, streamed.size());
+            reports.push_back(so_far);
+        });
     std::filesystem::remove_all(dir);
+
+    ASSERT_GE(reports.size(), text.size() / chunk / 2);  // one per batch of two chunks
+    for (size_t i = 1; i < reports.size(); i++) {
+        EXPECT_GT(reports[i].bytes, reports[i - 1].bytes);
+        EXPECT_GE(reports[i].tokens, reports[i - 1].tokens);
+    }
+    EXPECT_EQ(reports.back().bytes, s.bytes);
+    EXPECT_EQ(reports.back().tokens, s.tokens);
 
     EXPECT_EQ(s.bytes, text.size());
     EXPECT_EQ(s.tokens, streamed.size());
