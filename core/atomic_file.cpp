@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/sibling_name.h"
 
 namespace sixnd {
 
@@ -96,7 +97,7 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     // id (or a planted link, not its target) can have left.
     int fd = -1;
     for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
-        temp_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+        temp_ = sibling_path(path_, ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++));
         cleanup_.arm(temp_, false);
         fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;

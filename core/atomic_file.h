@@ -1,6 +1,7 @@
-// Output that appears whole or not at all: written under a temporary name beside the target and
-// renamed over it on commit, so a crash or an error mid-write never leaves half a file (and
-// SIGINT/SIGTERM/SIGHUP remove the temporary file, see core/signal_cleanup.h).
+// Output that appears whole or not at all: written under a temporary name beside the target
+// (NAME.tmp.PID.N, cut to fit: core/sibling_name.h) and renamed over it on commit, so a crash or
+// an error mid-write never leaves half a file (and SIGINT/SIGTERM/SIGHUP remove the temporary
+// file, see core/signal_cleanup.h).
 //
 // Only a regular file is ever replaced. A path that exists as anything else — a symlink, a
 // directory, a device node (/dev/null, a terminal), a FIFO or a socket — is refused, and so is

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/sibling_name.h"
 
 namespace fs = std::filesystem;
 
@@ -31,7 +32,7 @@ StagingDir::~StagingDir() {
 }
 
 fs::path StagingDir::sibling(const std::string& kind) const {
-    return out_.parent_path() / ("." + out_.filename().string() + "." + tag_ + "-" + kind + "." + std::to_string(getpid()));
+    return out_.parent_path() / sibling_name("." + out_.filename().string(), "." + tag_ + "-" + kind + "." + std::to_string(getpid()));
 }
 
 void StagingDir::commit() {

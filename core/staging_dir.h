@@ -1,9 +1,9 @@
 // An output directory written whole or not at all (sixnd export's, sixnd report's). The work goes
-// into a hidden sibling of OUT (.NAME.TAG-tmp.PID), removed unless committed, on SIGINT, SIGTERM
-// and SIGHUP too; commit() moves an earlier OUT aside, renames the staging directory into its
-// place, and only then removes the earlier one, so that a failure at any point leaves OUT as it
-// was (or absent, as it was). The staging directory must be flat: the signal handler clears
-// files only.
+// into a hidden sibling of OUT (.NAME.TAG-tmp.PID, cut to fit: core/sibling_name.h), removed
+// unless committed, on SIGINT, SIGTERM and SIGHUP too; commit() moves an earlier OUT aside,
+// renames the staging directory into its place, and only then removes the earlier one, so that a
+// failure at any point leaves OUT as it was (or absent, as it was). The staging directory must be
+// flat: the signal handler clears files only.
 #pragma once
 #include <filesystem>
 #include <string>

@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/mapped_file.h"
 #include "core/rng.h"
+#include "core/sibling_name.h"
 #include "data/dedup_exact.h"
 #include "data/doc_filter.h"
 #include "data/doc_stream.h"
@@ -558,7 +559,7 @@ nlohmann::json Pipeline::run() {
     list_inputs();
     load_decontaminator(cfg);
 
-    PartialDir partial(out_ + ".partial-" + std::to_string(::getpid()));
+    PartialDir partial(sibling_path(out_, ".partial-" + std::to_string(::getpid())));
     const std::string sig_path = partial.path() + "/signatures.tmp";
     const std::string spool_path = partial.path() + "/tokens.tmp";
 

@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/read_file.h"
+#include "core/sibling_name.h"
 
 namespace sixnd::data {
 
@@ -77,11 +78,15 @@ void for_each_dead_sibling(const std::string& out, bool warn_running, F f) {
         const std::string name = it->path().filename().string();
         std::string pid_text;
         bool old = false;
-        for (const auto& [tag, is_old] : {std::pair<const char*, bool>{".partial-", false}, {".old-", true}})
-            if (name.rfind(base + tag, 0) == 0) {
-                pid_text = name.substr(base.size() + std::strlen(tag));
+        for (const auto& [tag, is_old] : {std::pair<std::string, bool>{".partial-", false}, {".old-", true}}) {
+            const size_t at = name.rfind(tag);
+            if (at == std::string::npos) continue;
+            const std::string digits = name.substr(at + tag.size());
+            if (name == sibling_name(base, tag + digits)) {
+                pid_text = digits;
                 old = is_old;
             }
+        }
         if (!all_digits(pid_text) || pid_text.size() > 9 || it->is_symlink(ec) || !it->is_directory(ec)) continue;
         const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
         const std::string path = it->path().string();
@@ -197,7 +202,7 @@ void PartialDir::commit(const std::string& out, bool overwrite) {
         } else {
             // Otherwise two renames; a run killed between them leaves out.old-PID, which the next
             // run puts back (restore_moved_aside).
-            const std::string old = out + ".old-" + std::to_string(::getpid());
+            const std::string old = sibling_path(out, ".old-" + std::to_string(::getpid()));
             fs::rename(out, old, ec);
             if (ec) throw Error("--out", "cannot move the old " + out + " aside: " + ec.message());
             fs::rename(path_, out, ec);

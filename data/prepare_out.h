@@ -1,5 +1,6 @@
 // Where `sixnd data prepare` writes, and what it may touch there. The output is built in a
-// sibling OUT.partial-PID and renamed into place at the end; these are the rules around that:
+// sibling OUT.partial-PID (OUT's name cut to fit, core/sibling_name.h) and renamed into place at
+// the end; these are the rules around that:
 //
 // - --out is either absent or a directory an earlier `data prepare` wrote (a sixnd data
 //   manifest and its shards, nothing else). A symlink, a device node, a regular file or a

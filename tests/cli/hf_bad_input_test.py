@@ -182,6 +182,14 @@ def main():
                 return None if names == want else f"{path} holds {names}"
             return check
 
+        long_out = os.path.join(d, "e" * 250)
+
+        def exported_alone(path):
+            def check():
+                others = [n for n in os.listdir(d) if n.startswith((".eeee", "eeee")) and n != "e" * 250]
+                return exported(path)() or (f"siblings left: {[n[-30:] for n in others]}" if others else None)
+            return check
+
         # The model keeps all its ids; the tokenizer makes the first 280 of them.
         smaller_tok_out = os.path.join(d, "smaller-tok")
 
@@ -215,6 +223,9 @@ def main():
             Case("export into an empty directory", exp + ["--out", empty], [], exit_code=0, check=exported(empty)),
             Case("export over an earlier export", exp + ["--out", good, "--dtype", "bf16"], [], exit_code=0,
                  check=exported(good)),
+            # The staging and moved-aside siblings' names are cut to fit NAME_MAX (255 bytes).
+            Case("export into a 250-byte --out, twice", exp + ["--out", long_out], [], exit_code=0,
+                 setup=lambda: sixnd(*exp, "--out", long_out), check=exported_alone(long_out)),
         ]
         return run_cases(cases, "Hugging Face import/export bad input")
     finally:

@@ -122,6 +122,24 @@ def main():
                 return "a partial holding a foreign file was removed"
             return None
 
+        # An --out whose name leaves no room for ".partial-PID" within NAME_MAX (255 bytes): the
+        # sibling's name is cut to fit (core/sibling_name.h), and a killed run's cut sibling is found.
+        long_name = "o" * 250
+
+        def cut_sibling(suffix):
+            return p(long_name[:255 - len(suffix)] + suffix)
+
+        long_stale = cut_sibling(".partial-%d" % (dead_pid() - 3))
+
+        def setup_long_stale():
+            write(os.path.join(long_stale, "tokens.tmp"), "x")
+
+        def long_out_written():
+            left = sorted(n for n in os.listdir(d) if n.startswith("ooo") and n != long_name)
+            if left:
+                return f"siblings left beside the 250-byte --out: {[n[-20:] for n in left]}"
+            return None if os.path.isfile(p(long_name, "manifest.json")) else "no manifest.json in the 250-byte --out"
+
         # A run killed between moving the old output aside and renaming the new one in.
         aside = p("out_aside.old-%d" % (dead_pid() - 2))
         aside_before = []
@@ -189,6 +207,10 @@ def main():
                  setup=setup_loop, check=remove_loop),
             Case("stale partial of a killed run removed", good + ["--out", p("out_stale")], [], exit_code=0,
                  setup=setup_stale, check=stale_removed),
+            Case("a 250-byte --out, with a killed run's cut partial beside it", good + ["--out", p(long_name)], [],
+                 exit_code=0, setup=setup_long_stale, check=long_out_written),
+            Case("a 250-byte --out over an earlier output", good + ["--out", p(long_name), "--overwrite"], [],
+                 exit_code=0, check=long_out_written),
             Case("old output moved aside by a killed run put back", good + ["--out", p("out_aside")],
                  ["--out", "out_aside", "already exists"], setup=setup_aside, check=aside_put_back),
             Case(".gz that is not gzip", prep + ["--source", "s=" + p("gz"), "--out", p("o13")],

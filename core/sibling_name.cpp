@@ -1,0 +1,19 @@
+#include "core/sibling_name.h"
+
+namespace sixnd {
+
+std::string sibling_name(const std::string& name, const std::string& suffix) {
+    if (name.size() + suffix.size() <= kNameMax || suffix.size() >= kNameMax) return name + suffix;
+    size_t keep = kNameMax - suffix.size();
+    // A UTF-8 continuation byte (10xxxxxx) is never the first byte kept out of a character.
+    while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) keep--;
+    return name.substr(0, keep) + suffix;
+}
+
+std::string sibling_path(const std::string& path, const std::string& suffix) {
+    const size_t slash = path.find_last_of('/');
+    const size_t start = slash == std::string::npos ? 0 : slash + 1;
+    return path.substr(0, start) + sibling_name(path.substr(start), suffix);
+}
+
+}  // namespace sixnd
