@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 
+#include "cli/uint64_flag.h"
 #include "cli/verbs.h"
 #include "core/error.h"
 #include "train/ablate.h"
@@ -86,11 +88,13 @@ int run_ablate(int argc, char** argv) {
         }
         const bool inline_value = a.find('=') != std::string::npos;
         const std::string v = inline_value ? a.substr(a.find('=') + 1) : i + 1 < spec.train_args.size() ? spec.train_args[i + 1] : "";
-        try {
-            spec.base_seed = std::stoull(v);
-        } catch (const std::exception&) {
-            throw Error("--seed", "expected a number, got '" + v + "'");
-        }
+        std::string value = v;
+        const std::string fault = uint64_value()(value);
+        if (!fault.empty()) throw Error("--seed", fault);
+        spec.base_seed = std::stoull(value);
+        if (spec.base_seed > UINT64_MAX - static_cast<uint64_t>(spec.seeds - 1))
+            throw Error("--seed", value + " + " + std::to_string(spec.seeds - 1) + " (--seeds " +
+                                      std::to_string(spec.seeds) + ") is above 18446744073709551615 (2^64-1)");
         const size_t n = std::min(spec.train_args.size() - i, static_cast<size_t>(inline_value ? 1 : 2));
         spec.train_args.erase(spec.train_args.begin() + static_cast<long>(i), spec.train_args.begin() + static_cast<long>(i + n));
     }

@@ -262,6 +262,12 @@ def main():
                                                "--seeds", "1", "--seed", "7", "--config", config, *flags],
                                 ["another ablation"],
                                 unchanged=[out2]),
+                 bad_input.Case("negative_seed", ["ablate", "--out", os.path.join(tmp, "b7"), "--vary", "lr=1e-3,2e-3",
+                                                  "--seed", "-1", *flags], ["--seed", "got '-1'"],
+                                unchanged=[os.path.join(tmp, "b7")]),
+                 bad_input.Case("seeds_past_2^64", ["ablate", "--out", os.path.join(tmp, "b8"), "--vary",
+                                                    "lr=1e-3,2e-3", "--seeds", "3", "--seed", str(2**64 - 2), *flags],
+                                ["--seed", str(2**64 - 2) + " + 2", "2^64-1"], unchanged=[os.path.join(tmp, "b8")]),
                  bad_input.Case("bad_knob", ["ablate", "--out", os.path.join(tmp, "b4"), "--vary", "no-such=1,2", *flags],
                                 ["run base", "no-such"], unchanged=[os.path.join(tmp, "b4")]),
                  # Every run's flags are checked before the first starts: the base runs are not
