@@ -11,7 +11,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 import sixnd_files  # noqa: E402
-from bad_input import Case, run_cases, SIXND  # noqa: E402
+from bad_input import Case, hold_dir_lock, run_cases, SIXND  # noqa: E402
 import subprocess  # noqa: E402
 
 ENV = {"OMP_NUM_THREADS": "1", "ASAN_OPTIONS": "detect_leaks=0"}
@@ -176,11 +176,7 @@ def run(tmp):
 
     # A run directory in use: another process holds its lock.
     locked = os.path.join(tmp, "locked")
-    os.makedirs(locked)
-    lock = open(os.path.join(locked, ".lock"), "w")
-    lock.write("4242")
-    lock.flush()
-    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    lock = hold_dir_lock(locked)  # noqa: F841 (held while the cases run)
     cases.append(Case("--out locked by another run", train(out=locked), ["--out", "in use", "4242"], timeout=20,
                       unchanged=[locked], env=ENV))
 

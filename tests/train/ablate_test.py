@@ -9,7 +9,6 @@ with one error line; a bad knob or value is refused before any run, with no --ou
 and a directory that is not an ablation is never written into. A run that fails midway leaves
 an ablation the same command resumes once the cause is gone."""
 import csv
-import fcntl
 import hashlib
 import json
 import math
@@ -285,11 +284,7 @@ def main():
                                 [not_ablation, "not an ablation"], unchanged=[not_ablation])]
         # An ablation directory another ablate is writing (this process holds its lock).
         in_use = os.path.join(tmp, "in_use")
-        os.makedirs(in_use)
-        held = open(os.path.join(in_use, ".lock"), "w")
-        held.write("4242")
-        held.flush()
-        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held = bad_input.hold_dir_lock(in_use)  # noqa: F841 (held while the cases run)
         cases.append(bad_input.Case("in_use", ["ablate", "--out", in_use, "--vary", "lr=1e-3,2e-3", "--seeds", "1",
                                                *flags],
                                     ["--out", in_use, "in use by another sixnd ablate", "4242"], unchanged=[in_use],

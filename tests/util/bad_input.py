@@ -3,6 +3,7 @@ with, the words its one-line error must contain, and the paths that must be exac
 were before (content, kind — regular file, directory, symlink, device — and, for a directory,
 every entry under it). Each room's table lives in its own tests/<room>/bad_input_*_test.py and
 calls run_cases()."""
+import fcntl
 import hashlib
 import os
 import stat
@@ -24,6 +25,17 @@ class Case:
     check: Optional[Callable[[], Optional[str]]] = None  # returns a fault, or None
     timeout: float = 120
     env: Optional[dict] = None
+
+
+def hold_dir_lock(directory, pid_text="4242"):
+    """Takes a directory's lock (core/dir_lock.h: flock on DIR/.lock holding the holder's pid) as
+    another sixnd process would; held until the returned file is closed or this process ends."""
+    os.makedirs(directory, exist_ok=True)
+    lock = open(os.path.join(directory, ".lock"), "w")
+    lock.write(pid_text)
+    lock.flush()
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return lock
 
 
 def snapshot(path):
