@@ -1,6 +1,7 @@
 // sixnd: one binary, a verb per file (cli/<verb>.cpp). Every error ends here as one line on
 // stderr and exit status 1.
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -49,10 +50,15 @@ void version() {
 // result's JSON): the exit status says so, and one error line says why.
 int flushed(const std::string& who, int rc) {
     if (rc != 0) return rc;  // the verb has said what failed
-    std::cout.flush();
+    // std::cout shares stdio's buffer: its flush is the write that fails, and a second flush finds
+    // nothing left to write, so the reason is taken from the first failure.
     errno = 0;
-    if (std::fflush(stdout) == 0 && !std::ferror(stdout) && std::cout.good()) return rc;
-    const int err = errno;
+    std::cout.flush();
+    int err = std::cout.good() ? 0 : errno;
+    errno = 0;
+    const bool ok = std::fflush(stdout) == 0;
+    if (!ok && !err) err = errno;
+    if (ok && !std::ferror(stdout) && std::cout.good()) return rc;
     std::fprintf(stderr, "%s: error: stdout: write failed%s%s\n", who.c_str(), err ? ": " : "", err ? std::strerror(err) : "");
     return 1;
 }
@@ -60,6 +66,9 @@ int flushed(const std::string& who, int rc) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // Past RLIMIT_FSIZE a write then fails with EFBIG and its error names the file; the default
+    // SIGXFSZ would end the process in silence, its temporary files left behind.
+    std::signal(SIGXFSZ, SIG_IGN);
     if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
         return flushed("sixnd", argc < 2 ? 2 : 0);

@@ -132,13 +132,13 @@ def run(tmp):
         return None if ok else f"stdout {r.stdout!r} does not hold the prompt's bytes and two more"
     cases.append(Case("sample writes a zero byte", zero, [], exit_code=0, check=zero_byte_kept, env=ENV))
 
-    # Output lost to a full disk is a failure: exit 1 and one error line naming stdout.
+    # Output lost to a full disk is a failure: exit 1 and one error line naming stdout and why.
     def full_stdout(args):
         def check():
             with open("/dev/full", "w") as full:
                 r = subprocess.run([SIXND] + args, stdout=full, stderr=subprocess.PIPE, text=True, env=env)
             said = [x for x in r.stderr.splitlines() if "error" in x]
-            ok = r.returncode == 1 and len(said) == 1 and "stdout: write failed" in said[0]
+            ok = r.returncode == 1 and len(said) == 1 and "stdout: write failed: No space left on device" in said[0]
             return None if ok else f"exit {r.returncode}, stderr {r.stderr[-300:]!r}"
         return check
     if os.path.exists("/dev/full"):

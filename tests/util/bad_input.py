@@ -6,6 +6,8 @@ calls run_cases()."""
 import fcntl
 import hashlib
 import os
+import resource
+import signal
 import stat
 import subprocess
 from dataclasses import dataclass, field
@@ -25,6 +27,7 @@ class Case:
     check: Optional[Callable[[], Optional[str]]] = None  # returns a fault, or None
     timeout: float = 120
     env: Optional[dict] = None
+    file_size_limit: Optional[int] = None  # RLIMIT_FSIZE in bytes, SIGXFSZ at its default (as a shell has it)
 
 
 def hold_dir_lock(directory, pid_text="4242"):
@@ -56,6 +59,17 @@ def snapshot(path):
     return ("other", stat.S_IFMT(st.st_mode))
 
 
+def file_size_limit(limit):
+    """A child's set-up that caps the size of the files it writes; None without a limit."""
+    if limit is None:
+        return None
+
+    def limit_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+    return limit_files
+
+
 def run_case(c: Case):
     """None when the case behaves, else what went wrong."""
     if c.setup:
@@ -64,7 +78,7 @@ def run_case(c: Case):
     env = dict(os.environ, **(c.env or {}))
     try:
         r = subprocess.run([SIXND] + c.args, capture_output=True, text=True, errors="replace", timeout=c.timeout, env=env,
-                           stdin=subprocess.DEVNULL)
+                           stdin=subprocess.DEVNULL, preexec_fn=file_size_limit(c.file_size_limit))
     except subprocess.TimeoutExpired:
         return f"timed out after {c.timeout} s"
     errors = [x for x in r.stderr.splitlines() if "error" in x.lower()]
