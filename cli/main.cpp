@@ -10,6 +10,7 @@
 #include "cli/config_file.h"
 #include "cli/verbs.h"
 #include "core/error.h"
+#include "dist/comm.h"
 
 namespace {
 
@@ -84,11 +85,11 @@ int main(int argc, char** argv) {
             return flushed(who, v.run(argc - 1, argv + 1));
         } catch (const sixnd::Error& e) {
             std::fprintf(stderr, "sixnd %s: error: %s\n", v.name, sixnd::cli::with_config_line(e).c_str());
-            return 1;
         } catch (const std::exception& e) {
             std::fprintf(stderr, "sixnd %s: error: %s\n", v.name, e.what());
-            return 1;
         }
+        sixnd::abort_after_lone_failure();
+        return 1;
     }
     std::fprintf(stderr, "sixnd: unknown verb '%s'\n", argv[1]);
     usage(stderr);

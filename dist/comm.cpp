@@ -46,6 +46,7 @@ bool launched_under_mpi() { return launched_world_size() > 1; }
 std::unique_ptr<Comm> make_mpi_comm() {
     throw Error("mpirun", "this sixnd was built without MPI; rebuild with OpenMPI installed (libopenmpi-dev)");
 }
+void abort_after_lone_failure() {}
 #endif
 #ifndef SIXND_HAVE_NCCL_COMM
 std::unique_ptr<Comm> make_nccl_comm() {

@@ -84,5 +84,8 @@ bool launched_under_mpi();
 std::unique_ptr<Comm> make_mpi_comm();
 // NCCL on device memory, bootstrapped over MPI; throws Error when built without NCCL.
 std::unique_ptr<Comm> make_nccl_comm();
+// After the error is printed: when this rank failed alone and the others never reached the end
+// of the run (they wait in a collective for it), ends the whole job (MPI_Abort); else nothing.
+void abort_after_lone_failure();
 
 }  // namespace sixnd

@@ -2,7 +2,11 @@
 // travels as 16-bit words with a user-defined sum that adds in FP32 and rounds back.
 #include <mpi.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 
 #include "core/bf16.h"
 #include "core/error.h"
@@ -25,6 +29,28 @@ void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
     const uint16_t* a = static_cast<const uint16_t*>(in);
     uint16_t* b = static_cast<uint16_t*>(inout);
     for (int i = 0; i < *len; i++) b[i] = bf16::from_float(bf16::to_float(a[i]) + bf16::to_float(b[i]));
+}
+
+// A rank that fails alone (an error only it met, not agreed with the others) must not enter
+// MPI_Finalize: that waits for the other ranks, which wait in their next collective for this one,
+// and the job would hang without a word. So a rank whose run is unwinding from an error first
+// waits this long for every rank to reach its end; when they do not, it leaves MPI unfinalized,
+// and abort_after_lone_failure() ends the job once the error is printed.
+constexpr double kLoneFailureWaitSeconds = 30;
+bool lone_failure = false;
+
+// Whether every rank reaches this point (within `seconds`, or at all when negative): a
+// non-blocking barrier on a communicator of its own, which no collective of the run can match.
+bool all_ranks_arrive(MPI_Comm c, double seconds) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (MPI_Ibarrier(c, &req) != MPI_SUCCESS) return false;
+    const double deadline = MPI_Wtime() + seconds;
+    int done = 0;
+    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+        if (seconds >= 0 && MPI_Wtime() > deadline) return false;
+        usleep(1000);
+    }
+    return done != 0;
 }
 
 struct MpiRequest final : CommRequest {
@@ -50,6 +76,7 @@ public:
         MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
         MPI_Comm_size(MPI_COMM_WORLD, &size_);
         MPI_Op_create(&bf16_sum, 1, &bf16_sum_op_);
+        check(MPI_Comm_dup(MPI_COMM_WORLD, &exit_comm_), "communicator");
         // The rank among this node's processes: MPI knows it through its shared-memory split.
         int node_rank = -1;
         MPI_Comm node;
@@ -60,6 +87,12 @@ public:
         local_rank_ = resolve_local_rank(rank_, node_rank, [](const char* v) { return std::getenv(v); }).rank;
     }
     ~MpiComm() override {
+        const bool failing = std::uncaught_exceptions() > 0;
+        if (!all_ranks_arrive(exit_comm_, failing ? kLoneFailureWaitSeconds : -1)) {
+            lone_failure = true;
+            return;
+        }
+        MPI_Comm_free(&exit_comm_);
         MPI_Op_free(&bf16_sum_op_);
         if (owns_) MPI_Finalize();
     }
@@ -111,10 +144,21 @@ private:
     int rank_ = 0, size_ = 1, local_rank_ = 0;
     bool owns_ = false;
     MPI_Op bf16_sum_op_{};
+    MPI_Comm exit_comm_ = MPI_COMM_NULL;  // for the end-of-run barrier alone
 };
 
 }  // namespace
 
 std::unique_ptr<Comm> make_mpi_comm() { return std::make_unique<MpiComm>(); }
+
+void abort_after_lone_failure() {
+    if (!lone_failure) return;
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "sixnd: rank %d failed alone (the error above); the other ranks did not stop within %.0f s, "
+                 "so the job is aborted\n", rank, kLoneFailureWaitSeconds);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
 
 }  // namespace sixnd

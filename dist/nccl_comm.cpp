@@ -7,6 +7,8 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <exception>
+
 #include "core/error.h"
 #include "core/local_rank.h"
 #include "dist/comm.h"
@@ -49,9 +51,15 @@ public:
         nccl_check(ncclCommInitRank(&comm_, mpi_->size(), id, mpi_->rank()), "init");
         cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream");
     }
+    // A run unwinding from an error may have collectives in flight that the other ranks will
+    // never join: waiting on the stream or destroying the communicator would wait with them.
     ~NcclComm() override {
-        cudaStreamSynchronize(stream_);
-        ncclCommDestroy(comm_);
+        if (std::uncaught_exceptions() > 0) {
+            ncclCommAbort(comm_);
+        } else {
+            cudaStreamSynchronize(stream_);
+            ncclCommDestroy(comm_);
+        }
         cudaStreamDestroy(stream_);
     }
     const char* name() const override { return "nccl"; }

@@ -634,18 +634,21 @@ json Run::gathered_comm(const std::vector<size_t>& sent_before) {
     return ranks;
 }
 
-// Collective: every rank writes its optimizer state; rank 0 the parameters, meta and DONE.
+// Collective: every rank writes its optimizer state; rank 0 the parameters, meta and DONE. A
+// write can fail on one rank alone (its file over a quota, a full disk between two writes):
+// each stage is agreed, so every rank stops together instead of waiting for the failed one in
+// the next collective.
 std::string Run::save(int step) {
     std::vector<char> params = engine_.gather_params();
     std::unique_ptr<CheckpointWriter> w;
-    if (root_) w = std::make_unique<CheckpointWriter>(ckpt_root_, step, true);
-    comm_.barrier();
-    if (!root_) w = std::make_unique<CheckpointWriter>(ckpt_root_, step, false);
-    std::vector<char> os = pack_optimizer(*opt_, mem_);
-    w->add_file("optim-rank" + std::to_string(rank_) + ".bin", os.data(), os.size());
-    comm_.barrier();
+    on_root_agreed(&comm_, [&] { w = std::make_unique<CheckpointWriter>(ckpt_root_, step, true); });
+    on_all_agreed(&comm_, [&] {
+        if (!root_) w = std::make_unique<CheckpointWriter>(ckpt_root_, step, false);
+        std::vector<char> os = pack_optimizer(*opt_, mem_);
+        w->add_file("optim-rank" + std::to_string(rank_) + ".bin", os.data(), os.size());
+    });
     std::string dir;
-    if (root_) {
+    on_root_agreed(&comm_, [&] {
         w->add_file("params.bin", params.data(), params.size());
         if (!tokenizer_bytes_.empty()) w->add_file("tokenizer.bin", tokenizer_bytes_.data(), tokenizer_bytes_.size());
         const std::string spikes = spike_state_text(history_, spike_run_);
@@ -669,8 +672,7 @@ std::string Run::save(int step) {
         dir = w->commit(meta);
         prune_checkpoints(ckpt_root_, o_.keep_last, run_id_, step);
         log_->event("checkpoint", step, {{"dir", dir}});
-    }
-    comm_.barrier();
+    });
     last_good_ = root_ ? dir : latest_checkpoint(ckpt_root_);
     saved_step_ = step;
     return last_good_;
