@@ -15,6 +15,7 @@
 #include "dist/comm.h"
 #include "model/backend.h"
 #include "model/ops.h"
+#include "train/checkpoint.h"
 #include "train/trainer.h"
 
 namespace sixnd::cli {
@@ -107,6 +108,9 @@ int run_train(int argc, char** argv) {
     // Every knob is checked before MPI starts or a model is built; the batch rule needs the
     // world size, which mpirun's environment tells.
     o.validate(launched_world_size());
+    // The model the flags make is the run's unless a checkpoint is resumed, which brings its own.
+    const bool fresh = o.resume.empty() || (o.resume == "latest" && latest_checkpoint(o.out_dir + "/checkpoints").empty());
+    if (mf.init == "random" && fresh) random_config(mf).require_seq_len(o.seq_len);
     cpu_features();  // a bad SIXND_CPU_ISA is refused here, before the run directory is touched
     if (check_only) return 0;  // sixnd ablate checks every run's flags so before the first run starts
 

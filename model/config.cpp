@@ -101,6 +101,12 @@ void GPTConfig::require_gpt2(const std::string& where, const std::string& format
     if (!knob.empty()) throw Error(where, format + " hold GPT-2 only, and this model has " + knob);
 }
 
+void GPTConfig::require_seq_len(int seq_len) const {
+    if (seq_len > max_seq_len)
+        throw Error("--seq-len", "sequence length " + std::to_string(seq_len) + " exceeds the model's max_seq_len " +
+                                     std::to_string(max_seq_len));
+}
+
 void GPTConfig::validate(const std::string& where) const {
     SIXND_CHECK(n_layer > 0 && n_head > 0 && n_embd > 0 && vocab_size > 0 && max_seq_len > 0, where,
                 "model sizes must be positive (" + describe() + ")");

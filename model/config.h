@@ -69,6 +69,8 @@ struct GPTConfig {
     // Checks the invariants (sizes within their bounds, heads divide channels, padded >= vocab,
     // kv heads divide heads, rope needs an even head size, ...).
     void validate(const std::string& where) const;
+    // Throws Error("--seq-len", ...) when sequences of seq_len tokens do not fit max_seq_len.
+    void require_seq_len(int seq_len) const;
     std::string describe() const;
     // The "model" record of run-log headers and checkpoints' meta.json, and back; from_json
     // throws nlohmann::json::exception on a missing or mistyped field (callers name the file),

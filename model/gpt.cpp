@@ -106,9 +106,7 @@ void GPT::zero_grad() {
 
 void GPT::ensure_activations(int B, int T) {
     if (T <= 0 || B <= 0) throw Error("batch", "batch size and sequence length must be positive");
-    if (T > cfg_.max_seq_len)
-        throw Error("--seq-len", "sequence length " + std::to_string(T) + " exceeds the model's max_seq_len " +
-                                     std::to_string(cfg_.max_seq_len));
+    cfg_.require_seq_len(T);
     if (act_ && B == B_ && T == T_) return;
     act_.reset();
     auto a = std::make_unique<Activations>();

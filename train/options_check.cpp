@@ -29,6 +29,7 @@ constexpr long long kMaxMicroTokens = 1LL << 31;  // B x T of one micro-batch (i
 
 void TrainOptions::validate(int world) const {
     require(!train_data.empty(), "--train-data", "is required");
+    require(eval_task.empty() || !tokenizer.empty(), "--eval-task", "needs --tokenizer to encode the items");
     require(!out_dir.empty(), "--out", "is empty; name the run directory");
     require(steps > 0, "--steps", "must be positive" + got(steps));
     require(std::isfinite(schedule.lr) && schedule.lr > 0, "--lr", "must be a finite number > 0" + got(schedule.lr));

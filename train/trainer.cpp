@@ -375,7 +375,6 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     if (val_ && !o.tokenizer.empty()) val_bytes_ = std::make_unique<TokenBytes>(Tokenizer::load(o.tokenizer));
     else if (val_ && root_) log_info("no --tokenizer: validation reports loss per token only, not bits per byte");
     if (!o.eval_task.empty()) {
-        if (o.tokenizer.empty()) throw Error("--eval-task", "needs --tokenizer to encode the items");
         task_items_ = read_hellaswag(o.eval_task);
         task_tok_ = std::make_unique<Tokenizer>(Tokenizer::load(o.tokenizer));
     }

@@ -105,6 +105,11 @@ def run(tmp):
         Case("--lr that is not a number", train("--lr", "abc"), ["--lr"], unchanged=[fresh], env=ENV),
         Case("--check with good flags", train("--check"), [], exit_code=0, unchanged=[fresh], env=ENV),
         Case("--check with a bad flag", train("--check", "--lr", "-1"), ["--lr", "> 0"], unchanged=[fresh], env=ENV),
+        # What the run itself would refuse later, --check refuses now (ablate relies on it).
+        Case("--check: --seq-len over the model's context", train("--check", "--seq-len", "32"),
+             ["--seq-len", "32", "max_seq_len 16"], unchanged=[fresh], env=ENV),
+        Case("--check: --eval-task without --tokenizer", train("--check", "--eval-every", "1", "--eval-task", "hs.jsonl"),
+             ["--eval-task", "--tokenizer"], unchanged=[fresh], env=ENV),
         # The architecture knobs (tiny: 4 heads of 12 channels).
         flag("--n-layer", "0", ["[1,"]), flag("--n-head", "-2", ["[1,"]), flag("--n-embd", "0", ["[1,"]),
         flag("--n-head", "5", ["not divisible", "48"]), flag("--n-embd", "50", ["not divisible", "50"]),

@@ -251,6 +251,8 @@ def main():
         flags = tiny_text.train_flags(p, steps=2)
         bad_config = os.path.join(tmp, "bad.toml")
         not_ablation = os.path.join(tmp, "a_run")
+        long_seq = list(flags)
+        long_seq[long_seq.index("--seq-len") + 1] = "4096"
         cases = [bad_input.Case("vary_without_values", ["ablate", "--out", os.path.join(tmp, "b1"), "--vary", "lr",
                                                         *flags], ["--vary", "KNOB=V1,V2"]),
                  bad_input.Case("one_value", ["ablate", "--out", os.path.join(tmp, "b2"), "--vary", "lr=1e-3", *flags],
@@ -275,6 +277,10 @@ def main():
                                               "--seeds", "1", *flags],
                                 ["run lr=-1, seed 1337", "--lr", "finite number > 0", "got -1"],
                                 unchanged=[os.path.join(tmp, "b5")], timeout=30),
+                 bad_input.Case("seq_len_over_context", ["ablate", "--out", os.path.join(tmp, "b9"), "--vary",
+                                                         "recompute=none,full", "--seeds", "1", *long_seq],
+                                ["run base, seed 1337", "--seq-len", "exceeds the model's max_seq_len"],
+                                unchanged=[os.path.join(tmp, "b9")], timeout=30),
                  bad_input.Case("bad_value_in_config", ["ablate", "--out", os.path.join(tmp, "b6"), "--vary",
                                                         "config=" + config + "," + bad_config, "--seeds", "1", *flags],
                                 ["run config=" + bad_config, "--grad-clip", "got -1"],
