@@ -5,15 +5,48 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csetjmp>
+#include <csignal>
 #include <cstring>
+#include <mutex>
+#include <utility>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
 
 namespace sixnd {
 
-MappedFile::MappedFile(const std::string& path, const std::string& what) {
+namespace {
+
+// Where a SIGBUS in this thread jumps back to (null outside copy_out), and the handler that was
+// there before (the default, or a sanitizer's), for faults that are not copy_out's.
+thread_local sigjmp_buf* t_on_bus = nullptr;
+struct sigaction g_previous_bus {};
+std::once_flag g_bus_installed;
+
+void on_bus(int sig, siginfo_t* info, void* context) {
+    if (sigjmp_buf* back = t_on_bus) siglongjmp(*back, 1);
+    if (g_previous_bus.sa_flags & SA_SIGINFO) {
+        g_previous_bus.sa_sigaction(sig, info, context);
+        return;
+    }
+    // Returning re-runs the faulting access, which now meets the previous action.
+    ::sigaction(SIGBUS, &g_previous_bus, nullptr);
+}
+
+void install_bus_handler() {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_bus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGBUS, &sa, &g_previous_bus);
+}
+
+}  // namespace
+
+MappedFile::MappedFile(const std::string& path, const std::string& what) : path_(path), what_(what) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error(path, "cannot open " + what + ": " + std::strerror(errno));
     struct stat st {};
@@ -27,6 +60,8 @@ MappedFile::MappedFile(const std::string& path, const std::string& what) {
         throw Error(path, std::string("is ") + file_kind(st.st_mode) + ", not a " + what);
     }
     bytes_ = static_cast<size_t>(st.st_size);
+    dev_ = static_cast<unsigned long>(st.st_dev);
+    ino_ = static_cast<unsigned long>(st.st_ino);
     if (bytes_ > 0) {
         void* m = ::mmap(nullptr, bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
@@ -39,13 +74,43 @@ MappedFile::MappedFile(const std::string& path, const std::string& what) {
     ::close(fd);
 }
 
-MappedFile::MappedFile(MappedFile&& o) noexcept : map_(o.map_), bytes_(o.bytes_) {
+MappedFile::MappedFile(MappedFile&& o) noexcept
+    : path_(std::move(o.path_)), what_(std::move(o.what_)), map_(o.map_), bytes_(o.bytes_), dev_(o.dev_), ino_(o.ino_) {
     o.map_ = nullptr;
     o.bytes_ = 0;
 }
 
 MappedFile::~MappedFile() {
     if (map_) ::munmap(map_, bytes_);
+}
+
+void MappedFile::copy_out(size_t offset, size_t n, void* dst) const {
+    if (n == 0) return;
+    std::call_once(g_bus_installed, install_bus_handler);
+    sigjmp_buf back;
+    // Only the copy runs between here and a jump back: no object with a destructor is skipped.
+    if (sigsetjmp(back, 1) != 0) {
+        t_on_bus = nullptr;
+        shrank();
+    }
+    // The fences keep the compiler from moving the stores across the copy (to it they are dead).
+    t_on_bus = &back;
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    std::memcpy(dst, data() + offset, n);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    t_on_bus = nullptr;
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) == 0 && static_cast<unsigned long>(st.st_dev) == dev_ &&
+        static_cast<unsigned long>(st.st_ino) == ino_ && static_cast<size_t>(st.st_size) < bytes_)
+        shrank();
+}
+
+void MappedFile::shrank() const {
+    struct stat st {};
+    const std::string now = ::stat(path_.c_str(), &st) == 0 ? std::to_string(st.st_size) + " bytes" : "gone";
+    throw Error(path_, "the " + what_ + " shrank from " + std::to_string(bytes_) + " bytes to " + now +
+                           " while it was being read: it was truncated or rewritten in place by another process, "
+                           "and must not change while sixnd reads it");
 }
 
 }  // namespace sixnd

@@ -21,9 +21,18 @@ public:
     const unsigned char* data() const { return static_cast<const unsigned char*>(map_); }
     size_t size() const { return bytes_; }
 
+    // Copies bytes [offset, offset + n) to dst, for reads while another process may change the
+    // file: one that truncates it makes a read past the new end raise SIGBUS, and the rest of the
+    // last page read as zeros. Both become Error(path, "shrank ..."): the copy runs under a SIGBUS
+    // handler that jumps back here, and the file is checked after the copy.
+    void copy_out(size_t offset, size_t n, void* dst) const;
+
 private:
+    [[noreturn]] void shrank() const;
+    std::string path_, what_;
     void* map_ = nullptr;
     size_t bytes_ = 0;
+    unsigned long dev_ = 0, ino_ = 0;  // the file mapped (a file renamed over it is another)
 };
 
 }  // namespace sixnd

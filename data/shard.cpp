@@ -36,6 +36,18 @@ Shard::Shard(const std::string& path) : path_(path), map_(path, "token shard") {
     tokens_ = map_.data() + kShardHeaderInts * 4;
 }
 
+void Shard::read(size_t begin, size_t count, int32_t* out) const {
+    const size_t offset = kShardHeaderInts * 4 + begin * static_cast<size_t>(token_bytes_);
+    if (token_bytes_ == 4) {
+        map_.copy_out(offset, count * 4, out);  // token ids < 2^31 (the vocabulary's bound)
+        return;
+    }
+    thread_local std::vector<uint16_t> narrow;
+    narrow.resize(count);
+    map_.copy_out(offset, count * 2, narrow.data());
+    for (size_t k = 0; k < count; k++) out[k] = static_cast<int32_t>(narrow[k]);
+}
+
 uint32_t Shard::max_token() const {
     if (max_token_ < 0) {
         uint32_t mx = 0;

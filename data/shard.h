@@ -36,6 +36,10 @@ public:
         return token_bytes_ == 2 ? reinterpret_cast<const uint16_t*>(tokens_)[i]
                                  : reinterpret_cast<const uint32_t*>(tokens_)[i];
     }
+    // out[k] = token (begin + k), k < count, copied so that a shard another process truncates
+    // meanwhile is an Error naming it (MappedFile::copy_out), not a crash or zeros taken for
+    // tokens: the read of a run's batches.
+    void read(size_t begin, size_t count, int32_t* out) const;
     // Largest token id (scans once, cached), for checking against a vocabulary.
     uint32_t max_token() const;
     // XXH3-64 of the token values as uint32, whatever the width on disk: the data manifest's

@@ -92,7 +92,7 @@ void TokenSet::read(size_t begin, size_t count, int32_t* out) const {
         const Shard& sh = shards_[s];
         size_t local = begin + i - starts_[s];
         size_t take = std::min(count - i, sh.size() - local);
-        for (size_t k = 0; k < take; k++) out[i + k] = static_cast<int32_t>(sh[local + k]);
+        sh.read(local, take, out + i);
         i += take;
         s++;
     }

@@ -124,3 +124,28 @@ TEST(TokenSet, DirectoryIsNamed) {
     e = error_of(d.path + "/*.bin");
     EXPECT_NE(e.find("sub.bin: is a directory, not a token shard"), std::string::npos) << e;
 }
+
+// A shard truncated while a run reads it (another process rewriting the data in place): the read
+// is an Error naming the shard, for 16- and 32-bit shards, not a SIGBUS or zeros as tokens.
+TEST(TokenSet, AShardTruncatedWhileReadIsNamed) {
+    for (size_t vocab : {size_t(50000), size_t(100000)}) {
+        Dir d;
+        const std::string path = d.path + "/train_000000.bin";
+        std::vector<uint32_t> tokens(20000);
+        for (size_t i = 0; i < tokens.size(); i++) tokens[i] = static_cast<uint32_t>(i % 1000);
+        write_shard(path, tokens, vocab);
+        TokenSet t(path);
+        std::vector<int32_t> out(100);
+        t.read(15000, 100, out.data());
+        EXPECT_EQ(out[0], 0);
+        std::filesystem::resize_file(path, 1100);
+        try {
+            t.read(15000, 100, out.data());
+            ADD_FAILURE() << "no error for a read of a truncated shard";
+        } catch (const Error& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find(path), std::string::npos) << what;
+            EXPECT_NE(what.find("shrank from"), std::string::npos) << what;
+        }
+    }
+}

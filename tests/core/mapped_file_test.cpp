@@ -1,0 +1,93 @@
+// MappedFile::copy_out while another process changes the file: a truncation is an Error naming
+// the file, both where the read would fault (SIGBUS past the new end's page) and where it would
+// read zeros (the rest of the last page); a file renamed over the mapped one changes nothing.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/mapped_file.h"
+
+using namespace sixnd;
+
+namespace {
+
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/sixnd-mapped-XXXXXX";
+        path = mkdtemp(tmpl);
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+std::string write_pages(const std::string& path, size_t pages) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    std::string bytes(pages * page, '\0');
+    for (size_t i = 0; i < bytes.size(); i++) bytes[i] = static_cast<char>('a' + i % 26);
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    return bytes;
+}
+
+void expect_shrank(const MappedFile& m, size_t offset, size_t n, const std::string& path) {
+    std::vector<char> out(n);
+    try {
+        m.copy_out(offset, n, out.data());
+        FAIL() << "no error for a read at " << offset << " of a truncated file";
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(path), std::string::npos) << what;
+        EXPECT_NE(what.find("shrank from"), std::string::npos) << what;
+    }
+}
+
+}  // namespace
+
+TEST(MappedFile, CopiesWhatTheFileHolds) {
+    TempDir d;
+    const std::string path = d.path + "/f";
+    const std::string bytes = write_pages(path, 2);
+    MappedFile m(path, "test file");
+    std::vector<char> out(300);
+    m.copy_out(4000, out.size(), out.data());
+    EXPECT_EQ(std::string(out.begin(), out.end()), bytes.substr(4000, 300));
+}
+
+TEST(MappedFile, ATruncationIsAnErrorWhereTheReadWouldFault) {
+    TempDir d;
+    const std::string path = d.path + "/f";
+    write_pages(path, 3);
+    MappedFile m(path, "test file");
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(page + 100)), 0);
+    expect_shrank(m, 2 * page + 8, 64, path);  // past the new end's page: SIGBUS, caught
+    expect_shrank(m, 2 * page + 8, 64, path);  // and again: the handler stays in place
+}
+
+TEST(MappedFile, ATruncationIsAnErrorWhereTheReadWouldSeeZeros) {
+    TempDir d;
+    const std::string path = d.path + "/f";
+    write_pages(path, 2);
+    MappedFile m(path, "test file");
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(page + 100)), 0);
+    expect_shrank(m, page + 200, 64, path);  // inside the last page, past the end: zeros
+    expect_shrank(m, 0, 64, path);           // the file is not what was mapped any more
+}
+
+TEST(MappedFile, AFileRenamedOverTheMappedOneChangesNothing) {
+    TempDir d;
+    const std::string path = d.path + "/f";
+    const std::string bytes = write_pages(path, 2);
+    MappedFile m(path, "test file");
+    std::ofstream(d.path + "/g") << "short";
+    ASSERT_EQ(std::rename((d.path + "/g").c_str(), path.c_str()), 0);
+    std::vector<char> out(100);
+    m.copy_out(5000, out.size(), out.data());
+    EXPECT_EQ(std::string(out.begin(), out.end()), bytes.substr(5000, 100));
+}
