@@ -205,6 +205,10 @@ private:
     std::vector<size_t> comm_counters() const;
     std::string save(int step);
     void finish(int steps_run);
+    // A run that stops early (a signal, too many bad steps or rollbacks, non-finite weights)
+    // logs why, and its bill for the steps it ran, before it throws.
+    void stopped(int step, const json& why);
+    void bill(int step, int steps_run);
 
     const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();  // for the bill
     const TrainOptions& o_;
@@ -555,7 +559,7 @@ void Run::skip(int done, double loss, double norm, const json& fired_on) {
                  std::to_string(bad_steps_) + " in a row)");
     if (bad_steps_ < o_.max_bad_steps) return;
     const std::string& last = last_good_;
-    log_->event("stop", done, {{"reason", "max_bad_steps"}, {"last_checkpoint", last}});
+    stopped(done, {{"reason", "max_bad_steps"}, {"last_checkpoint", last}});
     throw Error("training", std::to_string(bad_steps_) + " consecutive steps with a non-finite loss or gradient, or skipped as " +
                                 "spikes (--max-bad-steps " + std::to_string(o_.max_bad_steps) + "); stopped at step " +
                                 std::to_string(done) + ". Spikes that go on are the weights', not a batch's: --on-spike "
@@ -697,7 +701,7 @@ bool Run::stop_requested() { return comm_.all_reduce_sum_host(StopSignals::recei
 void Run::interrupted(int step) {
     const std::string dir = saved_step_ == step ? last_good_ : save(step);
     const int sig = StopSignals::received();
-    log_->event("stop", step, {{"reason", "signal"}, {"signal", sig}, {"last_checkpoint", dir}});
+    stopped(step, {{"reason", "signal"}, {"signal", sig}, {"last_checkpoint", dir}});
     if (tty_) std::fprintf(stderr, "\n");
     throw Error("training", std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal") +
                                 " after step " + std::to_string(step) + "; checkpoint " + dir +
@@ -986,7 +990,7 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
         log_warn(line);
     }
     if (out_of_rollbacks) {
-        log_->event("stop", done, {{"reason", "max_rollbacks"}, {"last_checkpoint", last_good_}});
+        stopped(done, {{"reason", "max_rollbacks"}, {"last_checkpoint", last_good_}});
         throw Error("training", "step " + std::to_string(done) + ": another loss spike after " + std::to_string(spike_run_.rollbacks) +
                                     " rollbacks (--max-rollbacks " + std::to_string(o_.spike.max_rollbacks) +
                                     "); stopped. See " + report_path + "; the last good checkpoint is " +
@@ -1112,7 +1116,7 @@ TrainResult Run::go() {
             history_.applied(lr, scheduled_lr, lr_injected);
         }
         if (!params_finite()) {
-            log_->event("stop", done, {{"reason", "non_finite_parameters"}, {"last_checkpoint", last_good_}});
+            stopped(done, {{"reason", "non_finite_parameters"}, {"last_checkpoint", last_good_}});
             char lr_text[32];
             std::snprintf(lr_text, sizeof lr_text, "%g", lr);
             throw Error("training", "step " + std::to_string(done) + ": the update made parameters non-finite (learning rate " +
@@ -1185,15 +1189,26 @@ void Run::finish(int steps_run) {
             std::fprintf(stderr, "%s", StepProfiler::table(rep).c_str());
         }
     }
-    Bill bill;
-    bill.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - created_).count();
-    bill.devices = world_;
-    bill.model_flops = fpt_.model * step_tokens * steps_run;
-    bill.hw_flops = fpt_.hardware * step_tokens * steps_run;
-    bill.peak_flops = peak_.flops_per_s;
-    bill.price_per_device_hour = o_.price_per_device_hour;
-    log_->event("bill", last_step_, bill.to_json());
-    if (root_) log_info(bill.summary());
+    bill(last_step_, steps_run);
+}
+
+void Run::stopped(int step, const json& why) {
+    log_->event("stop", step, why);
+    bill(step, iterations_);
+}
+
+// What the run cost: its wall-clock device time, FLOPs and MFU (a log event and one line).
+void Run::bill(int step, int steps_run) {
+    const double step_tokens = static_cast<double>(step_tokens_);
+    Bill b;
+    b.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - created_).count();
+    b.devices = world_;
+    b.model_flops = fpt_.model * step_tokens * steps_run;
+    b.hw_flops = fpt_.hardware * step_tokens * steps_run;
+    b.peak_flops = peak_.flops_per_s;
+    b.price_per_device_hour = o_.price_per_device_hour;
+    log_->event("bill", step, b.to_json());
+    if (root_) log_info(b.summary());
 }
 
 }  // namespace

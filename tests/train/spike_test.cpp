@@ -271,6 +271,8 @@ TEST(SpikeTraining, SkipsThatGoOnStopTheRun) {
         EXPECT_NE(msg.find("--on-spike rollback"), std::string::npos) << msg;
     }
     EXPECT_EQ(steps_of(events(o.log, "skip")), (std::vector<int>{25, 26, 27}));
+    EXPECT_EQ(steps_of(events(o.log, "stop")), (std::vector<int>{27}));
+    EXPECT_EQ(steps_of(events(o.log, "bill")), (std::vector<int>{27})) << "a run that stops early still has its bill";
 }
 
 // An LR spike x300 wrecks the weights. warn carries the damage to the end; rollback (to an

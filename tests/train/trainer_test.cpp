@@ -190,9 +190,13 @@ TEST(Trainer, NonFiniteStepsInARowStopAtTheLastGoodCheckpoint) {
     EXPECT_NO_THROW(restore_params(ck, ParamLayout(c)));
     std::ifstream lf(o.log);
     std::string line;
-    int skips = 0;
-    while (std::getline(lf, line)) skips += line.find("\"event\":\"skip\"") != std::string::npos;
+    int skips = 0, bills = 0;
+    while (std::getline(lf, line)) {
+        skips += line.find("\"event\":\"skip\"") != std::string::npos;
+        bills += line.find("\"event\":\"bill\"") != std::string::npos;
+    }
     EXPECT_EQ(skips, 3);
+    EXPECT_EQ(bills, 1) << "a run that stops early still has its bill";
 }
 
 // An update that overflows (learning rate x weight decay beyond float range: finite flags, an
