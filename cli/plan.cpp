@@ -14,6 +14,8 @@
 #include "core/error.h"
 #include "model/backend.h"
 #include "model/config.h"
+#include "model/cpu/gemm_packed.h"
+#include "model/cpu/matmul.h"
 #include "model/flops.h"
 #include "model/param_layout.h"
 #include "plan/check.h"
@@ -203,6 +205,9 @@ int run_plan(int argc, char** argv) {
     if (in.devices != std::floor(in.devices) || in.devices > kMaxDevices)
         throw Error("--devices", "must be a whole number up to " + shown(kMaxDevices) + ", got " + shown(in.devices));
     if (!device.empty()) in.device = device_spec(device, dtype, peak_tflops);
+    // Planned on this CPU, a bf16 run keeps the packed GEMM's weight copies when it computes in FP32.
+    if (device == "cpu" && in.dtype_bytes == 2 && std::string(cpu::Matmul(DType::bf16).bf16_math()) == "fp32")
+        in.weight_copy_panel = cpu::kPanelWidth;
     else if (peak_tflops > 0) throw Error("--peak-tflops", "needs --device");
 
     const bool shape = n_layer > 0 || n_head > 0 || n_embd > 0;

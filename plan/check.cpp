@@ -6,7 +6,6 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "core/zero_slots.h"
 #include "plan/scaling.h"
 
 namespace sixnd::plan {
@@ -195,14 +194,7 @@ CheckResult check_run(const std::string& path, const LogRecord& header, const st
     s.workspace += mc.workspace;
     const ActivationBytes a = activation_bytes(m.activation_shape(flash), B, T, rc, e);
     const char* zero_f = "ZeRO stage table over the layout's units";
-    // A CPU without BF16 dot products runs bf16 matmuls on the packed GEMM, which keeps packed
-    // bf16 panels of each Linear weight and of the LM head in each of its two roles
-    // (model/cpu/weight_copies.h): 2 bytes per element and role, the role's N (rows as W^T,
-    // columns as W) padded to the panel width the kernels were built with. The copies are kept
-    // per weight address: under ZeRO-3 the blocks' weights are gathered into kZero3UnitSlots
-    // reused slots (core/zero_slots.h), so a rank keeps one block's copies per slot that ever
-    // holds a block (all of them with as many blocks; with one block, the final layernorm takes
-    // the other slot), and the head's in the embeddings slot.
+    // The packed GEMM's weight copies (cpu_weight_copy_bytes), where the run's CPU keeps them.
     const bool widened = e == 2 && device == "cpu" && h.has("cpu") && h.object("cpu").has("bf16_matmul") &&
                          h.object("cpu").text("bf16_matmul") == "fp32";
     double copies = 0;
@@ -210,15 +202,7 @@ CheckResult check_run(const std::string& path, const LogRecord& header, const st
         const LogFields cpu = h.object("cpu");
         // Logs without the field: the widths of the builds since AVX-512 kernels got 32 columns.
         const bool avx512 = cpu.has("kernels_compiled_for") && cpu.text("kernels_compiled_for") == "avx512f";
-        const int width = cpu.integer_or("gemm_panel_width", 1, avx512 ? 32 : 16);
-        const auto padded = [width](double n) { return std::ceil(n / width) * width; };
-        const auto both_roles = [&padded](std::pair<int, int> w) {
-            return 2.0 * (w.first * padded(w.second) + w.second * padded(w.first));
-        };
-        double block = 0;
-        for (const auto& w : m.block_matrices) block += both_roles(w);
-        const int block_copies = stage == 3 ? std::min(m.n_layer, kZero3UnitSlots) : m.n_layer;
-        copies = both_roles(m.head_matrix) + block_copies * block;
+        copies = cpu_weight_copy_bytes(m, stage, cpu.integer_or("gemm_panel_width", 1, avx512 ? 32 : 16));
     }
     for (size_t r = 0; r < ranks.size(); r++) {
         const LogFields& mem = ranks[r];

@@ -1,9 +1,11 @@
 #include "plan/planner.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/zero_slots.h"
 #include "plan/scaling.h"
 
 namespace sixnd::plan {
@@ -104,6 +106,15 @@ void check_hardware_flags(const PlanInputs& in) {
 
 }  // namespace
 
+double cpu_weight_copy_bytes(const ModelInfo& m, int zero_stage, int panel_width) {
+    const auto padded = [panel_width](double n) { return std::ceil(n / panel_width) * panel_width; };
+    const auto both_roles = [&padded](std::pair<int, int> w) { return 2.0 * (w.first * padded(w.second) + w.second * padded(w.first)); };
+    double block = 0;
+    for (const auto& w : m.block_matrices) block += both_roles(w);
+    const int block_copies = zero_stage == 3 ? std::min(m.n_layer, kZero3UnitSlots) : m.n_layer;
+    return both_roles(m.head_matrix) + block_copies * block;
+}
+
 Report make_plan(const PlanInputs& in) {
     check_hardware_flags(in);
     const DeviceSpec* dev = in.device ? &*in.device : nullptr;
@@ -180,6 +191,12 @@ Report make_plan(const PlanInputs& in) {
         total += a.activations / P + a.workspace;
     } else {
         rep.note("activations are left out: give --model and --batch (and --seq-len) to count them");
+    }
+    if (in.model && in.weight_copy_panel > 0) {
+        const double copies = cpu_weight_copy_bytes(*in.model, in.zero_stage, in.weight_copy_panel) / P;
+        rep.add("memory", "weight_copies", copies, Unit::bytes,
+                "bf16 in FP32 arithmetic on this CPU: packed panels of each weight, 2 bytes per element and role");
+        total += copies;
     }
     rep.add("memory", "total", total, Unit::bytes, "sum of the above");
     for (int st = 0; st <= 3; st++)

@@ -37,6 +37,16 @@ struct ModelInfo {
     }
 };
 
+// A CPU without BF16 dot products runs bf16 matmuls on the packed GEMM, which keeps packed bf16
+// panels of each Linear weight and of the LM head in each of its two roles
+// (model/cpu/weight_copies.h): 2 bytes per element and role, the role's N (rows as W^T, columns
+// as W) padded to the panel width the kernels were built with. The copies are kept per weight
+// address: under ZeRO-3 the blocks' weights are gathered into kZero3UnitSlots reused slots
+// (core/zero_slots.h), so a rank keeps one block's copies per slot that ever holds a block (all
+// of them with as many blocks; with one block, the final layernorm takes the other slot), and
+// the head's in the embeddings slot.
+double cpu_weight_copy_bytes(const ModelInfo& m, int zero_stage, int panel_width);
+
 struct PlanInputs {
     double flops = 0;                       // --flops
     double devices = 0, days = 0, mfu = 0;  // --devices, --days, --mfu
@@ -52,6 +62,7 @@ struct PlanInputs {
     bool flash = true;
     int dtype_bytes = 2;
     bool master_weights = true;
+    int weight_copy_panel = 0;              // this CPU's packed-GEMM panel width when bf16 keeps weight copies, else 0
     int pipeline_stages = 1, micro_batches = 0;
     double price_per_device_hour = 0;
     double serve_tokens = 0;
