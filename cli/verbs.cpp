@@ -38,7 +38,7 @@ const std::vector<Verb>& verbs() {
         {"sample", "generate text from a checkpoint", run_sample},
         {"eval", "loss of a model on a shard set", run_eval},
         {"data", "raw text -> filtered, deduplicated token shards", run_data},
-        {"tokenizer", "byte-level BPE: train, encode, decode, import-gpt2", run_tokenizer},
+        {"tokenizer", "byte-level BPE: train, encode, decode, import-gpt2, export-hf, info", run_tokenizer},
         {"plan", "size a run (budget -> model, tokens, memory, time, $); --check RUN.jsonl", run_plan},
         {"replay", "the data x state ablation of a loss spike (PaLM's experiment) -> verdict", run_replay},
         {"ablate", "one knob, several values, several seeds -> results table with p-values", run_ablate},
