@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -18,6 +19,7 @@
 #include "core/log.h"
 #include "data/shard.h"
 #include "core/atomic_file.h"
+#include "core/signal_block.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/gpt2_import.h"
 #include "tokenizer/hf_export.h"
@@ -94,19 +96,22 @@ void check_outputs(const std::string& out, const std::string& hf_out,
 }
 
 // Both files are whole on disk under temporary names before either is renamed into place, so a
-// fault in either (a full disk, a directory gone) replaces neither. The sixnd tokenizer is
-// renamed last: only a signal in the moment between the two renames can leave a new --hf-out
-// beside the old --out, never a new --out whose --hf-out was not written.
+// fault in either (a full disk, a directory gone) replaces neither, and SIGINT/SIGTERM/SIGHUP are
+// held back across the two renames (core/signal_block.h). The sixnd tokenizer is renamed last:
+// only SIGKILL in the moment between them can leave a new --hf-out beside the old --out, never a
+// new --out whose --hf-out was not written.
 void save_outputs(const Tokenizer& tok, const std::string& out, const std::string& hf_out) {
     AtomicFile tokenizer_file(out);
     tokenizer_file.write(tokenizer_file_text(tok.spec(), tok.hash()));
     tokenizer_file.sync();
+    std::optional<AtomicFile> hf_file;
     if (!hf_out.empty()) {
-        AtomicFile hf_file(hf_out);
-        hf_file.write(hf_tokenizer_json(tok));
-        hf_file.sync();
-        hf_file.commit();
+        hf_file.emplace(hf_out);
+        hf_file->write(hf_tokenizer_json(tok));
+        hf_file->sync();
     }
+    SignalBlock block;
+    if (hf_file) hf_file->commit();
     tokenizer_file.commit();
 }
 

@@ -1,13 +1,23 @@
 #include "core/staging_dir.h"
 
-#include <unistd.h>
-
 #include "core/error.h"
-#include "core/sibling_name.h"
 
 namespace fs = std::filesystem;
 
 namespace sixnd {
+
+namespace {
+
+// The first entry of dir that is not a regular file, or "": a staging directory and an earlier
+// output are flat, so anything else was not made by the verb.
+std::string not_flat(const std::string& dir) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+        if (it->is_symlink(ec) || !it->is_regular_file(ec)) return it->path().filename().string();
+    return ec ? "(unreadable: " + ec.message() + ")" : "";
+}
+
+}  // namespace
 
 fs::path out_dir_path(const std::string& flag) {
     fs::path out = fs::path(flag).lexically_normal();
@@ -17,13 +27,16 @@ fs::path out_dir_path(const std::string& flag) {
     return out;
 }
 
-StagingDir::StagingDir(const fs::path& out, const std::string& tag) : out_(out), path_(), tag_(tag) {
-    path_ = sibling("tmp");
+StagingDir::StagingDir(const fs::path& out, const std::string& tag)
+    : siblings_{out, ".", "." + tag + "-tmp.", "." + tag + "-old."}, path_(siblings_.staging()), tag_(tag) {
+    restore_aside(siblings_);
+    remove_stale_siblings(siblings_, not_flat);
+    // Armed first: a signal between creating the directory and arming would leave it behind.
     cleanup_.arm(path_.string(), true);
     std::error_code ec;
     fs::remove_all(path_, ec);
     fs::create_directories(path_, ec);
-    if (ec) throw Error("--out", out_.string() + ": cannot create the " + tag_ + " directory: " + ec.message());
+    if (ec) throw Error("--out", out.string() + ": cannot create the " + tag_ + " directory: " + ec.message());
 }
 
 StagingDir::~StagingDir() {
@@ -31,27 +44,10 @@ StagingDir::~StagingDir() {
     if (!committed_) fs::remove_all(path_, ec);
 }
 
-fs::path StagingDir::sibling(const std::string& kind) const {
-    return out_.parent_path() / sibling_name("." + out_.filename().string(), "." + tag_ + "-" + kind + "." + std::to_string(getpid()));
-}
-
 void StagingDir::commit() {
-    std::error_code ec;
-    const fs::path old = sibling("old");
-    const bool replace = fs::exists(fs::symlink_status(out_));
-    if (replace) {
-        fs::rename(out_, old, ec);
-        if (ec) throw Error(out_.string(), "cannot move the earlier " + tag_ + " aside: " + ec.message());
-    }
-    fs::rename(path_, out_, ec);
-    if (ec) {
-        std::error_code ignore;
-        if (replace) fs::rename(old, out_, ignore);
-        throw Error(out_.string(), "cannot rename the " + tag_ + " into place: " + ec.message());
-    }
+    replace_dir(siblings_, tag_);
     committed_ = true;
     cleanup_.disarm();
-    if (replace) fs::remove_all(old, ec);
 }
 
 }  // namespace sixnd

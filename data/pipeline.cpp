@@ -1,7 +1,6 @@
 #include "data/pipeline.h"
 
 #include <omp.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +17,6 @@
 #include "core/log.h"
 #include "core/mapped_file.h"
 #include "core/rng.h"
-#include "core/sibling_name.h"
 #include "data/dedup_exact.h"
 #include "data/doc_filter.h"
 #include "data/doc_stream.h"
@@ -559,7 +557,7 @@ nlohmann::json Pipeline::run() {
     list_inputs();
     load_decontaminator(cfg);
 
-    PartialDir partial(sibling_path(out_, ".partial-" + std::to_string(::getpid())));
+    PartialDir partial(out_);
     const std::string sig_path = partial.path() + "/signatures.tmp";
     const std::string spool_path = partial.path() + "/tokens.tmp";
 

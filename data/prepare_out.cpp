@@ -1,10 +1,6 @@
 #include "data/prepare_out.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,13 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <utility>
 
 #include "core/atomic_file.h"
+#include "core/dir_swap.h"
 #include "core/error.h"
-#include "core/log.h"
 #include "core/read_file.h"
-#include "core/sibling_name.h"
 
 namespace sixnd::data {
 
@@ -66,38 +60,8 @@ bool strictly_inside(const fs::path& inner, const fs::path& outer) {
     return i != inner.end();
 }
 
-// Calls f(path, pid text, is_old) for each OUT.partial-PID / OUT.old-PID directory beside out
-// whose process no longer exists; warn_running names those of running processes in the log.
-template <class F>
-void for_each_dead_sibling(const std::string& out, bool warn_running, F f) {
-    fs::path target(out);
-    fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-    const std::string base = target.filename().string();
-    std::error_code ec;
-    for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
-        const std::string name = it->path().filename().string();
-        std::string pid_text;
-        bool old = false;
-        for (const auto& [tag, is_old] : {std::pair<std::string, bool>{".partial-", false}, {".old-", true}}) {
-            const size_t at = name.rfind(tag);
-            if (at == std::string::npos) continue;
-            const std::string digits = name.substr(at + tag.size());
-            if (name == sibling_name(base, tag + digits)) {
-                pid_text = digits;
-                old = is_old;
-            }
-        }
-        if (!all_digits(pid_text) || pid_text.size() > 9 || it->is_symlink(ec) || !it->is_directory(ec)) continue;
-        const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
-        const std::string path = it->path().string();
-        if (pid == ::getpid()) continue;
-        if (::kill(pid, 0) == 0 || errno == EPERM) {
-            if (warn_running) log_warn(path + " belongs to a running process (pid " + pid_text + "); left alone");
-            continue;
-        }
-        f(path, pid_text, old);
-    }
-}
+// OUT.partial-PID and OUT.old-PID (core/dir_swap.h).
+OutSiblings siblings(const std::string& out) { return {out, "", ".partial-", ".old-"}; }
 
 }  // namespace
 
@@ -147,36 +111,13 @@ void check_no_overlap(const std::string& out, const std::vector<NamedPath>& inpu
     }
 }
 
-void restore_moved_aside(const std::string& out) {
-    struct stat st;
-    if (::lstat(out.c_str(), &st) == 0 || errno != ENOENT) return;
-    // Quiet about running processes' directories: remove_stale_partials names them after the checks.
-    for_each_dead_sibling(out, false, [&](const std::string& path, const std::string& pid_text, bool old) {
-        if (!old || ::lstat(out.c_str(), &st) == 0) return;
-        if (::rename(path.c_str(), out.c_str()) == 0)
-            log_info("put back " + out + " from " + path + ", moved aside by a run that was killed (pid " + pid_text + ")");
-        else
-            log_warn("cannot put back " + out + " from " + path + ": " + std::strerror(errno));
-    });
-}
+void restore_moved_aside(const std::string& out) { restore_aside(siblings(out)); }
 
 void remove_stale_partials(const std::string& out) {
-    for_each_dead_sibling(out, true, [](const std::string& path, const std::string& pid_text, bool) {
-        std::string odd = foreign_entry(path, is_partial_entry);
-        if (!odd.empty()) {
-            log_warn(path + " was left by a run that no longer exists but holds '" + odd + "'; left alone");
-            return;
-        }
-        std::error_code rm;
-        fs::remove_all(path, rm);
-        if (rm)
-            log_warn("cannot remove " + path + " (left by a killed run): " + rm.message());
-        else
-            log_info("removed " + path + ", left by a run that was killed (pid " + pid_text + " no longer exists)");
-    });
+    remove_stale_siblings(siblings(out), [](const std::string& dir) { return foreign_entry(dir, is_partial_entry); });
 }
 
-PartialDir::PartialDir(std::string path) : path_(std::move(path)) {
+PartialDir::PartialDir(const std::string& out) : path_(siblings(out).staging().string()) {
     std::error_code ec;
     fs::remove_all(path_, ec);  // named by this process's id: only a dead earlier process can have left it
     // Armed first: a signal between creating the directory and arming would leave it behind.
@@ -191,32 +132,8 @@ PartialDir::~PartialDir() {
 }
 
 void PartialDir::commit(const std::string& out, bool overwrite) {
-    std::error_code ec;
-    struct stat st;
-    if (::lstat(out.c_str(), &st) == 0) {
-        check_output_dir(out, overwrite);  // again: the run took a while
-        // One atomic swap where the filesystem has it: out is never absent, and the old output,
-        // now at path_ and still armed, goes as a partial would.
-        if (::renameat2(AT_FDCWD, path_.c_str(), AT_FDCWD, out.c_str(), RENAME_EXCHANGE) == 0) {
-            fs::remove_all(path_, ec);
-        } else {
-            // Otherwise two renames; a run killed between them leaves out.old-PID, which the next
-            // run puts back (restore_moved_aside).
-            const std::string old = sibling_path(out, ".old-" + std::to_string(::getpid()));
-            fs::rename(out, old, ec);
-            if (ec) throw Error("--out", "cannot move the old " + out + " aside: " + ec.message());
-            fs::rename(path_, out, ec);
-            if (ec) {
-                std::error_code back;
-                fs::rename(old, out, back);
-                throw Error("--out", "cannot rename " + path_ + " to " + out + ": " + ec.message());
-            }
-            fs::remove_all(old, ec);
-        }
-    } else {
-        fs::rename(path_, out, ec);
-        if (ec) throw Error("--out", "cannot rename " + path_ + " to " + out + ": " + ec.message());
-    }
+    check_output_dir(out, overwrite);  // again: the run took a while
+    replace_dir(siblings(out), "output");
     cleanup_.disarm();
     path_.clear();
 }

@@ -12,7 +12,7 @@
 // - A partial directory is removed when the run fails, and on SIGINT/SIGTERM/SIGHUP too. A
 //   partial (or a moved-aside .old-PID) left by a killed run whose process no longer exists is
 //   removed at the next run's start, and named in the log; an .old-PID whose OUT is missing (the
-//   run was killed between its two renames) is put back as OUT instead.
+//   run was killed between its two renames) is put back as OUT instead (core/dir_swap.h).
 #pragma once
 #include <string>
 #include <vector>
@@ -46,12 +46,14 @@ void remove_stale_partials(const std::string& out);
 // that requires).
 class PartialDir {
 public:
-    explicit PartialDir(std::string path);
+    // This run's OUT.partial-PID.
+    explicit PartialDir(const std::string& out);
     ~PartialDir();
     PartialDir(const PartialDir&) = delete;
     PartialDir& operator=(const PartialDir&) = delete;
     const std::string& path() const { return path_; }
-    // Moves the finished directory to out (replacing an earlier output, checked again first).
+    // Puts the finished directory in place of out (an earlier output, checked again first, is
+    // replaced: core/dir_swap.h).
     void commit(const std::string& out, bool overwrite);
 
 private:

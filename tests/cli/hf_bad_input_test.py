@@ -11,7 +11,8 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 import sixnd_files  # noqa: E402
-from bad_input import SIXND, Case, run_cases  # noqa: E402
+from bad_input import SIXND, Case, run_cases, snapshot  # noqa: E402
+import rename_signal  # noqa: E402
 import subprocess  # noqa: E402
 
 FIXTURES = os.path.join(os.environ.get("SIXND_SHARED", "../shared"), "fixtures", "tokenizer")
@@ -227,6 +228,17 @@ def main():
             Case("export into a 250-byte --out, twice", exp + ["--out", long_out], [], exit_code=0,
                  setup=lambda: sixnd(*exp, "--out", long_out), check=exported_alone(long_out)),
         ]
+        # A signal as each rename of an export over an earlier one returns (tests/util/rename_signal.py).
+        if rename_signal.STRACE:
+            sixnd(*exp, "--out", os.path.join(d, "sig-old"))
+            sixnd(*exp, "--out", os.path.join(d, "sig-new"), "--dtype", "bf16")
+            cases.append(Case("signals between the renames of an export over an earlier one", ["export", "--help"], [],
+                              exit_code=0, check=lambda: rename_signal.dir_commit_fault(
+                                  [SIXND] + exp + ["--out", os.path.join(d, "sig", "ex"), "--dtype", "bf16"],
+                                  os.path.join(d, "sig", "ex"), os.path.join(d, "sig-old"), os.path.join(d, "sig-new"),
+                                  ".export-old.", snapshot)))
+        else:
+            print("skip:", rename_signal.SKIP_NOTE)
         return run_cases(cases, "Hugging Face import/export bad input")
     finally:
         shutil.rmtree(d, ignore_errors=True)

@@ -14,6 +14,8 @@
 #include <functional>
 #include <string>
 
+#include "tests/util/test_util.h"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -27,19 +29,7 @@ protected:
     }
     void TearDown() override { fs::remove_all(dir_); }
 
-    // Runs body in a forked child and returns its wait status; the child never returns into
-    // the test framework.
-    static int in_child(const std::function<void()>& body) {
-        std::fflush(nullptr);
-        pid_t pid = ::fork();
-        if (pid == 0) {
-            body();
-            ::_exit(0);
-        }
-        int status = 0;
-        ::waitpid(pid, &status, 0);
-        return status;
-    }
+    static int in_child(const std::function<void()>& body) { return sixnd::test::in_child(body); }
 
     static void touch(const fs::path& p) {
         std::FILE* f = std::fopen(p.c_str(), "w");

@@ -17,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 from bad_input import SIXND, Case, run_cases, snapshot  # noqa: E402
+import rename_signal  # noqa: E402
 
 if not os.environ.get("SIXND_BIN"):
     print("skip: SIXND_BIN is not set")
@@ -239,6 +240,16 @@ def main():
                  tr + ["--tokenizer", other_tok, "--val-data", p("old", "manifest.json")],
                  ["manifest.json", "was made with tokenizer", "other_tok.bin"], unchanged=[p("r_other")]),
         ]
+        # A signal as each rename of a run over an earlier output returns (tests/util/rename_signal.py).
+        if rename_signal.STRACE:
+            sig_cmd = [SIXND] + good + ["--shard-tokens", "1000", "--overwrite", "--out", p("sig", "out")]
+            r = subprocess.run(sig_cmd[:-1] + [p("sig_new")], capture_output=True, text=True)
+            assert r.returncode == 0, r.stderr
+            cases.append(Case("signals between the renames of a run over an earlier output", ["data", "prepare", "--help"],
+                              [], exit_code=0, check=lambda: rename_signal.dir_commit_fault(
+                                  sig_cmd, p("sig", "out"), p("old"), p("sig_new"), ".old-", snapshot)))
+        else:
+            print("skip:", rename_signal.SKIP_NOTE)
         if dev:
             cases.insert(0, Case("--out a character device, --overwrite", good + ["--out", dev, "--overwrite"],
                                  ["--out", "null", "character device"], unchanged=[dev]))

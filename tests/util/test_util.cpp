@@ -1,6 +1,10 @@
 #include "tests/util/test_util.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -60,6 +64,18 @@ std::string shared_fixtures_dir() {
     for (const auto& c : candidates)
         if (fs::is_directory(c)) return fs::canonical(c).string();
     return "";
+}
+
+int in_child(const std::function<void()>& body) {
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        body();
+        ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return status;
 }
 
 std::string make_temp_dir(const std::string& prefix) {

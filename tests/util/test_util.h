@@ -2,6 +2,7 @@
 // fixtures live.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,5 +28,8 @@ std::vector<float> from_bf16(const std::vector<bf16>& v);
 std::string shared_fixtures_dir();
 // A fresh empty temporary directory, removed by the caller (or left for inspection).
 std::string make_temp_dir(const std::string& prefix);
+// Runs body in a forked child and returns its wait status; the child never returns into the
+// test framework (it ends with _exit(0) after body, or as body ends it: a signal).
+int in_child(const std::function<void()>& body);
 
 }  // namespace sixnd::test
