@@ -3,10 +3,13 @@
 // ablation table holds); the drawing is matplotlib, in scripts/report_plots.py, started as a
 // child process with report_input.json, drawing into a staging directory that then replaces OUT
 // whole (train/report_dir.h: which OUT may be replaced).
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -109,6 +112,36 @@ json source(const std::string& arg) {
                 {"device", m.header.value("device_name", "")}};
 }
 
+// The drawing script's account of a report file it could not write (disk full, file too large):
+// one line, "NAME\tFAULT", on a pipe whose write end it inherits, since the disk the report
+// goes to may take nothing more. Non-blocking, so a grandchild holding the write end open
+// cannot hang the read.
+class FaultPipe {
+public:
+    FaultPipe() {
+        if (pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0 || fcntl(fds_[1], F_SETFD, 0) != 0)
+            throw Error("sixnd report", std::string("cannot make a pipe for the drawing script: ") + std::strerror(errno));
+    }
+    ~FaultPipe() {
+        for (int fd : fds_)
+            if (fd >= 0) close(fd);
+    }
+    FaultPipe(const FaultPipe&) = delete;
+    FaultPipe& operator=(const FaultPipe&) = delete;
+
+    std::string write_end() const { return std::to_string(fds_[1]); }
+    // What the script wrote, once it has exited; empty when nothing.
+    std::string line() const {
+        std::string got;
+        char buf[4096];
+        for (ssize_t n; (n = read(fds_[0], buf, sizeof buf)) > 0;) got.append(buf, size_t(n));
+        return got;
+    }
+
+private:
+    int fds_[2] = {-1, -1};
+};
+
 }  // namespace
 
 int run_report(int argc, char** argv) {
@@ -136,8 +169,15 @@ int run_report(int argc, char** argv) {
     ReportDir out(out_flag);
     const std::string input = (fs::path(out.staging()) / ReportDir::kInput).string();
     write_file_atomically(input, json{{"sources", sources}}.dump(1) + "\n");
-    const int rc = run_process({python, script, input, out.staging()});
-    if (rc != 0) throw Error(script, "failed with status " + std::to_string(rc));
+    const FaultPipe faults;
+    const int rc = run_process({python, script, input, out.staging(), faults.write_end()});
+    if (rc != 0) {
+        const std::string line = faults.line();
+        const size_t tab = line.find('\t');
+        if (tab != std::string::npos && line.back() == '\n')
+            throw Error((fs::path(out.out()) / line.substr(0, tab)).string(), line.substr(tab + 1, line.size() - tab - 2));
+        throw Error(script, "failed with status " + std::to_string(rc));
+    }
     out.commit();
     std::printf("%s\n", json{{"report", (fs::path(out.out()) / "report.md").string()},
                              {"html", (fs::path(out.out()) / "report.html").string()},

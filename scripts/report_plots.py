@@ -7,8 +7,12 @@ It lives in scripts/ because it is a program the binary starts, not a library of
 binary finds it beside itself, in $SIXND_SOURCE/scripts, or in the source tree above its
 build directory.
 
-Usage: report_plots.py REPORT_INPUT.json OUT_DIR. Exits 3 when matplotlib is missing."""
+Usage: report_plots.py REPORT_INPUT.json OUT_DIR [FAULT_FD]. Exits 3 when matplotlib is missing.
+A file it cannot write (disk full, file too large) ends it with status 1 and one line, "NAME\tFAULT"
+(NAME relative to OUT_DIR), written to FAULT_FD when given (sixnd report makes that line its
+error; a pipe, as the disk may take nothing more), else as "OUT_DIR/NAME: FAULT" to stderr."""
 import base64
+import contextlib
 import html
 import json
 import math
@@ -95,10 +99,25 @@ def new_fig(ncols=1):
     return fig, (axes if ncols > 1 else [axes])
 
 
+class WriteFault(Exception):
+    """NAME (relative to OUT_DIR) could not be written: args (name, fault)."""
+
+
+@contextlib.contextmanager
+def writing(name):
+    """Turns an OSError while NAME is written into a WriteFault naming it: the OSError itself may
+    name no file (PIL's writes) or the temporary one."""
+    try:
+        yield
+    except OSError as e:
+        raise WriteFault(name, e.strerror or str(e)) from None
+
+
 def save(fig, out, name, title):
     fig.suptitle(title)
     fig.subplots_adjust(left=0.08, right=0.98, top=0.88, bottom=0.12, wspace=0.25)
-    fig.savefig(os.path.join(out, name), dpi=DPI)
+    with writing(name):
+        fig.savefig(os.path.join(out, name), dpi=DPI)
     plt.close(fig)
 
 
@@ -304,11 +323,13 @@ def config_blocks(sources):
     return blocks
 
 
-def write_whole(path, text):
+def write_whole(out, name, text):
     """Writes under a temporary name, then renames: a report is there whole or not at all."""
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
+    path = os.path.join(out, name)
+    with writing(name):
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)
 
 
 def write_md(out, sources, head, rows, blocks):
@@ -323,7 +344,7 @@ def write_md(out, sources, head, rows, blocks):
     lines += ["## Configuration", ""]
     for title, cfg in blocks:
         lines += [f"### {title}", "", "```json", json.dumps(cfg, indent=1), "```", ""]
-    write_whole(os.path.join(out, "report.md"), "\n".join(lines))
+    write_whole(out, "report.md", "\n".join(lines))
 
 
 def write_html(out, sources, head, rows, blocks):
@@ -349,16 +370,12 @@ def write_html(out, sources, head, rows, blocks):
     for title, cfg in blocks:
         parts.append(f"<h3>{e(title)}</h3><pre>{e(json.dumps(cfg, indent=1))}</pre>")
     parts.append("</body></html>\n")
-    write_whole(os.path.join(out, "report.html"), "".join(parts))
+    write_whole(out, "report.html", "".join(parts))
 
 
-def main():
-    if len(sys.argv) != 3:
-        print(__doc__, file=sys.stderr)
-        return 2
-    with open(sys.argv[1]) as f:
+def draw_report(input_path, out):
+    with open(input_path) as f:
         sources = json.load(f)["sources"]
-    out = sys.argv[2]
     series = build_series(sources)
     cmap = plt.get_cmap("tab10")
     colors = [cmap(i % 10) for i in range(len(series))]
@@ -368,6 +385,22 @@ def main():
     blocks = config_blocks(sources)
     write_md(out, sources, head, rows, blocks)
     write_html(out, sources, head, rows, blocks)
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        print(__doc__, file=sys.stderr)
+        return 2
+    out = sys.argv[2]
+    try:
+        draw_report(sys.argv[1], out)
+    except WriteFault as e:
+        name, fault = e.args
+        if len(sys.argv) == 4:
+            os.write(int(sys.argv[3]), f"{name}\t{fault}\n".encode())
+        else:
+            print(f"{os.path.join(out, name)}: {fault}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/log.h"
 
 namespace sixnd {
 
@@ -25,6 +26,20 @@ bool starts_with_header(int fd) {
     return is_run_log_header(nlohmann::json::parse(head.substr(0, eol), nullptr, false));
 }
 
+// Where the last complete line of a file of `size` bytes ends (just after its last newline; 0
+// when it has none), or -1 when the file cannot be read.
+off_t complete_end(int fd, off_t size) {
+    char buf[1 << 16];
+    for (off_t end = size; end > 0;) {
+        const off_t start = end > off_t(sizeof buf) ? end - off_t(sizeof buf) : 0;
+        if (pread(fd, buf, size_t(end - start), start) != end - start) return -1;
+        for (off_t i = end - start; i-- > 0;)
+            if (buf[i] == '\n') return start + i + 1;
+        end = start;
+    }
+    return 0;
+}
+
 }  // namespace
 
 bool is_run_log_header(const nlohmann::json& record) {
@@ -33,8 +48,9 @@ bool is_run_log_header(const nlohmann::json& record) {
 
 RunLog::RunLog(const std::string& path, bool append) : path_(path) {
     if (path.empty()) return;
-    // Read and write: the first line is read back to tell a run log from anything else.
-    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | (append ? O_APPEND : 0), 0644);
+    // Read and write: the first line is read back to tell a run log from anything else. Always
+    // O_APPEND, so that a write after a failed one's cut lands at the cut, not beyond it.
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_APPEND, 0644);
     if (fd < 0) throw Error(path, std::string("cannot open run log: ") + std::strerror(errno));
     auto refuse = [&](const std::string& fault) {
         close(fd);
@@ -49,19 +65,39 @@ RunLog::RunLog(const std::string& path, bool append) : path_(path) {
         refuse("exists and is not a sixnd run log (its first line is no header record): give a new file or an earlier run log");
     if (!append && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)
         refuse(std::string("cannot truncate the run log: ") + std::strerror(errno));
-    f_ = fdopen(fd, append ? "a" : "w");
-    if (!f_) refuse(std::string("cannot open run log: ") + std::strerror(errno));
+    if (append && S_ISREG(st.st_mode) && st.st_size > 0) {
+        // A run killed mid-record leaves half a line, which the header appended next would
+        // join into one record that no reader accepts.
+        end_ = complete_end(fd, st.st_size);
+        if (end_ < 0) refuse(std::string("cannot read the run log: ") + std::strerror(errno));
+        if (end_ < st.st_size) {
+            if (ftruncate(fd, end_) != 0) refuse(std::string("cannot cut off its torn last record: ") + std::strerror(errno));
+            log_warn(path + ": dropped a torn last record (" + std::to_string(st.st_size - end_) +
+                     " bytes without a final newline, left by a killed or failed run)");
+        }
+    }
+    fd_ = fd;
 }
 
 RunLog::~RunLog() {
-    if (f_) std::fclose(f_);
+    if (fd_ >= 0) close(fd_);
 }
 
 void RunLog::write(const nlohmann::json& record) {
-    if (!f_) return;
+    if (fd_ < 0) return;
     const std::string line = record.dump() + "\n";
-    if (std::fwrite(line.data(), 1, line.size(), f_) != line.size() || std::fflush(f_) != 0)
-        throw Error(path_, std::string("cannot write run log: ") + std::strerror(errno));
+    for (size_t done = 0; done < line.size();) {
+        const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int err = n < 0 ? errno : EIO;
+            // Half a record would end the log; should the cut fail too, a resume cuts it.
+            (void)!ftruncate(fd_, end_);
+            throw Error(path_, std::string("cannot write run log: ") + std::strerror(err));
+        }
+        done += size_t(n);
+    }
+    end_ += off_t(line.size());
 }
 
 void RunLog::event(const std::string& name, int step, nlohmann::json fields) {

@@ -1,10 +1,14 @@
 // The JSON Lines run log (--log FILE): a header record (config, build, device, the peak FLOP/s
 // MFU is measured against), one record per step, and event records (eval, checkpoint, skip,
-// spike, stop). Each line is flushed as written so a crashed run still has its history. The
-// file is locked for the run (one log, one run), and an existing file that is not empty and not
-// a run log (a shard, a tokenizer, a config or checkpoint file named by mistake) is refused.
+// spike, stop). Each line is written whole as it comes, so a crashed run still has its history,
+// and the file only ever ends in a complete record: a failed write (disk full, file too large)
+// is cut back off before the error is thrown, and a torn last line left by a killed run is cut
+// off (with a warning) when a resumed run opens the log to append. The file is locked for the
+// run (one log, one run), and an existing file that is not empty and not a run log (a shard, a
+// tokenizer, a config or checkpoint file named by mistake) is refused.
 #pragma once
-#include <cstdio>
+#include <sys/types.h>
+
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -23,13 +27,14 @@ public:
     RunLog(const RunLog&) = delete;
     RunLog& operator=(const RunLog&) = delete;
 
-    bool enabled() const { return f_ != nullptr; }
+    bool enabled() const { return fd_ >= 0; }
     void write(const nlohmann::json& record);
     void event(const std::string& name, int step, nlohmann::json fields = nlohmann::json::object());
 
 private:
     std::string path_;
-    FILE* f_ = nullptr;
+    int fd_ = -1;
+    off_t end_ = 0;  // where the last complete record ends
 };
 
 }  // namespace sixnd

@@ -2,15 +2,14 @@
 
 #include <unistd.h>
 
-#include <cstring>
-
 namespace sixnd {
 
 namespace {
 
 volatile sig_atomic_t g_signal = 0;
 
-// Async-signal-safe only: write(2) and _exit(2).
+// Async-signal-safe only: write(2) and _exit(2). After SIGHUP stderr may be a closed
+// terminal's; a failed write there changes nothing.
 void on_signal(int sig) {
     if (g_signal != 0) {
         const char msg[] = "\nsixnd train: second signal: exiting now, without a checkpoint\n";
@@ -30,15 +29,25 @@ StopSignals::StopSignals() {
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
+    for (size_t i = 0; i < std::size(kSignals); i++) {
+        sigaction(kSignals[i], nullptr, &old_[i]);
+        if (old_[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &sa, nullptr);
+    }
 }
 
 StopSignals::~StopSignals() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
+    for (size_t i = 0; i < std::size(kSignals); i++) sigaction(kSignals[i], &old_[i], nullptr);
 }
 
 int StopSignals::received() { return g_signal; }
+
+const char* StopSignals::name(int sig) {
+    switch (sig) {
+        case SIGINT: return "SIGINT";
+        case SIGTERM: return "SIGTERM";
+        case SIGHUP: return "SIGHUP";
+        default: return "a signal";
+    }
+}
 
 }  // namespace sixnd

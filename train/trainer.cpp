@@ -148,7 +148,7 @@ private:
     void end_step(int done, TrainResult& result);
     // Whether every parameter is finite after an update; every rank gets the same answer.
     bool params_finite();
-    // Whether any rank has received SIGINT/SIGTERM; every rank gets the same answer.
+    // Whether any rank has received SIGINT/SIGTERM/SIGHUP; every rank gets the same answer.
     bool stop_requested();
     // Saves (unless step is saved already) and throws the error that says how to resume.
     [[noreturn]] void interrupted(int step);
@@ -703,7 +703,7 @@ void Run::interrupted(int step) {
     const int sig = StopSignals::received();
     stopped(step, {{"reason", "signal"}, {"signal", sig}, {"last_checkpoint", dir}});
     if (tty_) std::fprintf(stderr, "\n");
-    throw Error("training", std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal") +
+    throw Error("training", std::string("interrupted by ") + StopSignals::name(sig) +
                                 " after step " + std::to_string(step) + "; checkpoint " + dir +
                                 " written. To continue, run the same command with --resume latest");
 }

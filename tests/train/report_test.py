@@ -2,7 +2,8 @@
 whole PNG that decodes, is 1000 x 550 pixels and shows something; report.md lists every variant
 (or the run) with its numbers and the configuration; report.html embeds every plot (base64).
 Report writes only into a new or empty directory or an earlier report (which a rerun replaces),
-never over a user's files, and a failed report leaves the earlier one as it was."""
+never over a user's files, and a failed report leaves the earlier one as it was; one the disk
+cannot take (a plot over RLIMIT_FSIZE) says so in one line naming the file."""
 import base64
 import glob
 import json
@@ -55,7 +56,8 @@ def check_report(out, names, failures, what, sent_bytes=False):
 
 def out_dir_cases(tmp, log, out1, failures):
     """--out: a directory report did not write is refused whole, an earlier report is replaced
-    (unless something was added to it), and a report that fails while drawing changes nothing."""
+    (unless something was added to it), and a report that fails while drawing changes nothing:
+    a file the drawing cannot write (every plot is over 20 kB) is the one error line, no traceback."""
     notes, pngs, data = (os.path.join(tmp, d) for d in ("notes", "pngs", "data"))
     for d, name, text in ((notes, "report.md", "my notes\n"), (pngs, "loss.png", "my plot\n"),
                           (data, "manifest.json", "{}\n")):
@@ -81,7 +83,10 @@ def out_dir_cases(tmp, log, out1, failures):
                             unchanged=[added], check=no_staging_left,
                             setup=lambda: open(os.path.join(added, "my.txt"), "w").write("mine\n")),
              bad_input.Case("failed_drawing", ["report", log, "--out", out1], ["report_plots.py", "status 1"],
-                            unchanged=[out1], check=no_staging_left, env={"SIXND_PYTHON": fake_python})]
+                            unchanged=[out1], check=no_staging_left, env={"SIXND_PYTHON": fake_python}),
+             bad_input.Case("plot_too_large", ["report", log, "--out", out1],
+                            [os.path.join(out1, "loss.png") + ": File too large"], unchanged=[out1],
+                            check=no_staging_left, file_size_limit=20000)]
     tiny_text.sixnd("report", log, "--out", added)
     if bad_input.run_cases(cases, "sixnd report --out") != 0:
         failures.append("--out cases failed")

@@ -1,7 +1,8 @@
-"""SIGINT/SIGTERM during `sixnd train`: the run finishes the step, writes a checkpoint, says how
-to resume and exits non-zero, and `--resume latest` continues from the step after it; a second
-signal ends the process at once (exit 128 + signal). While a run writes a directory, a second
-run on the same --out fails at once, naming the first one's pid."""
+"""SIGINT/SIGTERM/SIGHUP (a closed terminal) during `sixnd train`: the run finishes the step,
+writes a checkpoint, says how to resume and exits non-zero, and `--resume latest` continues from
+the step after it; a second signal ends the process at once (exit 128 + signal). Under `nohup`
+(SIGHUP ignored when the run starts) a hangup changes nothing. While a run writes a directory, a
+second run on the same --out fails at once, naming the first one's pid."""
 import json
 import os
 import signal
@@ -52,7 +53,7 @@ def main():
                     "--steps", str(steps), "--peak-tflops", "1", "--out", out, "--log", log] + list(extra)
 
         # One signal: checkpoint, message, exit 1; then resume.
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             out, log = os.path.join(tmp, f"run_{sig.name}"), os.path.join(tmp, f"{sig.name}.jsonl")
             p = subprocess.Popen(cmd(out, log), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
             if not wait_for_steps(log, 2, p):
@@ -74,6 +75,8 @@ def main():
                 failures.append(f"{sig.name}: resume logged {steps_logged(rlog)}, expected [{done + 1}, {done + 2}]: "
                                 f"{r.stderr.strip()[-300:]}")
 
+        nohup(cmd, tmp, failures)
+
         # A second run on the same --out while the first holds it. The d6 model's steps and
         # checkpoints take long enough that the second signal finds the first one being handled.
         out, log = os.path.join(tmp, "held"), os.path.join(tmp, "held.jsonl")
@@ -85,6 +88,31 @@ def main():
                 p.kill()
                 p.wait()
     return sixnd_files.report(failures, "signals and the run lock")
+
+
+def nohup(cmd, tmp, failures):
+    """Started with SIGHUP ignored, the run ignores a hangup, and still stops on SIGTERM."""
+    out, log = os.path.join(tmp, "nohup"), os.path.join(tmp, "nohup.jsonl")
+    p = subprocess.Popen(cmd(out, log), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV,
+                         preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    try:
+        if not wait_for_steps(log, 2, p):
+            failures.append("nohup: the run did not start")
+            return
+        p.send_signal(signal.SIGHUP)
+        n = len(steps_logged(log))
+        if not wait_for_steps(log, n + 20, p):
+            failures.append(f"nohup: a hangup stopped the run (exit {p.poll()})")
+            return
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=120)
+        print(f"nohup: ran on after SIGHUP; SIGTERM: exit {p.returncode}")
+        if p.returncode != 1 or "interrupted by SIGTERM" not in err:
+            failures.append(f"nohup: SIGTERM after an ignored SIGHUP: exit {p.returncode}: {err.strip()[-300:]}")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def held(p, out, log, cmd, tmp, failures):
