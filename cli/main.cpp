@@ -66,6 +66,11 @@ int flushed(const std::string& who, int rc) {
 
 }  // namespace
 
+void sixnd::cli::print_error(const char* verb, const std::exception& e) {
+    const auto* error = dynamic_cast<const sixnd::Error*>(&e);
+    std::fprintf(stderr, "sixnd %s: error: %s\n", verb, error ? with_config_line(*error).c_str() : e.what());
+}
+
 int main(int argc, char** argv) {
     // Past RLIMIT_FSIZE a write then fails with EFBIG and its error names the file; the default
     // SIGXFSZ would end the process in silence, its temporary files left behind.
@@ -83,10 +88,9 @@ int main(int argc, char** argv) {
         const std::string who = std::string("sixnd ") + v.name;
         try {
             return flushed(who, v.run(argc - 1, argv + 1));
-        } catch (const sixnd::Error& e) {
-            std::fprintf(stderr, "sixnd %s: error: %s\n", v.name, sixnd::cli::with_config_line(e).c_str());
+        } catch (const sixnd::cli::ErrorPrinted&) {
         } catch (const std::exception& e) {
-            std::fprintf(stderr, "sixnd %s: error: %s\n", v.name, e.what());
+            sixnd::cli::print_error(v.name, e);
         }
         sixnd::abort_after_lone_failure();
         return 1;

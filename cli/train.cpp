@@ -121,10 +121,17 @@ int run_train(int argc, char** argv) {
         share_cores();
     }
 
-    // With --resume the checkpoint's model replaces this one; it is still built so that
-    // `--resume latest` on a fresh run directory starts from --init.
-    InitialModel im = initial_model(mf);
-    TrainResult r = train(o, im.config, im.params, comm.get());
+    TrainResult r;
+    try {
+        // With --resume the checkpoint's model replaces this one; it is still built so that
+        // `--resume latest` on a fresh run directory starts from --init.
+        InitialModel im = initial_model(mf);
+        r = train(o, im.config, im.params, comm.get());
+    } catch (const std::exception& e) {
+        if (!comm) throw;
+        print_error("train", e);
+        throw ErrorPrinted{};  // ~comm while unwinding: the ranks leave MPI together (dist/comm.h)
+    }
     if (comm && comm->rank() != 0) return 0;
     nlohmann::json out{{"steps", r.steps_done}, {"loss", r.last_loss}, {"checkpoint", r.last_checkpoint}, {"log", o.log}};
     if (r.last_val_loss >= 0) out["val_loss"] = r.last_val_loss;

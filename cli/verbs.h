@@ -22,6 +22,15 @@ const std::vector<Verb>& verbs();
 enum class ConfigFile { own, pass_on };
 bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file = ConfigFile::own);
 
+// Prints e as the verb's one error line ("sixnd VERB: error: ..."), led by the FILE:LINE of the
+// config-file value it is about, if any.
+void print_error(const char* verb, const std::exception& e);
+
+// Thrown once the error is printed (under mpirun: before the ranks leave MPI together, since
+// mpirun ends the job at the first rank that exits non-zero and a slower rank's line, often rank
+// 0's, the one that says why, would be lost): main prints nothing more.
+struct ErrorPrinted {};
+
 int run_eval(int argc, char** argv);
 int run_train(int argc, char** argv);
 int run_sample(int argc, char** argv);
