@@ -9,7 +9,7 @@
 #   (no AVX-512, BF16 through FP32 kernels) on a machine that has more; see README.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh strace  # strace: the tests that send a signal at each rename of a commit
 
 JOBS=$(nproc)
 # ctest runs one test per core at once: one OpenMP thread each keeps them from fighting over
