@@ -18,6 +18,7 @@ public:
     MappedFile& operator=(const MappedFile&) = delete;
     MappedFile& operator=(MappedFile&&) = delete;
 
+    const std::string& path() const { return path_; }
     const unsigned char* data() const { return static_cast<const unsigned char*>(map_); }
     size_t size() const { return bytes_; }
 

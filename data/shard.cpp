@@ -10,7 +10,7 @@
 
 namespace sixnd {
 
-Shard::Shard(const std::string& path) : path_(path), map_(path, "token shard") {
+Shard::Shard(const std::string& path) : map_(path, "token shard") {
     const size_t bytes = map_.size();
     if (bytes < kShardHeaderInts * 4)
         throw Error(path, "not a token shard: " + std::to_string(bytes) + " bytes is shorter than the 1024-byte header");

@@ -30,7 +30,7 @@ class Shard {
 public:
     explicit Shard(const std::string& path);
 
-    const std::string& path() const { return path_; }
+    const std::string& path() const { return map_.path(); }
     size_t size() const { return ntok_; }
     uint32_t operator[](size_t i) const {
         return token_bytes_ == 2 ? reinterpret_cast<const uint16_t*>(tokens_)[i]
@@ -48,7 +48,6 @@ public:
     uint64_t tokens_hash() const;
 
 private:
-    std::string path_;
     MappedFile map_;
     const unsigned char* tokens_ = nullptr;
     size_t ntok_ = 0;
