@@ -6,11 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 
+#include "core/digits.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/signal_block.h"
@@ -29,12 +28,8 @@ std::string sibling_leaf(const OutSiblings& s, const std::string& suffix, const 
 // The pid in name when name is one of s's siblings (*aside says which kind), else "".
 std::string sibling_pid(const OutSiblings& s, const std::string& name, bool* aside) {
     for (const auto& [suffix, is_aside] : {std::pair<const std::string&, bool>{s.staging_suffix, false}, {s.aside_suffix, true}}) {
-        const size_t at = name.rfind(suffix);
-        if (at == std::string::npos) continue;
-        const std::string digits = name.substr(at + suffix.size());
-        if (!digits.empty() && digits.size() <= 9 &&
-            std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }) &&
-            name == sibling_leaf(s, suffix, digits)) {
+        const std::string digits(digits_after(name, suffix));
+        if (!digits.empty() && digits.size() <= 9 && name == sibling_leaf(s, suffix, digits)) {
             *aside = is_aside;
             return digits;
         }

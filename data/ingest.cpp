@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 
+#include "core/digits.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "data/prepare_out.h"
@@ -40,18 +41,11 @@ const char* format_name(InputFormat f) {
 
 namespace {
 
-bool digits_after(const std::string& name, const char* tag) {
-    size_t at = name.rfind(tag);
-    if (at == std::string::npos || at + std::strlen(tag) == name.size()) return false;
-    return std::all_of(name.begin() + static_cast<long>(at + std::strlen(tag)), name.end(),
-                       [](char c) { return c >= '0' && c <= '9'; });
-}
-
 // A directory `data prepare` wrote (its manifest says so) or is writing / was killed writing
 // (OUT.partial-PID, OUT.old-PID): shards and scratch files, never text to learn from.
 bool is_prepare_output(const fs::path& dir) {
     std::string name = dir.filename().string();
-    return digits_after(name, ".partial-") || digits_after(name, ".old-") || is_data_output_dir(dir.string());
+    return !digits_after(name, ".partial-").empty() || !digits_after(name, ".old-").empty() || is_data_output_dir(dir.string());
 }
 
 // An llm.c token shard: a valid header whose count matches the file size.

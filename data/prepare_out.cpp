@@ -2,14 +2,13 @@
 
 #include <sys/stat.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.h"
+#include "core/digits.h"
 #include "core/dir_swap.h"
 #include "core/error.h"
 #include "core/read_file.h"
@@ -20,15 +19,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool all_digits(const std::string& s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-}
-
 // train_000000.bin, val_000123.bin: the shard names data/output.cpp gives (six digits or more).
 bool is_shard_name(const std::string& name) {
     for (const char* split : {"train_", "val_"}) {
         size_t n = std::strlen(split);
-        if (name.size() >= n + 6 + 4 && name.compare(0, n, split) == 0 && all_digits(name.substr(n, name.size() - n - 4)) &&
+        if (name.size() >= n + 6 + 4 && name.compare(0, n, split) == 0 && all_digits(std::string_view(name).substr(n, name.size() - n - 4)) &&
             name.compare(name.size() - 4, 4, ".bin") == 0)
             return true;
     }
