@@ -129,7 +129,7 @@ int run_train(int argc, char** argv) {
         r = train(o, im.config, im.params, comm.get());
     } catch (const std::exception& e) {
         if (!comm) throw;
-        print_error("train", e);
+        if (comm->rank() == 0 || !dynamic_cast<const AgreedError*>(&e)) print_error("train", e);
         throw ErrorPrinted{};  // ~comm while unwinding: the ranks leave MPI together (dist/comm.h)
     }
     if (comm && comm->rank() != 0) return 0;

@@ -7,6 +7,7 @@ namespace sixnd {
 namespace {
 
 volatile sig_atomic_t g_signal = 0;
+volatile sig_atomic_t g_announce = 1;
 
 // Async-signal-safe only: write(2) and _exit(2). After SIGHUP stderr may be a closed
 // terminal's; a failed write there changes nothing.
@@ -17,14 +18,16 @@ void on_signal(int sig) {
         _exit(128 + sig);
     }
     g_signal = sig;
+    if (!g_announce) return;
     const char msg[] = "\nsixnd train: stopping after this step and writing a checkpoint (signal again to exit at once)\n";
     (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
 }
 
 }  // namespace
 
-StopSignals::StopSignals() {
+StopSignals::StopSignals(bool announce) {
     g_signal = 0;
+    g_announce = announce;
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);

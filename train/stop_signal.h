@@ -2,7 +2,8 @@
 // the run to stop after the step in flight (the trainer then writes a checkpoint, says how to
 // resume, and exits non-zero); a second one ends the process at once. A signal ignored when the
 // run starts (`nohup sixnd train`) stays ignored. The handlers are installed for the lifetime
-// of a StopSignals and the previous ones restored after it.
+// of a StopSignals and the previous ones restored after it. Under mpirun a scheduler's cancel
+// signals every rank: only rank 0 announces the stop, so the job says it once.
 #pragma once
 #include <csignal>
 #include <iterator>
@@ -11,7 +12,8 @@ namespace sixnd {
 
 class StopSignals {
 public:
-    StopSignals();
+    // announce: say on stderr, at the first signal, that the run is stopping.
+    explicit StopSignals(bool announce);
     ~StopSignals();
     StopSignals(const StopSignals&) = delete;
     StopSignals& operator=(const StopSignals&) = delete;

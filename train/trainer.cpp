@@ -148,10 +148,11 @@ private:
     void end_step(int done, TrainResult& result);
     // Whether every parameter is finite after an update; every rank gets the same answer.
     bool params_finite();
-    // Whether any rank has received SIGINT/SIGTERM/SIGHUP; every rank gets the same answer.
-    bool stop_requested();
+    // The SIGINT/SIGTERM/SIGHUP the lowest-ranked rank that received one got, or 0; every rank
+    // gets the same answer.
+    int stop_signal();
     // Saves (unless step is saved already) and throws the error that says how to resume.
-    [[noreturn]] void interrupted(int step);
+    [[noreturn]] void interrupted(int step, int sig);
     void check_tokenizer();
     void write_header();
     // The global gradient norm, and each unit's (unit_norms[u]); the same on every rank.
@@ -324,6 +325,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     : o_(o),
       ckpt_root_(o.out_dir + "/checkpoints"),
       lock_(lock_run_dir(o.out_dir, comm)),
+      signals_(!comm || comm->rank() == 0),
       ck_(open_resume(o, comm)),
       cfg_(ck_ ? ck_->meta().model : config),
       be_(StepProfiler::wrap(make_backend(o.device, o.dtype, comm ? comm->local_rank() : 0), o.profile)),
@@ -696,14 +698,17 @@ bool Run::params_finite() {
     return std::isfinite(sumsq);
 }
 
-bool Run::stop_requested() { return comm_.all_reduce_sum_host(StopSignals::received() ? 1.0 : 0.0) > 0; }
+int Run::stop_signal() {
+    for (double sig : comm_.all_gather_host({static_cast<double>(StopSignals::received())}))
+        if (sig != 0) return static_cast<int>(sig);
+    return 0;
+}
 
-void Run::interrupted(int step) {
+void Run::interrupted(int step, int sig) {
     const std::string dir = saved_step_ == step ? last_good_ : save(step);
-    const int sig = StopSignals::received();
     stopped(step, {{"reason", "signal"}, {"signal", sig}, {"last_checkpoint", dir}});
     if (tty_) std::fprintf(stderr, "\n");
-    throw Error("training", std::string("interrupted by ") + StopSignals::name(sig) +
+    throw AgreedError("training", std::string("interrupted by ") + StopSignals::name(sig) +
                                 " after step " + std::to_string(step) + "; checkpoint " + dir +
                                 " written. To continue, run the same command with --resume latest");
 }
@@ -1046,7 +1051,8 @@ TrainResult Run::go() {
     run_start_ = std::chrono::steady_clock::now();
     maybe_snapshot(start_step_);
     for (int step = start_step_; step < last_step_; iterations_++) {
-        if (iterations_ > 0 && stop_requested()) interrupted(step);
+        if (iterations_ > 0)
+            if (const int sig = stop_signal()) interrupted(step, sig);
         const auto t0 = std::chrono::steady_clock::now();
         profiler_.begin_step(step);
         const size_t sent0 = comm_.bytes_sent_total();
