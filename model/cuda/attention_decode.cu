@@ -75,7 +75,13 @@ template <typename T>
 void attention_decode(T* out, const T* qkv, int B, int S, int t, int C, int NH, int NKV, cudaStream_t s) {
     const int hs = C / NH;
     const size_t smem = sizeof(float) * (hs + t + 1);
-    SIXND_CHECK(smem <= 200 * 1024, "attention_decode", "cache length " + std::to_string(t + 1) + " too long");
+    // The device's opt-in limit: 227 KiB on sm_90, 163 KiB on sm_80.
+    int device = 0, smem_max = 0;
+    SIXND_CUDA(cudaGetDevice(&device));
+    SIXND_CUDA(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    SIXND_CHECK(smem <= static_cast<size_t>(smem_max), "attention_decode",
+                "cache length " + std::to_string(t + 1) + " too long: its scores need " + std::to_string(smem) +
+                    " bytes of shared memory, the device allows " + std::to_string(smem_max));
     if (smem > 48 * 1024)
         SIXND_CUDA(cudaFuncSetAttribute(attention_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(smem)));
