@@ -180,8 +180,6 @@ public:
         // The same bias corrections as the CPU backend: computed in double, used as float.
         p.bc1 = 1.0f - static_cast<float>(std::pow(static_cast<double>(a.beta1), a.step));
         p.bc2 = 1.0f - static_cast<float>(std::pow(static_cast<double>(a.beta2), a.step));
-        p.stochastic = opt_.stochastic_rounding && master != nullptr;
-        p.seed = static_cast<uint32_t>(opt_.seed * 0x9e3779b97f4a7c15ull >> 32) ^ static_cast<uint32_t>(a.step);
         cuda::adamw<T>(x(params), master, cx(grads), m, v, n, p, stream_);
     }
     double sum_squares(const void* xs, size_t n) override { return cuda::sum_squares<T>(cx(xs), n, scratch_, stream_); }

@@ -23,9 +23,10 @@ struct CudaDeviceInfo {
     std::string name;
     int cc_major = 0, cc_minor = 0;
     int multiprocessors = 0;
-    // Dense tensor-core peaks (never the 2:4 sparsity figures). peak_known is false when the
-    // name is not in the table; the caller then measures a matmul ceiling instead.
-    double peak_bf16_tflops = 0, peak_tf32_tflops = 0;
+    // The dense BF16 tensor-core peak (never the 2:4 sparsity figure) and the plain FP32 peak
+    // (0 when the table lists none). peak_known is false when the name is not in the table; the
+    // caller then measures a matmul ceiling instead, as it does for a peak of 0.
+    double peak_bf16_tflops = 0, peak_fp32_tflops = 0;
     bool peak_known = false;
     size_t free_bytes = 0, total_bytes = 0;  // cudaMemGetInfo
 };
@@ -33,16 +34,12 @@ CudaDeviceInfo cuda_device_info(int device);
 
 // The peak table by device name, usable without a device. Returns false (and zeros) for an
 // unknown name.
-bool cuda_peak_tflops(const std::string& device_name, double* bf16_tflops, double* tf32_tflops);
+bool cuda_peak_tflops(const std::string& device_name, double* bf16_tflops, double* fp32_tflops);
 
 struct CudaOpsOptions {
     // Bitwise-reproducible results (the Ops contract). Off lets the flash backward accumulate
     // dQ with atomics in one fused kernel: faster, but the summation order varies run to run.
     bool deterministic = true;
-    // bf16 parameters rounded stochastically from the FP32 master in AdamW (seeded from
-    // seed, the step and the element index, so still reproducible) instead of to nearest.
-    bool stochastic_rounding = false;
-    uint64_t seed = 1337;
 };
 
 std::unique_ptr<MemoryBackend> make_cuda_memory(int device = 0);

@@ -159,8 +159,6 @@ void classifier_forward_backward(T* logits, float* losses, const int32_t* target
 
 struct AdamWParams {
     float lr, beta1, beta2, eps, weight_decay, grad_scale, bc1, bc2;
-    bool stochastic;
-    uint32_t seed;
 };
 template <typename T>
 void adamw(T* params, float* master, const T* grads, float* m, float* v, size_t n, const AdamWParams& p,
