@@ -32,4 +32,14 @@ int device_for_local_rank(int local_rank, int device_count) {
     return local_rank % device_count;
 }
 
+void require_one_rank_per_device(const std::vector<double>& device_keys) {
+    for (size_t j = 1; j < device_keys.size(); j++)
+        for (size_t i = 0; i < j; i++)
+            if (device_keys[i] == device_keys[j])
+                throw Error("GPU", "ranks " + std::to_string(i) + " and " + std::to_string(j) +
+                                       " were given the same GPU (same host and PCI bus); NCCL runs one rank per GPU: "
+                                       "start at most as many ranks per node as it has GPUs (nvidia-smi -L), or give "
+                                       "each rank a GPU of its own with CUDA_VISIBLE_DEVICES");
+}
+
 }  // namespace sixnd

@@ -8,9 +8,11 @@
 // those, the world rank, which is right when ranks are placed on nodes in blocks.
 //
 // The modulo covers a launcher that gives each rank one visible GPU (srun --gpus-per-task=1, or
-// CUDA_VISIBLE_DEVICES set per rank: every rank sees device 0) and more ranks than GPUs.
+// CUDA_VISIBLE_DEVICES set per rank: every rank sees device 0). More ranks on a node than it
+// has GPUs would share one, which NCCL refuses: require_one_rank_per_device says so first.
 #pragma once
 #include <functional>
+#include <vector>
 
 namespace sixnd {
 
@@ -27,5 +29,10 @@ LocalRank resolve_local_rank(int world_rank, int node_rank, const std::function<
 // The device index for a local rank: local_rank modulo device_count; an Error when no device is
 // visible.
 int device_for_local_rank(int local_rank, int device_count);
+
+// device_keys[r]: an id of the GPU rank r was given, equal for the same physical device (a hash
+// of the host and the PCI bus, gathered from every rank). An Error naming the first two ranks
+// that share a GPU, so that every rank stops with the same message before NCCL starts.
+void require_one_rank_per_device(const std::vector<double>& device_keys);
 
 }  // namespace sixnd

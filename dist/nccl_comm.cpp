@@ -7,7 +7,11 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <unistd.h>
+
 #include <exception>
+#include <functional>
+#include <string>
 
 #include "core/error.h"
 #include "core/local_rank.h"
@@ -22,6 +26,15 @@ void cuda_check(cudaError_t e, const char* what) {
 }
 void nccl_check(ncclResult_t r, const char* what) {
     if (r != ncclSuccess) throw Error(std::string("NCCL ") + what, ncclGetErrorString(r));
+}
+
+// The host and PCI bus of a device, hashed to 52 bits so that a double carries it exactly.
+double device_key(int device) {
+    char bus[64] = {};
+    cuda_check(cudaDeviceGetPCIBusId(bus, sizeof bus, device), "PCI bus id");
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    return static_cast<double>(std::hash<std::string>{}(std::string(host) + "/" + bus) >> 12);
 }
 
 ncclDataType_t nccl_type(DType t) { return t == DType::f32 ? ncclFloat : ncclBfloat16; }
@@ -44,7 +57,9 @@ public:
     NcclComm() : mpi_(make_mpi_comm()) {
         int devices = 0;
         cuda_check(cudaGetDeviceCount(&devices), "device count");
-        cuda_check(cudaSetDevice(device_for_local_rank(mpi_->local_rank(), devices)), "set device");
+        const int device = device_for_local_rank(mpi_->local_rank(), devices);
+        cuda_check(cudaSetDevice(device), "set device");
+        require_one_rank_per_device(mpi_->all_gather_host({device_key(device)}));
         ncclUniqueId id{};
         if (mpi_->rank() == 0) nccl_check(ncclGetUniqueId(&id), "unique id");
         mpi_->broadcast(&id, sizeof id, 0);

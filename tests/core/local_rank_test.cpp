@@ -72,3 +72,16 @@ TEST(LocalRank, DeviceIsLocalRankModuloVisibleDevices) {
 }
 
 }  // namespace
+
+TEST(LocalRank, RanksSharingAGpuAreNamed) {
+    EXPECT_NO_THROW(require_one_rank_per_device({}));
+    EXPECT_NO_THROW(require_one_rank_per_device({7}));
+    EXPECT_NO_THROW(require_one_rank_per_device({1, 2, 3, 4}));
+    try {
+        require_one_rank_per_device({1, 2, 3, 2, 1});
+        FAIL() << "ranks sharing a GPU were not refused";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("ranks 1 and 3"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("one rank per GPU"), std::string::npos) << e.what();
+    }
+}
