@@ -1,5 +1,5 @@
-// Accelerators' dense tensor-core peaks (never the 2:4-sparsity figures), memory bandwidth and
-// memory size, from the vendors' data sheets: the one table that MFU (the CUDA backend), the
+// Accelerators' dense tensor-core BF16 peaks (never the 2:4-sparsity figures), FP32 peaks, memory
+// bandwidth and memory size, from the vendors' data sheets: the one table that MFU (the CUDA backend), the
 // planner and the profiler read.
 #pragma once
 #include <string>
@@ -12,7 +12,9 @@ struct DeviceSpec {
     std::string match;  // words a CUDA device name contains (any case) when it is this device
     std::string name;
     double bf16_flops = 0;  // FLOP/s, BF16 with FP32 accumulate
-    double tf32_flops = 0;  // FLOP/s
+    // FLOP/s, plain FP32 (CUDA cores): what --dtype fp32's GEMMs run at, since they are asked for
+    // FP32 compute, not TF32 (model/cuda/matmul.cu). 0: not listed.
+    double fp32_flops = 0;
     double mem_bw = 0;      // bytes/s (0: not listed)
     double mem_bytes = 0;   // bytes (0: not listed)
     std::string source;

@@ -34,7 +34,7 @@ Backend make_backend(const std::string& device, DType dtype, int local_rank) {
         b.device_index = device_index;
         const CudaDeviceInfo info = cuda_device_info(device_index);
         b.device_name = info.name;
-        if (info.peak_known) b.table_peak_tflops = dtype == DType::bf16 ? info.peak_bf16_tflops : info.peak_tf32_tflops;
+        if (info.peak_known) b.table_peak_tflops = dtype == DType::bf16 ? info.peak_bf16_tflops : info.peak_fp32_tflops;
         return b;
     }
 #else

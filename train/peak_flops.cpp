@@ -103,7 +103,7 @@ PeakFlops peak_flops(Backend& be, double override_tflops) {
     const std::string dt = dtype_name(be.ops->dtype());
     if (override_tflops > 0) return {override_tflops * 1e12, "--peak-tflops", "--peak-tflops", 0, "", ""};
     if (be.table_peak_tflops > 0) {
-        const std::string kind = be.ops->dtype() == DType::bf16 ? "bf16 dense" : "tf32 dense";
+        const std::string kind = be.ops->dtype() == DType::bf16 ? "bf16 dense" : "fp32";
         return {be.table_peak_tflops * 1e12, "table: " + be.device_name + " " + kind, be.device_name + " " + kind + " peak", 0, "", ""};
     }
     PeakFlops p;

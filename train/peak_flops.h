@@ -1,8 +1,9 @@
 // The peak FLOP/s that MFU is measured against: the --peak-tflops override, else the device's
-// dense BF16 (or TF32/FP32) figure from the table (never a sparsity figure), else — CPUs — a
-// peak computed from the CPU's features (cpu_peak below). On the CPU the measured matmul
-// ceiling is reported beside it as "achievable"; it is the peak only where the features give
-// none (an unknown clock, or an unknown device).
+// figure from the table: dense BF16 (never a sparsity figure), or for --dtype fp32 plain FP32,
+// since its GEMMs do not use TF32; else — CPUs — a peak computed from the CPU's features
+// (cpu_peak below). On the CPU the measured matmul ceiling is reported beside it as
+// "achievable"; it is the peak only where the features give none (an unknown clock, or an
+// unknown device).
 #pragma once
 #include <string>
 

@@ -6,6 +6,7 @@
 
 #include "core/device_specs.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "model/cuda/cuda_check.h"
 #include "model/cuda/cuda_ops.h"
 
@@ -18,8 +19,8 @@ void throw_cuda_error(const char* call, cudaError_t err, const char* file, int l
 }
 
 void throw_cublas_error(const char* call, cublasStatus_t st, const char* file, int line) {
-    throw Error("cuBLASLt", std::string(call) + " failed: status " + std::to_string(static_cast<int>(st)) + " at " +
-                                file + ":" + std::to_string(line));
+    throw Error("cuBLASLt", std::string(call) + " failed: " + cublasLtGetStatusName(st) + " (" +
+                                cublasLtGetStatusString(st) + ") at " + file + ":" + std::to_string(line));
 }
 
 }  // namespace cuda
@@ -48,11 +49,11 @@ int cuda_device_count() {
     return n;
 }
 
-// The dense tensor-core peaks of core/device_specs, in TFLOP/s (BF16 with FP32 accumulate, and TF32).
-bool cuda_peak_tflops(const std::string& device_name, double* bf16_tflops, double* tf32_tflops) {
+// The peaks of core/device_specs, in TFLOP/s: dense BF16 with FP32 accumulate, and plain FP32.
+bool cuda_peak_tflops(const std::string& device_name, double* bf16_tflops, double* fp32_tflops) {
     const DeviceSpec* d = find_device_spec(device_name);
     *bf16_tflops = d ? d->bf16_flops / 1e12 : 0.0;
-    *tf32_tflops = d ? d->tf32_flops / 1e12 : 0.0;
+    *fp32_tflops = d ? d->fp32_flops / 1e12 : 0.0;
     return d != nullptr;
 }
 
@@ -64,7 +65,7 @@ CudaDeviceInfo cuda_device_info(int device) {
     info.cc_major = prop.major;
     info.cc_minor = prop.minor;
     info.multiprocessors = prop.multiProcessorCount;
-    info.peak_known = cuda_peak_tflops(info.name, &info.peak_bf16_tflops, &info.peak_tf32_tflops);
+    info.peak_known = cuda_peak_tflops(info.name, &info.peak_bf16_tflops, &info.peak_fp32_tflops);
     int prev = 0;
     SIXND_CUDA(cudaGetDevice(&prev));
     SIXND_CUDA(cudaSetDevice(device));
@@ -110,7 +111,20 @@ protected:
         if (err != cudaSuccess) cuda::throw_cuda_error("cudaMalloc", err, __FILE__, __LINE__);
         return p;
     }
-    void raw_free(void* p) override { SIXND_CUDA(cudaFree(p)); }
+    // Frees run in destructors, often while the error that ended the work unwinds: after a
+    // kernel fault every later call fails with that same sticky error, and throwing here would
+    // end the process in std::terminate with this call's name in place of the fault's. So a
+    // failed free is said once and otherwise passed over.
+    void raw_free(void* p) override {
+        const cudaError_t err = cudaFree(p);
+        if (err == cudaSuccess || free_failed_) return;
+        free_failed_ = true;
+        log_warn(std::string("CUDA: cudaFree failed: ") + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) +
+                 "); device memory is no longer freed");
+    }
+
+private:
+    bool free_failed_ = false;
 };
 
 }  // namespace

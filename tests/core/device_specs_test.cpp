@@ -20,10 +20,12 @@ TEST(DeviceSpecs, CudaNamesFindTheSpecificPart) {
 TEST(DeviceSpecs, PlannerKeysAndDenseFigures) {
     EXPECT_DOUBLE_EQ(find_device_spec("h100")->bf16_flops, 989e12);
     EXPECT_DOUBLE_EQ(find_device_spec("H200")->mem_bw, 4.8e12);
-    EXPECT_DOUBLE_EQ(find_device_spec("a100")->tf32_flops, 156e12);
+    EXPECT_DOUBLE_EQ(find_device_spec("a100")->fp32_flops, 19.5e12);
+    EXPECT_DOUBLE_EQ(find_device_spec("NVIDIA H200")->fp32_flops, 67e12);
     EXPECT_DOUBLE_EQ(find_device_spec("b200")->bf16_flops, 2.25e15);
     for (const DeviceSpec& d : device_specs()) {
-        EXPECT_GT(d.bf16_flops, d.tf32_flops) << d.name;
+        EXPECT_GT(d.bf16_flops, d.fp32_flops) << d.name;
+        EXPECT_GE(d.fp32_flops, 0) << d.name;
         if (!d.key.empty()) {
             EXPECT_GT(d.mem_bw * d.mem_bytes, 0) << d.key;
         }
