@@ -17,6 +17,7 @@
 #include "data/loader.h"
 #include "data/shard.h"
 #include "model/init.h"
+#include "tests/util/log_events.h"
 #include "tests/util/test_util.h"
 #include "train/checkpoint.h"
 #include "train/spike_detector.h"
@@ -69,16 +70,6 @@ TrainOptions options(const std::string& dir, const std::string& data, const std:
 }
 
 std::vector<float> init_params() { return gpt2_init(ParamLayout(tiny()), tiny(), 9); }
-
-std::vector<json> events(const std::string& log, const std::string& name) {
-    std::vector<json> out;
-    std::ifstream f(log);
-    for (std::string line; std::getline(f, line);) {
-        json r = json::parse(line);
-        if (r.value("type", "") == "event" && r.value("event", "") == name) out.push_back(r);
-    }
-    return out;
-}
 
 std::vector<int> steps_of(const std::vector<json>& evs) {
     std::vector<int> s;
@@ -203,13 +194,13 @@ TEST(SpikeTraining, PlantedSpikesAreFlaggedACleanRunIsNot) {
     const std::string data = make_data(t.dir);
     TrainOptions clean = options(t.dir, data, "clean");
     train(clean, tiny(), init_params());
-    EXPECT_TRUE(events(clean.log, "spike").empty()) << "false alarm in a clean run";
+    EXPECT_TRUE(test::log_events(clean.log, "spike").empty()) << "false alarm in a clean run";
     EXPECT_FALSE(fs::exists(clean.out_dir + "/spikes"));
 
     TrainOptions lr = options(t.dir, data, "lr");
     lr.spike.inject_lr = {20, 100.0, 1};
     train(lr, tiny(), init_params());
-    const std::vector<int> lr_spikes = steps_of(events(lr.log, "spike"));
+    const std::vector<int> lr_spikes = steps_of(test::log_events(lr.log, "spike"));
     ASSERT_FALSE(lr_spikes.empty());
     EXPECT_EQ(lr_spikes.front(), 21);
     EXPECT_TRUE(fs::exists(lr.out_dir + "/spikes/step-0000021.json"));
@@ -220,7 +211,7 @@ TEST(SpikeTraining, PlantedSpikesAreFlaggedACleanRunIsNot) {
     two.spike.inject_junk_step = 20;
     two.spike.inject_lr = {22, 100.0, 1};
     train(two, tiny(), init_params());
-    const std::vector<int> both = steps_of(events(two.log, "spike"));
+    const std::vector<int> both = steps_of(test::log_events(two.log, "spike"));
     ASSERT_GE(both.size(), 2u);
     EXPECT_EQ(both[0], 20) << "the junk batch";
     EXPECT_EQ(both[1], 23) << "the LR spike, two steps later";
@@ -240,7 +231,7 @@ TEST(SpikeTraining, SkipLeavesTheStateBitwiseUnchanged) {
         o.spike.inject_junk_step = 24;
         TrainResult r = train(o, tiny(), init_params());
         EXPECT_EQ(r.losses.size(), 25u) << "one step skipped";
-        const std::vector<json> skips = events(o.log, "skip");
+        const std::vector<json> skips = test::log_events(o.log, "skip");
         ASSERT_EQ(skips.size(), 1u);
         EXPECT_EQ(skips[0].at("step"), 24);
         EXPECT_EQ(skips[0].at("reason"), "spike");
@@ -270,9 +261,9 @@ TEST(SpikeTraining, SkipsThatGoOnStopTheRun) {
         EXPECT_NE(msg.find("3 consecutive steps"), std::string::npos) << msg;
         EXPECT_NE(msg.find("--on-spike rollback"), std::string::npos) << msg;
     }
-    EXPECT_EQ(steps_of(events(o.log, "skip")), (std::vector<int>{25, 26, 27}));
-    EXPECT_EQ(steps_of(events(o.log, "stop")), (std::vector<int>{27}));
-    EXPECT_EQ(steps_of(events(o.log, "bill")), (std::vector<int>{27})) << "a run that stops early still has its bill";
+    EXPECT_EQ(steps_of(test::log_events(o.log, "skip")), (std::vector<int>{25, 26, 27}));
+    EXPECT_EQ(steps_of(test::log_events(o.log, "stop")), (std::vector<int>{27}));
+    EXPECT_EQ(steps_of(test::log_events(o.log, "bill")), (std::vector<int>{27})) << "a run that stops early still has its bill";
 }
 
 // An LR spike x300 wrecks the weights. warn carries the damage to the end; rollback (to an
@@ -302,12 +293,12 @@ TEST(SpikeTraining, RollbackRecoversWhereWarnDoesNot) {
         std::printf("final loss: rollback (%s) %.4f\n", memory ? "memory" : "disk", r.last_loss);
         EXPECT_EQ(r.rollbacks, 1);
         EXPECT_NEAR(r.last_loss, clean_loss, ROLLBACK_TOL * clean_loss) << (memory ? "memory" : "disk");
-        const std::vector<json> rbs = events(rb.log, "rollback");
+        const std::vector<json> rbs = test::log_events(rb.log, "rollback");
         ASSERT_EQ(rbs.size(), 1u);
         EXPECT_EQ(rbs[0].at("from"), 25);
         EXPECT_EQ(rbs[0].at("to"), memory ? 20 : 20);
         EXPECT_EQ(rbs[0].at("batches_skipped"), 25 - 20 + 3);
-        EXPECT_EQ(steps_of(events(rb.log, "inject")), std::vector<int>{24}) << "the fault fires once";
+        EXPECT_EQ(steps_of(test::log_events(rb.log, "inject")), std::vector<int>{24}) << "the fault fires once";
     }
 }
 

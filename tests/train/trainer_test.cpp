@@ -16,6 +16,7 @@
 #include "model/backend.h"
 #include "model/gpt.h"
 #include "model/init.h"
+#include "tests/util/log_events.h"
 #include "tests/util/test_util.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_state.h"
@@ -188,15 +189,8 @@ TEST(Trainer, NonFiniteStepsInARowStopAtTheLastGoodCheckpoint) {
     ASSERT_FALSE(last.empty());
     CheckpointReader ck(last);
     EXPECT_NO_THROW(restore_params(ck, ParamLayout(c)));
-    std::ifstream lf(o.log);
-    std::string line;
-    int skips = 0, bills = 0;
-    while (std::getline(lf, line)) {
-        skips += line.find("\"event\":\"skip\"") != std::string::npos;
-        bills += line.find("\"event\":\"bill\"") != std::string::npos;
-    }
-    EXPECT_EQ(skips, 3);
-    EXPECT_EQ(bills, 1) << "a run that stops early still has its bill";
+    EXPECT_EQ(test::log_events(o.log, "skip").size(), 3u);
+    EXPECT_EQ(test::log_events(o.log, "bill").size(), 1u) << "a run that stops early still has its bill";
 }
 
 // An update that overflows (learning rate x weight decay beyond float range: finite flags, an
