@@ -4,7 +4,6 @@ and the job says so once (rank 0's lines), not once per rank; `--resume latest` 
 Two deliveries are checked: SIGTERM to every rank (what a batch scheduler's cancel does), and
 SIGTERM to rank 1 alone: the ranks agree on the stop and on the signal, so rank 0, which received
 none, still names it."""
-import json
 import os
 import shutil
 import signal
@@ -20,19 +19,6 @@ SIXND = os.environ["SIXND_BIN"]
 MPIRUN = shutil.which("mpirun")
 LAUNCH = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2"]
 TIMEOUT = 150
-
-
-def steps_logged(log):
-    out = []
-    if os.path.exists(log):
-        for line in open(log):
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            if r.get("type") == "step":
-                out.append(r["step"])
-    return out
 
 
 def train_cmd(tmp, out, log, steps, *extra):
@@ -62,9 +48,9 @@ def interrupt(tmp, name, ranks, failures):
                          text=True, env=sixnd_files.MPI_ENV)
     try:
         t0 = time.time()
-        while len(steps_logged(log)) < 3 and p.poll() is None and time.time() - t0 < TIMEOUT:
+        while len(sixnd_files.steps_logged(log)) < 3 and p.poll() is None and time.time() - t0 < TIMEOUT:
             time.sleep(0.05)
-        if p.poll() is not None or len(steps_logged(log)) < 3:
+        if p.poll() is not None or len(sixnd_files.steps_logged(log)) < 3:
             failures.append(f"{name}: the run did not start: {p.communicate()[1][-400:]}")
             return
         for rank in ranks:
@@ -77,7 +63,7 @@ def interrupt(tmp, name, ranks, failures):
         if p.poll() is None:
             p.kill()
             p.wait()
-    done = steps_logged(log)[-1]
+    done = sixnd_files.steps_logged(log)[-1]
     lines = [x for x in err.splitlines() if x.startswith("sixnd")]
     print(f"{name}: exit {p.returncode} after step {done}; {lines}")
     ck = os.path.join(out, "checkpoints", f"step-{done:08d}")
@@ -95,8 +81,8 @@ def interrupt(tmp, name, ranks, failures):
     rlog = os.path.join(tmp, name + "_resume.jsonl")
     r = subprocess.run(train_cmd(tmp, out, rlog, done + 2, "--resume", "latest"), capture_output=True, text=True,
                        env=sixnd_files.MPI_ENV, timeout=TIMEOUT)
-    if r.returncode != 0 or steps_logged(rlog) != [done + 1, done + 2]:
-        failures.append(f"{name}: resume logged {steps_logged(rlog)}, expected [{done + 1}, {done + 2}]: "
+    if r.returncode != 0 or sixnd_files.steps_logged(rlog) != [done + 1, done + 2]:
+        failures.append(f"{name}: resume logged {sixnd_files.steps_logged(rlog)}, expected [{done + 1}, {done + 2}]: "
                         f"{r.stderr.strip()[-300:]}")
 
 

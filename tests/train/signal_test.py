@@ -3,7 +3,6 @@ writes a checkpoint, says how to resume and exits non-zero, and `--resume latest
 the step after it; a second signal ends the process at once (exit 128 + signal). Under `nohup`
 (SIGHUP ignored when the run starts) a hangup changes nothing. While a run writes a directory, a
 second run on the same --out fails at once, naming the first one's pid."""
-import json
 import os
 import signal
 import subprocess
@@ -18,23 +17,9 @@ SIXND = os.environ["SIXND_BIN"]
 ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMP_NUM_THREADS="1")
 
 
-def steps_logged(log):
-    if not os.path.exists(log):
-        return []
-    out = []
-    for line in open(log):
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        if r.get("type") == "step":
-            out.append(r["step"])
-    return out
-
-
 def wait_for_steps(log, n, p, timeout=120):
     t0 = time.time()
-    while len(steps_logged(log)) < n:
+    while len(sixnd_files.steps_logged(log)) < n:
         if p.poll() is not None or time.time() - t0 > timeout:
             return False
         time.sleep(0.05)
@@ -61,7 +46,7 @@ def main():
                 continue
             p.send_signal(sig)
             _, err = p.communicate(timeout=120)
-            done = steps_logged(log)[-1]
+            done = sixnd_files.steps_logged(log)[-1]
             ck = os.path.join(out, "checkpoints", f"step-{done:08d}")
             print(f"{sig.name}: exit {p.returncode} after step {done}; {err.strip().splitlines()[-1]}")
             if p.returncode != 1 or f"interrupted by {sig.name} after step {done}" not in err or \
@@ -71,8 +56,8 @@ def main():
                 continue
             rlog = os.path.join(tmp, f"{sig.name}_resume.jsonl")
             r = subprocess.run(cmd(out, rlog, done + 2, "--resume", "latest"), capture_output=True, text=True, env=ENV)
-            if r.returncode != 0 or steps_logged(rlog) != [done + 1, done + 2]:
-                failures.append(f"{sig.name}: resume logged {steps_logged(rlog)}, expected [{done + 1}, {done + 2}]: "
+            if r.returncode != 0 or sixnd_files.steps_logged(rlog) != [done + 1, done + 2]:
+                failures.append(f"{sig.name}: resume logged {sixnd_files.steps_logged(rlog)}, expected [{done + 1}, {done + 2}]: "
                                 f"{r.stderr.strip()[-300:]}")
 
         nohup(cmd, tmp, failures)
@@ -100,7 +85,7 @@ def nohup(cmd, tmp, failures):
             failures.append("nohup: the run did not start")
             return
         p.send_signal(signal.SIGHUP)
-        n = len(steps_logged(log))
+        n = len(sixnd_files.steps_logged(log))
         if not wait_for_steps(log, n + 20, p):
             failures.append(f"nohup: a hangup stopped the run (exit {p.poll()})")
             return

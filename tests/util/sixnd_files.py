@@ -1,6 +1,6 @@
 """sixnd's files from Python, for the script tests and benchmarks: llm.c token shards, the flat
 parameter layout (units padded to `unit_align` elements), a checkpoint's parameters by tensor
-name, and the closing line a script test prints."""
+name, the steps a run log holds, and the closing line a script test prints."""
 import json
 import os
 import struct
@@ -84,6 +84,21 @@ def write_shard(path, tokens, magic=20240520, version=1):
     with open(path, "wb") as f:
         f.write(struct.pack("256i", *h))
         f.write(np.asarray(tokens, dtype=np.uint16).tobytes())
+
+
+def steps_logged(log):
+    """The step numbers of a run log's step records, in order ([] before the log exists); a line
+    still being written is passed over."""
+    out = []
+    if os.path.exists(log):
+        for line in open(log):
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if r.get("type") == "step":
+                out.append(r["step"])
+    return out
 
 
 def report(failures, what):
