@@ -18,11 +18,12 @@ __global__ void encoder_forward_packed(T* out, const int32_t* inp, const T* wte,
     int t = static_cast<int>(bt % T_);
     int tok = inp[bt];
     Packed128<T> a = load128(wte + static_cast<size_t>(tok) * C + c);
-    Packed128<T> b = load128(wpe + static_cast<size_t>(t) * C + c);
-    Packed128<T> o;
+    if (wpe) {
+        Packed128<T> b = load128(wpe + static_cast<size_t>(t) * C + c);
 #pragma unroll
-    for (int k = 0; k < P; k++) o[k] = from_float<T>(to_float(a[k]) + to_float(b[k]));
-    store128(out + idx, o);
+        for (int k = 0; k < P; k++) a[k] = from_float<T>(to_float(a[k]) + to_float(b[k]));
+    }
+    store128(out + idx, a);
 }
 
 template <typename T>
@@ -44,7 +45,7 @@ void encoder_forward(T* out, const int32_t* inp, const T* wte, const T* wpe, int
     constexpr int P = Packed128<T>::size;
     size_t n = static_cast<size_t>(B) * T_ * C;
     const int block = 256;
-    if (wpe && C % P == 0 && aligned16(out) && aligned16(wte) && aligned16(wpe)) {
+    if (C % P == 0 && aligned16(out) && aligned16(wte) && (!wpe || aligned16(wpe))) {
         encoder_forward_packed<<<ceil_div(n / P, block), block, 0, s>>>(out, inp, wte, wpe, T_, C, n / P);
     } else {
         encoder_forward_scalar<<<ceil_div(n, block), block, 0, s>>>(out, inp, wte, wpe, T_, C, n);

@@ -36,6 +36,14 @@ TEST_P(CudaOpsTest, Encoder) {
     s->ref().encoder_forward(out.r(), inp.ri(), wte.r(), wpe.r(), B, T, C);
     s->dev().encoder_forward(out.d(), inp.di(), wte.d(), wpe.d(), B, T, C);
     EXPECT_TRUE(s->close(out, tol(), "out"));
+    // RoPE models have no position table: the token rows alone, packed (C = 72) and scalar (C = 36).
+    for (int c : {C, C / 2}) {
+        Tensor rows = s->alloc(Kind::x, B * T * c);
+        s->poison(rows);
+        s->ref().encoder_forward(rows.r(), inp.ri(), wte.r(), nullptr, B, T, c);
+        s->dev().encoder_forward(rows.d(), inp.di(), wte.d(), nullptr, B, T, c);
+        EXPECT_TRUE(s->close(rows, tol(), ("no position table, C=" + std::to_string(c)).c_str()));
+    }
     s->ref().encoder_backward(dwte.r(), dwpe.r(), dout.r(), inp.ri(), B, T, C);
     s->dev().encoder_backward(dwte.d(), dwpe.d(), dout.d(), inp.di(), B, T, C);
     EXPECT_TRUE(s->close(dwte, tol(), "dwte"));
