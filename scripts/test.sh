@@ -21,7 +21,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if command -v nvcc >/dev/null; then
   echo "== build (CUDA, sm_80 + sm_90) ==" >&2
   cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIXND_CUDA=ON -DSIXND_CUDA_ARCHS="80;90" >/dev/null
-  cmake --build build-cuda -j"$JOBS" --target sixnd gpu_ops_test gpu_attention_test gpu_train_test attention_bench model_bench
+  cmake --build build-cuda -j"$JOBS" --target sixnd gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test attention_bench model_bench
   echo "== test (gpu label) ==" >&2
   ctest --test-dir build-cuda --output-on-failure -L gpu
 else

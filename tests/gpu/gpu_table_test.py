@@ -2,18 +2,35 @@
 """scripts/gpu_table.py, the verdict and table that end gpu_check.sh, on made-up logs of a run
 with a device: failing case names are shown (parameterised ones too), a binary whose every case
 skipped on a device fails the run, a case that never finished is named, sanitizer errors and
-timeouts fail it, and each number stands beside PyTorch's with the right ratio and MFU."""
+sixnd's timeouts fail it while a PyTorch peer's timeout is a note, a binary the loader refuses
+shows the loader's line, the header names the driver, steps left out by SIXND_GPU_STEPS are
+neither run nor failures, the summary written while the run goes on says INCOMPLETE and the
+step's key numbers come as a few short lines, and each number stands beside PyTorch's with the
+right ratio and MFU."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
 
 SRC = os.environ.get("SIXND_SOURCE") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TABLE = os.path.join(SRC, "scripts", "gpu_table.py")
-STEPS = ["probe", "gpu_ops_test", "gpu_attention_test", "gpu_train_test", "memcheck", "racecheck",
+STEPS = ["probe", "gpu_ops_test", "gpu_attention_test", "gpu_train_test", "gpu_muon_test", "memcheck", "racecheck",
          "attention_sixnd", "attention_torch", "gpt2_sixnd_none", "gpt2_sixnd_selective", "gpt2_sixnd_full",
          "gpt2_torch"]
+PROBE = """date: 2026-12-04T10:00:00Z
+os: Ubuntu 24.04.2 LTS
+glibc: ldd (Ubuntu GLIBC 2.39-0ubuntu8.4) 2.39
+python3: /opt/torch/.venv/bin/python3
+GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)
+gpu: NVIDIA H200, 580.159.03, 143771 MiB, 1980 MHz
+cublaslt: /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublasLt.so.13 (python3's packages)
+ldd: gpu_ops_test: libcublasLt.so.13 => /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublasLt.so.13
+racecheck kernels: flash_attention
+"""
+LOADER_ERROR = ("/tmp/x/bin/gpu_muon_test: error while loading shared libraries: libcublasLt.so.13: "
+                "cannot open shared object file: No such file or directory\n")
 PEAK = 989.4
 FAILURES = []
 
@@ -45,15 +62,20 @@ def attention_md(impl_rows):
     return "\n".join(out) + "\n"
 
 
-def write_run(d, status=None, logs=None):
+def write_run(d, status=None, logs=None, steps=STEPS):
+    """steps.tsv for `steps` (status ok unless `status` says otherwise; None: no line) and their
+    logs; `logs` replaces or (None) removes a log."""
     status = status or {}
     with open(os.path.join(d, "steps.tsv"), "w") as f:
-        for s in STEPS:
-            f.write(f"{s}\t{status.get(s, 'ok')}\t5\t30\n")
+        for s in steps:
+            if status.get(s, "ok") is not None:
+                f.write(f"{s}\t{status.get(s, 'ok')}\t5\t30\n")
     base = {
+        "probe.log": PROBE,
         "gpu_ops_test.log": gtest([("CudaOps/Matmul/0", "OK"), ("CudaOps/Matmul/1", "OK")]),
         "gpu_attention_test.log": gtest([("Shapes/FlashVsNaive.OutputAndGradients/B1_T64_NH1_hs64", "OK")]),
         "gpu_train_test.log": gtest([("GpuTraining.TracksTheCpuAndRepeatsBitForBit", "OK")]),
+        "gpu_muon_test.log": gtest([("DTypes/CudaMuonTest.NewtonSchulz/f32", "OK")]),
         "memcheck.log": "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n",
         "racecheck.log": "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n",
         "attention_sixnd.md": "# peak bf16 dense: 989.4 TFLOP/s (table)\n" + attention_md(
@@ -81,6 +103,11 @@ def table(d, extra=()):
     return r.returncode, r.stdout + r.stderr
 
 
+def summary(d):
+    with open(os.path.join(d, "summary.md")) as f:
+        return f.read()
+
+
 def row(text, start):
     for line in text.splitlines():
         if line.startswith("| " + start):
@@ -92,7 +119,15 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         write_run(d)
         rc, out = table(d)
-        check(rc == 0 and "result: PASSED" in out, f"a clean run is not PASSED (rc {rc}):\n{out}")
+        check(rc == 0 and "result: PASSED: every check" in out, f"a clean run is not PASSED (rc {rc}):\n{out}")
+        check(out.splitlines()[0].startswith("# sixnd gpu_check, ") and "NVIDIA H200 (driver 580.159.03)" in
+              out.splitlines()[0], f"the header does not name the driver: {out.splitlines()[0]}")
+        check("machine: Ubuntu 24.04.2 LTS; glibc 2.39; cuBLASLt /opt/torch" in out, "no machine line (OS, glibc)")
+        r = row(out, "gpu_muon_test (cases)")
+        check(r is not None and r[1] == "1 passed, 0 failed, 0 skipped", f"gpu_muon_test row: {r}")
+        r = row(out, "compute-sanitizer racecheck")
+        check(r is not None and r[0].endswith("(kernels: flash_attention)") and r[1] == "0 errors",
+              f"racecheck row does not say it checked the flash kernels only: {r}")
         check(out.rstrip().splitlines()[-1].startswith("|"), "the output does not end with the table")
         r = row(out, "attention fwd, hs 64, T 2048")
         check(r == ["attention fwd, hs 64, T 2048 (TFLOP/s)", "400.0", "500.0", "0.80×", "40.4%", "50.5%"],
@@ -138,7 +173,90 @@ def main():
         rc, out = table(d)
         r = row(out, "attention fwd, hs 64, T 1024")
         check(r is not None and r[2:4] == ["–", "–"], f"a missing peer number must show as a gap: {r}")
-        check(rc == 1 and "gpt2_torch: timeout" in out, "a timed-out peer must fail the run")
+        check(rc == 0 and "result: PASSED" in out and "note: gpt2_torch: timed out at 30 s" in out
+              and "timed out: gpt2_torch (30 s)" in out,
+              f"a timed-out PyTorch peer is a note, not a failure (rc {rc}):\n{out}")
+
+    with tempfile.TemporaryDirectory() as d:
+        write_run(d, status={"gpt2_sixnd_full": "timeout", "attention_torch": "failed (rc 1)"})
+        rc, out = table(d)
+        check(rc == 1 and "gpt2_sixnd_full: timeout" in out.split("\n")[1] and
+              "attention_torch: failed (rc 1)" in out.split("\n")[1],
+              f"sixnd's own timeout and a peer's failure still fail the run (rc {rc}):\n{out}")
+
+    # A binary the loader refuses prints one line and no GoogleTest output: that line is the news.
+    with tempfile.TemporaryDirectory() as d:
+        write_run(d, status={"gpu_muon_test": "failed (rc 127)", "attention_sixnd": "failed (rc 127)"},
+                  logs={"gpu_muon_test.log": LOADER_ERROR,
+                        "attention_sixnd.md": LOADER_ERROR.replace("gpu_muon_test", "attention_bench"),
+                        "probe.log": re.sub(r"(?m)^ldd: .*$", "ldd: gpu_ops_test: libcublasLt.so.13 => not found",
+                                            PROBE)})
+        rc, out = table(d)
+        check(rc == 1 and "gpu_muon_test: failed (rc 127)" in out, f"a binary that did not start must fail (rc {rc})")
+        check("failing: gpu_muon_test: did not start: /tmp/x/bin/gpu_muon_test: error while loading shared "
+              "libraries: libcublasLt.so.13" in out, f"the loader's line is not in the summary:\n{out}")
+        r = row(out, "gpu_muon_test (cases)")
+        check(r is not None and r[1].startswith("FAILED (RC 127): did not start: ") and "libcublasLt" in r[1],
+              f"gpu_muon_test row: {r}")
+        check("failing: attention_sixnd: /tmp/x/bin/attention_bench: error while loading" in out,
+              "a benchmark that did not start does not show the loader's line")
+        check("note: the loader: gpu_ops_test: libcublasLt.so.13 => not found" in out,
+              "the probe's load check that found no libcublasLt is not in the summary")
+
+    # The sanitizer itself refusing (a bad option, say): its own line, not just "no summary".
+    with tempfile.TemporaryDirectory() as d:
+        write_run(d, status={"racecheck": "failed (rc 1)"},
+                  logs={"racecheck.log": "========= Error: option '--kernel-name' is not recognised\n"})
+        rc, out = table(d)
+        r = row(out, "compute-sanitizer racecheck")
+        check(rc == 1 and r is not None and "no summary: Error: option '--kernel-name' is not recognised" in r[1],
+              f"racecheck row: {r}")
+
+    # SIXND_GPU_STEPS=tests: the rest is "not selected", neither a failure nor a row of gaps.
+    with tempfile.TemporaryDirectory() as d:
+        chosen = ["probe", "gpu_ops_test", "gpu_attention_test", "gpu_train_test", "gpu_muon_test"]
+        write_run(d, status={s: "not selected" for s in STEPS if s not in chosen},
+                  logs={n: None for n in ("memcheck.log", "racecheck.log", "attention_sixnd.md", "attention_torch.md",
+                                          "gpt2_torch.log", "gpt2_sixnd_none.log", "gpt2_sixnd_selective.log",
+                                          "gpt2_sixnd_full.log")})
+        rc, out = table(d)
+        check(rc == 0 and "result: PASSED: every selected check" in out,
+              f"a chosen subset that passed (rc {rc}):\n{out}")
+        check("steps: probe gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test (SIXND_GPU_STEPS" in out,
+              "the summary does not say which steps were chosen")
+        r = row(out, "compute-sanitizer memcheck")
+        check(r == ["compute-sanitizer memcheck, attention", "not selected", "", "", "", ""], f"memcheck row: {r}")
+        check(row(out, "attention") is None and row(out, "GPT-2") is None,
+              "steps not selected must not leave rows of gaps")
+
+    # While the run goes on: after each step the summary so far (INCOMPLETE, the rest pending, not
+    # failed) and that step's key numbers only, in short lines.
+    with tempfile.TemporaryDirectory() as d:
+        write_run(d, status={s: None for s in STEPS[3:]})
+        rc, out = table(d, ["--progress", "gpu_attention_test"])
+        text = summary(d)
+        check(rc == 0 and out.strip() == "gpu_attention_test: 1 passed, 0 failed, 0 skipped",
+              f"--progress must print the step's key numbers only (rc {rc}):\n{out}")
+        check("result: INCOMPLETE: the call ended after gpu_attention_test (the run's own end replaces this "
+              "summary). So far: PASSED" in text, f"the summary so far:\n{text}")
+        r = row(text, "gpu_muon_test (cases)")
+        check(r is not None and r[1] == "pending", f"a step not reached yet: {r}")
+        write_run(d, status={"gpu_train_test": "running", **{s: None for s in STEPS[4:]}})
+        rc, out = table(d, ["--progress", "gpu_train_test", "--quiet"])
+        check(rc == 0 and out == "", f"--quiet prints nothing: {out!r}")
+        check("result: INCOMPLETE: the call ended while gpu_train_test ran" in summary(d),
+              f"the summary taken as a step starts:\n{summary(d)}")
+        write_run(d)
+        for step, want in (("probe", "gpu: NVIDIA H200, 580.159.03, 143771 MiB, 1980 MHz"),
+                           ("attention_sixnd", "sixnd hs 64, T 1024/2048/4096: fwd 400.0/400.0/400.0, "
+                                               "fwd+bwd 300.0/300.0/300.0 TFLOP/s"),
+                           ("memcheck", "memcheck: 0 errors"),
+                           ("gpt2_sixnd_selective", "gpt2_sixnd_selective: 280,000 tok/s, MFU 24.1%"),
+                           ("gpt2_torch", "gpt2_torch: eager 200,000 tok/s, compile 250,000 tok/s")):
+            rc, out = table(d, ["--progress", step])
+            lines = out.strip().splitlines()
+            check(rc == 0 and want in [line.strip() for line in lines], f"--progress {step}: {out}")
+            check(all(len(line) <= 160 for line in lines) and len(lines) <= 5, f"--progress {step} is not short: {out}")
 
     with tempfile.TemporaryDirectory() as d:
         write_run(d, logs={"gpu_ops_test.log": gtest([("CudaOps/Matmul/0", "SKIPPED")])})
@@ -149,7 +267,8 @@ def main():
     if FAILURES:
         print("FAILED: " + "\n".join(FAILURES))
         return 1
-    print("PASSED: verdict, failing names, all-skipped, timeouts, sanitizer, ratios and MFU of the gpu_check table")
+    print("PASSED: verdict, failing names, all-skipped, timeouts (peers' as notes), loader errors, driver, "
+          "selected steps, progress summaries, sanitizer, ratios and MFU of the gpu_check table")
     return 0
 
 
