@@ -10,6 +10,7 @@
 // backward: (P recomputed from q, k and lse when only lse was kept);  dvacc = permute(dout);
 //           dP = dvacc v^T (FP32);  dv = P^T dvacc;  dS = softmax_backward(P, dP);  dq = dS k;
 //           dk = dS^T q;  dqkv = unpermute(dq, dk, dv)
+#include <algorithm>
 #include <cmath>
 #include <type_traits>
 
@@ -18,16 +19,29 @@
 namespace sixnd::cuda {
 namespace {
 
-// One batched row-major GEMM over the B*NKV kv heads: C[M,N] (+)= op(A) op(B).
+// Batched GEMMs at most this many at a time: GEMM kernels that put the batch on a grid's y or z
+// axis fail past 65,535 (cuBLAS on sm_70, CUTLASS's GemmBatched), and B*NKV can pass it. A power
+// of two keeps every chunk's start as aligned as the whole.
+constexpr int kBatchChunk = 32768;
+
+// One batched row-major GEMM over the B*NKV kv heads: C[M,N] (+)= op(A) op(B); A and B are T.
 template <typename T>
 void group_gemm(Matmul& mm, int M, int N, int K, bool ta, bool tb, const void* A, const void* B, void* C,
                 cudaDataType_t c_type, int batch) {
-    GemmArgs g = dense_gemm(M, N, K, ta, tb, A, B, C, DataType<T>::value, c_type);
-    g.stride_a = static_cast<long long>(M) * K;
-    g.stride_b = static_cast<long long>(K) * N;
-    g.stride_c = static_cast<long long>(M) * N;
-    g.batch = batch;
-    mm.gemm(g);
+    const long long stride_a = static_cast<long long>(M) * K, stride_b = static_cast<long long>(K) * N,
+                    stride_c = static_cast<long long>(M) * N;
+    const size_t c_size = c_type == CUDA_R_32F ? sizeof(float) : sizeof(T);
+    for (int b0 = 0; b0 < batch; b0 += kBatchChunk) {
+        GemmArgs g = dense_gemm(M, N, K, ta, tb, static_cast<const T*>(A) + b0 * stride_a,
+                                static_cast<const T*>(B) + b0 * stride_b,
+                                static_cast<char*>(C) + static_cast<size_t>(b0) * stride_c * c_size, DataType<T>::value,
+                                c_type);
+        g.stride_a = stride_a;
+        g.stride_b = stride_b;
+        g.stride_c = stride_c;
+        g.batch = std::min(kBatchChunk, batch - b0);
+        mm.gemm(g);
+    }
 }
 
 }  // namespace

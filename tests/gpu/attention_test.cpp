@@ -2,7 +2,7 @@
 // output, the per-row max logit and every gradient, for head sizes 64 and 128, T not a
 // multiple of the 64-row tiles, several batch and head counts (B*NH, and B*NKV for the dK/dV
 // kernel, past gridDim.y's 65535, which the kernels fold into gridDim.z:
-// model/cuda/flash_grid.h), multi-head, grouped-query and multi-query (NKV = NH, NH/2.., 1);
+// model/cuda/flash_grid.h; the naive side's batched GEMMs then run in chunks), multi-head, grouped-query and multi-query (NKV = NH, NH/2.., 1);
 // the log-sum-exp is checked through the gradients and against row_max (0 <= lse - max <=
 // log(t+1)); the deterministic backward is bitwise repeatable and the atomic one agrees with it.
 // Outputs are poisoned with NaN first, so an unwritten element fails. Skips without a device.
