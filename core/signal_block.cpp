@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include "core/signal_cleanup.h"
+
 namespace sixnd {
 
 namespace {
@@ -17,6 +19,7 @@ void note(int sig) {
 }  // namespace
 
 SignalBlock::SignalBlock() {
+    install_signal_cleanup();
     g_pending.store(0);
     struct sigaction sa {};
     sa.sa_handler = note;

@@ -84,10 +84,12 @@ void install_handlers() {
 
 }  // namespace
 
+void install_signal_cleanup() { std::call_once(g_installed, install_handlers); }
+
 bool SignalCleanup::arm(const std::string& path, bool flat_dir) {
     disarm();
     if (path.size() >= sizeof(Slot::path)) return false;
-    std::call_once(g_installed, install_handlers);
+    install_signal_cleanup();
     for (int i = 0; i < kSlots; i++) {
         int expect = kFree;
         if (!g_slots[i].state.compare_exchange_strong(expect, kFilling)) continue;

@@ -13,6 +13,12 @@
 
 namespace sixnd {
 
+// Installs the handlers (once per process; the first arm() does it otherwise). A SignalBlock
+// calls it before it holds signals back: a path armed for the first time inside a block, which
+// would find the block's handler and not the default, is still removed by a signal raised when
+// the block ends.
+void install_signal_cleanup();
+
 class SignalCleanup {
 public:
     SignalCleanup() = default;

@@ -14,6 +14,7 @@
 #include <functional>
 #include <string>
 
+#include "core/signal_block.h"
 #include "tests/util/test_util.h"
 
 namespace fs = std::filesystem;
@@ -56,6 +57,25 @@ TEST_F(SignalCleanupTest, ArmedFlatDirectoryGoesOnSigterm) {
     });
     EXPECT_TRUE(killed_by_sigterm(status)) << "status " << status;
     EXPECT_FALSE(fs::exists(partial));
+}
+
+// Armed for the first time in this process while a SignalBlock holds signals back: a SIGTERM that
+// comes meanwhile is raised when the block ends and still removes the path. (Under ctest each
+// case is its own process, so no earlier case has installed the handlers already.)
+TEST_F(SignalCleanupTest, FirstArmedInsideASignalBlockIsStillWatched) {
+    const fs::path file = dir_ / "out.tmp";
+    int status = in_child([&] {
+        sixnd::SignalCleanup c;
+        {
+            sixnd::SignalBlock block;
+            if (!c.arm(file.string(), false)) ::_exit(2);
+            touch(file);
+            ::raise(SIGTERM);
+        }
+        ::_exit(4);
+    });
+    EXPECT_TRUE(killed_by_sigterm(status)) << "status " << status;
+    EXPECT_FALSE(fs::exists(file));
 }
 
 TEST_F(SignalCleanupTest, ArmedFileGoesAndOthersStay) {
