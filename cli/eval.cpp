@@ -1,5 +1,7 @@
 // sixnd eval: a model's loss on llm.c shards (and, with --tokenizer, bits per byte), or, with
-// --task hellaswag, its multiple-choice accuracy on a HellaSwag-format JSONL file.
+// --task hellaswag, its multiple-choice accuracy on a HellaSwag-format JSONL file. The model is
+// a checkpoint of sixnd train (any architecture; its dtype, and its tokenizer unless
+// --tokenizer), or what --init and the model flags make.
 // Loss: batch k is tokens [k*B*T, k*B*T + B*T + 1) of the concatenated shards: the first B*T
 // are inputs, the last B*T the targets.
 #include <cmath>
@@ -7,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +21,7 @@
 #include "model/backend.h"
 #include "model/gpt.h"
 #include "train/bits_per_byte.h"
+#include "train/checkpoint.h"
 #include "train/hellaswag.h"
 #include "train/tokenizer_match.h"
 
@@ -105,12 +109,17 @@ nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f) {
 
 // --per-item is checked before the model is built: it may be no input's file (an eval that
 // overwrites its own data or model cannot be undone) and must be a file sixnd may replace.
-void check_per_item(const EvalFlags& f, const ModelFlags& mf) {
+void check_per_item(const EvalFlags& f, const ModelFlags& mf, const CheckpointReader* ck) {
     if (f.per_item.empty()) return;
     check_replaceable_file(f.per_item);
     check_output_dir(f.per_item);
     check_not_same_file(f.per_item, f.data, "--data");
     check_not_same_file(f.per_item, f.tokenizer, "--tokenizer");
+    // A file in the checkpoint directory, new or not, would make it other than what was saved.
+    std::error_code ec;
+    const std::filesystem::path parent = std::filesystem::absolute(f.per_item, ec).parent_path();
+    if (ck && std::filesystem::equivalent(parent, ck->dir(), ec))
+        throw Error(f.per_item, "is inside the checkpoint " + ck->dir() + " (--checkpoint); write it elsewhere");
     if (mf.init.rfind("llmc:", 0) == 0) check_not_same_file(f.per_item, mf.init.substr(5), "--init");
     if (mf.init.rfind("hf:", 0) == 0)
         for (const char* name : {"/config.json", "/model.safetensors"})
@@ -124,6 +133,10 @@ int run_eval(int argc, char** argv) {
     ModelFlags mf;
     add_model_flags(app, mf);
     EvalFlags f;
+    std::string checkpoint;
+    app.add_option("--checkpoint", checkpoint,
+                   "instead of --init: a checkpoint directory (a run's checkpoints/step-N), any architecture; "
+                   "evaluated in its own dtype, with its tokenizer unless --tokenizer");
     app.add_option("--data", f.data, "glob of llm.c token shards; with --task hellaswag a HellaSwag JSONL file")->required();
     app.add_option("--task", f.task, "loss, or hellaswag (ctx/endings/label per line; acc and acc_norm)")->capture_default_str();
     app.add_option("--tokenizer", f.tokenizer, "sixnd tokenizer file: bits per byte of the decoded text; needed by --task hellaswag");
@@ -137,14 +150,33 @@ int run_eval(int argc, char** argv) {
     if (app.count("--batches") && f.batches < 1)
         throw Error("--batches", "must be at least 1, got " + std::to_string(f.batches) + " (leave it out for all that fit)");
     if (f.task != "loss" && f.task != "hellaswag") throw Error("--task", "expected loss or hellaswag, got '" + f.task + "'");
-    check_per_item(f, mf);
+    std::unique_ptr<CheckpointReader> ck;
+    if (!checkpoint.empty()) {
+        if (mf.given)
+            throw Error("--checkpoint", "the checkpoint fixes the model: drop --init, --model, --vocab-size, "
+                                        "--max-seq-len and the architecture flags");
+        ck = std::make_unique<CheckpointReader>(checkpoint);
+        if (app.count("--dtype") && mf.dtype != ck->meta().dtype)
+            throw Error("--dtype", checkpoint + " holds " + ck->meta().dtype + " weights and is evaluated in " +
+                                       ck->meta().dtype + "; drop --dtype " + mf.dtype);
+        mf.dtype = ck->meta().dtype;
+        if (f.tokenizer.empty() && ck->has_file("tokenizer.bin")) f.tokenizer = ck->path_of("tokenizer.bin");
+    }
+    check_per_item(f, mf, ck.get());
 
     Backend be = make_backend(mf.device, parse_dtype(mf.dtype));
-    InitialModel im = initial_model(mf);
+    InitialModel im;
+    if (ck) {
+        im.config = ck->meta().model;
+        im.source = "checkpoint:" + ck->dir();
+    } else {
+        im = initial_model(mf);
+    }
     ModelOptions mo;
     mo.attention = parse_attention(mf.attention);
     GPT model(im.config, *be.ops, mo);
-    model.set_params(im.params);
+    if (ck) set_checkpoint_params(model, *be.memory, *ck);
+    else model.set_params(im.params);
 
     nlohmann::json out = f.task == "hellaswag" ? eval_hellaswag(model, f) : eval_loss(model, f, im.source);
     out["model"] = im.source;

@@ -8,7 +8,10 @@
 #include "model/hf_gpt2.h"
 #include "core/finite.h"
 #include "model/init.h"
+#include "model/gpt.h"
 #include "model/param_layout.h"
+#include "train/checkpoint.h"
+#include "train/checkpoint_state.h"
 
 namespace sixnd::cli {
 
@@ -120,6 +123,11 @@ InitialModel initial_model(const ModelFlags& f) {
         return m;
     }
     throw Error("--init", "expected 'random', 'llmc:PATH' or 'hf:DIR', got '" + f.init + "'");
+}
+
+void set_checkpoint_params(GPT& model, MemoryBackend& mem, const CheckpointReader& ck) {
+    const std::vector<char> params = restore_params(ck, model.layout());
+    mem.copy_to_device(model.params(), params.data(), params.size());
 }
 
 }  // namespace sixnd::cli

@@ -9,6 +9,12 @@
 
 #include "model/config.h"
 
+namespace sixnd {
+class CheckpointReader;
+class GPT;
+class MemoryBackend;
+}  // namespace sixnd
+
 namespace sixnd::cli {
 
 struct ModelFlags {
@@ -43,5 +49,9 @@ struct InitialModel {
 GPTConfig random_config(const ModelFlags& f);
 // The model the flags describe; throws when its parameters hold NaN or Inf (an llm.c file).
 InitialModel initial_model(const ModelFlags& f);
+
+// A checkpoint's parameters into model (built from ck.meta().model, in ck's dtype, on mem),
+// resharded from the layout the checkpoint was written with; non-finite ones are refused.
+void set_checkpoint_params(GPT& model, MemoryBackend& mem, const CheckpointReader& ck);
 
 }  // namespace sixnd::cli

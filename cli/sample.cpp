@@ -18,7 +18,6 @@
 #include "model/gpt.h"
 #include "tokenizer/tokenizer.h"
 #include "train/checkpoint.h"
-#include "train/checkpoint_state.h"
 #include "train/sampler.h"
 #include "train/tokenizer_match.h"
 
@@ -106,8 +105,7 @@ int run_sample(int argc, char** argv) {
     Backend be = make_backend(device, parse_dtype(dtype));
     GPT model(cfg, *be.ops);
     if (ck) {
-        const std::vector<char> params = restore_params(*ck, model.layout());
-        be.memory->copy_to_device(model.params(), params.data(), params.size());
+        set_checkpoint_params(model, *be.memory, *ck);
     } else {
         model.set_params(im.params);
     }

@@ -1,6 +1,9 @@
 """Validation bits per byte = loss x tokens / (bytes x ln 2), with the bytes recomputed here by
 decoding the validation tokens that were scored: in the training log (every eval record), the
-train summary, and `sixnd eval --tokenizer`; without a tokenizer, loss only and a note."""
+train summary, and `sixnd eval --tokenizer`; without a tokenizer, loss only and a note.
+`sixnd eval --checkpoint` on a run's last checkpoint gives the run's own last validation loss and
+bits per byte (the checkpoint's tokenizer), for GPT-2 and for a knob model (llama-tiny), and
+refuses model flags, another --dtype and a --per-item file inside the checkpoint."""
 import json
 import math
 import os
@@ -28,6 +31,31 @@ def decoded_bytes(tok, ids, tmp):
 
 def bpb(loss, tokens, nbytes):
     return loss * tokens / (nbytes * math.log(2))
+
+
+def check_checkpoint_eval(p, model, tmp, failures):
+    """The run's last evaluation (B 2, T 16, 3 batches of the validation shard) again from its
+    last checkpoint, in a new process."""
+    flags = tiny_text.train_flags(p, steps=4)
+    flags[flags.index("--model") + 1] = model
+    out, log = os.path.join(tmp, "ck_" + model), os.path.join(tmp, f"ck_{model}.jsonl")
+    r = tiny_text.sixnd("train", *flags, "--log", log, "--out", out)
+    ck = json.loads(r.stdout.strip().splitlines()[-1])["checkpoint"]
+    last = [json.loads(line) for line in open(log) if '"val_loss"' in line and '"type":"step"' in line][-1]
+    base = ["eval", "--checkpoint", ck, "--device", "cpu", "--data", p["val"], "--batch", "2", "--seq-len", "16",
+            "--batches", "3"]
+    got = json.loads(tiny_text.sixnd(*base).stdout.strip().splitlines()[-1])
+    print(f"eval --checkpoint ({model}): loss {got['loss']:.7f} bpb {got.get('bpb')}; the run's step "
+          f"{last['step']}: {last['val_loss']:.7f} {last.get('val_bpb')}")
+    if abs(got["loss"] - last["val_loss"]) > 1e-6 * last["val_loss"] or \
+            abs(got.get("bpb", 0) - last["val_bpb"]) > 1e-6 * last["val_bpb"] or got.get("model") != "checkpoint:" + ck:
+        failures.append(f"eval --checkpoint ({model}): {got}, the run's last evaluation {last}")
+    for name, extra, expect in [("--model", ["--model", "tiny"], "fixes the model"),
+                                ("--dtype", ["--dtype", "bf16"], "fp32"),
+                                ("--per-item", ["--per-item", os.path.join(ck, "items.jsonl")], "inside the checkpoint")]:
+        r = tiny_text.sixnd(*base, *extra, check=False)
+        if r.returncode == 0 or expect not in r.stderr or (name not in r.stderr and "items.jsonl" not in r.stderr):
+            failures.append(f"eval --checkpoint with {name}: exit {r.returncode}: {r.stderr.strip()}")
 
 
 def main():
@@ -64,6 +92,9 @@ def main():
         print(f"eval: loss {out['loss']:.5f} over 160 tokens = {nbytes} bytes -> {out.get('bpb')} bits/byte")
         if out.get("bytes") != nbytes or abs(out.get("bpb", 0) - want) > 1e-9 * want:
             failures.append(f"sixnd eval: bytes {out.get('bytes')} bpb {out.get('bpb')}, recomputed {nbytes} {want}")
+
+        for model in ("tiny", "llama-tiny"):
+            check_checkpoint_eval(p, model, tmp, failures)
 
         r = tiny_text.sixnd(*ev)
         if "bpb" in r.stdout or "no --tokenizer" not in r.stderr:
