@@ -457,6 +457,14 @@ LoaderState Run::resume_position() {
                  (changed.empty() ? std::string() : "; changed on purpose: " + list) +
                  (position_lost ? "; the data position restarts at the beginning" : ""));
     if (root_) warn_abandoned_branch();
+    // An epoch ends when fewer than world x B samples remain (data/loader.h): with another world
+    // x B the run reads the same samples to the end of this epoch, then others than it would have.
+    const long long rows_then = static_cast<long long>(m.world_size) * m.config.value("batch", 0);
+    const long long rows_now = static_cast<long long>(world_) * o_.batch;
+    if (root_ && !position_lost && rows_then > 0 && rows_then != rows_now)
+        log_warn("resuming with " + std::to_string(rows_now) + " sequences per micro-step across the ranks (world size x --batch), where " +
+                 ck_->dir() + " had " + std::to_string(rows_then) + ": an epoch ends when fewer than world size x --batch samples "
+                 "remain, so after this epoch the run reads other samples than the uninterrupted run would");
     return position_lost ? LoaderState{} : m.loader;
 }
 
