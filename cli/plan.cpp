@@ -20,6 +20,7 @@
 #include "model/param_layout.h"
 #include "plan/check.h"
 #include "plan/planner.h"
+#include "train/muon.h"
 #include "train/peak_flops.h"
 #include "train/profile_roof.h"
 
@@ -52,6 +53,7 @@ plan::ModelInfo model_info(const GPTConfig& cfg, const std::string& name, size_t
             m.block_matrices.emplace_back(t->shape[0], t->shape[1]);
     m.head_matrix = {layout.head().shape[0], layout.head().shape[1]};
     m.layout.total = static_cast<double>(layout.total());
+    m.muon_units = Muon::matrices_by_unit(layout);
     return m;
 }
 

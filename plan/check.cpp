@@ -188,10 +188,14 @@ CheckResult check_run(const std::string& path, const LogRecord& header, const st
 
     // Memory: every rank's categories (rank 0 only in a one-process run).
     StateBytes s = model_state_bytes(m.layout, stage, world, e, master);
-    // Muon's gather and Newton-Schulz buffers; its widest matrix is taken as GPT-2's MLP [4C, C].
+    // Muon's gather and Newton-Schulz buffers; the latter per rank, from the matrices its part
+    // of each unit touches (muon_ns_floats), so the workspace can differ between ranks.
     const bool muon = cfg.choice_or("optimizer", {"adamw", "muon"}, "adamw") == "muon";
-    const MuonCost mc = muon ? muon_cost(m.layout, stage, world, 6.0 * m.n_embd * m.n_embd) : MuonCost{};
-    s.workspace += mc.workspace;
+    auto muon_at = [&](int rank) {
+        return muon ? muon_cost(m.layout, stage, world, static_cast<double>(muon_ns_floats(m.muon_units, stage, world, rank)))
+                    : MuonCost{};
+    };
+    const MuonCost mc = muon_at(0);
     const ActivationBytes a = activation_bytes(m.activation_shape(flash), B, T, rc, e);
     const char* zero_f = "ZeRO stage table over the layout's units";
     // The packed GEMM's weight copies (cpu_weight_copy_bytes), where the run's CPU keeps them.
@@ -207,6 +211,7 @@ CheckResult check_run(const std::string& path, const LogRecord& header, const st
     for (size_t r = 0; r < ranks.size(); r++) {
         const LogFields& mem = ranks[r];
         const std::string p = ranks.size() > 1 ? "rank" + std::to_string(r) + "." : "";
+        const double workspace = s.workspace + muon_at(static_cast<int>(r)).workspace;  // ZeRO scratch + Muon's
         const double params = mem.number("params"), grads = mem.number("grads"), master_b = mem.number("master"),
                      adam_m = mem.number("adam_m"), adam_v = mem.number("adam_v");
         out.rows.push_back({p + "memory.params", s.params, params, Unit::bytes, zero_f});
@@ -220,15 +225,19 @@ CheckResult check_run(const std::string& path, const LogRecord& header, const st
             const LogFields mem0 = last.object("memory");
             out.rows.push_back({"memory.activations", a.activations, mem0.number("activations"), Unit::bytes,
                                 "kept tensors at B x T under --recompute"});
-            out.rows.push_back({"memory.workspace", a.workspace + s.workspace, mem0.number("workspace"), Unit::bytes,
+            out.rows.push_back({"memory.workspace", a.workspace + workspace, mem0.number("workspace"), Unit::bytes,
                                 muon ? "backward 9 C e per token + ZeRO scratch + Muon's unit and NS buffers"
                                      : "backward 9 C e per token + ZeRO scratch"});
         }
+        if (ranks.size() > 1 && mem.has("workspace"))
+            out.rows.push_back({p + "memory.workspace", a.workspace + workspace, mem.number("workspace"), Unit::bytes,
+                                muon ? "backward 9 C e per token + ZeRO scratch + this rank's Muon unit and NS buffers"
+                                     : "backward 9 C e per token + ZeRO scratch"});
         if (widened)
             out.rows.push_back({p + "memory.weight_copies", copies, mem.number_or("weight_copies", 0), Unit::bytes,
                                 stage == 3 ? "2 bytes per element and role of the LM head and of one block per gather slot, N padded to the panel width"
                                            : "2 bytes per Linear and LM-head weight and role, N padded to the panel width (bf16 in FP32 arithmetic on this CPU)"});
-        out.rows.push_back({p + "memory.peak", s.total() + s.workspace + a.activations + a.workspace + copies, mem.number("peak"),
+        out.rows.push_back({p + "memory.peak", s.total() + workspace + a.activations + a.workspace + copies, mem.number("peak"),
                             Unit::bytes, "states + activations + workspace (+ weight copies)"});
     }
 

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/zero_slots.h"
+#include "model/ops.h"  // Ops::newton_schulz_floats, header-only
 
 namespace sixnd::plan {
 
@@ -109,6 +110,27 @@ MuonCost muon_cost(const LayoutShape& l, int stage, int n, double ns_floats) {
     m.workspace = 4 * (widest + ns_floats);
     if (stage >= 1 && n > 1) m.all_gather = (n - 1.0) / n * 4 * blocks;
     return m;
+}
+
+size_t muon_ns_floats(const MuonUnit& u, size_t lo, size_t hi) {
+    size_t most = 0;
+    for (const MuonMatrix& t : u.matrices)
+        if (muon_overlaps(t, lo, hi)) most = std::max(most, Ops::newton_schulz_floats(t.rows, t.cols));
+    return most;
+}
+
+size_t muon_ns_floats(const std::vector<MuonUnit>& units, int stage, int ranks, int rank) {
+    size_t most = 0;
+    for (const MuonUnit& u : units) {
+        size_t lo = u.begin, hi = u.end;
+        if (stage >= 1 && ranks > 1) {
+            const size_t slice = (u.end - u.begin) / static_cast<size_t>(ranks);
+            lo = u.begin + static_cast<size_t>(rank) * slice;
+            hi = lo + slice;
+        }
+        most = std::max(most, muon_ns_floats(u, lo, hi));
+    }
+    return most;
 }
 
 }  // namespace sixnd::plan

@@ -83,13 +83,36 @@ struct CommBytes {
 CommBytes comm_bytes_per_step(const LayoutShape& layout, int zero_stage, int ranks, int e, int micro_steps);
 
 // What --optimizer muon adds (train/muon.h). Workspace: one FP32 block unit (the Newton-Schulz
-// inputs, gathered under ZeRO) and the Newton-Schulz buffers of the widest matrix,
-// ns_floats = 2 s^2 + s l for sides s <= l. Bytes: at stages 1-3 with n > 1 ranks, the FP32
-// all-gather of every block unit (the units between the embeddings and the final layernorm),
-// (n-1)/n x 4 bytes x their elements per rank per step.
+// inputs, gathered under ZeRO) and one rank's Newton-Schulz buffer, ns_floats (muon_ns_floats).
+// Bytes: at stages 1-3 with n > 1 ranks, the FP32 all-gather of every block unit (the units
+// between the embeddings and the final layernorm), (n-1)/n x 4 bytes x their elements per rank
+// per step.
 struct MuonCost {
     double workspace = 0, all_gather = 0;
 };
 MuonCost muon_cost(const LayoutShape& layout, int zero_stage, int ranks, double ns_floats);
+
+// Muon's matrices, unit by unit, where they lie in the flat layout (train/muon.h builds them from
+// the parameter layout; the planner from a run's model).
+struct MuonMatrix {
+    size_t offset = 0, numel = 0;  // into the flat layout
+    int rows = 0, cols = 0;
+};
+struct MuonUnit {
+    int unit = 0;               // index in the layout's units
+    size_t begin = 0, end = 0;  // the unit in the flat layout
+    std::vector<MuonMatrix> matrices;
+};
+// Whether a matrix overlaps a rank's part [lo, hi) of its unit: the rank orthogonalises it.
+inline bool muon_overlaps(const MuonMatrix& t, size_t lo, size_t hi) { return t.offset < hi && t.offset + t.numel > lo; }
+// The Newton-Schulz buffer, in floats, for the part [lo, hi) of unit u: the largest
+// Ops::newton_schulz_floats(rows, cols) = 2 s^2 + s l (sides s <= l) over the matrices that
+// overlap the part; 0 when none does. The trainer's Muon sizes its buffer as the largest of
+// these over its units.
+size_t muon_ns_floats(const MuonUnit& u, size_t lo, size_t hi);
+// Rank `rank`'s Newton-Schulz buffer in floats under ZeRO: its part of each unit is the whole
+// unit at stage 0 (or on one rank), else the rank-th of `ranks` equal slices (dist/zero.cpp's
+// cut), so at 3 or more ranks a rank whose slices miss the widest matrix keeps a smaller one.
+size_t muon_ns_floats(const std::vector<MuonUnit>& units, int zero_stage, int ranks, int rank);
 
 }  // namespace sixnd::plan

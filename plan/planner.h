@@ -26,6 +26,8 @@ struct ModelInfo {
     // has the same) and the LM head.
     std::vector<std::pair<int, int>> block_matrices;
     std::pair<int, int> head_matrix{0, 0};
+    // Muon's matrices unit by unit (Muon::matrices_by_unit), for its Newton-Schulz buffer per rank.
+    std::vector<MuonUnit> muon_units;
     ActivationShape activation_shape(bool flash) const {
         ActivationShape s = knobs;
         s.n_layer = n_layer;

@@ -11,6 +11,18 @@ bool Muon::updates(const TensorInfo& t, const ParamLayout& layout) {
     return layout.hidden_matrix(t);
 }
 
+std::vector<plan::MuonUnit> Muon::matrices_by_unit(const ParamLayout& layout) {
+    std::vector<plan::MuonUnit> out;
+    for (size_t u = 0; u < layout.units().size(); u++) {
+        const UnitInfo& unit = layout.units()[u];
+        plan::MuonUnit mu{static_cast<int>(u), unit.begin, unit.end, {}};
+        for (const auto& t : layout.tensors())
+            if (t.unit == static_cast<int>(u) && updates(t, layout)) mu.matrices.push_back({t.offset, t.numel, t.shape[0], t.shape[1]});
+        if (!mu.matrices.empty()) out.push_back(std::move(mu));
+    }
+    return out;
+}
+
 Muon::Muon(Ops& ops, const ParamLayout& layout, std::vector<ShardSpan> spans, const OptimizerConfig& cfg,
            const Locate& params, Comm& comm, float peak_lr)
     : AdamW(ops, layout, std::move(spans), cfg, params, [&layout](const TensorInfo& t) { return !updates(t, layout); }),
@@ -18,12 +30,7 @@ Muon::Muon(Ops& ops, const ParamLayout& layout, std::vector<ShardSpan> spans, co
       lr_ratio_(cfg.muon_lr / peak_lr) {
     const size_t W = comm.size(), r = comm.rank();
     size_t max_unit = 0, max_work = 0;
-    for (size_t u = 0; u < layout.units().size(); u++) {
-        const UnitInfo& unit = layout.units()[u];
-        std::vector<const TensorInfo*> mats;
-        for (const auto& t : layout.tensors())
-            if (t.unit == static_cast<int>(u) && updates(t, layout)) mats.push_back(&t);
-        if (mats.empty()) continue;
+    for (const plan::MuonUnit& unit : matrices_by_unit(layout)) {
         UnitWork w{unit.begin, 0, 0, false, {}, {}};
         size_t lo = unit.end, hi = unit.begin;  // this rank's part of the unit, from its spans
         for (size_t i = 0; i < spans_.size(); i++) {
@@ -32,29 +39,30 @@ Muon::Muon(Ops& ops, const ParamLayout& layout, std::vector<ShardSpan> spans, co
             if (a >= b) continue;
             lo = std::min(lo, a);
             hi = std::max(hi, b);
-            for (const TensorInfo* t : mats) {
-                const size_t ta = std::max(a, t->offset), tb = std::min(b, t->offset + t->numel);
+            for (const plan::MuonMatrix& t : unit.matrices) {
+                const size_t ta = std::max(a, t.offset), tb = std::min(b, t.offset + t.numel);
                 if (ta >= tb) continue;
-                const float scale = std::sqrt(std::max(1.0f, static_cast<float>(t->shape[0]) / static_cast<float>(t->shape[1])));
+                const float scale = std::sqrt(std::max(1.0f, static_cast<float>(t.rows) / static_cast<float>(t.cols)));
                 w.slices.push_back({i, ta, tb - ta, scale});
             }
         }
         if (lo >= hi) lo = hi = unit.begin;
         w.mine = lo - unit.begin;
         w.count = hi - lo;
+        const size_t unit_size = unit.end - unit.begin;
         // The in-place all-gather needs the ZeRO cut: rank r holds the r-th of W equal slices.
-        w.gather = w.count != unit.size();
-        if (w.gather && (unit.size() % W != 0 || w.count != unit.size() / W || w.mine != r * w.count))
-            throw Error("Muon", "unit " + unit.name + " is not cut into equal per-rank slices");
-        for (const TensorInfo* t : mats) {
-            if (t->offset >= hi || t->offset + t->numel <= lo) continue;
-            const int rows = t->shape[0], cols = t->shape[1];
-            w.matrices.push_back({t->offset - unit.begin, rows, cols});
-            max_work = std::max(max_work, Ops::newton_schulz_floats(rows, cols));
-            const double sd = std::min(rows, cols), ld = std::max(rows, cols);
+        w.gather = w.count != unit_size;
+        if (w.gather && (unit_size % W != 0 || w.count != unit_size / W || w.mine != r * w.count))
+            throw Error("Muon", "unit " + layout.units()[static_cast<size_t>(unit.unit)].name + " is not cut into equal per-rank slices");
+        for (const plan::MuonMatrix& t : unit.matrices) {
+            if (!plan::muon_overlaps(t, lo, hi)) continue;
+            w.matrices.push_back({t.offset - unit.begin, t.rows, t.cols});
+            const double sd = std::min(t.rows, t.cols), ld = std::max(t.rows, t.cols);
             ns_flops_ += kNsSteps * (4 * sd * sd * ld + 2 * sd * sd * sd);
         }
-        max_unit = std::max(max_unit, unit.size());
+        // The planner sizes this buffer by the same rule (plan --check's memory.workspace).
+        max_work = std::max(max_work, plan::muon_ns_floats(unit, lo, hi));
+        max_unit = std::max(max_unit, unit_size);
         units_.push_back(std::move(w));
     }
     MemoryBackend& mem = ops.memory();

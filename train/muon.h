@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dist/comm.h"
+#include "plan/memory.h"
 #include "train/optimizer.h"
 
 namespace sixnd {
@@ -32,6 +33,9 @@ public:
     static constexpr int kNsSteps = 5;
     // Whether Muon (rather than AdamW) updates tensor t.
     static bool updates(const TensorInfo& t, const ParamLayout& layout);
+    // The tensors Muon updates, unit by unit (units without one left out), in layout order. A
+    // rank's Newton-Schulz buffer is plan::muon_ns_floats over them and its part of each unit.
+    static std::vector<plan::MuonUnit> matrices_by_unit(const ParamLayout& layout);
 
     // peak_lr: the schedule's peak (--lr); Muon's rate is cfg.muon_lr / peak_lr times the
     // scheduled one. comm: the ranks the spans were cut for (ZeRO).

@@ -2,8 +2,8 @@
 swiglu, grouped-query attention, untied, no biases) and speedrun-tiny (rope, rmsnorm, relu2,
 qk-norm, untied, no biases) under each recompute policy and both attention kinds,
 `sixnd plan --check` predicts the model-state bytes, the activations and workspace the memory
-ledger measured, and the FLOPs per step the log reports, exactly (ratio 1); and `sixnd plan
---model` gives the presets a parameter count other than their GPT-2 shapes'."""
+ledger measured, and the FLOPs per step the log reports, exactly (ratio 1), also with Muon's
+Newton-Schulz buffer (llama-tiny, and tiny with --mlp-hidden 72); and `sixnd plan --model` gives the presets a parameter count other than their GPT-2 shapes'."""
 import json
 import os
 import subprocess
@@ -41,6 +41,24 @@ def main():
                         failures.append(f"{tag}: {q} predicted/measured {rows.get(q, {}).get('ratio')}")
                 print(f"{tag}: activations {rows['memory.activations']['measured']:.0f} B, workspace "
                       f"{rows['memory.workspace']['measured']:.0f} B, predicted exactly")
+
+        # Muon's Newton-Schulz buffer is sized by its widest matrix, which the knobs change: swiglu's
+        # c_fc is [2H, C], and --mlp-hidden moves the MLP's matrices off [4C, C].
+        for tag, extra in (("llama-tiny muon", ["--model", "llama-tiny"]),
+                           ("tiny --mlp-hidden 72 muon", ["--model", "tiny", "--mlp-hidden", "72"])):
+            name = tag.replace(" ", "_").replace("-", "")
+            log = os.path.join(tmp, name + ".jsonl")
+            subprocess.run([SIXND, "train", "--init", "random", "--optimizer", "muon", "--train-data", data,
+                            "--device", "cpu", "--dtype", "fp32", "--batch", "2", "--seq-len", "16", "--steps", "2",
+                            "--peak-tflops", "1", "--out", os.path.join(tmp, name), "--log", log] + extra,
+                           check=True, capture_output=True)
+            r = subprocess.run([SIXND, "plan", "--check", log, "--json"], check=True, capture_output=True, text=True)
+            rows = {x["quantity"]: x for x in json.loads(r.stdout)["rows"]}
+            for q in EXACT + ["memory.peak"]:
+                if q not in rows or abs(rows[q]["ratio"] - 1) > 1e-9:
+                    failures.append(f"{tag}: {q} predicted/measured {rows.get(q, {}).get('ratio')}")
+            print(f"{tag}: workspace predicted {rows['memory.workspace']['predicted']:.0f} B, measured "
+                  f"{rows['memory.workspace']['measured']:.0f} B")
 
         def params(model):
             r = subprocess.run([SIXND, "plan", "--model", model, "--json"], check=True, capture_output=True, text=True)

@@ -3,7 +3,8 @@ per step, every rank's bytes sent per collective and its model-state bytes by ca
 the planner's prediction exactly. The bf16 runs put their matmuls on the packed GEMM
 (SIXND_BF16_MATMUL=fp32, whatever the CPU), so that every rank's packed weight copies are
 predicted too: per weight at stage 1, per ZeRO-3 gather slot at stage 3 (a one-block model
-included, whose blocks use one slot)."""
+included, whose blocks use one slot). And Muon under ZeRO-1 at -np 3: every rank's workspace (its
+own Newton-Schulz buffer, smaller on rank 0) and peak are predicted exactly."""
 import json
 import os
 import shutil
@@ -70,7 +71,32 @@ def main():
                         failures.append(f"{name}: {x['quantity']} predicted {x['predicted']} measured {x['measured']}")
                 if stage > 0 and totals and totals[0]["predicted"] == 0:
                     failures.append(f"{name}: no bytes predicted")
-    return sixnd_files.report(failures, f"plan --check: bytes sent and model states per rank under mpirun -np {NP}")
+        # Muon under ZeRO-1 at 3 ranks: each rank sizes its Newton-Schulz buffer from the matrices
+        # its slice of each block touches; rank 0's misses c_fc, so its workspace is smaller.
+        name = "zero1_fp32_tiny_muon_np3"
+        log = os.path.join(tmp, name + ".jsonl")
+        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "3", SIXND, "train", "--init", "random",
+               "--model", "tiny", "--vocab-size", "101", "--optimizer", "muon", "--zero", "1",
+               "--train-data", os.path.join(tmp, "train.bin"), "--device", "cpu", "--dtype", "fp32",
+               "--batch", str(B), "--seq-len", str(T), "--steps", "2", "--out", os.path.join(tmp, name),
+               "--log", log, "--peak-tflops", "1"]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=900)
+        c = subprocess.run([SIXND, "plan", "--check", log, "--json"], capture_output=True, text=True, env=ENV,
+                           timeout=60) if r.returncode == 0 else None
+        if r.returncode != 0:
+            failures.append(f"{name}: training failed: {r.stderr[-1500:]}")
+        elif c.returncode != 0:
+            failures.append(f"{name}: plan --check failed: {c.stderr}")
+        else:
+            rows = {x["quantity"]: x for x in json.loads(c.stdout)["rows"]}
+            want = ["memory.workspace"] + [f"rank{i}.memory.{q}" for i in range(3) for q in ("workspace", "peak")]
+            for q in want:
+                if q not in rows or rows[q]["predicted"] != rows[q]["measured"]:
+                    failures.append(f"{name}: {q} predicted/measured {rows.get(q, {}).get('ratio')}")
+            ws = [rows.get(f"rank{i}.memory.workspace", {}).get("measured") for i in range(3)]
+            print(f"{name}: workspace per rank measured {ws}, predicted "
+                  f"{[rows.get(f'rank{i}.memory.workspace', {}).get('predicted') for i in range(3)]}")
+    return sixnd_files.report(failures, f"plan --check: bytes sent and model states per rank under mpirun -np {NP}, Muon's workspace at -np 3")
 
 
 if __name__ == "__main__":

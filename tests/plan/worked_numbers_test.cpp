@@ -219,5 +219,20 @@ TEST(PlanComm, RingBytesPerStage) {
     EXPECT_DOUBLE_EQ(comm_bytes_per_step(l, 3, 1, 2, 3).total(), 0);
 }
 
+TEST(PlanMemory, MuonNewtonSchulzBufferPerRank) {
+    // One GPT-2 block at C = 8, laid out as c_attn [24, 8], c_proj [8, 8], c_fc [32, 8],
+    // c_proj [8, 32] (biases and norms between them left out): 320 elements, 3 x 128 after padding.
+    MuonUnit u{1, 1000, 1384, {{1000, 192, 24, 8}, {1192, 64, 8, 8}, {1256, 256, 32, 8}, {1512, 256, 8, 32}}};
+    const size_t fc = 2 * 8 * 8 + 8 * 32, attn = 2 * 8 * 8 + 8 * 24;
+    EXPECT_EQ(muon_ns_floats(u, u.begin, u.end), fc);
+    EXPECT_EQ(muon_ns_floats({u}, 0, 3, 0), fc);  // stage 0: every rank orthogonalises the whole unit
+    EXPECT_EQ(muon_ns_floats({u}, 1, 1, 0), fc);
+    // ZeRO 1 at 3 ranks: slices [1000, 1128), [1128, 1256), [1256, 1384)
+    EXPECT_EQ(muon_ns_floats({u}, 1, 3, 0), attn);  // c_attn only
+    EXPECT_EQ(muon_ns_floats({u}, 1, 3, 1), attn);  // c_attn's tail and c_proj
+    EXPECT_EQ(muon_ns_floats({u}, 1, 3, 2), fc);
+    EXPECT_EQ(muon_ns_floats(MuonUnit{}, 0, 0), 0u);
+}
+
 }  // namespace
 }  // namespace sixnd::plan
