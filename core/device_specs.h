@@ -1,6 +1,6 @@
 // Accelerators' dense tensor-core BF16 peaks (never the 2:4-sparsity figures), FP32 peaks, memory
-// bandwidth and memory size, from the vendors' data sheets: the one table that MFU (the CUDA backend), the
-// planner and the profiler read.
+// bandwidth and memory size, from the vendors' data sheets: the one table that MFU (the CUDA
+// backend), the planner and the profiler read.
 #pragma once
 #include <string>
 #include <vector>

@@ -20,8 +20,8 @@ private:
 };
 
 // An error every rank of a job throws at the same step for the same reason, since they agreed on
-// it (a signal's stop is decided by an all-reduce). Under mpirun rank 0 prints it and the other
-// ranks exit non-zero without a line of their own, so the job says it once.
+// it (a signal's stop, and the signal, are gathered from every rank). Under mpirun rank 0 prints
+// it and the other ranks exit non-zero without a line of their own, so the job says it once.
 class AgreedError : public Error {
 public:
     using Error::Error;

@@ -716,9 +716,9 @@ void Run::interrupted(int step, int sig) {
     const std::string dir = saved_step_ == step ? last_good_ : save(step);
     stopped(step, {{"reason", "signal"}, {"signal", sig}, {"last_checkpoint", dir}});
     if (tty_) std::fprintf(stderr, "\n");
-    throw AgreedError("training", std::string("interrupted by ") + StopSignals::name(sig) +
-                                " after step " + std::to_string(step) + "; checkpoint " + dir +
-                                " written. To continue, run the same command with --resume latest");
+    throw AgreedError("training", std::string("interrupted by ") + StopSignals::name(sig) + " after step " +
+                                      std::to_string(step) + "; checkpoint " + dir +
+                                      " written. To continue, run the same command with --resume latest");
 }
 
 float Run::learning_rate(int step, float& scheduled, bool& injected) {
