@@ -21,13 +21,10 @@ const char* const kKnobFlags[] = {"--n-layer", "--n-head",   "--n-embd",    "--p
                                   "--tie-embeddings", "--bias"};
 }  // namespace
 
-void add_model_flags(CLI::App& app, ModelFlags& f) {
-    app.add_option("--init", f.init, "random, llmc:PATH (an llm.c model file, version 3 or 5) or hf:DIR (a Hugging Face GPT-2 directory)")
-        ->capture_default_str();
+void add_model_shape_flags(CLI::App& app, ModelFlags& f) {
     app.add_option("--model", f.model,
-                   "preset for --init random: tiny, d6, d12, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1558m (GPT-2); "
-                   "llama-tiny, llama-d6, llama-d12; speedrun-tiny, speedrun-d6, speedrun-d12")
-        ->capture_default_str();
+                   "preset: tiny, d6, d12, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1558m (GPT-2); "
+                   "llama-tiny, llama-d6, llama-d12; speedrun-tiny, speedrun-d6, speedrun-d12");
     app.add_option("--n-layer", f.n_layer, "layers (default: the preset's)");
     app.add_option("--n-head", f.n_head, "attention heads (default: the preset's)");
     app.add_option("--n-embd", f.n_embd, "channels (default: the preset's)");
@@ -40,15 +37,22 @@ void add_model_flags(CLI::App& app, ModelFlags& f) {
     app.add_option("--n-kv-head", f.n_kv_head, "key/value heads, dividing --n-head (0: n_head; 1: multi-query)");
     app.add_option("--tie-embeddings", f.tie_embeddings, "LM head tied to wte: on or off (default: the preset's)");
     app.add_option("--bias", f.bias, "Linear and LayerNorm biases: on or off (default: the preset's)");
-    app.add_option("--vocab-size", f.vocab_size, "vocabulary size for --init random (default: the preset's)");
-    app.add_option("--max-seq-len", f.max_seq_len, "context length for --init random (default: the preset's)");
+    app.add_option("--vocab-size", f.vocab_size, "vocabulary size (default: the preset's)");
+    app.add_option("--max-seq-len", f.max_seq_len, "context length (default: the preset's)");
+}
+
+void add_model_flags(CLI::App& app, ModelFlags& f) {
+    app.add_option("--init", f.init, "random, llmc:PATH (an llm.c model file, version 3 or 5) or hf:DIR (a Hugging Face GPT-2 directory)")
+        ->capture_default_str();
+    add_model_shape_flags(app, f);
+    app.get_option("--model")->capture_default_str();  // d6, for --init random
     app.add_option("--seed", f.seed, "random seed")->capture_default_str()->check(uint64_value());
     app.add_option("--device", f.device, "cpu, cuda or auto")->capture_default_str();
     app.add_option("--dtype", f.dtype, "storage type of weights and activations: fp32 or bf16")->capture_default_str();
     app.add_option("--attention", f.attention, "naive or flash")->capture_default_str();
 }
 
-void check_model_flags(const CLI::App& app, ModelFlags& f) {
+void check_model_shape_flags(const CLI::App& app, const ModelFlags& f) {
     const bool vocab = app.count("--vocab-size") > 0, context = app.count("--max-seq-len") > 0;
     if (vocab && (f.vocab_size < 1 || f.vocab_size > kMaxVocab))
         throw Error("--vocab-size", "must be in [1, " + std::to_string(kMaxVocab) + "], got " + std::to_string(f.vocab_size));
@@ -66,9 +70,18 @@ void check_model_flags(const CLI::App& app, ModelFlags& f) {
     dim("--n-kv-head", f.n_kv_head, 0);
     if (app.count("--rope-theta") > 0 && !(std::isfinite(f.rope_theta) && f.rope_theta > 1.0f))
         throw Error("--rope-theta", "must be a finite number above 1, got " + std::to_string(f.rope_theta));
-    std::string knob;
+}
+
+std::string first_knob_flag(const CLI::App& app) {
     for (const char* k : kKnobFlags)
-        if (app.count(k) > 0 && knob.empty()) knob = k;
+        if (app.count(k) > 0) return k;
+    return "";
+}
+
+void check_model_flags(const CLI::App& app, ModelFlags& f) {
+    check_model_shape_flags(app, f);
+    const bool vocab = app.count("--vocab-size") > 0, context = app.count("--max-seq-len") > 0;
+    const std::string knob = first_knob_flag(app);
     if (f.init != "random" && (vocab || context || app.count("--model") > 0 || !knob.empty()))
         throw Error(vocab ? "--vocab-size" : context ? "--max-seq-len" : !knob.empty() ? knob : "--model",
                     "applies to --init random only; " + f.init + " fixes the model");

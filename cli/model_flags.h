@@ -35,10 +35,18 @@ struct ModelFlags {
 };
 
 void add_model_flags(CLI::App& app, ModelFlags& f);
+// The model's shape alone: --model, the knobs, --vocab-size and --max-seq-len (what `sixnd plan`
+// sizes a run by, with a --device of its own).
+void add_model_shape_flags(CLI::App& app, ModelFlags& f);
 // After parsing: range checks (an explicit --vocab-size or --max-seq-len is never replaced by
 // the preset's; every knob value is checked, and the config they build validated) and `given`.
 // Throws Error naming the flag.
 void check_model_flags(const CLI::App& app, ModelFlags& f);
+// The range checks of the shape flags that were given (bounds only: random_config checks how
+// they combine).
+void check_model_shape_flags(const CLI::App& app, const ModelFlags& f);
+// The first knob flag (--n-layer ... --bias) on the command line, or "".
+std::string first_knob_flag(const CLI::App& app);
 
 struct InitialModel {
     GPTConfig config;

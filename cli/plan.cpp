@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/model_flags.h"
 #include "cli/on_off.h"
 #include "cli/verbs.h"
 #include "core/error.h"
@@ -133,8 +134,8 @@ int run_plan(int argc, char** argv) {
     CLI::App app{"Size a training run: budget -> model, tokens, memory, time, cost; or check a run's predictions",
                  "sixnd plan"};
     plan::PlanInputs in;
-    std::string device, model, check, recompute = "none", attention = "flash", dtype = "bf16", master = "on";
-    int n_layer = 0, n_head = 0, n_embd = 0, vocab = 0, max_seq_len = 0;
+    std::string device, check, recompute = "none", attention = "flash", dtype = "bf16", master = "on", optimizer = "adamw";
+    ModelFlags mf;
     double peak_tflops = 0;
     bool as_json = false;
     app.add_option("--check", check, "a finished run's log (JSON Lines): predicted beside measured");
@@ -146,14 +147,9 @@ int run_plan(int argc, char** argv) {
     app.add_option("--device", device, "h100, h200, a100, a100-40gb, b200 or cpu (this machine, measured)");
     app.add_option("--peak-tflops", peak_tflops, "override the device's peak TFLOP/s");
     app.add_option("--params", in.params, "parameter count N (instead of a model shape)");
-    app.add_option("--model", model,
-                   "preset: tiny, d6, d12, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1558m, llama-tiny, llama-d6, "
-                   "llama-d12, speedrun-tiny, speedrun-d6, speedrun-d12");
-    app.add_option("--n-layer", n_layer, "model shape: layers (with --n-head, --n-embd)");
-    app.add_option("--n-head", n_head, "model shape: heads");
-    app.add_option("--n-embd", n_embd, "model shape: channels");
-    app.add_option("--vocab-size", vocab, "vocabulary (default: the preset's, else 50257)");
-    app.add_option("--max-seq-len", max_seq_len, "context length (default: the preset's, else 1024)");
+    // The model flags of `sixnd train`; without --model, --n-layer, --n-head and --n-embd over
+    // GPT-2's vocabulary, context and architecture (gpt2-124m's).
+    add_model_shape_flags(app, mf);
     app.add_option("--tokens", in.tokens, "training tokens D");
     app.add_option("--tokens-per-param", in.tokens_per_param, "D / N (Chinchilla: 20)");
     app.add_option("--batch", in.batch, "micro-batch B per rank (for activations)");
@@ -165,6 +161,8 @@ int run_plan(int argc, char** argv) {
     app.add_option("--attention", attention, "naive or flash")->capture_default_str();
     app.add_option("--dtype", dtype, "bf16 or fp32")->capture_default_str();
     app.add_option("--master-weights", master, "on or off")->capture_default_str();
+    app.add_option("--optimizer", optimizer, "adamw or muon (its gather and Newton-Schulz buffers, its FP32 all-gather)")
+        ->capture_default_str();
     app.add_option("--pipeline-stages", in.pipeline_stages, "pipeline stages P")->capture_default_str();
     app.add_option("--micro-batches", in.micro_batches, "pipeline micro-batches M");
     app.add_option("--price-per-device-hour", in.price_per_device_hour, "dollars per device-hour");
@@ -186,14 +184,14 @@ int run_plan(int argc, char** argv) {
     in.recompute = plan::parse_recompute(recompute);
     if (attention != "flash" && attention != "naive") throw Error("--attention", "expected naive or flash, got '" + attention + "'");
     in.flash = attention == "flash";
+    in.muon = parse_optimizer(optimizer) == OptimizerKind::muon;
+    check_model_shape_flags(app, mf);
     // Every numeric flag's lower bound (0 where 0 stands for "not given"), before any arithmetic.
     const struct {
         const char* flag;
         double value, min;
     } bounds[] = {{"--flops", in.flops, 0}, {"--devices", in.devices, 0}, {"--days", in.days, 0}, {"--mfu", in.mfu, 0},
-                  {"--peak-tflops", peak_tflops, 0}, {"--params", in.params, 0}, {"--n-layer", double(n_layer), 0},
-                  {"--n-head", double(n_head), 0}, {"--n-embd", double(n_embd), 0}, {"--vocab-size", double(vocab), 0},
-                  {"--max-seq-len", double(max_seq_len), 0}, {"--tokens", in.tokens, 0},
+                  {"--peak-tflops", peak_tflops, 0}, {"--params", in.params, 0}, {"--tokens", in.tokens, 0},
                   {"--tokens-per-param", in.tokens_per_param, 0}, {"--batch", double(in.batch), 0},
                   {"--seq-len", double(in.seq_len), 0}, {"--grad-accum", double(in.grad_accum), 1},
                   {"--ranks", double(in.ranks), 0}, {"--pipeline-stages", double(in.pipeline_stages), 1},
@@ -212,30 +210,24 @@ int run_plan(int argc, char** argv) {
         in.weight_copy_panel = cpu::kPanelWidth;
     else if (peak_tflops > 0) throw Error("--peak-tflops", "needs --device");
 
-    const bool shape = n_layer > 0 || n_head > 0 || n_embd > 0;
-    if (shape && !model.empty()) throw Error("--model", "give a preset or a shape (--n-layer/--n-head/--n-embd), not both");
+    const bool preset = app.count("--model") > 0;
+    const std::string knob = first_knob_flag(app);
     const int ranks = in.ranks > 0 ? in.ranks : (in.devices > 0 ? static_cast<int>(in.devices) : 1);
-    if (!model.empty() || shape) {
-        GPTConfig cfg;
-        if (!model.empty()) {
-            cfg = preset_config(model, vocab, max_seq_len);
-        } else {
-            if (n_layer <= 0 || n_head <= 0 || n_embd <= 0)
-                throw Error("--n-layer/--n-head/--n-embd", "a model shape needs all three");
-            cfg.n_layer = n_layer;
-            cfg.n_head = n_head;
-            cfg.n_embd = n_embd;
-            cfg.vocab_size = vocab > 0 ? vocab : 50257;
-            cfg.padded_vocab_size = pad_vocab(cfg.vocab_size);
-            cfg.max_seq_len = max_seq_len > 0 ? max_seq_len : 1024;
-            cfg.validate("model shape");
+    if (preset || !knob.empty()) {
+        if (!preset) {
+            if (app.count("--n-layer") == 0 || app.count("--n-head") == 0 || app.count("--n-embd") == 0)
+                throw Error(knob, "without --model, a model shape needs all of --n-layer, --n-head and --n-embd");
+            mf.model = "gpt2-124m";
         }
+        const GPTConfig cfg = random_config(mf);
         if (in.seq_len > cfg.max_seq_len)
             throw Error("--seq-len", std::to_string(in.seq_len) + " exceeds the model's context " + std::to_string(cfg.max_seq_len));
-        in.model = model_info(cfg, model.empty() ? cfg.describe() : model, 64 * static_cast<size_t>(ranks));
-    } else if (vocab > 0 || max_seq_len > 0) {
+        in.model = model_info(cfg, preset && knob.empty() ? mf.model : cfg.describe(), 64 * static_cast<size_t>(ranks));
+    } else if (app.count("--vocab-size") > 0 || app.count("--max-seq-len") > 0) {
         throw Error("--vocab-size/--max-seq-len", "need a model (--model or --n-layer/--n-head/--n-embd)");
     }
+    if (in.muon && !in.model)
+        throw Error("--optimizer", "muon needs a model (--model or --n-layer/--n-head/--n-embd): its buffers follow the matrices");
     const plan::Report r = plan::make_plan(in);
     std::printf("%s", as_json ? (r.to_json().dump(2) + "\n").c_str() : r.to_table().c_str());
     return 0;

@@ -177,7 +177,20 @@ Report make_plan(const PlanInputs& in) {
     rep.add("memory", "adam_m", s.adam_m / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
     rep.add("memory", "adam_v", s.adam_v / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
     rep.add("memory", "model_states", s.total() / P, Unit::bytes, "ZeRO: 16, 4+12/n, 2+14/n, 16/n bytes/param (bf16)");
+    rep.text("memory", "optimizer", in.muon ? "muon" : "adamw", "master, m and v for every parameter either way (Muon's momentum is m)");
     double total = s.total() / P + s.workspace;
+    // Muon's buffers and gather, at the rank whose slices touch the widest matrix: every matrix
+    // overlaps some rank's slice, so that rank's Newton-Schulz buffer is the whole units' largest.
+    auto muon_at = [&](int stage) {
+        return in.muon ? muon_cost(layout, stage, ranks, static_cast<double>(muon_ns_floats(in.model->muon_units, 0, 1, 0)))
+                       : MuonCost{};
+    };
+    const MuonCost muon = muon_at(in.zero_stage);
+    if (in.muon) {
+        rep.add("memory", "muon_workspace", muon.workspace / P, Unit::bytes,
+                "one FP32 block unit + the largest Newton-Schulz buffer (2 s^2 + s l floats)" + per);
+        total += muon.workspace / P;
+    }
     if (in.model && in.batch > 0) {
         const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;
         const ActivationShape sh = in.model->activation_shape(in.flash);
@@ -206,14 +219,19 @@ Report make_plan(const PlanInputs& in) {
 
     // Communication.
     if (ranks > 1) {
-        const CommBytes c = comm_bytes_per_step(layout, in.zero_stage, ranks, in.dtype_bytes, std::max(1, in.grad_accum));
-        rep.add("comm", "bytes_per_rank_per_step", c.total(), Unit::bytes, "ring: all-reduce 2(n-1)/n, RS/AG (n-1)/n of psi e");
+        auto comm_at = [&](int stage) {
+            CommBytes c = comm_bytes_per_step(layout, stage, ranks, in.dtype_bytes, std::max(1, in.grad_accum));
+            c.all_gather += muon_at(stage).all_gather;
+            return c;
+        };
+        const CommBytes c = comm_at(in.zero_stage);
+        rep.add("comm", "bytes_per_rank_per_step", c.total(), Unit::bytes,
+                in.muon ? "ring: all-reduce 2(n-1)/n, RS/AG (n-1)/n of psi e; Muon's FP32 block units (n-1)/n x 4 bytes"
+                        : "ring: all-reduce 2(n-1)/n, RS/AG (n-1)/n of psi e");
         rep.add("comm", "all_reduce", c.all_reduce, Unit::bytes, "");
         rep.add("comm", "reduce_scatter", c.reduce_scatter, Unit::bytes, "");
         rep.add("comm", "all_gather", c.all_gather, Unit::bytes, "");
-        for (int st = 0; st <= 3; st++)
-            rep.add("comm", "zero" + std::to_string(st),
-                    comm_bytes_per_step(layout, st, ranks, in.dtype_bytes, std::max(1, in.grad_accum)).total(), Unit::bytes, "");
+        for (int st = 0; st <= 3; st++) rep.add("comm", "zero" + std::to_string(st), comm_at(st).total(), Unit::bytes, "");
     }
     if (in.batch > 0 && in.model) {
         const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;

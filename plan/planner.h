@@ -64,6 +64,7 @@ struct PlanInputs {
     bool flash = true;
     int dtype_bytes = 2;
     bool master_weights = true;
+    bool muon = false;                      // --optimizer muon (needs a model)
     int weight_copy_panel = 0;              // this CPU's packed-GEMM panel width when bf16 keeps weight copies, else 0
     int pipeline_stages = 1, micro_batches = 0;
     double price_per_device_hour = 0;
