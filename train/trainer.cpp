@@ -417,6 +417,9 @@ void Run::load_initial_state(const std::vector<float>& params) {
 void Run::restore_checkpoint(const CheckpointReader& ck, bool run_state) {
     const ParamLayout& layout = model_.layout();
     engine_.load_params(restore_params(ck, layout).data());
+    // A rollback replaces the optimizer: its states are freed before the new ones are made, or
+    // the run's peak memory would hold both sets for a moment.
+    opt_.reset();
     opt_ = make_optimizer(ops_, layout, engine_.shard(), o_.optimizer, param_at_, comm_, o_.schedule.lr);
     restore_optimizer(*opt_, mem_, ck, layout);
     const CheckpointMeta& m = ck.meta();
