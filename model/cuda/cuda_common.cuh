@@ -44,23 +44,32 @@ template <typename T> __device__ __forceinline__ void store128(T* p, const Packe
     *reinterpret_cast<Packed128<T>*>(p) = x;
 }
 
-// P consecutive elements to/from FP32: one 16-byte access when P is the packet size.
+// P consecutive elements to/from FP32: 16-byte accesses when P is a multiple of the packet size
+// (p then 16-byte aligned), else one element at a time.
 template <int P, typename T> __device__ __forceinline__ void load_f32(float (&f)[P], const T* p) {
-    if constexpr (P == Packed128<T>::size) {
-        Packed128<T> v = load128(p);
+    constexpr int S = Packed128<T>::size;
+    if constexpr (P % S == 0) {
 #pragma unroll
-        for (int k = 0; k < P; k++) f[k] = to_float(v[k]);
+        for (int j = 0; j < P; j += S) {
+            Packed128<T> v = load128(p + j);
+#pragma unroll
+            for (int k = 0; k < S; k++) f[j + k] = to_float(v[k]);
+        }
     } else {
 #pragma unroll
         for (int k = 0; k < P; k++) f[k] = to_float(p[k]);
     }
 }
 template <int P, typename T> __device__ __forceinline__ void store_f32(T* p, const float (&f)[P]) {
-    if constexpr (P == Packed128<T>::size) {
-        Packed128<T> v;
+    constexpr int S = Packed128<T>::size;
+    if constexpr (P % S == 0) {
 #pragma unroll
-        for (int k = 0; k < P; k++) v[k] = from_float<T>(f[k]);
-        store128(p, v);
+        for (int j = 0; j < P; j += S) {
+            Packed128<T> v;
+#pragma unroll
+            for (int k = 0; k < S; k++) v[k] = from_float<T>(f[j + k]);
+            store128(p + j, v);
+        }
     } else {
 #pragma unroll
         for (int k = 0; k < P; k++) p[k] = from_float<T>(f[k]);
