@@ -31,16 +31,22 @@ std::string fmt(const nlohmann::json& v, const char* f) {
     return buf;
 }
 
-// A short human table on stderr; the files hold everything.
+// A short human table on stderr, each knob's cost beside its loss (peak memory in MB, MFU); the
+// files hold everything.
 void print_table(const nlohmann::json& r) {
-    std::fprintf(stderr, "%-28s %-19s %-19s %-10s %-9s %-8s %s\n", "variant", "val loss", "val bpb", "tok/s", "diff", "p", "loss_equal");
+    const char* row = "%-28s %-19s %-19s %-10s %-9s %-7s %-9s %-8s %s\n";
+    std::fprintf(stderr, row, "variant", "val loss", "val bpb", "tok/s", "peak MB", "MFU", "diff", "p", "loss_equal");
     for (const auto& v : r.at("variants")) {
         const auto& m = v.at("metrics");
         auto pm = [&](const char* key, const char* f) {
             return fmt(m.at(key).at("mean"), f) + " +- " + fmt(m.at(key).at("std"), f);
         };
-        std::fprintf(stderr, "%-28s %-19s %-19s %-10s %-9s %-8s %s\n", v.at("name").get<std::string>().c_str(),
-                     pm("val_loss", "%.4f").c_str(), pm("val_bpb", "%.4f").c_str(), fmt(m.at("tokens_per_s").at("mean"), "%.0f").c_str(),
+        const nlohmann::json peak = m.at("peak_memory").contains("peak") ? m.at("peak_memory").at("peak").at("mean") : nlohmann::json();
+        const nlohmann::json mfu = m.at("mfu").at("mean");
+        std::fprintf(stderr, row, v.at("name").get<std::string>().c_str(), pm("val_loss", "%.4f").c_str(),
+                     pm("val_bpb", "%.4f").c_str(), fmt(m.at("tokens_per_s").at("mean"), "%.0f").c_str(),
+                     fmt(peak.is_number() ? nlohmann::json(peak.get<double>() / 1e6) : peak, "%.1f").c_str(),
+                     fmt(mfu.is_number() ? nlohmann::json(mfu.get<double>() * 100) : mfu, "%.1f%%").c_str(),
                      fmt(v.value("val_loss_diff", nlohmann::json()), "%+.4f").c_str(), fmt(v.value("p_value", nlohmann::json()), "%.3g").c_str(),
                      v.contains("loss_equal") ? (v["loss_equal"].get<bool>() ? "true" : "false") : "-");
     }

@@ -1,5 +1,6 @@
 #include "core/memory.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +49,15 @@ void MemoryLedger::reset_peaks() {
     std::lock_guard<std::mutex> lock(mu_);
     peak_ = cur_;
     peak_total_ = cur_total_;
+}
+MemoryLedger::Peaks MemoryLedger::peaks() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {peak_, peak_total_};
+}
+void MemoryLedger::restore_peaks(const Peaks& p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i = 0; i < kMemCategories; i++) peak_[i] = std::max(p.by_category[i], cur_[i]);
+    peak_total_ = std::max(p.total, cur_total_);
 }
 
 void* MemoryBackend::allocate(size_t bytes, MemCategory c) {

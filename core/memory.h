@@ -27,6 +27,14 @@ public:
     size_t current_total() const;
     size_t peak_total() const;  // peak of the sum, not the sum of peaks
     void reset_peaks();
+    // The peaks as they stand, and back to them later (no lower than what is held then): for
+    // memory that is not the run's, such as a start-up measurement's buffers.
+    struct Peaks {
+        std::array<size_t, kMemCategories> by_category{};
+        size_t total = 0;
+    };
+    Peaks peaks() const;
+    void restore_peaks(const Peaks& p);
 
 private:
     mutable std::mutex mu_;

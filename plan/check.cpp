@@ -175,7 +175,6 @@ CheckResult check_run(const std::string& path, const LogRecord& header, const st
                                    "grad_accum_steps = " + count(micro_tokens));
     const std::string device = h.text("device");
     const double peak = h.number("peak_flops");
-    const std::string peak_source = h.text("peak_source");
     const int eval_every = cfg.integer_or("eval_every", 0, 0);
     const LogFields last(path, steps.back());
     // Every rank's memory record (rank 0's alone in a one-process run), one per rank.
@@ -278,8 +277,6 @@ CheckResult check_run(const std::string& path, const LogRecord& header, const st
     } else {
         out.rows.push_back({"comm.bytes_per_rank_per_step", c.total(), last.number("comm_bytes"), Unit::bytes, "one process: none"});
     }
-    if (peak_source.find("measured") != std::string::npos)
-        out.notes.push_back("the peak was measured at start-up; its matmul buffers may set the ledger's peak before activations exist");
     if (stage == 3 && eval_every > 0)
         out.notes.push_back("stage 3 with evaluation: an evaluation leaves units in the gather slots, so the next step gathers less");
     return out;

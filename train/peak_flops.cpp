@@ -16,26 +16,31 @@ constexpr int kCeilN = 512, kCeilC = 1024, kCeilOC = 1024;
 
 // Best of ten timed runs of one large square-ish matmul in the model's dtype: the best, since
 // another process on the cores only ever slows a run down, and ten, since one that shares them
-// (a test beside it) leaves only some runs undisturbed.
+// (a test beside it) leaves only some runs undisturbed. Its buffers are not the run's memory:
+// the ledger's peaks are put back as they were (a small model's would otherwise be these).
 double measure_matmul_ceiling(Backend& be) {
     Ops& ops = *be.ops;
     MemoryBackend& mem = *be.memory;
+    const MemoryLedger::Peaks before = mem.ledger().peaks();
     const int N = kCeilN, C = kCeilC, OC = kCeilOC;
     const DType dt = ops.dtype();
-    DeviceBuffer a(&mem, size_t(N) * C * dtype_size(dt), MemCategory::workspace);
-    DeviceBuffer w(&mem, size_t(OC) * C * dtype_size(dt), MemCategory::workspace);
-    DeviceBuffer o(&mem, size_t(N) * OC * dtype_size(dt), MemCategory::workspace);
-    std::vector<float> ones(size_t(OC) * C, 0.01f);
-    upload_f32(mem, a.get(), dt, ones.data(), size_t(N) * C);
-    upload_f32(mem, w.get(), dt, ones.data(), size_t(OC) * C);
     double best = 0;
-    for (int rep = 0; rep < 11; rep++) {
-        auto t0 = std::chrono::steady_clock::now();
-        ops.matmul_forward(o.get(), nullptr, a.get(), w.get(), nullptr, N, C, OC);
-        mem.sync();
-        double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (rep > 0 && s > 0) best = std::max(best, 2.0 * N * C * OC / s);
+    {
+        DeviceBuffer a(&mem, size_t(N) * C * dtype_size(dt), MemCategory::workspace);
+        DeviceBuffer w(&mem, size_t(OC) * C * dtype_size(dt), MemCategory::workspace);
+        DeviceBuffer o(&mem, size_t(N) * OC * dtype_size(dt), MemCategory::workspace);
+        std::vector<float> ones(size_t(OC) * C, 0.01f);
+        upload_f32(mem, a.get(), dt, ones.data(), size_t(N) * C);
+        upload_f32(mem, w.get(), dt, ones.data(), size_t(OC) * C);
+        for (int rep = 0; rep < 11; rep++) {
+            auto t0 = std::chrono::steady_clock::now();
+            ops.matmul_forward(o.get(), nullptr, a.get(), w.get(), nullptr, N, C, OC);
+            mem.sync();
+            double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (rep > 0 && s > 0) best = std::max(best, 2.0 * N * C * OC / s);
+        }
     }
+    mem.ledger().restore_peaks(before);
     return best;
 }
 

@@ -21,6 +21,24 @@ TEST(MemoryLedger, TracksCurrentAndPeakPerCategory) {
     EXPECT_EQ(mem.ledger().current_total(), 0u);
 }
 
+// A start-up measurement's buffers come and go without leaving the peaks they would have set;
+// what is held when the peaks are restored still counts.
+TEST(MemoryLedger, RestoredPeaksForgetMemoryInBetween) {
+    HostMemory mem;
+    void* a = mem.allocate(1000, MemCategory::params);
+    const MemoryLedger::Peaks before = mem.ledger().peaks();
+    void* w = mem.allocate(5000, MemCategory::workspace);
+    mem.release(w);
+    void* b = mem.allocate(300, MemCategory::activations);
+    mem.ledger().restore_peaks(before);
+    EXPECT_EQ(mem.ledger().peak(MemCategory::workspace), 0u);
+    EXPECT_EQ(mem.ledger().peak(MemCategory::params), 1000u);
+    EXPECT_EQ(mem.ledger().peak(MemCategory::activations), 300u);
+    EXPECT_EQ(mem.ledger().peak_total(), 1300u);
+    mem.release(a);
+    mem.release(b);
+}
+
 TEST(MemoryLedger, DeviceBufferReleasesOnDestruction) {
     HostMemory mem;
     {
