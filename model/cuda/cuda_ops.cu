@@ -53,7 +53,7 @@ public:
     void matmul_forward(void* out, void* pre_gelu, const void* inp, const void* weight, const void* bias, int N,
                         int C, int OC) override {
         cuda::GemmArgs g = linear(N, C, OC, inp, weight);
-        g.bias = bias;
+        g.bias = aligned_bias(bias, OC);
         if (pre_gelu) {
             g.C = out;
             g.gelu_aux = pre_gelu;
@@ -221,6 +221,16 @@ private:
     bool use_flash(AttentionKind kind, const void* qkv, const void* out, int C, int NH, int NKV) const {
         return kind == AttentionKind::flash && std::is_same<T, bf16>::value &&
                cuda::flash_attention_supported(qkv, C, NH, NKV) && cuda::aligned16(out);
+    }
+
+    // cuBLASLt's bias epilogue may assume a 16-byte aligned bias (its alignment preferences cover
+    // A to D, not the bias), and a bias inside the flat parameter buffer sits at a multiple of C
+    // elements, so not always 16 bytes in: such a bias is copied to the scratch first.
+    const void* aligned_bias(const void* bias, int OC) {
+        if (!bias || cuda::aligned16(bias)) return bias;
+        void* copy = scratch_.get(sizeof(T) * OC);
+        SIXND_CUDA(cudaMemcpyAsync(copy, bias, sizeof(T) * OC, cudaMemcpyDeviceToDevice, stream_));
+        return copy;
     }
 
     static cuda::GemmArgs gemm_args(int M, int N, int K, bool ta, bool tb, const void* A, const void* B, void* C) {

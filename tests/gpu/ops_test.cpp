@@ -134,6 +134,20 @@ TEST_P(CudaOpsTest, Matmul) {
         s->dev().matmul_forward(out.d(), pre.d(), inp.d(), w.d(), bias.d(), N, C, OC);
         EXPECT_TRUE(s->close(out, tol(), "gelu out"));
         EXPECT_TRUE(s->close(pre, tol(), "pre_gelu"));
+        // A bias one element into its buffer (2 or 4 bytes off 16-byte alignment), plain and
+        // under the GELU epilogue.
+        auto shifted_v = rnd(OC + 1);
+        Tensor shifted = s->x(shifted_v);
+        s->poison(out);
+        s->ref().matmul_forward(out.r(), nullptr, inp.r(), w.r(), s->r_at(shifted, 1), N, C, OC);
+        s->dev().matmul_forward(out.d(), nullptr, inp.d(), w.d(), s->d_at(shifted, 1), N, C, OC);
+        EXPECT_TRUE(s->close(out, tol(), "out (bias off 16-byte alignment)"));
+        s->poison(out);
+        s->poison(pre);
+        s->ref().matmul_forward(out.r(), pre.r(), inp.r(), w.r(), s->r_at(shifted, 1), N, C, OC);
+        s->dev().matmul_forward(out.d(), pre.d(), inp.d(), w.d(), s->d_at(shifted, 1), N, C, OC);
+        EXPECT_TRUE(s->close(out, tol(), "gelu out (bias off 16-byte alignment)"));
+        EXPECT_TRUE(s->close(pre, tol(), "pre_gelu (bias off 16-byte alignment)"));
         s->poison(dinp);
         s->ref().matmul_backward(dinp.r(), dw.r(), db.r(), dout.r(), inp.r(), w.r(), N, C, OC);
         s->dev().matmul_backward(dinp.d(), dw.d(), db.d(), dout.d(), inp.d(), w.d(), N, C, OC);
