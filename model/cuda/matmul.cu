@@ -4,8 +4,9 @@
 // first operand and A its second, m = N and n = M. Bias and GELU(+aux) are epilogues; the
 // workspace is 32 MiB (what cuBLASLt asks for on Hopper); the heuristic runs once per
 // distinct shape, types, epilogue and pointer alignment, and its algorithm is cached. The bias
-// and aux pointers (and the aux leading dimension) are set before the heuristic runs, since it
-// reads them for alignment. A GELU-epilogue GEMM that fails at any step returns false and the
+// and aux pointers (and the aux leading dimension) are set before the heuristic runs; the
+// alignment preferences cover A to D only, so callers hand in a 16-byte aligned bias
+// (CudaOps::aligned_bias). A GELU-epilogue GEMM that fails at any step returns false and the
 // caller takes the unfused path (gemm_fallback.h); any other GEMM's failure is an error.
 #include <cstdio>
 #include <string>
@@ -67,8 +68,7 @@ void set_layout_batch(StatusTrail& ok, cublasLtMatrixLayout_t l, int batch, long
     ok(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof(stride)));
 }
 
-// The bias and aux pointers of this call. Set before the heuristic too: it reads their values
-// for alignment.
+// The bias and aux pointers of this call, set before the heuristic too.
 void set_pointers(StatusTrail& ok, cublasLtMatmulDesc_t desc, const GemmArgs& g) {
     if (g.bias) ok(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof(g.bias)));
     if (g.gelu_aux)
