@@ -278,7 +278,7 @@ CheckResult check_run(const std::string& path, const LogRecord& header, const st
         out.rows.push_back({"comm.bytes_per_rank_per_step", c.total(), last.number("comm_bytes"), Unit::bytes, "one process: none"});
     }
     if (stage == 3 && eval_every > 0)
-        out.notes.push_back("stage 3 with evaluation: an evaluation leaves units in the gather slots, so the next step gathers less");
+        out.notes.push_back("stage 3 with evaluation: an evaluation's gathers are in its eval event's comm_bytes, and it leaves units in the gather slots, so the next step gathers less");
     return out;
 }
 

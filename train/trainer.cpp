@@ -1165,16 +1165,20 @@ TrainResult Run::go() {
             rec["memory_ranks"] = gathered_memory();
             rec["comm_ranks"] = gathered_comm(sent_by_collective);
         }
+        // An evaluation's bytes (ZeRO-3's gathers of every unit) are its event's, not the step's.
         if (task_tok_ && o_.eval_every > 0 && (done % o_.eval_every == 0 || done == last_step_)) {
+            const size_t eval_sent0 = comm_.bytes_sent_total();
             const HellaSwagScore hs = score_hellaswag(model_, *task_tok_, task_items_);
             rec["task_acc"] = hs.acc();
             rec["task_acc_norm"] = hs.acc_norm();
-            log_->event("eval_task", done, {{"task", "hellaswag"}, {"items", hs.items}, {"acc", hs.acc()}, {"acc_norm", hs.acc_norm()}});
+            log_->event("eval_task", done, {{"task", "hellaswag"}, {"items", hs.items}, {"acc", hs.acc()}, {"acc_norm", hs.acc_norm()},
+                                            {"comm_bytes", comm_.bytes_sent_total() - eval_sent0}});
         }
         if (val_ && o_.eval_every > 0 && (done % o_.eval_every == 0 || done == last_step_)) {
+            const size_t eval_sent0 = comm_.bytes_sent_total();
             result.last_val_loss = evaluate();
             rec["val_loss"] = result.last_val_loss;
-            json ev{{"val_loss", result.last_val_loss}};
+            json ev{{"val_loss", result.last_val_loss}, {"comm_bytes", comm_.bytes_sent_total() - eval_sent0}};
             if (evaluated_bpb_ >= 0) rec["val_bpb"] = ev["val_bpb"] = result.last_val_bpb = evaluated_bpb_;
             log_->event("eval", done, ev);
         }
