@@ -8,6 +8,7 @@
 // alignment preferences cover A to D only, so callers hand in a 16-byte aligned bias
 // (CudaOps::aligned_bias). A GELU-epilogue GEMM that fails at any step returns false and the
 // caller takes the unfused path (gemm_fallback.h); any other GEMM's failure is an error.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -19,11 +20,19 @@ namespace sixnd::cuda {
 namespace {
 constexpr size_t kWorkspaceBytes = 32u << 20;
 
-int alignment(const void* p) {
-    uintptr_t a = reinterpret_cast<uintptr_t>(p);
+int alignment(uintptr_t a) {
     int al = 256;
     while (al > 1 && (a % al) != 0) al /= 2;
     return al;
+}
+
+// The alignment promised for an operand: its pointer's, and in a batch also its stride's, since
+// every later matrix starts that many bytes on (attention's scores, T x T, need not keep 16).
+int operand_alignment(const void* p, int batch, long long stride, cudaDataType_t t) {
+    const int al = alignment(reinterpret_cast<uintptr_t>(p));
+    if (batch <= 1) return al;
+    const uintptr_t stride_bytes = static_cast<uintptr_t>(stride) * (t == CUDA_R_32F ? 4 : 2);
+    return std::min(al, alignment(stride_bytes));
 }
 }  // namespace
 
@@ -147,8 +156,11 @@ void Matmul::build_plan(Plan& plan, const GemmArgs& g, int al_a, int al_b, int a
 
 bool Matmul::gemm(const GemmArgs& g) {
     const bool gelu = g.gelu_aux != nullptr;
-    const int al_a = alignment(g.A), al_b = alignment(g.B), al_c = alignment(g.C);
-    const int al_bias = g.bias ? alignment(g.bias) : 0, al_aux = gelu ? alignment(g.gelu_aux) : 0;
+    const int al_a = operand_alignment(g.A, g.batch, g.stride_a, g.ab_type);
+    const int al_b = operand_alignment(g.B, g.batch, g.stride_b, g.ab_type);
+    const int al_c = operand_alignment(g.C, g.batch, g.stride_c, g.c_type);
+    const int al_bias = g.bias ? alignment(reinterpret_cast<uintptr_t>(g.bias)) : 0;
+    const int al_aux = gelu ? alignment(reinterpret_cast<uintptr_t>(g.gelu_aux)) : 0;
     char key[512];
     std::snprintf(key, sizeof key, "%d,%d,%d,%d%d,%d,%lld,%d,%lld,%d,%lld,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d", g.M, g.N, g.K,
                   g.trans_a, g.trans_b, g.lda, g.stride_a, g.ldb, g.stride_b, g.ldc, g.stride_c, g.batch,
