@@ -20,12 +20,14 @@ MPIRUN = shutil.which("mpirun")
 def run(tmp, stage, eval_every):
     name = f"zero{stage}_eval{eval_every}"
     log = os.path.join(tmp, name + ".jsonl")
-    cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", SIXND, "train", "--init", "random",
+    cmd = [MPIRUN, "-np", "2", SIXND, "train", "--init", "random",
            "--model", "tiny", "--vocab-size", "101", "--train-data", os.path.join(tmp, "t.bin"),
            "--val-data", os.path.join(tmp, "v.bin"), "--device", "cpu", "--dtype", "fp32", "--batch", "2",
            "--seq-len", "16", "--steps", "4", "--eval-every", str(eval_every), "--eval-batches", "2",
            "--zero", str(stage), "--peak-tflops", "1", "--out", os.path.join(tmp, name), "--log", log]
-    subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=sixnd_files.MPI_ENV)
+    if r.returncode != 0:
+        raise RuntimeError(f"{name}: exit {r.returncode}: {r.stderr[-2000:]}")
     recs = [json.loads(x) for x in open(log)]
     return ([r for r in recs if r.get("type") == "event" and r.get("event") == "eval"],
             [r for r in recs if r.get("type") == "step"])
