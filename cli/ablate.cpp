@@ -24,10 +24,11 @@ std::string self_exe() {
     return std::string(buf, static_cast<size_t>(n));
 }
 
-std::string fmt(const nlohmann::json& v, const char* f) {
+// A number as f prints it, scaled (bytes to MB, a fraction to %); "-" for none.
+std::string fmt(const nlohmann::json& v, const char* f, double scale = 1) {
     if (!v.is_number()) return "-";
     char buf[48];
-    std::snprintf(buf, sizeof buf, f, v.get<double>());
+    std::snprintf(buf, sizeof buf, f, v.get<double>() * scale);
     return buf;
 }
 
@@ -41,12 +42,10 @@ void print_table(const nlohmann::json& r) {
         auto pm = [&](const char* key, const char* f) {
             return fmt(m.at(key).at("mean"), f) + " +- " + fmt(m.at(key).at("std"), f);
         };
-        const nlohmann::json peak = m.at("peak_memory").contains("peak") ? m.at("peak_memory").at("peak").at("mean") : nlohmann::json();
-        const nlohmann::json mfu = m.at("mfu").at("mean");
         std::fprintf(stderr, row, v.at("name").get<std::string>().c_str(), pm("val_loss", "%.4f").c_str(),
                      pm("val_bpb", "%.4f").c_str(), fmt(m.at("tokens_per_s").at("mean"), "%.0f").c_str(),
-                     fmt(peak.is_number() ? nlohmann::json(peak.get<double>() / 1e6) : peak, "%.1f").c_str(),
-                     fmt(mfu.is_number() ? nlohmann::json(mfu.get<double>() * 100) : mfu, "%.1f%%").c_str(),
+                     fmt(m.at("peak_memory").value("peak", nlohmann::json::object()).value("mean", nlohmann::json()), "%.1f", 1e-6).c_str(),
+                     fmt(m.at("mfu").at("mean"), "%.1f%%", 100).c_str(),
                      fmt(v.value("val_loss_diff", nlohmann::json()), "%+.4f").c_str(), fmt(v.value("p_value", nlohmann::json()), "%.3g").c_str(),
                      v.contains("loss_equal") ? (v["loss_equal"].get<bool>() ? "true" : "false") : "-");
     }

@@ -181,10 +181,8 @@ Report make_plan(const PlanInputs& in) {
     double total = s.total() / P + s.workspace;
     // Muon's buffers and gather, at the rank whose slices touch the widest matrix: every matrix
     // overlaps some rank's slice, so that rank's Newton-Schulz buffer is the whole units' largest.
-    auto muon_at = [&](int stage) {
-        return in.muon ? muon_cost(layout, stage, ranks, static_cast<double>(muon_ns_floats(in.model->muon_units, 0, 1, 0)))
-                       : MuonCost{};
-    };
+    const double ns_floats = in.muon ? static_cast<double>(muon_ns_floats(in.model->muon_units, 0, 1, 0)) : 0;
+    auto muon_at = [&](int stage) { return in.muon ? muon_cost(layout, stage, ranks, ns_floats) : MuonCost{}; };
     const MuonCost muon = muon_at(in.zero_stage);
     if (in.muon) {
         rep.add("memory", "muon_workspace", muon.workspace / P, Unit::bytes,
