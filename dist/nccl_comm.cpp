@@ -3,15 +3,19 @@
 // over MPI (rank 0 makes the NCCL id and broadcasts it). Collectives run on a stream of their
 // own; the compute work they depend on is finished first (device synchronisation), and
 // all_gather_async returns while the gather is still in flight, so ZeRO-3 can prefetch the
-// next unit during the current one's compute.
+// next unit during the current one's compute. Every wait polls NCCL's asynchronous error: a
+// fault NCCL reports only there (a network error, a peer's communicator aborted) would leave a
+// blocking CUDA wait waiting forever, with nothing printed.
 #include <cuda_runtime.h>
 #include <nccl.h>
 
 #include <unistd.h>
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "core/local_rank.h"
@@ -39,17 +43,38 @@ double device_key(int device) {
 
 ncclDataType_t nccl_type(DType t) { return t == DType::f32 ? ncclFloat : ncclBfloat16; }
 
+// Until query() (a CUDA stream or event query) says the work is done, or NCCL reports an
+// asynchronous error on comm, which becomes an Error naming `what` and NCCL's last message.
+template <typename Query>
+void wait_watching(ncclComm_t comm, Query query, const char* what) {
+    for (;;) {
+        const cudaError_t e = query();
+        if (e == cudaSuccess) return;
+        if (e != cudaErrorNotReady) cuda_check(e, what);
+        ncclResult_t async = ncclSuccess;
+        nccl_check(ncclCommGetAsyncError(comm, &async), what);
+        if (async != ncclSuccess && async != ncclInProgress)
+            throw Error(std::string("NCCL ") + what, std::string(ncclGetErrorString(async)) + ": " + ncclGetLastError(comm));
+        std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+}
+
 struct NcclRequest final : CommRequest {
+    ncclComm_t comm;
     cudaEvent_t done{};
-    explicit NcclRequest(cudaStream_t s) {
+    NcclRequest(ncclComm_t c, cudaStream_t s) : comm(c) {
         cuda_check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "event");
         cuda_check(cudaEventRecord(done, s), "event record");
     }
+    // Unwinding from an error, the gather may never finish (the communicator is aborted next):
+    // the event is released without waiting for it.
     ~NcclRequest() override {
-        cudaEventSynchronize(done);
+        if (std::uncaught_exceptions() == 0) cudaEventSynchronize(done);
         cudaEventDestroy(done);
     }
-    void wait() override { cuda_check(cudaEventSynchronize(done), "wait for all-gather"); }
+    void wait() override {
+        wait_watching(comm, [this] { return cudaEventQuery(done); }, "all-gather");
+    }
 };
 
 class NcclComm final : public Comm {
@@ -98,7 +123,7 @@ public:
         ready();
         nccl_check(ncclAllGather(in, out, n, nccl_type(t), comm_, stream_), "all-gather");
         count(Collective::all_gather, static_cast<double>(size() - 1) * n * dtype_size(t));
-        return std::make_unique<NcclRequest>(stream_);
+        return std::make_unique<NcclRequest>(comm_, stream_);
     }
     void broadcast(void* buf, size_t bytes, int root) override {
         ready();
@@ -112,8 +137,17 @@ public:
 
 private:
     // The inputs were written by kernels on other streams: finish them before communicating.
-    void ready() { cuda_check(cudaDeviceSynchronize(), "synchronize before a collective"); }
-    void finish() { cuda_check(cudaStreamSynchronize(stream_), "collective"); }
+    // The collectives still in flight and the compute (the legacy default stream) are awaited
+    // watching NCCL's errors; the device synchronisation after them then has nothing left to
+    // wait for but stragglers of other streams.
+    void ready() {
+        wait_watching(comm_, [this] { return cudaStreamQuery(stream_); }, "collective in flight");
+        wait_watching(comm_, [] { return cudaStreamQuery(cudaStreamLegacy); }, "synchronize before a collective");
+        cuda_check(cudaDeviceSynchronize(), "synchronize before a collective");
+    }
+    void finish() {
+        wait_watching(comm_, [this] { return cudaStreamQuery(stream_); }, "collective");
+    }
 
     std::unique_ptr<Comm> mpi_;
     ncclComm_t comm_{};

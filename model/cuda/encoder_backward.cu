@@ -1,8 +1,9 @@
 // encoder_backward: dwte[inp[b,t], :] += dout[b,t,:];  dwpe[t, :] += sum_b dout[b,t,:].
 // Deterministic without atomics: the N = B*T (token, position) pairs are radix-sorted by
 // token (stable, so positions stay ascending within a token); the first pair of each run of
-// equal tokens owns that wte row and sums its run's dout rows in position order, in FP32,
-// rounding into dwte once. dwpe: one thread per (t, c), summing over b in order.
+// equal tokens owns that wte row and adds its run's dout rows to it in position order, in FP32,
+// rounding into dwte once. dwpe: one thread per (t, c), adding over b in order. Both start from
+// the stored gradient, as the CPU twin does, so FP32 sums match it bit for bit.
 #include <cub/device/device_radix_sort.cuh>
 
 #include "model/cuda/kernels.cuh"
@@ -24,18 +25,18 @@ __global__ void encoder_backward_wte(T* dwte, const T* dout, const int32_t* tok_
     if (i > 0 && tok_sorted[i - 1] == tok) return;
     int c = blockIdx.y * blockDim.x + threadIdx.x;
     if (c >= C) return;
-    float acc = 0.0f;
-    for (int j = i; j < N && tok_sorted[j] == tok; j++) acc += to_float(dout[static_cast<size_t>(pos_sorted[j]) * C + c]);
     T* w = dwte + static_cast<size_t>(tok) * C + c;
-    *w = from_float<T>(to_float(*w) + acc);
+    float acc = to_float(*w);
+    for (int j = i; j < N && tok_sorted[j] == tok; j++) acc += to_float(dout[static_cast<size_t>(pos_sorted[j]) * C + c]);
+    *w = from_float<T>(acc);
 }
 
 template <typename T> __global__ void encoder_backward_wpe(T* dwpe, const T* dout, int B, int T_, int C) {
     int idx = blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= T_ * C) return;
-    float acc = 0.0f;
+    float acc = to_float(dwpe[idx]);
     for (int b = 0; b < B; b++) acc += to_float(dout[static_cast<size_t>(b) * T_ * C + idx]);
-    dwpe[idx] = from_float<T>(to_float(dwpe[idx]) + acc);
+    dwpe[idx] = from_float<T>(acc);
 }
 
 size_t align256(size_t x) { return (x + 255) / 256 * 256; }

@@ -14,6 +14,8 @@ namespace sixnd::cuda {
 void flash_attention_backward(bf16* dqkv, const bf16* dout, const bf16* qkv, const bf16* out, const float* lse,
                               int B, int T, int C, int NH, int NKV, bool deterministic, Scratch& scratch,
                               cudaStream_t s) {
+    SIXND_CHECK(flash_attention_supported(qkv, C, NH, NKV), "flash_attention_backward",
+                "needs head size 64 or 128, NH a multiple of NKV and a 16-byte aligned qkv (flash_attention_supported)");
     const size_t rows = static_cast<size_t>(B) * NH * T;
     const size_t dq_floats = deterministic ? 0 : rows * (C / NH);
     float* D = static_cast<float*>(scratch.get(sizeof(float) * (rows + dq_floats) + 16));

@@ -189,6 +189,8 @@ bool flash_attention_supported(const void* qkv, int C, int NH, int NKV) {
 
 void flash_attention_forward(bf16* out, float* lse, float* row_max, const bf16* qkv, int B, int T, int C, int NH,
                              int NKV, cudaStream_t s) {
+    SIXND_CHECK(flash_attention_supported(qkv, C, NH, NKV), "flash_attention_forward",
+                "needs head size 64 or 128, NH a multiple of NKV and a 16-byte aligned qkv (flash_attention_supported)");
     if (C / NH == 64) launch_forward<64, 64>(out, lse, row_max, qkv, B, T, C, NH, NKV, s);
     else launch_forward<128, 64>(out, lse, row_max, qkv, B, T, C, NH, NKV, s);
 }

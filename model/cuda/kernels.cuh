@@ -11,11 +11,17 @@
 namespace sixnd::cuda {
 
 // Device scratch that grows on demand and is reused by every op (they run in stream order).
+// Growing frees the old buffer first (cudaFree waits for the kernels that may still read it),
+// so the device never holds both: near the memory limit the new one still fits, and the
+// ledger's workspace peak is the largest scratch, not the sum of the last two.
 class Scratch {
 public:
     explicit Scratch(MemoryBackend& mem) : mem_(mem) {}
     void* get(size_t bytes) {
-        if (bytes > buf_.bytes()) buf_ = DeviceBuffer(&mem_, bytes + bytes / 4, MemCategory::workspace);
+        if (bytes > buf_.bytes()) {
+            buf_.reset();
+            buf_ = DeviceBuffer(&mem_, bytes + bytes / 4, MemCategory::workspace);
+        }
         return buf_.get();
     }
 
