@@ -53,8 +53,8 @@ def build_llmc(src, work, isa):
 
 
 def write_inputs(work):
-    """gpt2_124M.bin (version 3, FP32) and train/val token files where train_gpt2 looks."""
-    import torch  # noqa: F401 (torch_gpt2 needs it; imported here so --help works without it)
+    """gpt2_124M.bin (version 3, FP32) and train/val token files where train_gpt2 looks. torch_gpt2
+    (and with it PyTorch) is imported only here, so that --help and argument errors need neither."""
     from torch_gpt2 import GPT2, SHAPES, Config, tensor_shapes, write_llmc
     cfg = Config(**SHAPES["gpt2-124m"])
     model = GPT2(cfg)
@@ -104,6 +104,8 @@ def main():
     args = ap.parse_args()
     # A stopped benchmark still removes its half-gigabyte model file (the `with` below unwinds).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.steps < 1 or args.repeat < 1:
+        sys.exit(f"--steps and --repeat must be at least 1, got {args.steps} and {args.repeat}")
     if not os.path.isfile(os.path.join(args.llmc, "train_gpt2.c")):
         sys.exit(f"{args.llmc}: no train_gpt2.c here (--llmc takes a checkout of karpathy/llm.c)")
     bench = os.path.join(args.build, "bench", "model_bench")
