@@ -220,15 +220,18 @@ CheckResult check_run(const std::string& path, const LogRecord& header, const st
         out.rows.push_back({p + "memory.adam_v", s.adam_v, adam_v, Unit::bytes, zero_f});
         out.rows.push_back({p + "memory.model_states", s.total(), params + grads + master_b + adam_m + adam_v, Unit::bytes,
                             "exact: the layout's padded units"});
+        // Each rank's workspace where the log has it (a multi-rank run); else rank 0's, unnamed.
+        const bool rank_workspace = ranks.size() > 1 && mem.has("workspace");
         if (r == 0) {
             const LogFields mem0 = last.object("memory");
             out.rows.push_back({"memory.activations", a.activations, mem0.number("activations"), Unit::bytes,
                                 "kept tensors at B x T under --recompute"});
-            out.rows.push_back({"memory.workspace", a.workspace + workspace, mem0.number("workspace"), Unit::bytes,
-                                muon ? "backward 9 C e per token + ZeRO scratch + Muon's unit and NS buffers"
-                                     : "backward 9 C e per token + ZeRO scratch"});
+            if (!rank_workspace)
+                out.rows.push_back({"memory.workspace", a.workspace + workspace, mem0.number("workspace"), Unit::bytes,
+                                    muon ? "backward 9 C e per token + ZeRO scratch + Muon's unit and NS buffers"
+                                         : "backward 9 C e per token + ZeRO scratch"});
         }
-        if (ranks.size() > 1 && mem.has("workspace"))
+        if (rank_workspace)
             out.rows.push_back({p + "memory.workspace", a.workspace + workspace, mem.number("workspace"), Unit::bytes,
                                 muon ? "backward 9 C e per token + ZeRO scratch + this rank's Muon unit and NS buffers"
                                      : "backward 9 C e per token + ZeRO scratch"});

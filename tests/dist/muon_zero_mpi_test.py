@@ -100,7 +100,7 @@ def main():
                 failures.append(f"{name}: loss {e_loss:.2e} params {e_param:.2e} ({len(steps)} steps)")
             # The planner predicts Muon's extra bytes and buffers exactly.
             rows = plan_check(os.path.join(tmp, name + ".jsonl"))
-            for q in [q for q in rows if q.endswith(".comm.all_gather") or q == "memory.workspace"]:
+            for q in [q for q in rows if q.endswith(".comm.all_gather") or q.endswith("memory.workspace")]:
                 if rows[q]["predicted"] != rows[q]["measured"]:
                     failures.append(f"{name}: plan --check {q} predicted {rows[q]['predicted']} measured {rows[q]['measured']}")
             if stage == 1:
