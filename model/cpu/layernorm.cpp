@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "model/cpu/kernels.h"
+#include "model/cpu/vec_math.h"
 
 namespace sixnd::cpu {
 namespace {
@@ -28,13 +29,10 @@ void normalize_row(X* o, float* mean, float* rstd, const X* x, const X* w, const
         v += d * d;
     }
     const float r = 1.0f / std::sqrt(v / C + kEps);
-    if (b) {
-#pragma omp simd
-        for (int c = 0; c < C; c++) o[c] = from_f32<X>((to_f32(x[c]) - m) * r * to_f32(w[c]) + to_f32(b[c]));
-    } else {
-#pragma omp simd
-        for (int c = 0; c < C; c++) o[c] = from_f32<X>((to_f32(x[c]) - m) * r * to_f32(w[c]));
-    }
+    // Rounded through a float block (store_rounded): computed and rounded in one loop, bf16 ran
+    // at 1.4x the FP32 time on AVX2.
+    if (b) store_rounded(o, C, [=](size_t c) { return (to_f32(x[c]) - m) * r * to_f32(w[c]) + to_f32(b[c]); });
+    else store_rounded(o, C, [=](size_t c) { return (to_f32(x[c]) - m) * r * to_f32(w[c]); });
     *mean = m;
     *rstd = r;
 }
