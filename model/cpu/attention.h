@@ -96,6 +96,22 @@ inline void accumulate_rows(float* y, const float* w, size_t ldw, const float* x
     }
 }
 
+// The largest of m and s[0, n), as `m = s[c] > m ? s[c] : m` over c finds it (a NaN never
+// wins), eight lanes at a time: the scalar loop is a chain of dependent compares, 9% of the
+// flash forward's time. Ties between +0 and -0 may resolve to the other zero, which no sum or
+// exponential downstream tells apart.
+inline float max_with(float m, const float* s, int n) {
+    f32x8 acc = {m, m, m, m, m, m, m, m};
+    int c = 0;
+    for (; c + 8 <= n; c += 8) {
+        const f32x8 x = load8(s + c);
+        acc = x > acc ? x : acc;
+    }
+    for (int k = 0; k < 8; k++) m = acc[k] > m ? acc[k] : m;
+    for (; c < n; c++) m = s[c] > m ? s[c] : m;
+    return m;
+}
+
 // y += alpha * x
 inline void axpy(float* y, float alpha, const float* x, int n) {
 #pragma omp simd

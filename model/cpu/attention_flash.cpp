@@ -67,8 +67,7 @@ void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, i
                             const int valid = std::min(cols, i0 + r - j0 + 1);  // causal mask
                             if (valid <= 0) continue;
                             float* sr = &s[static_cast<size_t>(r) * kTile];
-                            float mx = m[r];
-                            for (int c = 0; c < valid; c++) mx = sr[c] > mx ? sr[c] : mx;
+                            const float mx = max_with(m[r], sr, valid);
                             const float alpha = exp_fast(m[r] - mx);
                             float* orow = &o[static_cast<size_t>(r) * hs];
                             for (int i = 0; i < hs; i++) orow[i] *= alpha;
