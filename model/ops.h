@@ -12,6 +12,8 @@
 //  - "+=" below means the op accumulates into its output (gradients accumulate over
 //    micro-steps); "=" means it overwrites.
 //  - Results must be deterministic: the same inputs and thread count give the same bits.
+//  - Sizes are positive: no caller asks for an empty op. The CPU kernels happen to do nothing
+//    for one; the CUDA launchers refuse it (a grid of zero blocks is a launch error).
 #pragma once
 #include <cstddef>
 #include <cstdint>
