@@ -70,6 +70,8 @@ public:
 
     // out[N,OC] = inp[N,C] @ weight[OC,C]^T + bias[OC]   (bias may be null)
     // If pre_gelu is non-null the GELU epilogue is applied: pre_gelu = inp @ W^T + b, out = gelu(pre_gelu).
+    // out is GELU of pre_gelu as stored, except in cuBLASLt's fused epilogue, which applies it to
+    // the FP32 sum before rounding (in bf16, out may differ by an ulp from the unfused path).
     virtual void matmul_forward(void* out, void* pre_gelu, const void* inp, const void* weight, const void* bias,
                                 int N, int C, int OC) = 0;
     // dinp[N,C] = dout[N,OC] @ weight[OC,C]    (skipped when dinp is null)
