@@ -4,6 +4,7 @@
 // tile, B and NH > 1, and three head sizes; each also with grouped-query shapes (NKV < NH: 2 of 4
 // and multi-query 1 of 4 kv heads). Tolerances: FP32 2e-5 relative (softmax and dot
 // products of up to T*hs terms in FP32); BF16 storage 1e-2 (each output rounded once, ~1e-3).
+// The flash forward's vectorised row maximum equals the scalar loop, NaN and infinities included.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/memory.h"
+#include "model/cpu/attention.h"
 #include "model/cpu/cpu_ops.h"
 #include "tests/util/ops_test_util.h"
 #include "tests/util/test_util.h"
@@ -219,4 +221,23 @@ TEST(CpuAttention, DecodeMatchesFullAttentionRow) {
             EXPECT_LT(rel_error(out.values(), want), tol(dt)) << dtype_name(dt) << " t " << t;
         }
     }
+}
+
+// The flash forward's vectorised row maximum against the scalar loop it replaced, for every
+// length up to past two vectors: NaN never wins (wherever it sits), infinities and a start value
+// above every score are kept. The two may differ only in the sign of a zero maximum.
+TEST(CpuAttention, RowMaxEqualsScalarLoop) {
+    std::vector<float> s = random_floats(40, 7, -3.0f, 3.0f);
+    s[3] = NAN;
+    s[17] = -INFINITY;
+    s[21] = NAN;
+    for (float start : {-INFINITY, 0.5f, 10.0f})
+        for (int n = 0; n <= 40; n++) {
+            float want = start;
+            for (int c = 0; c < n; c++) want = s[c] > want ? s[c] : want;
+            EXPECT_EQ(cpu::max_with(start, s.data(), n), want) << "n=" << n << " start=" << start;
+        }
+    std::vector<float> inf(20, 1.0f);
+    inf[13] = INFINITY;
+    EXPECT_EQ(cpu::max_with(-INFINITY, inf.data(), 20), INFINITY);
 }
