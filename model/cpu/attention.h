@@ -99,7 +99,7 @@ inline void accumulate_rows(float* y, const float* w, size_t ldw, const float* x
 // The largest of m and s[0, n), as `m = s[c] > m ? s[c] : m` over c finds it (a NaN never
 // wins), eight lanes at a time: the scalar loop is a chain of dependent compares, 9% of the
 // flash forward's time. Ties between +0 and -0 may resolve to the other zero, which no sum or
-// exponential downstream tells apart.
+// exponential downstream tells apart. The row maximum of both attention kernels.
 inline float max_with(float m, const float* s, int n) {
     f32x8 acc = {m, m, m, m, m, m, m, m};
     int c = 0;

@@ -39,9 +39,7 @@ void attention_naive_forward(X* out, float* probs, float* row_max, const X* qkv,
                 for (int t = 0; t < T; t++) {
                     float* p = probs + ((static_cast<size_t>(b) * NH + h) * T + t) * T;
                     dot_columns(p, &q[static_cast<size_t>(t) * hs], kt.data(), hs, T, t + 1);
-                    float mx = -INFINITY;
-#pragma omp simd reduction(max : mx)
-                    for (int u = 0; u <= t; u++) mx = p[u] > mx ? p[u] : mx;
+                    const float mx = max_with(-INFINITY, p, t + 1);
                     if (row_max) row_max[(static_cast<size_t>(b) * NH + h) * T + t] = mx;
                     float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
