@@ -79,14 +79,18 @@ void attention_decode(T* out, const T* qkv, int B, int S, int t, int C, int NH, 
     int device = 0, smem_max = 0;
     SIXND_CUDA(cudaGetDevice(&device));
     SIXND_CUDA(cudaDeviceGetAttribute(&smem_max, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    // The opt-in limit covers the kernel's static shared memory (its reduction slots) too.
-    cudaFuncAttributes attr{};
-    SIXND_CUDA(cudaFuncGetAttributes(&attr, attention_decode_kernel<T>));
-    smem_max -= static_cast<int>(attr.sharedSizeBytes);
+    // The opt-in limit covers the kernel's static shared memory (its reduction slots) too; a
+    // property of the compiled kernel, asked once, not on every decoded token.
+    static const size_t static_smem = [] {
+        cudaFuncAttributes attr{};
+        SIXND_CUDA(cudaFuncGetAttributes(&attr, attention_decode_kernel<T>));
+        return attr.sharedSizeBytes;
+    }();
+    smem_max -= static_cast<int>(static_smem);
     SIXND_CHECK(smem <= static_cast<size_t>(smem_max), "attention_decode",
                 "cache length " + std::to_string(t + 1) + " too long: its scores need " + std::to_string(smem) +
                     " bytes of shared memory, the device allows " + std::to_string(smem_max));
-    if (smem + attr.sharedSizeBytes > 48 * 1024)  // past the default limit of static + dynamic
+    if (smem + static_smem > 48 * 1024)  // past the default limit of static + dynamic
         SIXND_CUDA(cudaFuncSetAttribute(attention_decode_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(smem)));
     const float scale = 1.0f / sqrtf(static_cast<float>(hs));
