@@ -56,6 +56,24 @@ def cpu_info():
     return model, flags
 
 
+def cpu_line(model, flags):
+    """The CPU line a peer table is printed under: its model and the flags that pick its paths."""
+    return f"CPU: {model}; flags: {' '.join(sorted(flags & {'avx2', 'fma', 'avx512f', 'avx512_bf16', 'amx_bf16'}))}"
+
+
+def load_average():
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def spread(xs):
+    """The range of the per-round ratios, after a median of several rounds."""
+    return f" ({min(xs):.2f}–{max(xs):.2f})" if len(xs) > 1 else ""
+
+
 def envs(isa, flags, threads):
     """(sixnd's environment, PyTorch's environment) for the ISA path."""
     base = dict(os.environ, OMP_NUM_THREADS=str(threads))
@@ -109,7 +127,7 @@ def main():
     peer = ["/usr/bin/python3", os.path.join(HERE, "torch_gpt2.py"), "--device", "cpu", "--threads", str(threads),
             "--cpu-isa", args.isa]
 
-    print(f"CPU: {model}; flags: {' '.join(sorted(flags & {'avx2', 'fma', 'avx512f', 'avx512_bf16', 'amx_bf16'}))}")
+    print(cpu_line(model, flags))
     print(f"path: --isa {args.isa}; PyTorch env: " +
           " ".join(f"{k}={env_t[k]}" for k in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE")
                    if k in env_t))
@@ -120,9 +138,7 @@ def main():
     s = t = None
     peer_dtypes = args.peer_dtypes.split(",")
     tps = lambda r: r["tokens_per_s"] if r else float("nan")  # noqa: E731
-    med = lambda xs: statistics.median(xs) if xs else float("nan")  # noqa: E731
-    spread = lambda xs: f" ({min(xs):.2f}–{max(xs):.2f})" if len(xs) > 1 else ""  # noqa: E731
-    print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    print(f"load average before: {load_average()}", flush=True)
     for shape in args.shapes.split(","):
         model_shape, B, T = SHAPES[shape]
         for mode in args.modes.split(","):
@@ -158,7 +174,7 @@ def main():
                   f"{med(t16):.0f} | {med(vs32):.2f}×{spread(vs32)} | "
                   f"{med(vs16):.2f}×{spread(vs16)} | "
                   f"{100 * mfu32:.1f}% / {100 * mfu16:.1f}% |", flush=True)
-    print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    print(f"load average after: {load_average()}", flush=True)
     t = t or next((r[d][1] for r in rounds for d in ("fp32", "bf16") if r[d][1]), None)
     if not args.no_recompute:
         print()

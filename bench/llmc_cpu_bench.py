@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from cpu_model_bench import cpu_info, envs, run_all  # noqa: E402
+from cpu_model_bench import cpu_info, cpu_line, envs, load_average, med, run_all, spread  # noqa: E402
 
 B, T = 4, 64
 SHARD_MAGIC, SHARD_VERSION = 20240520, 1
@@ -119,15 +118,15 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="llmc-bench-") as work:
         exe, compile_line = build_llmc(args.llmc, work, args.isa)
-        print(f"CPU: {model}; flags: {' '.join(sorted(flags & {'avx2', 'fma', 'avx512f', 'avx512_bf16', 'amx_bf16'}))}")
+        print(cpu_line(model, flags))
         print(f"path: --isa {args.isa}; threads: {threads} on both sides (OMP_NUM_THREADS)")
         print(f"llm.c: {compile_line}")
         print("writing gpt2_124M.bin (GPT-2 124M init, FP32) and token files ...", flush=True)
         write_inputs(work)
-        print(f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+        print(f"load average before: {load_average()}", flush=True)
         rounds = []
         for i in range(args.repeat):
-            llmc_ms = statistics.median(run_llmc(exe, work, env_l, args.steps))
+            llmc_ms = med(run_llmc(exe, work, env_l, args.steps))
             both = "fp32,bf16" if i % 2 == 0 else "bf16,fp32"
             ours = {r["dtype"]: r for r in run_all(
                 [bench, "--device", "cpu", "--shape", "gpt2-124m", "--mode", "train", "--batch", str(B),
@@ -137,10 +136,8 @@ def main():
             rounds.append((B * T * 1000.0 / llmc_ms, ours["fp32"]["tokens_per_s"], ours["bf16"]["tokens_per_s"]))
             print(f"round {i + 1}: llm.c {rounds[-1][0]:.1f}, sixnd fp32 {rounds[-1][1]:.1f}, "
                   f"bf16 {rounds[-1][2]:.1f} tokens/s", flush=True)
-        print(f"load average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        print(f"load average after: {load_average()}")
 
-    med = lambda xs: statistics.median(xs)  # noqa: E731
-    spread = lambda xs: f" ({min(xs):.2f}–{max(xs):.2f})" if len(xs) > 1 else ""  # noqa: E731
     llmc, s32, s16 = ([r[k] for r in rounds] for k in range(3))
     vs32 = [a / b for a, b in zip(s32, llmc)]
     vs16 = [a / b for a, b in zip(s16, llmc)]
