@@ -39,6 +39,20 @@ struct AdamWArgs {
     float grad_scale = 1.0f;    // multiplies every gradient first (clipping, averaging)
 };
 
+// The per-step constants both backends' AdamW kernels use, folded once per call (in double) so
+// that the element loop has one division and one square root where the textbook form has three
+// divisions: p' = p * decay - step_size * m / (sqrt(v) * inv_sqrt_bc2 + eps), which is
+// p - lr * (m/bc1 / (sqrt(v/bc2) + eps) + wd * p) rearranged, as PyTorch's AdamW computes it.
+// On an AVX2 core the divisions had made the update compute-bound, and the BF16 update (with
+// its conversions) half as slow again as FP32's.
+struct AdamWStep {
+    float beta1, beta2, eps, grad_scale;
+    float step_size;     // lr / (1 - beta1^step)
+    float inv_sqrt_bc2;  // 1 / sqrt(1 - beta2^step)
+    float decay;         // 1 - lr * weight_decay
+};
+AdamWStep adamw_step(const AdamWArgs& a);
+
 class Ops {
 public:
     virtual ~Ops() = default;

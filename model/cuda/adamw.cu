@@ -1,6 +1,7 @@
 // adamw on n elements (one tensor or a ZeRO shard), FP32 moments:
 //   g = grad_scale * grad;  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
-//   p -= lr * (m / bc1 / (sqrt(v / bc2) + eps) + wd * p)        (decoupled decay)
+//   p = p * (1 - lr wd) - lr/bc1 * m / (sqrt(v) / sqrt(bc2) + eps)   (decoupled decay)
+// with the per-step constants folded by adamw_step (model/ops.h), as the CPU kernel folds them.
 // p is the FP32 master when there is one (params = round(p), to nearest, as the CPU backend
 // rounds), else the stored parameter. One thread per element.
 #include "model/cuda/kernels.cuh"
@@ -10,7 +11,7 @@ namespace {
 
 template <typename T>
 __global__ void adamw_kernel(T* params, float* master, const T* grads, float* m, float* v, size_t n,
-                             AdamWParams a) {
+                             AdamWStep a) {
     size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float g = to_float(grads[i]) * a.grad_scale;
@@ -19,7 +20,7 @@ __global__ void adamw_kernel(T* params, float* master, const T* grads, float* m,
     m[i] = mi;
     v[i] = vi;
     float p = master ? master[i] : to_float(params[i]);
-    p -= a.lr * ((mi / a.bc1) / (sqrtf(vi / a.bc2) + a.eps) + a.weight_decay * p);
+    p = p * a.decay - a.step_size * mi / (sqrtf(vi) * a.inv_sqrt_bc2 + a.eps);
     if (master) master[i] = p;
     params[i] = from_float<T>(p);
 }
@@ -27,14 +28,14 @@ __global__ void adamw_kernel(T* params, float* master, const T* grads, float* m,
 }  // namespace
 
 template <typename T>
-void adamw(T* params, float* master, const T* grads, float* m, float* v, size_t n, const AdamWParams& p,
+void adamw(T* params, float* master, const T* grads, float* m, float* v, size_t n, const AdamWStep& p,
            cudaStream_t s) {
     if (n == 0) return;
     adamw_kernel<T><<<ceil_div(n, 256), 256, 0, s>>>(params, master, grads, m, v, n, p);
     SIXND_CUDA_LAUNCHED("adamw");
 }
 
-template void adamw<float>(float*, float*, const float*, float*, float*, size_t, const AdamWParams&, cudaStream_t);
-template void adamw<bf16>(bf16*, float*, const bf16*, float*, float*, size_t, const AdamWParams&, cudaStream_t);
+template void adamw<float>(float*, float*, const float*, float*, float*, size_t, const AdamWStep&, cudaStream_t);
+template void adamw<bf16>(bf16*, float*, const bf16*, float*, float*, size_t, const AdamWStep&, cudaStream_t);
 
 }  // namespace sixnd::cuda

@@ -170,17 +170,7 @@ public:
 
     void adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n,
                const AdamWArgs& a) override {
-        cuda::AdamWParams p;
-        p.lr = a.lr;
-        p.beta1 = a.beta1;
-        p.beta2 = a.beta2;
-        p.eps = a.eps;
-        p.weight_decay = a.weight_decay;
-        p.grad_scale = a.grad_scale;
-        // The same bias corrections as the CPU backend: computed in double, used as float.
-        p.bc1 = 1.0f - static_cast<float>(std::pow(static_cast<double>(a.beta1), a.step));
-        p.bc2 = 1.0f - static_cast<float>(std::pow(static_cast<double>(a.beta2), a.step));
-        cuda::adamw<T>(x(params), master, cx(grads), m, v, n, p, stream_);
+        cuda::adamw<T>(x(params), master, cx(grads), m, v, n, adamw_step(a), stream_);
     }
     double sum_squares(const void* xs, size_t n) override { return cuda::sum_squares<T>(cx(xs), n, scratch_, stream_); }
     void cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) override {

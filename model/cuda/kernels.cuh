@@ -7,6 +7,7 @@
 
 #include "core/memory.h"
 #include "model/cuda/cuda_common.cuh"
+#include "model/ops.h"
 
 namespace sixnd::cuda {
 
@@ -163,11 +164,8 @@ template <typename T>
 void classifier_forward_backward(T* logits, float* losses, const int32_t* targets, int N, int V, int Vp,
                                  float dloss, bool write_dlogits, cudaStream_t s);
 
-struct AdamWParams {
-    float lr, beta1, beta2, eps, weight_decay, grad_scale, bc1, bc2;
-};
 template <typename T>
-void adamw(T* params, float* master, const T* grads, float* m, float* v, size_t n, const AdamWParams& p,
+void adamw(T* params, float* master, const T* grads, float* m, float* v, size_t n, const AdamWStep& p,
            cudaStream_t s);
 
 // sum of x^2 in double, fixed grid and order: deterministic on any device.
