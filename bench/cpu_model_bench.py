@@ -32,6 +32,7 @@ single pass is noise. --peer-dtypes fp32 leaves
 out PyTorch's BF16 (a minute per step on the AVX2 path)."""
 import argparse
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -67,6 +68,15 @@ def load_average():
 
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
+
+
+def tps_cell(xs):
+    """Median tokens/s, or "not run" for a dtype --peer-dtypes left out."""
+    return "not run" if any(math.isnan(x) for x in xs) else f"{med(xs):.0f}"
+
+
+def ratio_cell(xs):
+    return "-" if any(math.isnan(x) for x in xs) else f"{med(xs):.2f}×{spread(xs)}"
 
 
 def spread(xs):
@@ -170,10 +180,8 @@ def main():
             mfu32 = med([r["fp32"][0]["mfu"] for r in rounds])
             mfu16 = med([r["bf16"][0]["mfu"] for r in rounds])
             print(f"| {shape} | {B}×{T} | {mode} | {med(s32):.0f} | {med(s16):.0f} | "
-                  f"{med(bf_ratio):.2f}×{spread(bf_ratio)} | {med(t32):.0f} | "
-                  f"{med(t16):.0f} | {med(vs32):.2f}×{spread(vs32)} | "
-                  f"{med(vs16):.2f}×{spread(vs16)} | "
-                  f"{100 * mfu32:.1f}% / {100 * mfu16:.1f}% |", flush=True)
+                  f"{ratio_cell(bf_ratio)} | {tps_cell(t32)} | {tps_cell(t16)} | {ratio_cell(vs32)} | "
+                  f"{ratio_cell(vs16)} | {100 * mfu32:.1f}% / {100 * mfu16:.1f}% |", flush=True)
     print(f"load average after: {load_average()}", flush=True)
     t = t or next((r[d][1] for r in rounds for d in ("fp32", "bf16") if r[d][1]), None)
     if not args.no_recompute:

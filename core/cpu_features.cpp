@@ -79,8 +79,9 @@ void detect_isa(CpuFeatures& f, ClockEvidence& clocks) {
             std::memcpy(brand + 16 * i, &r, 16);
         }
         f.model_name = brand;
+        // Padded with spaces on either side by some vendors and hypervisors.
         const auto first = f.model_name.find_first_not_of(' ');
-        f.model_name = first == std::string::npos ? "" : f.model_name.substr(first);
+        f.model_name = first == std::string::npos ? "" : f.model_name.substr(first, f.model_name.find_last_not_of(' ') - first + 1);
     }
     if (max_leaf >= 0x16) {
         const Regs l16 = cpuid(0x16);
