@@ -129,22 +129,8 @@ __global__ void __launch_bounds__(kThreads)
                     dp[n][e] = p * (dp[n][e] - cD[ql]);
                 }
             }
-#pragma unroll
-            for (int kk = 0; kk < BQ / 16; kk++) {
-                uint32_t ap[4], ads[4];
-                c_to_a<BQ / 8>(ap, s, kk);
-                c_to_a<BQ / 8>(ads, dp, kk);
-#pragma unroll
-                for (int dn = 0; dn < D / 16; dn++) {
-                    uint32_t bdo[4], bq[4];
-                    load_b_kn<LD>(bdo, cdO, kk * 16, dn * 16);
-                    load_b_kn<LD>(bq, cQ, kk * 16, dn * 16);
-                    mma(dv[2 * dn], ap, bdo[0], bdo[1]);
-                    mma(dv[2 * dn + 1], ap, bdo[2], bdo[3]);
-                    mma(dk[2 * dn], ads, bq[0], bq[1]);
-                    mma(dk[2 * dn + 1], ads, bq[2], bq[3]);
-                }
-            }
+            mma_strip_kn<BQ, D, LD>(dv, s, cdO);
+            mma_strip_kn<BQ, D, LD>(dk, dp, cQ);
         }
         if (dq_accum) {
 #pragma unroll

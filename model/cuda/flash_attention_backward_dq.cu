@@ -110,18 +110,7 @@ __global__ void __launch_bounds__(kThreads)
                 s[i][e] = p * (dp[i][e] - drow[e / 2]);  // dS
             }
         }
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; kk++) {
-            uint32_t a[4];
-            c_to_a<BK / 8>(a, s, kk);
-#pragma unroll
-            for (int dn = 0; dn < D / 16; dn++) {
-                uint32_t bb[4];
-                load_b_kn<LD>(bb, cK, kk * 16, dn * 16);
-                mma(dq[2 * dn], a, bb[0], bb[1]);
-                mma(dq[2 * dn + 1], a, bb[2], bb[3]);
-            }
-        }
+        mma_strip_kn<BK, D, LD>(dq, s, cK);
     }
 
 #pragma unroll

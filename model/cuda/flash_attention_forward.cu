@@ -132,18 +132,7 @@ __global__ void __launch_bounds__(kThreads)
             o[i][2] *= alpha[1];
             o[i][3] *= alpha[1];
         }
-#pragma unroll
-        for (int kk = 0; kk < BK / 16; kk++) {
-            uint32_t a[4];
-            c_to_a<BK / 8>(a, s, kk);
-#pragma unroll
-            for (int dn = 0; dn < D / 16; dn++) {
-                uint32_t bb[4];
-                load_b_kn<LD>(bb, cV, kk * 16, dn * 16);
-                mma(o[2 * dn], a, bb[0], bb[1]);
-                mma(o[2 * dn + 1], a, bb[2], bb[3]);
-            }
-        }
+        mma_strip_kn<BK, D, LD>(o, s, cV);
     }
 
 #pragma unroll

@@ -88,6 +88,25 @@ template <int LD> __device__ __forceinline__ void load_b_kn(uint32_t (&b)[4], co
     ldmatrix_x4_trans(b, tile + (k0 + ((lane / 8) % 2) * 8 + lane % 8) * LD + n0 + (lane / 16) * 8);
 }
 
+// acc += C B for one warp's 16-row strip: C [16 x K] held as K/8 accumulator tiles (rounded to
+// bf16 as A fragments), B [K x D] a shared tile stored [k][n]. The second product of every flash
+// kernel: P V (forward), dS K (dQ), P dO and dS Q (dK, dV). Each acc element sums over k in order.
+template <int K, int D, int LD>
+__device__ __forceinline__ void mma_strip_kn(float (&acc)[D / 8][4], const float (&c)[K / 8][4], const bf16* tile) {
+#pragma unroll
+    for (int kk = 0; kk < K / 16; kk++) {
+        uint32_t a[4];
+        c_to_a<K / 8>(a, c, kk);
+#pragma unroll
+        for (int dn = 0; dn < D / 16; dn++) {
+            uint32_t b[4];
+            load_b_kn<LD>(b, tile, kk * 16, dn * 16);
+            mma(acc[2 * dn], a, b[0], b[1]);
+            mma(acc[2 * dn + 1], a, b[2], b[3]);
+        }
+    }
+}
+
 // Rows [row0, row0 + ROWS) of a head's [T, D] slice (row stride `stride` elements) into a
 // [ROWS][D + kPad] tile; rows at or past T are zero-filled.
 template <int ROWS, int D, int THREADS>
