@@ -178,7 +178,11 @@ def main():
                "--model", "tiny", "--train-data", os.path.join(tmp, "train.bin"), "--device", "cpu", "--dtype", "fp32",
                "--batch", "2", "--seq-len", str(T), "--steps", "100000", "--zero", "2", "--out",
                os.path.join(tmp, "dies"), "--log", log, "--peak-tflops", "1"]
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+        # The ranks of this job carry a marker in their environment: another test's job may be
+        # running beside this one (ctest -j), and its rank 1 is not ours to kill.
+        marker = f"SIXND_TEST_JOB={os.getpid()}-{time.time_ns()}"
+        job_env = dict(ENV, SIXND_TEST_JOB=marker.split("=", 1)[1])
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=job_env)
         deadline = time.time() + 120
         while time.time() < deadline and (not os.path.exists(log) or open(log).read().count('"type":"step"') < 3):
             time.sleep(0.2)
@@ -189,7 +193,8 @@ def main():
                 cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
             except OSError:
                 continue
-            if b"OMPI_COMM_WORLD_RANK=1\0" in env and cmdline.startswith(SIXND.encode()):
+            if (b"OMPI_COMM_WORLD_RANK=1\0" in env and (marker + "\0").encode() in env
+                    and cmdline.startswith(SIXND.encode())):
                 victim = int(pid)
         if victim is None:
             failures.append("rank death: could not find rank 1")
