@@ -40,55 +40,59 @@ inline void dot_columns(float* s, const float* q, const float* kt, int hs, int l
     }
 }
 
-// dot_columns for two rows at once, each against its own transposed tile (which may be the
-// same): s0[c] = q0 . kt0[:, c], s1[c] = q1 . kt1[:, c] for c < N (a multiple of 8). Two rows
-// give twice the independent FMA chains of one; each sum runs in dot_columns' order (same bits).
-template <int N>
-inline void dot_columns2(float* s0, float* s1, const float* q0, const float* kt0, const float* q1, const float* kt1,
-                         int hs, int ld) {
-    static_assert(N % 8 == 0, "whole vectors");
-    constexpr int V = N / 8;
-    f32x8 a0[V] = {}, a1[V] = {};
+// dot_columns for R rows at once, each against its own transposed tile (which may be shared):
+// s[j][c] = q[j] . kt[j][:, c] for c < N (a multiple of kWide), j < R. R rows give R times the
+// independent FMA chains of one (kScoreRows fills the FMA units at the build's width without
+// running out of registers); each sum runs in dot_columns' order, so R and the width change
+// the speed, not the bits.
+constexpr int kScoreRows = kWide == 16 ? 4 : 2;
+template <int N, int R>
+inline void dot_columns_rows(float* const (&s)[R], const float* const (&q)[R], const float* const (&kt)[R], int hs,
+                             int ld) {
+    static_assert(N % kWide == 0, "whole vectors");
+    constexpr int V = N / kWide;
+    f32xw a[R][V] = {};
     for (int i = 0; i < hs; i++) {
-        const float x0 = q0[i], x1 = q1[i];
-        const float* r0 = kt0 + static_cast<size_t>(i) * ld;
-        const float* r1 = kt1 + static_cast<size_t>(i) * ld;
 #pragma GCC unroll 8
-        for (int v = 0; v < V; v++) {
-            a0[v] += x0 * load8(r0 + 8 * v);
-            a1[v] += x1 * load8(r1 + 8 * v);
+        for (int j = 0; j < R; j++) {
+            const float x = q[j][i];
+            const float* row = kt[j] + static_cast<size_t>(i) * ld;
+#pragma GCC unroll 8
+            for (int v = 0; v < V; v++) a[j][v] += x * load_vec<f32xw>(row + kWide * v);
         }
     }
-    for (int v = 0; v < V; v++) {
-        store8(s0 + 8 * v, a0[v]);
-        store8(s1 + 8 * v, a1[v]);
-    }
+    for (int j = 0; j < R; j++)
+        for (int v = 0; v < V; v++) store_vec(s[j] + kWide * v, a[j][v]);
 }
 
-// y[0, 8V) += sum over c < m, in order, of w[c * ldw] * x[c * ldx + 0, 8V), y in registers.
-template <int V>
+// y[0, LV) += sum over c < m, in order, of w[c * ldw] * x[c * ldx + 0, LV), y in registers, as
+// V vectors of type Vec (L floats each).
+template <typename Vec, int V>
 inline void accumulate_block(float* y, const float* w, size_t ldw, const float* x, size_t ldx, int m) {
-    f32x8 acc[V];
-    for (int v = 0; v < V; v++) acc[v] = load8(y + 8 * v);
+    constexpr int L = sizeof(Vec) / sizeof(float);
+    Vec acc[V];
+    for (int v = 0; v < V; v++) acc[v] = load_vec<Vec>(y + L * v);
     for (int c = 0; c < m; c++) {
         const float wc = w[c * ldw];
         const float* xr = x + c * ldx;
 #pragma GCC unroll 8
-        for (int v = 0; v < V; v++) acc[v] += wc * load8(xr + 8 * v);
+        for (int v = 0; v < V; v++) acc[v] += wc * load_vec<Vec>(xr + L * v);
     }
-    for (int v = 0; v < V; v++) store8(y + 8 * v, acc[v]);
+    for (int v = 0; v < V; v++) store_vec(y + L * v, acc[v]);
 }
 
 // y[0, n) += sum over c < m, in order, of w[c * ldw] * x[c * ldx + 0, n): m rows of x, weighted.
 // Per element this is axpy(y, w[c], x row c) for c = 0, 1, ... (same bits), but y stays in
-// registers across the m rows instead of being loaded and stored for each. The tail past a
-// multiple of 8 rounds as the vector lanes do (fma_as_vectors).
+// registers across the m rows instead of being loaded and stored for each: blocks of the
+// build's widest vectors, then eight lanes, then a tail that rounds as the vector lanes do
+// (fma_as_vectors).
 inline void accumulate_rows(float* y, const float* w, size_t ldw, const float* x, size_t ldx, int m, int n) {
     int i0 = 0;
-    for (; i0 + 64 <= n; i0 += 64) accumulate_block<8>(y + i0, w, ldw, x + i0, ldx, m);
-    if (i0 + 32 <= n) accumulate_block<4>(y + i0, w, ldw, x + i0, ldx, m), i0 += 32;
-    if (i0 + 16 <= n) accumulate_block<2>(y + i0, w, ldw, x + i0, ldx, m), i0 += 16;
-    if (i0 + 8 <= n) accumulate_block<1>(y + i0, w, ldw, x + i0, ldx, m), i0 += 8;
+    for (; i0 + 8 * kWide <= n; i0 += 8 * kWide) accumulate_block<f32xw, 8>(y + i0, w, ldw, x + i0, ldx, m);
+    if (i0 + 4 * kWide <= n) accumulate_block<f32xw, 4>(y + i0, w, ldw, x + i0, ldx, m), i0 += 4 * kWide;
+    if (i0 + 2 * kWide <= n) accumulate_block<f32xw, 2>(y + i0, w, ldw, x + i0, ldx, m), i0 += 2 * kWide;
+    if (i0 + kWide <= n) accumulate_block<f32xw, 1>(y + i0, w, ldw, x + i0, ldx, m), i0 += kWide;
+    if (kWide > 8 && i0 + 8 <= n) accumulate_block<f32x8, 1>(y + i0, w, ldw, x + i0, ldx, m), i0 += 8;
     for (; i0 < n; i0++) {
         float acc = y[i0];
         for (int c = 0; c < m; c++) acc = fma_as_vectors(w[c * ldw], x[c * ldx + i0], acc);

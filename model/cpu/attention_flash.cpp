@@ -11,8 +11,8 @@
 //   past: P = exp(q k^T / sqrt(hs) - lse), dV += P^T dO, dS = P (dO V^T - D), dK += dS^T q,
 //   dQ += dS k. Besides the tiles, a thread holds its query head's q, dO, dQ and its kv head's
 //   dK, dV in FP32 ([T,hs] each): O(T).
-// Both directions work a kTile x kTile block of scores at a time: scores two rows at once
-// (dot_columns2), then each output row summed over the block's rows in registers
+// Both directions work a kTile x kTile block of scores at a time: scores several rows at once
+// (dot_columns_rows), then each output row summed over the block's rows in registers
 // (accumulate_rows). Every output element still sums its terms in the order of a row-at-a-time
 // loop, so the blocking changes the speed, not the bits.
 #include <algorithm>
@@ -57,11 +57,16 @@ void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, i
                             load_row(&v[static_cast<size_t>(c) * hs], qkv + hv.v(b, j0 + c, h / group), hs);
                         // All kTile columns: a fixed trip count keeps the scores in registers;
                         // columns past a row's `valid` (stale or masked) are never read.
-                        for (int r = 0; r < rows; r += 2) {
-                            const int r1 = std::min(r + 1, rows - 1);
-                            dot_columns2<kTile>(&s[static_cast<size_t>(r) * kTile], &s[static_cast<size_t>(r1) * kTile],
-                                                &q[static_cast<size_t>(r) * hs], kt.data(), &q[static_cast<size_t>(r1) * hs],
-                                                kt.data(), hs, kTile);
+                        for (int r0 = 0; r0 < rows; r0 += kScoreRows) {
+                            float* sr[kScoreRows];
+                            const float *qr[kScoreRows], *ktr[kScoreRows];
+                            for (int j = 0; j < kScoreRows; j++) {
+                                const int r = std::min(r0 + j, rows - 1);  // past the last row: it again
+                                sr[j] = &s[static_cast<size_t>(r) * kTile];
+                                qr[j] = &q[static_cast<size_t>(r) * hs];
+                                ktr[j] = kt.data();
+                            }
+                            dot_columns_rows<kTile>(sr, qr, ktr, hs, kTile);
                         }
                         for (int r = 0; r < rows; r++) {
                             const int valid = std::min(cols, i0 + r - j0 + 1);  // causal mask
@@ -133,17 +138,31 @@ void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out
                             // P and dS of the block, row r at sp[r * kTile], sds[r * kTile]. dS
                             // without the 1/sqrt(hs): dK gets it through the pre-scaled q, dQ
                             // gets it once at the end.
-                            for (int r = 0; r < rows; r++) {
-                                const size_t at = (static_cast<size_t>(i0) + r) * hs;
-                                dot_columns2<kTile>(&sp[static_cast<size_t>(r) * kTile], &sds[static_cast<size_t>(r) * kTile],
-                                                    &q[at], kt.data(), &dO[at], vt.data(), hs, kTile);
-                                float* p = &sp[static_cast<size_t>(r) * kTile];
-                                float* ds = &sds[static_cast<size_t>(r) * kTile];
-                                const int i = i0 + r;
+                            // Two products a row (q k^T and dO v^T), kScoreRows / 2 rows at a time.
+                            constexpr int kRowsAtOnce = kScoreRows / 2;
+                            for (int r0 = 0; r0 < rows; r0 += kRowsAtOnce) {
+                                float* sr[kScoreRows];
+                                const float *qr[kScoreRows], *ktr[kScoreRows];
+                                for (int j = 0; j < kRowsAtOnce; j++) {
+                                    const int r = std::min(r0 + j, rows - 1);  // past the last row: it again
+                                    const size_t at = (static_cast<size_t>(i0) + r) * hs;
+                                    sr[2 * j] = &sp[static_cast<size_t>(r) * kTile];
+                                    qr[2 * j] = &q[at];
+                                    ktr[2 * j] = kt.data();
+                                    sr[2 * j + 1] = &sds[static_cast<size_t>(r) * kTile];
+                                    qr[2 * j + 1] = &dO[at];
+                                    ktr[2 * j + 1] = vt.data();
+                                }
+                                dot_columns_rows<kTile>(sr, qr, ktr, hs, kTile);
+                                for (int r = r0; r < std::min(r0 + kRowsAtOnce, rows); r++) {
+                                    float* p = &sp[static_cast<size_t>(r) * kTile];
+                                    float* ds = &sds[static_cast<size_t>(r) * kTile];
+                                    const int i = i0 + r;
 #pragma omp simd
-                                for (int c = 0; c < kTile; c++) {
-                                    p[c] = exp_fast(p[c] - L[i]);
-                                    ds[c] = p[c] * (ds[c] - D[i]);
+                                    for (int c = 0; c < kTile; c++) {
+                                        p[c] = exp_fast(p[c] - L[i]);
+                                        ds[c] = p[c] * (ds[c] - D[i]);
+                                    }
                                 }
                             }
                             // Row r sees keys c < valid(r) = min(cols, i0 + r - j0 + 1); key c is

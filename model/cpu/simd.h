@@ -26,6 +26,27 @@ inline f32x8 load8(const float* p) {
 }
 inline void store8(float* p, f32x8 v) { std::memcpy(p, &v, sizeof v); }
 
+// The widest float vector the build targets: 16 lanes with AVX-512, else 8 (f32x8). For float
+// loops whose lanes are independent, so that the width changes the speed and never the bits.
+#if defined(__AVX512F__)
+constexpr int kWide = 16;
+#else
+constexpr int kWide = 8;
+#endif
+typedef float f32xw __attribute__((vector_size(kWide * sizeof(float))));
+// A float vector of either width from and to memory, by value: an accumulator whose address is
+// never taken stays in registers.
+template <typename Vec>
+inline Vec load_vec(const float* p) {
+    Vec v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+template <typename Vec>
+inline void store_vec(float* p, Vec v) {
+    std::memcpy(p, &v, sizeof v);
+}
+
 // Eight bf16 values widened (exact), and eight floats rounded to bf16 as bf16::from_float does
 // (nearest, ties to even; NaN stays a quiet NaN) — the same bits, eight at a time.
 inline f32x8 widen8(u16x8 h) {
