@@ -999,11 +999,13 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
     ev["report"] = report_path;
     log_->event("spike", done, ev);
     if (root_) {
-        char line[200];
-        std::snprintf(line, sizeof line, "step %d: loss spike (loss %.4f, z %.1f; grad norm %.3g, z %.1f): %s; report %s", done,
-                      loss, v.loss.z, norm, v.grad.z, out_of_rollbacks ? "stopping" : spike_action_name(action),
-                      report_path.c_str());
-        log_warn(line);
+        // Name what fired: a gradient-norm spike under a calm loss is common and mild, and
+        // "loss spike" there had read as a loss that jumped.
+        const char* what = v.loss.fired && v.grad.fired ? "loss and grad norm" : v.loss.fired ? "loss" : "grad norm";
+        char line[160];
+        std::snprintf(line, sizeof line, "step %d: spike in %s (loss %.4f, z %.1f; grad norm %.3g, z %.1f): %s; report ", done,
+                      what, loss, v.loss.z, norm, v.grad.z, out_of_rollbacks ? "stopping" : spike_action_name(action));
+        log_warn(line + report_path);
     }
     if (out_of_rollbacks) {
         stopped(done, {{"reason", "max_rollbacks"}, {"last_checkpoint", last_good_}});
