@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "model/cpu/kernels.h"
+#include "model/cpu/vec_math.h"
 
 namespace sixnd::cpu {
 namespace {
@@ -27,13 +28,9 @@ void rmsnorm_forward(X* out, float* rstd, const X* inp, const X* weight, int N, 
         for (int c = 0; c < C; c++) ss += to_f32(x[c]) * to_f32(x[c]);
         const float r = 1.0f / std::sqrt(ss / C + kEps);
         rstd[n] = r;
-        if (weight) {
-#pragma omp simd
-            for (int c = 0; c < C; c++) o[c] = from_f32<X>(to_f32(x[c]) * r * to_f32(weight[c]));
-        } else {
-#pragma omp simd
-            for (int c = 0; c < C; c++) o[c] = from_f32<X>(to_f32(x[c]) * r);
-        }
+        // Rounded through a float block (store_rounded), as layernorm_forward is.
+        if (weight) store_rounded(o, C, [=](size_t c) { return to_f32(x[c]) * r * to_f32(weight[c]); });
+        else store_rounded(o, C, [=](size_t c) { return to_f32(x[c]) * r; });
     }
 }
 
