@@ -999,13 +999,14 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
     ev["report"] = report_path;
     log_->event("spike", done, ev);
     if (root_) {
-        // Name what fired: a gradient-norm spike under a calm loss is common and mild, and
-        // "loss spike" there had read as a loss that jumped.
-        const char* what = v.loss.fired && v.grad.fired ? "loss and grad norm" : v.loss.fired ? "loss" : "grad norm";
+        // Name what fired (as the log's "fired_on" does): a gradient-norm spike under a calm loss
+        // is common and mild, and "loss spike" there had read as a loss that jumped.
+        std::string what;
+        for (const std::string& f : v.fired_on()) what += (what.empty() ? "" : " and ") + f;
         char line[160];
-        std::snprintf(line, sizeof line, "step %d: spike in %s (loss %.4f, z %.1f; grad norm %.3g, z %.1f): %s; report ", done,
-                      what, loss, v.loss.z, norm, v.grad.z, out_of_rollbacks ? "stopping" : spike_action_name(action));
-        log_warn(line + report_path);
+        std::snprintf(line, sizeof line, " (loss %.4f, z %.1f; grad norm %.3g, z %.1f): %s; report ", loss, v.loss.z, norm,
+                      v.grad.z, out_of_rollbacks ? "stopping" : spike_action_name(action));
+        log_warn("step " + std::to_string(done) + ": spike in " + what + line + report_path);
     }
     if (out_of_rollbacks) {
         stopped(done, {{"reason", "max_rollbacks"}, {"last_checkpoint", last_good_}});

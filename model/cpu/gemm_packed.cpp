@@ -17,7 +17,7 @@ namespace sixnd::cpu {
 namespace {
 
 constexpr int kNr = kPanelWidth;      // columns of a micro-tile (two vectors)
-constexpr int kVec = kNr / 2;         // floats in one of the micro-kernel's vectors
+constexpr int kVec = kWide;           // floats in one of the micro-kernel's vectors
 // Rows of a micro-tile (and of an A panel): two accumulator vectors per row, with the two B
 // vectors and a broadcast beside them in the registers — 6 rows in AVX2's 16, 12 in AVX-512's
 // 32. With AVX-512 the B unpacks share the FMAs' two ports, and 12 rows spread them over twice
@@ -32,7 +32,7 @@ static_assert(kMr == 6 || kMr == 12, "the A and C runs below move 6 or 12 values
 // pointer instead of twelve); with 6 it stays row-major and the kernel reads its rows strided.
 constexpr bool kKMajorA = kMr != 6;
 constexpr int kRowBlocks = (kMr + 7) / 8;  // a micro-tile's rows as blocks of eight
-typedef float fvec __attribute__((vector_size(kVec * sizeof(float))));
+typedef f32xw fvec;
 
 // The micro-kernel's vectors from and to float or bf16 memory, eight values at a time as
 // load8/store8 move them (the same widening and rounding), and eight of their lanes as an f32x8.

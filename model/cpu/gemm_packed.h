@@ -28,16 +28,13 @@
 #include "core/bf16.h"
 #include "core/dtype.h"
 #include "model/cpu/matmul.h"
+#include "model/cpu/simd.h"
 
 namespace sixnd::cpu {
 
 // Columns of a B panel: two vectors of floats of the instruction set the build targets (the
 // micro-kernel's registers), so the layout of packed panels is a property of the build.
-#if defined(__AVX512F__)
-constexpr int kPanelWidth = 32;
-#else
-constexpr int kPanelWidth = 16;
-#endif
+constexpr int kPanelWidth = 2 * kWide;
 
 // The lane of a bf16 panel row that holds column j. The kernel widens a panel row with two
 // unpacks, each of which interleaves zeros with four bf16 of every 128-bit lane (the low four,

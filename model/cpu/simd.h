@@ -19,13 +19,6 @@ typedef float f32x8 __attribute__((vector_size(32)));
 typedef unsigned u32x8 __attribute__((vector_size(32)));
 typedef unsigned short u16x8 __attribute__((vector_size(16)));
 
-inline f32x8 load8(const float* p) {
-    f32x8 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
-}
-inline void store8(float* p, f32x8 v) { std::memcpy(p, &v, sizeof v); }
-
 // The widest float vector the build targets: 16 lanes with AVX-512, else 8 (f32x8). For float
 // loops whose lanes are independent, so that the width changes the speed and never the bits.
 #if defined(__AVX512F__)
@@ -46,6 +39,8 @@ template <typename Vec>
 inline void store_vec(float* p, Vec v) {
     std::memcpy(p, &v, sizeof v);
 }
+inline f32x8 load8(const float* p) { return load_vec<f32x8>(p); }
+inline void store8(float* p, f32x8 v) { store_vec(p, v); }
 
 // Eight bf16 values widened (exact), and eight floats rounded to bf16 as bf16::from_float does
 // (nearest, ties to even; NaN stays a quiet NaN) — the same bits, eight at a time.

@@ -180,8 +180,8 @@ def main():
                os.path.join(tmp, "dies"), "--log", log, "--peak-tflops", "1"]
         # The ranks of this job carry a marker in their environment: another test's job may be
         # running beside this one (ctest -j), and its rank 1 is not ours to kill.
-        marker = f"SIXND_TEST_JOB={os.getpid()}-{time.time_ns()}"
-        job_env = dict(ENV, SIXND_TEST_JOB=marker.split("=", 1)[1])
+        job = f"{os.getpid()}-{time.time_ns()}"
+        job_env = dict(ENV, SIXND_TEST_JOB=job)
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=job_env)
         deadline = time.time() + 120
         while time.time() < deadline and (not os.path.exists(log) or open(log).read().count('"type":"step"') < 3):
@@ -193,7 +193,7 @@ def main():
                 cmdline = open(f"/proc/{pid}/cmdline", "rb").read()
             except OSError:
                 continue
-            if (b"OMPI_COMM_WORLD_RANK=1\0" in env and (marker + "\0").encode() in env
+            if (b"OMPI_COMM_WORLD_RANK=1\0" in env and f"SIXND_TEST_JOB={job}\0".encode() in env
                     and cmdline.startswith(SIXND.encode())):
                 victim = int(pid)
         if victim is None:
