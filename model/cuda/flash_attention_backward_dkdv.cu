@@ -45,10 +45,9 @@ __global__ void __launch_bounds__(kThreads)
     const int bkv = block_head(B * NKV);
     if (bkv < 0) return;
     const int b = bkv / NKV, kvh = bkv % NKV, G = NH / NKV;
-    const size_t stride = static_cast<size_t>(C) + 2 * static_cast<size_t>(NKV) * D;
-    const bf16* rows = qkv + static_cast<size_t>(b) * T * stride;
-    const bf16* k = rows + C + kvh * D;
-    const bf16* v = k + NKV * D;
+    const QkvRows<D> head(qkv, b, T, C, NKV);
+    const size_t stride = head.stride;
+    const bf16 *k = head.k(kvh), *v = head.v(kvh);
     const int k0 = kt * kBK;
     // Step `it` visits query head kvh*G + it / n_i, query tile i_first + it % n_i.
     const int i_first = k0 / BQ, n_i = (T + BQ - 1) / BQ - i_first, n_it = G * n_i;
@@ -57,7 +56,7 @@ __global__ void __launch_bounds__(kThreads)
     auto load_q_tile = [&](int it, int buf) {
         const int h = head_of(it), q0 = (i_first + it % n_i) * BQ;
         const size_t bh = static_cast<size_t>(b) * NH + h;
-        load_tile<BQ, D, kThreads>(sQ + buf * BQ * LD, rows + h * D, stride, q0, T);
+        load_tile<BQ, D, kThreads>(sQ + buf * BQ * LD, head.q(h), stride, q0, T);
         load_tile<BQ, D, kThreads>(sdO + buf * BQ * LD, dout + static_cast<size_t>(b) * T * C + h * D, C, q0, T);
         for (int r = threadIdx.x; r < BQ; r += kThreads) {
             int qi = q0 + r;

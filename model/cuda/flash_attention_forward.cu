@@ -40,13 +40,11 @@ __global__ void __launch_bounds__(kThreads)
     const int bh = block_head(B * NH);
     if (bh < 0) return;
     const int b = bh / NH, h = bh % NH, kvh = h / (NH / NKV);
-    const size_t stride = static_cast<size_t>(C) + 2 * static_cast<size_t>(NKV) * D;
-    const bf16* rows = qkv + static_cast<size_t>(b) * T * stride;
-    const bf16* q = rows + h * D;
-    const bf16* k = rows + C + kvh * D;
-    const bf16* v = k + NKV * D;
+    const QkvRows<D> head(qkv, b, T, C, NKV);
+    const size_t stride = head.stride;
+    const bf16 *q = head.q(h), *k = head.k(kvh), *v = head.v(kvh);
     const int q0 = qt * kBQ;
-    const int n_kt = min((T + BK - 1) / BK, (q0 + kBQ + BK - 1) / BK);
+    const int n_kt = key_tiles_seen<BK, kBQ>(q0, T);
 
     load_tile<kBQ, D, kThreads>(sQ, q, stride, q0, T);
     load_tile<BK, D, kThreads>(sK, k, stride, 0, T);

@@ -120,6 +120,25 @@ __device__ __forceinline__ void load_tile(bf16* tile, const bf16* g, size_t stri
     }
 }
 
+// Where batch b's heads start in qkv[B, T, C + 2 NKV D]: query head h's row 0 at q(h), kv head
+// kvh's at k(kvh) and v(kvh); successive positions `stride` elements apart.
+template <int D> struct QkvRows {
+    size_t stride;
+    const bf16* rows;
+    int C, NKV;
+    __device__ QkvRows(const bf16* qkv, int b, int T, int C_, int NKV_)
+        : stride(static_cast<size_t>(C_) + 2 * static_cast<size_t>(NKV_) * D),
+          rows(qkv + static_cast<size_t>(b) * T * stride), C(C_), NKV(NKV_) {}
+    __device__ const bf16* q(int h) const { return rows + h * D; }
+    __device__ const bf16* k(int kvh) const { return rows + C + kvh * D; }
+    __device__ const bf16* v(int kvh) const { return k(kvh) + NKV * D; }
+};
+
+// How many key tiles of BK a query tile of QROWS rows from q0 sees: up to its last row's diagonal.
+template <int BK, int QROWS> __device__ __forceinline__ int key_tiles_seen(int q0, int T) {
+    return min((T + BK - 1) / BK, (q0 + QROWS + BK - 1) / BK);
+}
+
 // This block's batch x head index under flash_grid's launch shape, or -1 for a spare block of
 // the last z slice (which must return before its first barrier).
 __device__ __forceinline__ int block_head(int heads) {
