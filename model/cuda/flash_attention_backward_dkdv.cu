@@ -189,8 +189,7 @@ template <int D, int BQ>
 void launch_dkdv(bf16* dqkv, float* dq_accum, const bf16* dout, const bf16* qkv, const float* lse, const float* Dsum,
                  int B, int T, int C, int NH, int NKV, cudaStream_t s) {
     constexpr int smem = dkdv_smem_bytes<D, BQ>();
-    static bool configured = (allow_smem(flash_attention_backward_dkdv_kernel<D, BQ>, smem), true);
-    (void)configured;
+    allow_smem<flash_attention_backward_dkdv_kernel<D, BQ>>(smem);
     const FlashGrid fg = flash_grid((T + kBK - 1) / kBK, static_cast<long long>(B) * NKV);
     dim3 grid(fg.x, fg.y, fg.z);
     float scale = 1.0f / sqrtf(static_cast<float>(D));

@@ -125,8 +125,7 @@ template <int D, int BK>
 void launch_dq(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse, const float* Dsum, int B, int T, int C,
                int NH, int NKV, cudaStream_t s) {
     constexpr int smem = dq_smem_bytes<D, BK>();
-    static bool configured = (allow_smem(flash_attention_backward_dq_kernel<D, BK>, smem), true);
-    (void)configured;
+    allow_smem<flash_attention_backward_dq_kernel<D, BK>>(smem);
     const FlashGrid fg = flash_grid((T + kBQ - 1) / kBQ, static_cast<long long>(B) * NH);
     dim3 grid(fg.x, fg.y, fg.z);
     float scale = 1.0f / sqrtf(static_cast<float>(D));

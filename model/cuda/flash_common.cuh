@@ -12,6 +12,8 @@
 // Two adjacent C tiles (16 x 16) are exactly one A fragment once packed to bf16, which is how
 // P (and dS) feed the next product without leaving registers.
 #pragma once
+#include <atomic>
+
 #include "model/cuda/cuda_common.cuh"
 #include "model/cuda/flash_grid.h"
 
@@ -146,9 +148,19 @@ __device__ __forceinline__ int block_head(int heads) {
     return bh < heads ? static_cast<int>(bh) : -1;
 }
 
-// Sets the dynamic shared-memory limit of a kernel once (above the 48 KB default).
-template <typename K> void allow_smem(K kernel, int bytes) {
-    SIXND_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+// Raises Kernel's dynamic shared-memory limit to `bytes` (above the 48 KB default) before a
+// launch, once per device: a function attribute belongs to the context of the device current
+// when it is set, so a process that moves to another device (ordinals below 64) sets it again
+// there. One static per kernel (Kernel is a template argument; kernels of one signature share
+// a function type).
+template <auto Kernel> void allow_smem(int bytes) {
+    static std::atomic<unsigned long long> devices_done{0};
+    int device = 0;
+    SIXND_CUDA(cudaGetDevice(&device));
+    const unsigned long long bit = 1ull << (device & 63);
+    if (devices_done.load(std::memory_order_acquire) & bit) return;
+    SIXND_CUDA(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    devices_done.fetch_or(bit, std::memory_order_release);
 }
 
 }  // namespace sixnd::cuda::flash
