@@ -150,14 +150,14 @@ __device__ __forceinline__ int block_head(int heads) {
 
 // Raises Kernel's dynamic shared-memory limit to `bytes` (above the 48 KB default) before a
 // launch, once per device: a function attribute belongs to the context of the device current
-// when it is set, so a process that moves to another device (ordinals below 64) sets it again
-// there. One static per kernel (Kernel is a template argument; kernels of one signature share
-// a function type).
+// when it is set, so a process that moves to another device sets it again there. Devices are
+// remembered by a bit each up to ordinal 63; past that it is set on every launch. One static
+// per kernel (Kernel is a template argument; kernels of one signature share a function type).
 template <auto Kernel> void allow_smem(int bytes) {
     static std::atomic<unsigned long long> devices_done{0};
     int device = 0;
     SIXND_CUDA(cudaGetDevice(&device));
-    const unsigned long long bit = 1ull << (device & 63);
+    const unsigned long long bit = device < 64 ? 1ull << device : 0;
     if (devices_done.load(std::memory_order_acquire) & bit) return;
     SIXND_CUDA(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
     devices_done.fetch_or(bit, std::memory_order_release);
