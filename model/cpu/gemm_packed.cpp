@@ -411,25 +411,33 @@ inline void put8(bf16* d, f32x8 v) {
 // (of b's own type: packing moves values, it does not round them): stored [N][K] (b_trans: row n
 // is column n % 16 of panel n / 16, at every depth k) or [K][N] (row k is depth k of every
 // panel). Columns past N are zero.
+// [K][N] goes a block of kPackRows rows at a time, panel by panel within it, so that each panel
+// gets one contiguous run of kPackRows depths. Row by row, a row's kNr-column pieces land K panel
+// rows apart: a multiple of 4 KiB for every K that is a multiple of 128, so all of them fall in one
+// L1 set and a handful of L2 sets, and the half-written lines are evicted before the next row
+// completes them. GPT-2's fc weight (3072 x 768) took 1.9 ms to pack that way on a Zen 5 core,
+// 20 times a memcpy of it; by blocks of rows 0.13-0.18 ms.
+constexpr int kPackRows = 16;
 template <typename X>
 void pack_rows(X* dst, const X* b, size_t ld, bool b_trans, int K, int N, int r0, int r1) {
     const int panels = (N + kNr - 1) / kNr;
     if (!b_trans) {
-        for (int k = r0; k < r1; k++) {
-            const X* row = b + static_cast<size_t>(k) * ld;
+        for (int kb = r0; kb < r1; kb += kPackRows) {
+            const int kb_end = std::min(r1, kb + kPackRows);
             for (int p = 0; p < panels; p++) {
-                X* d = dst + (static_cast<size_t>(p) * K + k) * kNr;
                 const int j0 = p * kNr, w = std::min(kNr, N - j0);
-                if (w == kNr) {
-                    if constexpr (std::is_same_v<X, bf16>) {
+                for (int k = kb; k < kb_end; k++) {
+                    const X* row = b + static_cast<size_t>(k) * ld;
+                    X* d = dst + (static_cast<size_t>(p) * K + k) * kNr;
+                    if (w < kNr) {
+                        for (int j = 0; j < kNr; j++) d[lane_of<X>(j)] = j < w ? row[j0 + j] : X{};
+                    } else if constexpr (std::is_same_v<X, bf16>) {
                         const panel_quads v = bf16_panel_row(row + j0);
                         std::memcpy(static_cast<void*>(d), &v, sizeof v);
                     } else {
                         std::memcpy(d, row + j0, kNr * sizeof(X));
                     }
-                    continue;
                 }
-                for (int j = 0; j < kNr; j++) d[lane_of<X>(j)] = j < w ? row[j0 + j] : X{};
             }
         }
         return;
