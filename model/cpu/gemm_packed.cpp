@@ -393,15 +393,18 @@ void store_sums_transposed(X* c, size_t ldc, const fvec* acc, bool accumulate, i
         }
 }
 
-// Eight values of a panel row, at lanes [at, at + 8) in column order (bf16: as lane_of places them).
+// Eight consecutive values of a row as they are (bf16 as its bits: packing moves values, so a
+// transpose needs no conversion), and eight columns of a panel row, in column order from d (bf16:
+// eight columns from a multiple of 8 are two quads, which bf16_panel_lane puts 8 lanes apart).
+inline f32x8 take8(const float* p) { return load8(p); }
+inline u16x8 take8(const bf16* p) {
+    u16x8 v;
+    std::memcpy(&v, static_cast<const void*>(p), sizeof v);
+    return v;
+}
 inline void put8(float* d, f32x8 v) { store8(d, v); }
-// v holds bf16 values widened (load8), so their upper halves are the values, bit for bit (a
-// signalling NaN too): no rounding. Eight columns from a multiple of 8 are two quads, which
-// bf16_panel_lane puts 8 lanes apart.
-inline void put8(bf16* d, f32x8 v) {
-    u32x8 u;
-    std::memcpy(&u, &v, sizeof u);
-    const u64x2 h = reinterpret_cast<u64x2>(__builtin_convertvector(u >> 16, u16x8));
+inline void put8(bf16* d, u16x8 v) {
+    const u64x2 h = reinterpret_cast<u64x2>(v);
     const unsigned long long lo = h[0], hi = h[1];
     std::memcpy(static_cast<void*>(d), &lo, sizeof lo);
     std::memcpy(static_cast<void*>(d + 8), &hi, sizeof hi);
@@ -450,8 +453,8 @@ void pack_rows(X* dst, const X* b, size_t ld, bool b_trans, int K, int N, int r0
             // A whole panel: 8 x 8 blocks of its kNr rows transposed into depth-major order.
             for (; k + 8 <= K; k += 8)
                 for (int g = 0; g < kNr / 8; g++) {
-                    f32x8 t[8];
-                    for (int j = 0; j < 8; j++) t[j] = load8(b + static_cast<size_t>(n0 + 8 * g + j) * ld + k);
+                    decltype(take8(b)) t[8];
+                    for (int j = 0; j < 8; j++) t[j] = take8(b + static_cast<size_t>(n0 + 8 * g + j) * ld + k);
                     transpose8(t);
                     for (int kk = 0; kk < 8; kk++) put8(d + (k + kk) * kNr + lane_of<X>(8 * g), t[kk]);
                 }

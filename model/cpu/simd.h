@@ -95,6 +95,30 @@ inline void transpose8(f32x8* rows) {
     }
 }
 
+// The same for eight rows of eight 16-bit values (bf16 bits, moved, never converted): pairs,
+// then pairs of pairs, then halves interleaved.
+inline void transpose8(u16x8* rows) {
+    typedef unsigned u32x4 __attribute__((vector_size(16)));
+    typedef unsigned long long u64x2 __attribute__((vector_size(16)));
+    u16x8 t[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = __builtin_shuffle(rows[i], rows[i + 1], u16x8{0, 8, 1, 9, 2, 10, 3, 11});
+        t[i + 1] = __builtin_shuffle(rows[i], rows[i + 1], u16x8{4, 12, 5, 13, 6, 14, 7, 15});
+    }
+    u32x4 u[8];
+    for (int h = 0; h < 8; h += 4)
+        for (int j = 0; j < 2; j++) {
+            const u32x4 x = reinterpret_cast<u32x4>(t[h + j]), y = reinterpret_cast<u32x4>(t[h + 2 + j]);
+            u[h + 2 * j] = __builtin_shuffle(x, y, u32x4{0, 4, 1, 5});
+            u[h + 2 * j + 1] = __builtin_shuffle(x, y, u32x4{2, 6, 3, 7});
+        }
+    for (int m = 0; m < 4; m++) {
+        const u64x2 x = reinterpret_cast<u64x2>(u[m]), y = reinterpret_cast<u64x2>(u[m + 4]);
+        rows[2 * m] = reinterpret_cast<u16x8>(__builtin_shuffle(x, y, u64x2{0, 2}));
+        rows[2 * m + 1] = reinterpret_cast<u16x8>(__builtin_shuffle(x, y, u64x2{1, 3}));
+    }
+}
+
 // c + a * b rounded as a lane of the vector code above rounds it: fused where the target has FMA
 // (where the compiler might otherwise split a scalar one into a multiply and an add), two
 // roundings where it has none (std::fma would be a slow exact library call there).

@@ -3,7 +3,8 @@
 // every upper half (sign, exponent, mantissa) with the lower halves that decide rounding (zero,
 // just below, at and just above the tie, all ones), NaNs of both signs with payloads in either
 // half, infinities, zeros and denormals. The build's instruction set picks the vector code, so
-// each build (native, x86-64-v3, the sanitizers' baseline) checks its own.
+// each build (native, x86-64-v3, the sanitizers' baseline) checks its own. Also the 8 x 8 transposes
+// that the packed GEMM and CPU attention move blocks with.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -66,4 +67,23 @@ TEST(CpuSimd, Load8WidensExactly) {
             ASSERT_EQ(got, (h0 + j) << 16) << "bf16 bits " << h0 + j;
         }
     }
+}
+
+// Both transposes move every value to its mirrored place, bits untouched: afterwards row k,
+// lane r holds what row r, lane k held (distinct values, so a misplaced one cannot hide).
+TEST(CpuSimd, TransposesMirrorEightByEight) {
+    f32x8 f[8];
+    u16x8 h[8];
+    for (int r = 0; r < 8; r++)
+        for (int k = 0; k < 8; k++) {
+            f[r][k] = static_cast<float>(8 * r + k);
+            h[r][k] = static_cast<unsigned short>(0xff00u + 8 * r + k);
+        }
+    transpose8(f);
+    transpose8(h);
+    for (int r = 0; r < 8; r++)
+        for (int k = 0; k < 8; k++) {
+            EXPECT_EQ(f[k][r], static_cast<float>(8 * r + k)) << "f32 row " << k << " lane " << r;
+            EXPECT_EQ(h[k][r], 0xff00u + 8 * r + k) << "16-bit row " << k << " lane " << r;
+        }
 }
