@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/transfer.h"
+#include "model/cpu/cpu_ops.h"
 
 namespace sixnd {
 namespace {
@@ -52,18 +53,21 @@ std::string fixed(double v, int digits) {
 
 }  // namespace
 
-CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores) {
+CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores, int own_lanes) {
     if (f.clock_ghz <= 0 || cores <= 0) return {};
     const bool amd = f.vendor == "AuthenticAMD";
-    int lanes = f.avx512f ? 16 : (f.avx2 || f.fma ? 8 : 4);
-    std::string width = f.avx512f ? "AVX-512" : (f.avx2 || f.fma ? "AVX2" : "SSE");
-    if (amd && f.family == 0x19 && f.avx512f) {
+    const int feature_lanes = f.avx512f ? 16 : (f.avx2 || f.fma ? 8 : 4);
+    const int vector = own_lanes > 0 ? own_lanes : feature_lanes;
+    int lanes = vector;
+    std::string width = vector == 16 ? "AVX-512" : (vector == 8 ? "AVX2" : "SSE");
+    if (amd && f.family == 0x19 && vector == 16) {
         lanes = 8;
-        width = "AVX-512 on 256-bit units (Zen 4)";
+        width += " on 256-bit units (Zen 4)";
     } else if (amd && f.family == 0x17 && f.model < 0x30) {
         lanes = 4;
         width = "AVX2 on 128-bit units (Zen/Zen+)";
     }
+    if (vector != feature_lanes) width += ": the width sixnd's kernels were built for";
     const int units = 2;
     const int per_fma = f.fma ? 2 : 1;
     const double fp32_cycle = double(lanes) * units * per_fma;
@@ -117,7 +121,7 @@ PeakFlops peak_flops(Backend& be, double override_tflops) {
                           std::to_string(kCeilC) + "x" + std::to_string(kCeilOC) + ")";
     if (be.device == "cpu") {
         const int cores = std::min(cpu_features().physical_cores, omp_get_max_threads());
-        const CpuPeak cp = cpu_peak(cpu_features(), be.ops->dtype(), cores);
+        const CpuPeak cp = cpu_peak(cpu_features(), be.ops->dtype(), cores, own_gemm_lanes(be.ops->dtype()));
         if (cp.flops_per_s > 0) {
             p.flops_per_s = cp.flops_per_s;
             p.source = cp.source;

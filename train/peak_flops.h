@@ -34,8 +34,11 @@ struct CpuPeak {
 // 128-bit ones) × 2 FMA units (Intel since Haswell, AMD since Zen; a 1-unit Xeon Bronze/Silver
 // reads half this peak, which the source string says is assumed) × 2 FLOPs per FMA. BF16: AMX
 // 1024 FLOP/cycle/core, AVX512-BF16 twice FP32 (two products per lane), otherwise FP32's figure
-// (the arithmetic runs in FP32). Pure arithmetic on its arguments: no timing.
-CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores);
+// (the arithmetic runs in FP32). own_lanes: where sixnd's packed GEMM runs the products
+// (own_gemm_lanes), the lanes it was compiled for replace the features' (a build for AVX-512 run
+// under SIXND_CPU_ISA=avx2 multiplies BF16 in 16 lanes; one for AVX2 on an AVX-512 CPU in 8).
+// Pure arithmetic on its arguments: no timing.
+CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores, int own_lanes = 0);
 
 PeakFlops peak_flops(Backend& be, double override_tflops);
 

@@ -2,6 +2,8 @@
 // templated kernel of its own file; the kernels do the work with OpenMP.
 #include "model/cpu/cpu_ops.h"
 
+#include <string>
+
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "model/cpu/gemm_packed.h"
@@ -288,21 +290,38 @@ std::unique_ptr<Ops> make_cpu_ops(DType dtype, MemoryBackend& mem, cpu::Bf16Math
     return std::make_unique<CpuOps>(dtype, mem, bf16_math);
 }
 
+namespace {
+
+// The ISA sixnd's own kernels are compiled for (-march), and the FP32 lanes of its vectors;
+// SIXND_CPU_ISA cannot change either.
+struct CompiledIsa {
+    const char* name;
+    int lanes;
+};
+#if defined(__AVX512F__)
+constexpr CompiledIsa kCompiledIsa{"avx512f", 16};
+#elif defined(__AVX2__)
+constexpr CompiledIsa kCompiledIsa{"avx2", 8};
+#else
+constexpr CompiledIsa kCompiledIsa{"baseline", 4};
+#endif
+
+}  // namespace
+
 nlohmann::json cpu_host_json() {
     nlohmann::json j = cpu_features().to_json();
     j["matmul_engine"] = cpu::Matmul::engine();
     j["matmul_isa"] = cpu::Matmul::engine_isa();
     j["bf16_matmul"] = cpu::Matmul(DType::bf16).bf16_math();
-    // sixnd's own kernels are compiled for one ISA (-march); SIXND_CPU_ISA cannot change that.
-#if defined(__AVX512F__)
-    j["kernels_compiled_for"] = "avx512f";
-#elif defined(__AVX2__)
-    j["kernels_compiled_for"] = "avx2";
-#else
-    j["kernels_compiled_for"] = "baseline";
-#endif
+    j["kernels_compiled_for"] = kCompiledIsa.name;
     j["gemm_panel_width"] = cpu::kPanelWidth;
     return j;
+}
+
+int own_gemm_lanes(DType dtype) {
+    const bool own = std::string(cpu::Matmul::engine()) == "portable" ||
+                     (dtype == DType::bf16 && !cpu_features().bf16_matmul_native());
+    return own ? kCompiledIsa.lanes : 0;
 }
 
 }  // namespace sixnd

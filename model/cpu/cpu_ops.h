@@ -20,4 +20,10 @@ std::unique_ptr<Ops> make_cpu_ops(DType dtype, MemoryBackend& mem, cpu::Bf16Math
 // compute in ("bf16" natively, "fp32" on the packed GEMM) and the ISA sixnd's own kernels were compiled for.
 nlohmann::json cpu_host_json();
 
+// The FP32 lanes of the vectors sixnd's packed GEMM multiplies in, where that GEMM runs dtype's
+// matmuls (BF16 without BF16 dot products; every product in a build without oneDNN), else 0
+// (oneDNN runs them). The build's -march sets them: 16 with AVX-512, 8 with AVX2, 4 otherwise;
+// SIXND_CPU_ISA caps the features and oneDNN, never code already compiled.
+int own_gemm_lanes(DType dtype);
+
 }  // namespace sixnd

@@ -10,6 +10,7 @@
 
 #include "core/cpu_features.h"
 #include "model/backend.h"
+#include "model/cpu/cpu_ops.h"
 #include "train/peak_flops.h"
 
 using namespace sixnd;
@@ -81,6 +82,16 @@ TEST(CpuPeak, FormulaPerInstructionSet) {
     EXPECT_TRUE(spr_bf16.bf16_matmul_native());
     EXPECT_DOUBLE_EQ(cpu_peak(spr_bf16, DType::bf16, 4).flops_per_s, 16 * 2 * 2 * 4 * 2.3e9);
     EXPECT_NE(cpu_peak(spr_bf16, DType::bf16, 4).source.find("SIXND_BF16_MATMUL=bf16"), std::string::npos);
+    // Where sixnd's packed GEMM runs the products, the lanes it was built for count, not the
+    // features SIXND_CPU_ISA leaves: an AVX-512 build capped to AVX2 multiplies BF16 in 16 lanes
+    // (8 on Zen 4's 256-bit units), an AVX2 build on an AVX-512 CPU in 8.
+    const CpuFeatures intel_capped = synthetic("GenuineIntel", 6, false, false, false);
+    const CpuPeak wide = cpu_peak(intel_capped, DType::bf16, 2, 16);
+    EXPECT_DOUBLE_EQ(wide.flops_per_s, 16 * 2 * 2 * 2 * 2.3e9);
+    EXPECT_NE(wide.source.find("AVX-512: the width sixnd's kernels were built for"), std::string::npos) << wide.source;
+    EXPECT_DOUBLE_EQ(cpu_peak(avx2, DType::bf16, 1, 16).flops_per_s, 8 * 2 * 2 * 2.3e9);  // AMD family 0x19
+    EXPECT_DOUBLE_EQ(cpu_peak(spr, DType::bf16, 4, 8).flops_per_s, 8 * 2 * 2 * 4 * 2.3e9);
+    EXPECT_EQ(cpu_peak(spr, DType::f32, 4, 16).source, cpu_peak(spr, DType::f32, 4).source);
     // No clock, no peak (the trainer then uses the measured ceiling, labelled as such).
     CpuFeatures unknown = avx2;
     unknown.clock_ghz = 0;
@@ -95,7 +106,7 @@ TEST(CpuPeak, TrainerPeakOnTheCpuIsTheComputedOne) {
         EXPECT_NE(p.achievable_source.find("measured matmul ceiling"), std::string::npos);
         if (cpu_features().clock_ghz <= 0) continue;
         const int cores = std::min(cpu_features().physical_cores, omp_get_max_threads());
-        EXPECT_EQ(p.flops_per_s, cpu_peak(cpu_features(), dt, cores).flops_per_s);
+        EXPECT_EQ(p.flops_per_s, cpu_peak(cpu_features(), dt, cores, own_gemm_lanes(dt)).flops_per_s);
         EXPECT_EQ(p.flops_per_s, q.flops_per_s);  // timing moves the achievable figure, never the peak
         EXPECT_EQ(p.source, q.source);
         EXPECT_EQ(p.against, std::string("cpu ") + dtype_name(dt) + " peak");
