@@ -75,7 +75,9 @@ CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores, int own_lanes) {
     std::string how = std::to_string(lanes) + " fp32 lanes (" + width + ") x " + std::to_string(units) +
                       " FMA units (assumed) x " + std::to_string(per_fma) + " FLOP";
     if (dtype == DType::bf16) {
-        if (f.bf16_matmul_native()) {
+        if (f.bf16_matmul_native() && own_lanes > 0) {
+            how += " (bf16 runs in fp32: this build has no oneDNN, its packed GEMM runs every product)";
+        } else if (f.bf16_matmul_native()) {
             if (f.amx_bf16) {
                 cycle = 1024;
                 how = "AMX-BF16 1024 FLOP/cycle";

@@ -92,6 +92,11 @@ TEST(CpuPeak, FormulaPerInstructionSet) {
     EXPECT_DOUBLE_EQ(cpu_peak(avx2, DType::bf16, 1, 16).flops_per_s, 8 * 2 * 2 * 2.3e9);  // AMD family 0x19
     EXPECT_DOUBLE_EQ(cpu_peak(spr, DType::bf16, 4, 8).flops_per_s, 8 * 2 * 2 * 4 * 2.3e9);
     EXPECT_EQ(cpu_peak(spr, DType::f32, 4, 16).source, cpu_peak(spr, DType::f32, 4).source);
+    // A build without oneDNN on a CPU whose BF16 dot products would run the products: its packed
+    // GEMM runs them in FP32, so the FP32 rate (Zen 4: 8 lanes), not the dot products' twice that.
+    const CpuPeak portable = cpu_peak(zen4, DType::bf16, 1, 16);
+    EXPECT_DOUBLE_EQ(portable.flops_per_s, 8 * 2 * 2 * 2.3e9);
+    EXPECT_NE(portable.source.find("no oneDNN"), std::string::npos) << portable.source;
     // No clock, no peak (the trainer then uses the measured ceiling, labelled as such).
     CpuFeatures unknown = avx2;
     unknown.clock_ghz = 0;
