@@ -319,8 +319,9 @@ nlohmann::json cpu_host_json() {
 }
 
 int own_gemm_lanes(DType dtype) {
+    // Matmul decides where bf16 runs (bf16_math); FP32 goes to the packed GEMM only without oneDNN.
     const bool own = std::string(cpu::Matmul::engine()) == "portable" ||
-                     (dtype == DType::bf16 && !cpu_features().bf16_matmul_native());
+                     (dtype == DType::bf16 && std::string(cpu::Matmul(DType::bf16).bf16_math()) == "fp32");
     return own ? kCompiledIsa.lanes : 0;
 }
 
