@@ -22,11 +22,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/error.h"
 #include "model/cpu/kernels.h"
 #endif
 
 #include "core/cpu_features.h"
+#include "core/error.h"
 #include "model/cpu/gemm_packed.h"
 #include "model/cpu/weight_copies.h"
 
@@ -158,8 +158,12 @@ std::string Matmul::engine_isa() {
 
 struct Matmul::Impl {};  // nothing to hold; complete only so that unique_ptr<Impl> compiles
 
-// The packed GEMM does every product, whatever the CPU.
+// The packed GEMM does every product, whatever the CPU. There are no BF16 kernels to send bf16
+// products to, so the switch that asks for them is refused rather than ignored.
 Matmul::Matmul(DType dtype, Bf16Math, MemoryBackend* copies_mem) : dtype_(dtype), widen_(dtype == DType::bf16) {
+    if (widen_ && cpu_features().bf16_matmul_switch == "bf16")
+        throw Error("SIXND_BF16_MATMUL", "bf16 needs oneDNN's BF16 kernels, and this build has no oneDNN "
+                                         "(-DSIXND_ONEDNN=OFF, or libdnnl not found): BF16 matmuls run in FP32 here");
     if (widen_ && copies_mem) copies_ = std::make_unique<WeightCopies>(*copies_mem);
 }
 Matmul::~Matmul() = default;

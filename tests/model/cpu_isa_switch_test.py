@@ -10,7 +10,8 @@ run reports what the CPU has, that the BF16 losses of both paths stay within the
 SIXND_BF16_MATMUL, which overrides where BF16 matmuls run: fp32 sends them to the packed GEMM
 (oneDNN runs none of them), bf16 to oneDNN's BF16 kernels where the CPU has BF16 dot products and
 is refused with one error line where it has none (or under SIXND_CPU_ISA=avx2), both paths
-within the BF16 tolerance of FP32; an unknown value is refused too."""
+within the BF16 tolerance of FP32; an unknown value is refused too. A build without oneDNN has
+no dispatch to steer: there the test checks only that SIXND_BF16_MATMUL=bf16 is refused."""
 import json
 import os
 import subprocess
@@ -56,6 +57,12 @@ def train(tmp, name, dtype, env):
     return recs[0], [x["loss"] for x in recs if x.get("type") == "step"], r.stdout
 
 
+def bf16_args(tmp):
+    """A one-step BF16 training run into tmp/bad, for the cases that must be refused."""
+    return ["train", "--init", "random", "--model", "tiny", "--device", "cpu", "--dtype", "bf16",
+            "--train-data", os.path.join(tmp, "train.bin"), "--steps", "1", "--out", os.path.join(tmp, "bad")]
+
+
 def main():
     if not os.path.exists("/proc/cpuinfo"):
         print("SKIP: no /proc/cpuinfo")
@@ -70,9 +77,13 @@ def main():
         avx2 = {"SIXND_CPU_ISA": "avx2", "ONEDNN_VERBOSE": "1"}
         h32, f32, _ = train(tmp, "fp32", "fp32", {})
         if h32["cpu"]["matmul_engine"] != "oneDNN":
-            print("SKIP: this build has no oneDNN; the switches steer oneDNN's dispatch and BF16 kernels, "
-                  "and the packed GEMM runs every product here")
-            return 77
+            # Nothing here for the switches to steer but a refusal: the packed GEMM runs every product.
+            fault = run_case(Case("SIXND_BF16_MATMUL=bf16 without oneDNN", bf16_args(tmp),
+                                  ["SIXND_BF16_MATMUL", "no oneDNN"], unchanged=[os.path.join(tmp, "bad")],
+                                  env={"SIXND_BF16_MATMUL": "bf16"}))
+            return sixnd_files.report([f"SIXND_BF16_MATMUL=bf16 without oneDNN: {fault}"] if fault else [],
+                                      "a build without oneDNN refuses SIXND_BF16_MATMUL=bf16 (the rest of "
+                                      "this test needs oneDNN's dispatch to steer)")
         hnat, bnat, _ = train(tmp, "bf16_native", "bf16", {})
         h2, b2, verbose16 = train(tmp, "bf16_avx2", "bf16", avx2)
         h2f, _, verbose = train(tmp, "fp32_avx2", "fp32", avx2)
@@ -156,8 +167,7 @@ def main():
             print(f"SIXND_BF16_MATMUL={value}: {len(execs)} oneDNN matmuls, worst loss difference from fp32 {worst:.2e}")
             if len(losses) != STEPS or worst > 1e-2:
                 failures.append(f"SIXND_BF16_MATMUL={value}: losses {losses} vs fp32 {f32}")
-        base = ["train", "--init", "random", "--model", "tiny", "--device", "cpu", "--dtype", "bf16",
-                "--train-data", os.path.join(tmp, "train.bin"), "--steps", "1", "--out", os.path.join(tmp, "bad")]
+        base = bf16_args(tmp)
         refused = [Case("SIXND_BF16_MATMUL=fast", base, ["SIXND_BF16_MATMUL", "fast", "auto, bf16 or fp32"],
                         unchanged=[os.path.join(tmp, "bad")], env={"SIXND_BF16_MATMUL": "fast"}),
                    Case("SIXND_BF16_MATMUL=bf16 without dot products", base,
