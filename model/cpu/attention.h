@@ -40,25 +40,30 @@ inline void dot_columns(float* s, const float* q, const float* kt, int hs, int l
     }
 }
 
-// dot_columns for R rows at once, each against its own transposed tile (which may be shared):
-// s[j][c] = q[j] . kt[j][:, c] for c < N (a multiple of kWide), j < R. R rows give R times the
-// independent FMA chains of one (kScoreRows fills the FMA units at the build's width without
-// running out of registers); each sum runs in dot_columns' order, so R and the width change
-// the speed, not the bits.
-constexpr int kScoreRows = kWide == 16 ? 4 : 2;
-template <int N, int R>
-inline void dot_columns_rows(float* const (&s)[R], const float* const (&q)[R], const float* const (&kt)[R], int hs,
+// dot_columns for R rows at once, row j against transposed tile kt[j % K] (K distinct tiles, so
+// that each is loaded once per i for all the rows that share it): s[j][c] = q[j] . kt[j % K][:, c]
+// for c < N (a multiple of kWide), j < R. R rows give R times the independent FMA chains of one
+// (kScoreRows fills the FMA units at the build's width without running out of registers: with
+// AVX-512, 8 rows of 2 vectors beside the shared tile's 2; on a Zen 5 core the flash forward ran
+// 15% faster with 8 than with 4); each sum runs in dot_columns' order, so R, K and the width
+// change the speed, not the bits.
+constexpr int kScoreRows = kWide == 16 ? 8 : 2;
+template <int N, int R, int K>
+inline void dot_columns_rows(float* const (&s)[R], const float* const (&q)[R], const float* const (&kt)[K], int hs,
                              int ld) {
     static_assert(N % kWide == 0, "whole vectors");
+    static_assert(R % K == 0, "every tile serves the same number of rows");
     constexpr int V = N / kWide;
     f32xw a[R][V] = {};
     for (int i = 0; i < hs; i++) {
+        f32xw t[K][V];
+        for (int k = 0; k < K; k++)
+            for (int v = 0; v < V; v++) t[k][v] = load_vec<f32xw>(kt[k] + static_cast<size_t>(i) * ld + kWide * v);
 #pragma GCC unroll 8
         for (int j = 0; j < R; j++) {
             const float x = q[j][i];
-            const float* row = kt[j] + static_cast<size_t>(i) * ld;
 #pragma GCC unroll 8
-            for (int v = 0; v < V; v++) a[j][v] += x * load_vec<f32xw>(row + kWide * v);
+            for (int v = 0; v < V; v++) a[j][v] += x * t[j % K][v];
         }
     }
     for (int j = 0; j < R; j++)
@@ -98,6 +103,49 @@ inline void accumulate_rows(float* y, const float* w, size_t ldw, const float* x
         for (int c = 0; c < m; c++) acc = fma_as_vectors(w[c * ldw], x[c * ldx + i0], acc);
         y[i0] = acc;
     }
+}
+
+// accumulate_rows for R outputs that weight the same m rows of x: y[j][0, n) += sum over c < m,
+// in order, of w[j][c * ldw] * x[c * ldx + 0, n). Each row of x is loaded once for all R (one
+// output at a time loads a vector of x per FMA, and the loads, not the FMAs, set the pace), and
+// each element sums its terms as accumulate_rows does, so the bits are the same.
+// kAccumulateRows: with AVX-512, 6 outputs of 4 vectors (24 accumulators, 4 of x and a broadcast
+// in 32 registers; 4 or 8 outputs were slower on a Zen 5 core). AVX2's 16 registers hold no
+// second output beside x, and two outputs with x read from memory were no faster: one.
+constexpr int kAccumulateRows = kWide == 16 ? 6 : 1;
+template <typename Vec, int V, int R>
+inline void accumulate_block_rows(float* const (&y)[R], const float* const (&w)[R], size_t ldw, const float* x,
+                                  size_t ldx, int m, int i0) {
+    constexpr int L = sizeof(Vec) / sizeof(float);
+    Vec acc[R][V];
+    for (int j = 0; j < R; j++)
+        for (int v = 0; v < V; v++) acc[j][v] = load_vec<Vec>(y[j] + i0 + L * v);
+    for (int c = 0; c < m; c++) {
+        Vec xv[V];
+        for (int v = 0; v < V; v++) xv[v] = load_vec<Vec>(x + c * ldx + i0 + L * v);
+#pragma GCC unroll 8
+        for (int j = 0; j < R; j++) {
+            const float wc = w[j][c * ldw];
+#pragma GCC unroll 8
+            for (int v = 0; v < V; v++) acc[j][v] += wc * xv[v];
+        }
+    }
+    for (int j = 0; j < R; j++)
+        for (int v = 0; v < V; v++) store_vec(y[j] + i0 + L * v, acc[j][v]);
+}
+template <int R>
+inline void accumulate_rows_multi(float* const (&y)[R], const float* const (&w)[R], size_t ldw, const float* x,
+                                  size_t ldx, int m, int n) {
+    if constexpr (R == 1) {
+        accumulate_rows(y[0], w[0], ldw, x, ldx, m, n);
+        return;
+    }
+    int i0 = 0;
+    for (; i0 + 4 * kWide <= n; i0 += 4 * kWide) accumulate_block_rows<f32xw, 4, R>(y, w, ldw, x, ldx, m, i0);
+    if (i0 + 2 * kWide <= n) accumulate_block_rows<f32xw, 2, R>(y, w, ldw, x, ldx, m, i0), i0 += 2 * kWide;
+    if (i0 + kWide <= n) accumulate_block_rows<f32xw, 1, R>(y, w, ldw, x, ldx, m, i0), i0 += kWide;
+    if (i0 < n)
+        for (int j = 0; j < R; j++) accumulate_rows(y[j] + i0, w[j], ldw, x + i0, ldx, m, n - i0);
 }
 
 // The largest of m and s[0, n), as `m = s[c] > m ? s[c] : m` over c finds it (a NaN never

@@ -12,9 +12,10 @@
 //   dQ += dS k. Besides the tiles, a thread holds its query head's q, dO, dQ and its kv head's
 //   dK, dV in FP32 ([T,hs] each): O(T).
 // Both directions work a kTile x kTile block of scores at a time: scores several rows at once
-// (dot_columns_rows), then each output row summed over the block's rows in registers
-// (accumulate_rows). Every output element still sums its terms in the order of a row-at-a-time
-// loop, so the blocking changes the speed, not the bits.
+// against one loaded tile (dot_columns_rows), then several output rows (P v, dS k) or columns
+// (P^T dO, dS^T q) at once in registers, each row of the block's operand loaded once for all of
+// them (accumulate_rows_multi). Every output element still sums its terms in the order of a
+// row-at-a-time loop, so the blocking changes the speed, not the bits.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -26,7 +27,87 @@
 namespace sixnd::cpu {
 namespace {
 constexpr int kTile = 32;
+
+// sum[r] = p[r][0] + p[r][1] + ... + p[r][valid(r) - 1], in that order, for the rows of a block of
+// probabilities (row r at p + r * kTile; valid(r) >= 1, growing with r). A row's sum is a chain
+// of dependent adds: eight rows at a time keep eight chains in flight, where one row at a time
+// waited on each add.
+template <typename Valid>
+void row_sums(float* sum, const float* p, int rows, Valid valid) {
+    constexpr int G = 8;
+    int r0 = 0;
+    for (; r0 + G <= rows; r0 += G) {
+        float acc[G] = {};
+        const int shared = valid(r0);
+        for (int c = 0; c < shared; c++)
+            for (int j = 0; j < G; j++) acc[j] += p[static_cast<size_t>(r0 + j) * kTile + c];
+        for (int j = 0; j < G; j++) {
+            for (int c = shared; c < valid(r0 + j); c++) acc[j] += p[static_cast<size_t>(r0 + j) * kTile + c];
+            sum[r0 + j] = acc[j];
+        }
+    }
+    for (; r0 < rows; r0++) {
+        float acc = 0.0f;
+        for (int c = 0; c < valid(r0); c++) acc += p[static_cast<size_t>(r0) * kTile + c];
+        sum[r0] = acc;
+    }
 }
+
+// y[r][0, hs) += sum over c < valid(r), in order, of w[r][c] * x[c][0, hs), for the rows r < rows
+// of a block (y row r at y + r * hs, w row r at w + r * kTile, x row c at x + c * hs; valid(r)
+// grows with r): the probabilities times the values in forward, dS times the keys for dQ in
+// backward. kAccumulateRows rows at a time over the columns they all see (the first row's), then
+// each over the rest of its own; each element's terms stay in order of c.
+template <typename Valid>
+void accumulate_causal_rows(float* y, const float* w, const float* x, int hs, int rows, Valid valid) {
+    int r0 = 0;
+    for (; r0 + kAccumulateRows <= rows; r0 += kAccumulateRows) {
+        float* ys[kAccumulateRows];
+        const float* ws[kAccumulateRows];
+        for (int j = 0; j < kAccumulateRows; j++) {
+            ys[j] = y + static_cast<size_t>(r0 + j) * hs;
+            ws[j] = w + static_cast<size_t>(r0 + j) * kTile;
+        }
+        const int shared = valid(r0);
+        accumulate_rows_multi(ys, ws, 1, x, hs, shared, hs);
+        for (int j = 0; j < kAccumulateRows; j++)
+            if (valid(r0 + j) > shared)
+                accumulate_rows(ys[j], ws[j] + shared, 1, x + static_cast<size_t>(shared) * hs, hs, valid(r0 + j) - shared,
+                                hs);
+    }
+    for (; r0 < rows; r0++)
+        accumulate_rows(y + static_cast<size_t>(r0) * hs, w + static_cast<size_t>(r0) * kTile, 1, x, hs, valid(r0), hs);
+}
+
+// y[c][0, hs) += sum over first(c) <= r < rows, in order, of w[r][c] * x[r][0, hs), for the
+// columns c < cols of a block (w row r at w + r * kTile; first(c) grows with c): P^T dO into dV
+// and dS^T q into dK in backward. kAccumulateRows columns at a time over the rows they all see
+// (from the last one's first), after each has summed the rows before those on its own.
+template <typename First>
+void accumulate_causal_columns(float* y, const float* w, const float* x, int hs, int rows, int cols, First first) {
+    int c0 = 0;
+    for (; c0 + kAccumulateRows <= cols; c0 += kAccumulateRows) {
+        const int shared = std::min(rows, first(c0 + kAccumulateRows - 1));
+        float* ys[kAccumulateRows];
+        const float* ws[kAccumulateRows];
+        for (int j = 0; j < kAccumulateRows; j++) {
+            const int c = c0 + j, f = std::min(first(c), shared);
+            ys[j] = y + static_cast<size_t>(c) * hs;
+            if (shared > f)
+                accumulate_rows(ys[j], w + static_cast<size_t>(f) * kTile + c, kTile, x + static_cast<size_t>(f) * hs, hs,
+                                shared - f, hs);
+            ws[j] = w + static_cast<size_t>(shared) * kTile + c;
+        }
+        accumulate_rows_multi(ys, ws, kTile, x + static_cast<size_t>(shared) * hs, hs, rows - shared, hs);
+    }
+    for (; c0 < cols; c0++) {
+        const int f = std::min(first(c0), rows);
+        accumulate_rows(y + static_cast<size_t>(c0) * hs, w + static_cast<size_t>(f) * kTile + c0, kTile,
+                        x + static_cast<size_t>(f) * hs, hs, rows - f, hs);
+    }
+}
+
+}  // namespace
 
 template <typename X>
 void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, int B, int T, int C, int NH,
@@ -38,7 +119,8 @@ void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, i
     const size_t tile = static_cast<size_t>(kTile) * hs;
 #pragma omp parallel if(worth_threads(size_t(B) * NH * T * T * hs))
     {
-        std::vector<float> q(tile), o(tile), kt(tile), v(tile), s(kTile * kTile), m(kTile), l(kTile);
+        std::vector<float> q(tile), o(tile), kt(tile), v(tile), s(kTile * kTile), m(kTile), l(kTile), alpha(kTile),
+            sum(kTile);
 #pragma omp for collapse(3) schedule(dynamic)
         for (int b = 0; b < B; b++) {
             for (int h = 0; h < NH; h++) {
@@ -59,31 +141,31 @@ void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, i
                         // columns past a row's `valid` (stale or masked) are never read.
                         for (int r0 = 0; r0 < rows; r0 += kScoreRows) {
                             float* sr[kScoreRows];
-                            const float *qr[kScoreRows], *ktr[kScoreRows];
+                            const float* qr[kScoreRows];
+                            const float* const ktr[1] = {kt.data()};
                             for (int j = 0; j < kScoreRows; j++) {
                                 const int r = std::min(r0 + j, rows - 1);  // past the last row: it again
                                 sr[j] = &s[static_cast<size_t>(r) * kTile];
                                 qr[j] = &q[static_cast<size_t>(r) * hs];
-                                ktr[j] = kt.data();
                             }
                             dot_columns_rows<kTile>(sr, qr, ktr, hs, kTile);
                         }
+                        // Row r sees keys c < valid(r), at least one: j0 <= i0. Its new maximum
+                        // rescales what it has summed so far; its scores become probabilities.
+                        const auto valid = [&](int r) { return std::min(cols, i0 + r - j0 + 1); };
                         for (int r = 0; r < rows; r++) {
-                            const int valid = std::min(cols, i0 + r - j0 + 1);  // causal mask
-                            if (valid <= 0) continue;
                             float* sr = &s[static_cast<size_t>(r) * kTile];
-                            const float mx = max_with(m[r], sr, valid);
-                            const float alpha = exp_fast(m[r] - mx);
+                            const float mx = max_with(m[r], sr, valid(r));
+                            alpha[r] = exp_fast(m[r] - mx);
                             float* orow = &o[static_cast<size_t>(r) * hs];
-                            for (int i = 0; i < hs; i++) orow[i] *= alpha;
+                            for (int i = 0; i < hs; i++) orow[i] *= alpha[r];
 #pragma omp simd
-                            for (int c = 0; c < valid; c++) sr[c] = exp_fast(sr[c] - mx);
-                            float sum = 0.0f;
-                            for (int c = 0; c < valid; c++) sum += sr[c];
-                            accumulate_rows(orow, sr, 1, v.data(), hs, valid, hs);
-                            l[r] = l[r] * alpha + sum;
+                            for (int c = 0; c < valid(r); c++) sr[c] = exp_fast(sr[c] - mx);
                             m[r] = mx;
                         }
+                        row_sums(sum.data(), s.data(), rows, valid);
+                        for (int r = 0; r < rows; r++) l[r] = l[r] * alpha[r] + sum[r];
+                        accumulate_causal_rows(o.data(), s.data(), v.data(), hs, rows, valid);
                     }
                     for (int r = 0; r < rows; r++) {
                         store_row(out + hv.out(b, i0 + r, h), &o[static_cast<size_t>(r) * hs], hs, 1.0f / l[r]);
@@ -142,16 +224,15 @@ void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out
                             constexpr int kRowsAtOnce = kScoreRows / 2;
                             for (int r0 = 0; r0 < rows; r0 += kRowsAtOnce) {
                                 float* sr[kScoreRows];
-                                const float *qr[kScoreRows], *ktr[kScoreRows];
+                                const float* qr[kScoreRows];
+                                const float* const ktr[2] = {kt.data(), vt.data()};
                                 for (int j = 0; j < kRowsAtOnce; j++) {
                                     const int r = std::min(r0 + j, rows - 1);  // past the last row: it again
                                     const size_t at = (static_cast<size_t>(i0) + r) * hs;
                                     sr[2 * j] = &sp[static_cast<size_t>(r) * kTile];
                                     qr[2 * j] = &q[at];
-                                    ktr[2 * j] = kt.data();
                                     sr[2 * j + 1] = &sds[static_cast<size_t>(r) * kTile];
                                     qr[2 * j + 1] = &dO[at];
-                                    ktr[2 * j + 1] = vt.data();
                                 }
                                 dot_columns_rows<kTile>(sr, qr, ktr, hs, kTile);
                                 for (int r = r0; r < std::min(r0 + kRowsAtOnce, rows); r++) {
@@ -167,19 +248,12 @@ void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out
                             }
                             // Row r sees keys c < valid(r) = min(cols, i0 + r - j0 + 1); key c is
                             // seen by rows r >= first(c) = c - (i0 - j0) (all rows below the diagonal).
-                            for (int r = 0; r < rows; r++) {
-                                const int valid = std::min(cols, i0 + r - j0 + 1);
-                                accumulate_rows(&dq[(static_cast<size_t>(i0) + r) * hs], &sds[static_cast<size_t>(r) * kTile], 1,
-                                                k.data(), hs, valid, hs);
-                            }
-                            for (int c = 0; c < cols; c++) {
-                                const int first = std::max(0, c - (i0 - j0));
-                                if (first >= rows) continue;
-                                const size_t oc = static_cast<size_t>(c) * hs, at = (static_cast<size_t>(i0) + first) * hs;
-                                const size_t w = static_cast<size_t>(first) * kTile + c;
-                                accumulate_rows(&dvt[oc], &sp[w], kTile, &dO[at], hs, rows - first, hs);
-                                accumulate_rows(&dkt[oc], &sds[w], kTile, &q[at], hs, rows - first, hs);
-                            }
+                            const auto valid = [&](int r) { return std::min(cols, i0 + r - j0 + 1); };
+                            const auto first = [&](int c) { return std::max(0, c - (i0 - j0)); };
+                            const size_t at = static_cast<size_t>(i0) * hs;
+                            accumulate_causal_rows(&dq[at], sds.data(), k.data(), hs, rows, valid);
+                            accumulate_causal_columns(dvt, sp.data(), &dO[at], hs, rows, cols, first);
+                            accumulate_causal_columns(dkt, sds.data(), &q[at], hs, rows, cols, first);
                         }
                     }
                     for (int t = 0; t < T; t++)
