@@ -44,8 +44,8 @@ inline void dot_columns(float* s, const float* q, const float* kt, int hs, int l
 // that each is loaded once per i for all the rows that share it): s[j][c] = q[j] . kt[j % K][:, c]
 // for c < N (a multiple of kWide), j < R. R rows give R times the independent FMA chains of one
 // (kScoreRows fills the FMA units at the build's width without running out of registers: with
-// AVX-512, 8 rows of 2 vectors beside the shared tile's 2; on a Zen 5 core the flash forward ran
-// 15% faster with 8 than with 4); each sum runs in dot_columns' order, so R, K and the width
+// AVX-512, 8 rows of 2 vectors beside the shared tile's 2; on a Zen 5 core the flash forward took
+// 10-12% less time with 8 than with 4); each sum runs in dot_columns' order, so R, K and the width
 // change the speed, not the bits.
 constexpr int kScoreRows = kWide == 16 ? 8 : 2;
 template <int N, int R, int K>
