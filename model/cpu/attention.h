@@ -40,30 +40,26 @@ inline void dot_columns(float* s, const float* q, const float* kt, int hs, int l
     }
 }
 
-// dot_columns for R rows at once, row j against transposed tile kt[j % K] (K distinct tiles, so
-// that each is loaded once per i for all the rows that share it): s[j][c] = q[j] . kt[j % K][:, c]
-// for c < N (a multiple of kWide), j < R. R rows give R times the independent FMA chains of one
-// (kScoreRows fills the FMA units at the build's width without running out of registers: with
-// AVX-512, 8 rows of 2 vectors beside the shared tile's 2; on a Zen 5 core the flash forward took
-// 10-12% less time with 8 than with 4); each sum runs in dot_columns' order, so R, K and the width
-// change the speed, not the bits.
+// dot_columns for R rows at once against one transposed tile, each of its rows loaded once for
+// all R: s[j][c] = q[j] . kt[:, c] for c < N (a multiple of kWide), j < R. R rows give R times
+// the independent FMA chains of one (kScoreRows fills the FMA units at the build's width without
+// running out of registers: with AVX-512, 8 rows of 2 vectors beside the tile's 2; on a Zen 5
+// core the flash forward took 10-12% less time with 8 than with 4); each sum runs in
+// dot_columns' order, so R and the width change the speed, not the bits.
 constexpr int kScoreRows = kWide == 16 ? 8 : 2;
-template <int N, int R, int K>
-inline void dot_columns_rows(float* const (&s)[R], const float* const (&q)[R], const float* const (&kt)[K], int hs,
-                             int ld) {
+template <int N, int R>
+inline void dot_columns_rows(float* const (&s)[R], const float* const (&q)[R], const float* kt, int hs, int ld) {
     static_assert(N % kWide == 0, "whole vectors");
-    static_assert(R % K == 0, "every tile serves the same number of rows");
     constexpr int V = N / kWide;
     f32xw a[R][V] = {};
     for (int i = 0; i < hs; i++) {
-        f32xw t[K][V];
-        for (int k = 0; k < K; k++)
-            for (int v = 0; v < V; v++) t[k][v] = load_vec<f32xw>(kt[k] + static_cast<size_t>(i) * ld + kWide * v);
+        f32xw t[V];
+        for (int v = 0; v < V; v++) t[v] = load_vec<f32xw>(kt + static_cast<size_t>(i) * ld + kWide * v);
 #pragma GCC unroll 8
         for (int j = 0; j < R; j++) {
             const float x = q[j][i];
 #pragma GCC unroll 8
-            for (int v = 0; v < V; v++) a[j][v] += x * t[j % K][v];
+            for (int v = 0; v < V; v++) a[j][v] += x * t[v];
         }
     }
     for (int j = 0; j < R; j++)

@@ -142,13 +142,12 @@ void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, i
                         for (int r0 = 0; r0 < rows; r0 += kScoreRows) {
                             float* sr[kScoreRows];
                             const float* qr[kScoreRows];
-                            const float* const ktr[1] = {kt.data()};
                             for (int j = 0; j < kScoreRows; j++) {
                                 const int r = std::min(r0 + j, rows - 1);  // past the last row: it again
                                 sr[j] = &s[static_cast<size_t>(r) * kTile];
                                 qr[j] = &q[static_cast<size_t>(r) * hs];
                             }
-                            dot_columns_rows<kTile>(sr, qr, ktr, hs, kTile);
+                            dot_columns_rows<kTile>(sr, qr, kt.data(), hs, kTile);
                         }
                         // Row r sees keys c < valid(r), at least one: j0 <= i0. Its new maximum
                         // rescales what it has summed so far; its scores become probabilities.
@@ -220,22 +219,24 @@ void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out
                             // P and dS of the block, row r at sp[r * kTile], sds[r * kTile]. dS
                             // without the 1/sqrt(hs): dK gets it through the pre-scaled q, dQ
                             // gets it once at the end.
-                            // Two products a row (q k^T and dO v^T), kScoreRows / 2 rows at a time.
-                            constexpr int kRowsAtOnce = kScoreRows / 2;
-                            for (int r0 = 0; r0 < rows; r0 += kRowsAtOnce) {
-                                float* sr[kScoreRows];
-                                const float* qr[kScoreRows];
-                                const float* const ktr[2] = {kt.data(), vt.data()};
-                                for (int j = 0; j < kRowsAtOnce; j++) {
+                            // Two products a row (q k^T and dO v^T), each kScoreRows rows at a
+                            // time against its own tile (the two tiles' rows in one call leave
+                            // fewer rows to share each load: 0.77x the backward's time this way
+                            // on a Zen 5 core).
+                            for (int r0 = 0; r0 < rows; r0 += kScoreRows) {
+                                float *sr[kScoreRows], *dr[kScoreRows];
+                                const float *qr[kScoreRows], *dor[kScoreRows];
+                                for (int j = 0; j < kScoreRows; j++) {
                                     const int r = std::min(r0 + j, rows - 1);  // past the last row: it again
                                     const size_t at = (static_cast<size_t>(i0) + r) * hs;
-                                    sr[2 * j] = &sp[static_cast<size_t>(r) * kTile];
-                                    qr[2 * j] = &q[at];
-                                    sr[2 * j + 1] = &sds[static_cast<size_t>(r) * kTile];
-                                    qr[2 * j + 1] = &dO[at];
+                                    sr[j] = &sp[static_cast<size_t>(r) * kTile];
+                                    qr[j] = &q[at];
+                                    dr[j] = &sds[static_cast<size_t>(r) * kTile];
+                                    dor[j] = &dO[at];
                                 }
-                                dot_columns_rows<kTile>(sr, qr, ktr, hs, kTile);
-                                for (int r = r0; r < std::min(r0 + kRowsAtOnce, rows); r++) {
+                                dot_columns_rows<kTile>(sr, qr, kt.data(), hs, kTile);
+                                dot_columns_rows<kTile>(dr, dor, vt.data(), hs, kTile);
+                                for (int r = r0; r < std::min(r0 + kScoreRows, rows); r++) {
                                     float* p = &sp[static_cast<size_t>(r) * kTile];
                                     float* ds = &sds[static_cast<size_t>(r) * kTile];
                                     const int i = i0 + r;
