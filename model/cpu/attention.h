@@ -66,52 +66,12 @@ inline void dot_columns_rows(float* const (&s)[R], const float* const (&q)[R], c
         for (int v = 0; v < V; v++) store_vec(s[j] + kWide * v, a[j][v]);
 }
 
-// y[0, LV) += sum over c < m, in order, of w[c * ldw] * x[c * ldx + 0, LV), y in registers, as
-// V vectors of type Vec (L floats each).
-template <typename Vec, int V>
-inline void accumulate_block(float* y, const float* w, size_t ldw, const float* x, size_t ldx, int m) {
-    constexpr int L = sizeof(Vec) / sizeof(float);
-    Vec acc[V];
-    for (int v = 0; v < V; v++) acc[v] = load_vec<Vec>(y + L * v);
-    for (int c = 0; c < m; c++) {
-        const float wc = w[c * ldw];
-        const float* xr = x + c * ldx;
-#pragma GCC unroll 8
-        for (int v = 0; v < V; v++) acc[v] += wc * load_vec<Vec>(xr + L * v);
-    }
-    for (int v = 0; v < V; v++) store_vec(y + L * v, acc[v]);
-}
-
-// y[0, n) += sum over c < m, in order, of w[c * ldw] * x[c * ldx + 0, n): m rows of x, weighted.
-// Per element this is axpy(y, w[c], x row c) for c = 0, 1, ... (same bits), but y stays in
-// registers across the m rows instead of being loaded and stored for each: blocks of the
-// build's widest vectors, then eight lanes, then a tail that rounds as the vector lanes do
-// (fma_as_vectors).
-inline void accumulate_rows(float* y, const float* w, size_t ldw, const float* x, size_t ldx, int m, int n) {
-    int i0 = 0;
-    for (; i0 + 8 * kWide <= n; i0 += 8 * kWide) accumulate_block<f32xw, 8>(y + i0, w, ldw, x + i0, ldx, m);
-    if (i0 + 4 * kWide <= n) accumulate_block<f32xw, 4>(y + i0, w, ldw, x + i0, ldx, m), i0 += 4 * kWide;
-    if (i0 + 2 * kWide <= n) accumulate_block<f32xw, 2>(y + i0, w, ldw, x + i0, ldx, m), i0 += 2 * kWide;
-    if (i0 + kWide <= n) accumulate_block<f32xw, 1>(y + i0, w, ldw, x + i0, ldx, m), i0 += kWide;
-    if (kWide > 8 && i0 + 8 <= n) accumulate_block<f32x8, 1>(y + i0, w, ldw, x + i0, ldx, m), i0 += 8;
-    for (; i0 < n; i0++) {
-        float acc = y[i0];
-        for (int c = 0; c < m; c++) acc = fma_as_vectors(w[c * ldw], x[c * ldx + i0], acc);
-        y[i0] = acc;
-    }
-}
-
-// accumulate_rows for R outputs that weight the same m rows of x: y[j][0, n) += sum over c < m,
-// in order, of w[j][c * ldw] * x[c * ldx + 0, n). Each row of x is loaded once for all R (one
-// output at a time loads a vector of x per FMA, and the loads, not the FMAs, set the pace), and
-// each element sums its terms as accumulate_rows does, so the bits are the same.
-// kAccumulateRows: with AVX-512, 6 outputs of 4 vectors (24 accumulators, 4 of x and a broadcast
-// in 32 registers; 4 or 8 outputs were slower on a Zen 5 core). AVX2's 16 registers hold no
-// second output beside x, and two outputs with x read from memory were no faster: one.
-constexpr int kAccumulateRows = kWide == 16 ? 6 : 1;
+// For each of R outputs j: y[j][i0, i0 + LV) += sum over c < m, in order, of w[j][c * ldw] *
+// x[c * ldx + i0, + LV), the outputs in registers as V vectors of type Vec (L floats each), each
+// row of x loaded once for all R.
 template <typename Vec, int V, int R>
-inline void accumulate_block_rows(float* const (&y)[R], const float* const (&w)[R], size_t ldw, const float* x,
-                                  size_t ldx, int m, int i0) {
+inline void accumulate_block(float* const (&y)[R], const float* const (&w)[R], size_t ldw, const float* x, size_t ldx,
+                             int m, int i0) {
     constexpr int L = sizeof(Vec) / sizeof(float);
     Vec acc[R][V];
     for (int j = 0; j < R; j++)
@@ -129,6 +89,36 @@ inline void accumulate_block_rows(float* const (&y)[R], const float* const (&w)[
     for (int j = 0; j < R; j++)
         for (int v = 0; v < V; v++) store_vec(y[j] + i0 + L * v, acc[j][v]);
 }
+
+// y[0, n) += sum over c < m, in order, of w[c * ldw] * x[c * ldx + 0, n): m rows of x, weighted.
+// Per element this is axpy(y, w[c], x row c) for c = 0, 1, ... (same bits), but y stays in
+// registers across the m rows instead of being loaded and stored for each: blocks of the
+// build's widest vectors, then eight lanes, then a tail that rounds as the vector lanes do
+// (fma_as_vectors).
+inline void accumulate_rows(float* y, const float* w, size_t ldw, const float* x, size_t ldx, int m, int n) {
+    float* const ys[1] = {y};
+    const float* const ws[1] = {w};
+    int i0 = 0;
+    for (; i0 + 8 * kWide <= n; i0 += 8 * kWide) accumulate_block<f32xw, 8>(ys, ws, ldw, x, ldx, m, i0);
+    if (i0 + 4 * kWide <= n) accumulate_block<f32xw, 4>(ys, ws, ldw, x, ldx, m, i0), i0 += 4 * kWide;
+    if (i0 + 2 * kWide <= n) accumulate_block<f32xw, 2>(ys, ws, ldw, x, ldx, m, i0), i0 += 2 * kWide;
+    if (i0 + kWide <= n) accumulate_block<f32xw, 1>(ys, ws, ldw, x, ldx, m, i0), i0 += kWide;
+    if (kWide > 8 && i0 + 8 <= n) accumulate_block<f32x8, 1>(ys, ws, ldw, x, ldx, m, i0), i0 += 8;
+    for (; i0 < n; i0++) {
+        float acc = y[i0];
+        for (int c = 0; c < m; c++) acc = fma_as_vectors(w[c * ldw], x[c * ldx + i0], acc);
+        y[i0] = acc;
+    }
+}
+
+// accumulate_rows for R outputs that weight the same m rows of x: y[j][0, n) += sum over c < m,
+// in order, of w[j][c * ldw] * x[c * ldx + 0, n). Each row of x is loaded once for all R (one
+// output at a time loads a vector of x per FMA, and the loads, not the FMAs, set the pace), and
+// each element sums its terms as accumulate_rows does, so the bits are the same.
+// kAccumulateRows: with AVX-512, 6 outputs of 4 vectors (24 accumulators, 4 of x and a broadcast
+// in 32 registers; 4 or 8 outputs were slower on a Zen 5 core). AVX2's 16 registers hold no
+// second output beside x, and two outputs with x read from memory were no faster: one.
+constexpr int kAccumulateRows = kWide == 16 ? 6 : 1;
 template <int R>
 inline void accumulate_rows_multi(float* const (&y)[R], const float* const (&w)[R], size_t ldw, const float* x,
                                   size_t ldx, int m, int n) {
@@ -137,9 +127,9 @@ inline void accumulate_rows_multi(float* const (&y)[R], const float* const (&w)[
         return;
     }
     int i0 = 0;
-    for (; i0 + 4 * kWide <= n; i0 += 4 * kWide) accumulate_block_rows<f32xw, 4, R>(y, w, ldw, x, ldx, m, i0);
-    if (i0 + 2 * kWide <= n) accumulate_block_rows<f32xw, 2, R>(y, w, ldw, x, ldx, m, i0), i0 += 2 * kWide;
-    if (i0 + kWide <= n) accumulate_block_rows<f32xw, 1, R>(y, w, ldw, x, ldx, m, i0), i0 += kWide;
+    for (; i0 + 4 * kWide <= n; i0 += 4 * kWide) accumulate_block<f32xw, 4>(y, w, ldw, x, ldx, m, i0);
+    if (i0 + 2 * kWide <= n) accumulate_block<f32xw, 2>(y, w, ldw, x, ldx, m, i0), i0 += 2 * kWide;
+    if (i0 + kWide <= n) accumulate_block<f32xw, 1>(y, w, ldw, x, ldx, m, i0), i0 += kWide;
     if (i0 < n)
         for (int j = 0; j < R; j++) accumulate_rows(y[j] + i0, w[j], ldw, x + i0, ldx, m, n - i0);
 }
