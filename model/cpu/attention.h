@@ -4,6 +4,8 @@
 // against many keys are a vectorised loop across keys rather than one horizontal sum per key.
 #pragma once
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 #include "core/bf16.h"
 #include "model/cpu/simd.h"
@@ -65,6 +67,117 @@ inline void dot_columns_rows(float* const (&s)[R], const float* const (&q)[R], c
     for (int j = 0; j < R; j++)
         for (int v = 0; v < V; v++) store_vec(s[j] + kWide * v, a[j][v]);
 }
+
+#if defined(__AVX512BF16__)
+// The scores on BF16 dot products, where the build has them (scores_on_bf16_dots in
+// attention_flash.cpp says when they run): bf16 rows taken as pairs, pair p being values 2p and
+// 2p + 1 — one 32-bit unit, what VDPBF16PS multiplies, both products (exact in FP32) added into
+// one FP32 lane; denormal inputs count as zero. Half the instructions of FP32 FMAs on the same
+// bf16 numbers, and nothing to widen.
+constexpr bool kBf16Dots = true;
+
+// Rows [0, cols) of `pairs` pairs each (row c at src + c * stride) as the columns of a
+// transposed [pairs][ld] tile of pairs: dst[p * ld + c] = pair p of row c. Bits moved, never
+// converted: 8 x 8 blocks of pairs through registers (transpose8), the edges one at a time.
+inline void load_pair_columns(uint32_t* dst, int ld, const bf16* src, size_t stride, int cols, int pairs) {
+    int c0 = 0;
+    for (; c0 + 8 <= cols; c0 += 8) {
+        int p0 = 0;
+        for (; p0 + 8 <= pairs; p0 += 8) {
+            f32x8 t[8];
+            for (int c = 0; c < 8; c++) std::memcpy(&t[c], src + (c0 + c) * stride + 2 * p0, sizeof t[c]);
+            transpose8(t);
+            for (int p = 0; p < 8; p++) std::memcpy(dst + static_cast<size_t>(p0 + p) * ld + c0, &t[p], sizeof t[p]);
+        }
+        for (int c = c0; c < c0 + 8; c++)
+            for (int p = p0; p < pairs; p++) std::memcpy(dst + static_cast<size_t>(p) * ld + c, src + c * stride + 2 * p, 4);
+    }
+    for (int c = c0; c < cols; c++)
+        for (int p = 0; p < pairs; p++) std::memcpy(dst + static_cast<size_t>(p) * ld + c, src + c * stride + 2 * p, 4);
+}
+
+// dot_columns_rows on pairs: s[j][c] = scale * (sum over pairs p, in order, of q[j]'s pair p
+// dotted with pt[p * ld + c]) for c < N (a multiple of 16), j < R: each tile row of 16 columns'
+// pairs loaded once for all R rows, each row's pair broadcast to the 16 lanes.
+template <int N, int R>
+inline void dot_pairs_rows(float* const (&s)[R], const bf16* const (&q)[R], const uint32_t* pt, int pairs, int ld,
+                           float scale) {
+    static_assert(N % 16 == 0, "whole vectors");
+    constexpr int V = N / 16;
+    __m512 a[R][V];
+    for (int j = 0; j < R; j++)
+        for (int v = 0; v < V; v++) a[j][v] = _mm512_setzero_ps();
+    for (int p = 0; p < pairs; p++) {
+        __m512bh t[V];
+        for (int v = 0; v < V; v++) t[v] = (__m512bh)_mm512_loadu_si512(pt + static_cast<size_t>(p) * ld + 16 * v);
+#pragma GCC unroll 8
+        for (int j = 0; j < R; j++) {
+            int x;
+            std::memcpy(&x, q[j] + 2 * p, sizeof x);
+            const __m512bh xv = (__m512bh)_mm512_set1_epi32(x);
+#pragma GCC unroll 4
+            for (int v = 0; v < V; v++) a[j][v] = _mm512_dpbf16_ps(a[j][v], xv, t[v]);
+        }
+    }
+    const __m512 sc = _mm512_set1_ps(scale);
+    for (int j = 0; j < R; j++)
+        for (int v = 0; v < V; v++) _mm512_storeu_ps(s[j] + 16 * v, _mm512_mul_ps(a[j][v], sc));
+}
+
+// Eight values of two rows as eight pairs (a[i], b[i]) at dst (16 values).
+inline void zip8(bf16* dst, u16x8 a, u16x8 b) {
+    const __m128i x = reinterpret_cast<__m128i>(a), y = reinterpret_cast<__m128i>(b);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_unpacklo_epi16(x, y));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 8), _mm_unpackhi_epi16(x, y));
+}
+
+// Rows a and b of n bf16 values (n a multiple of 8) zipped into n pairs: dst[i] = (a[i], b[i]),
+// the layout in which the dot products weight two rows at once. b null: zeros.
+inline void zip_rows(uint32_t* dst, const bf16* a, const bf16* b, int n) {
+    for (int i = 0; i < n; i += 8) {
+        u16x8 x, y = {};
+        std::memcpy(&x, a + i, sizeof x);
+        if (b) std::memcpy(&y, b + i, sizeof y);
+        zip8(reinterpret_cast<bf16*>(dst + i), x, y);
+    }
+}
+
+// accumulate_rows_multi on pairs: y[j][0, n) += sum over pairs p < m, in order, of w[j]'s pair p
+// (bf16 values w[j][2 p ldw] and the next) dotted with x[p * ldx + 0, n) (pairs of two rows, as
+// zip_rows makes them), for n a multiple of 16. R outputs of up to 4 vectors at a time in
+// registers, each vector of x loaded once for all R.
+template <int V, int R>
+inline void accumulate_pairs_block(float* const (&y)[R], const bf16* const (&w)[R], size_t ldw, const uint32_t* x,
+                                   size_t ldx, int m, int i0) {
+    __m512 acc[R][V];
+    for (int j = 0; j < R; j++)
+        for (int v = 0; v < V; v++) acc[j][v] = _mm512_loadu_ps(y[j] + i0 + 16 * v);
+    for (int p = 0; p < m; p++) {
+        __m512bh xv[V];
+        for (int v = 0; v < V; v++) xv[v] = (__m512bh)_mm512_loadu_si512(x + p * ldx + i0 + 16 * v);
+#pragma GCC unroll 8
+        for (int j = 0; j < R; j++) {
+            int wp;
+            std::memcpy(&wp, w[j] + 2 * p * ldw, sizeof wp);
+            const __m512bh wv = (__m512bh)_mm512_set1_epi32(wp);
+#pragma GCC unroll 4
+            for (int v = 0; v < V; v++) acc[j][v] = _mm512_dpbf16_ps(acc[j][v], wv, xv[v]);
+        }
+    }
+    for (int j = 0; j < R; j++)
+        for (int v = 0; v < V; v++) _mm512_storeu_ps(y[j] + i0 + 16 * v, acc[j][v]);
+}
+template <int R>
+inline void accumulate_pairs(float* const (&y)[R], const bf16* const (&w)[R], size_t ldw, const uint32_t* x, size_t ldx,
+                             int m, int n) {
+    int i0 = 0;
+    for (; i0 + 64 <= n; i0 += 64) accumulate_pairs_block<4, R>(y, w, ldw, x, ldx, m, i0);
+    if (i0 + 32 <= n) accumulate_pairs_block<2, R>(y, w, ldw, x, ldx, m, i0), i0 += 32;
+    if (i0 + 16 <= n) accumulate_pairs_block<1, R>(y, w, ldw, x, ldx, m, i0);
+}
+#else
+constexpr bool kBf16Dots = false;
+#endif
 
 // For each of R outputs j: y[j][i0, i0 + LV) += sum over c < m, in order, of w[j][c * ldw] *
 // x[c * ldx + i0, + LV), the outputs in registers as V vectors of type Vec (L floats each), each

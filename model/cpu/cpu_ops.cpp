@@ -313,6 +313,8 @@ nlohmann::json cpu_host_json() {
     j["matmul_engine"] = cpu::Matmul::engine();
     j["matmul_isa"] = cpu::Matmul::engine_isa();
     j["bf16_matmul"] = cpu::Matmul(DType::bf16).bf16_math();
+    // Where bf16 flash attention multiplies (for head sizes that are multiples of 16).
+    j["bf16_attention"] = cpu::flash_on_bf16_dots(64) ? "bf16" : "fp32";
     j["kernels_compiled_for"] = kCompiledIsa.name;
     j["gemm_panel_width"] = cpu::kPanelWidth;
     return j;

@@ -57,6 +57,10 @@ void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, i
 template <typename X>
 void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out, const float* lse, int B, int T, int C,
                               int NH, int NKV);
+// Whether the flash kernels in bf16 storage compute heads of size hs on BF16 dot products (P and dS
+// rounded to bf16) rather than FP32 FMAs: on AVX512-BF16 where BF16 matmuls run on dot products
+// without AMX, for hs a multiple of 16.
+bool flash_on_bf16_dots(int hs);
 
 template <typename X>
 void attention_decode(X* out, const X* qkv, int B, int S, int t, int C, int NH, int NKV);

@@ -10,8 +10,11 @@ run reports what the CPU has, that the BF16 losses of both paths stay within the
 SIXND_BF16_MATMUL, which overrides where BF16 matmuls run: fp32 sends them to the packed GEMM
 (oneDNN runs none of them), bf16 to oneDNN's BF16 kernels where the CPU has BF16 dot products and
 is refused with one error line where it has none (or under SIXND_CPU_ISA=avx2), both paths
-within the BF16 tolerance of FP32; an unknown value is refused too. A build without oneDNN has
-no dispatch to steer: there the test checks only that SIXND_BF16_MATMUL=bf16 is refused."""
+within the BF16 tolerance of FP32; an unknown value is refused too. The same switch steers BF16
+flash attention onto BF16 dot products (where the CPU has AVX512-BF16 and no AMX) or FP32 FMAs:
+the headers say which (the model's heads are 16 wide, so its runs use it), and where the CPU has
+AVX512-BF16 the attention tests pass under both settings. A build without oneDNN has no dispatch
+to steer: there the test checks only that SIXND_BF16_MATMUL=bf16 is refused."""
 import json
 import os
 import subprocess
@@ -45,7 +48,7 @@ def cpu_vendor():
 
 def train(tmp, name, dtype, env):
     log = os.path.join(tmp, name + ".jsonl")
-    cmd = [SIXND, "train", "--init", "random", "--model", "tiny", "--device", "cpu", "--dtype", dtype,
+    cmd = [SIXND, "train", "--init", "random", "--model", "tiny", "--n-embd", "64", "--device", "cpu", "--dtype", dtype,
            "--train-data", os.path.join(tmp, "train.bin"), "--shuffle", "off", "--batch", "4", "--seq-len", "32",
            "--steps", str(STEPS), "--lr", "1e-3", "--log", log, "--out", os.path.join(tmp, name)]
     run_env = {k: v for k, v in os.environ.items() if k not in ("SIXND_CPU_ISA", "SIXND_BF16_MATMUL", "ONEDNN_VERBOSE")}
@@ -89,7 +92,8 @@ def main():
         h2f, _, verbose = train(tmp, "fp32_avx2", "fp32", avx2)
 
         cpu = h2["cpu"]
-        for key, want in (("isa_cap", "avx2"), ("matmul_isa", "avx2"), ("bf16_matmul", "fp32"), ("native_bf16", False)):
+        for key, want in (("isa_cap", "avx2"), ("matmul_isa", "avx2"), ("bf16_matmul", "fp32"), ("bf16_attention", "fp32"),
+                          ("native_bf16", False)):
             if cpu.get(key) != want:
                 failures.append(f"forced header: cpu.{key} is {cpu.get(key)!r}, expected {want!r}")
         if any(f in cpu["flags"].split() for f in ("avx512f", "avx512_bf16", "amx_bf16")):
@@ -134,6 +138,11 @@ def main():
             failures.append(f"native header: {native}")
         if native["bf16_matmul"] != ("bf16" if want_native else "fp32"):
             failures.append(f"native run computes bf16 matmuls in {native['bf16_matmul']}")
+        # Attention takes the dot products where the matmuls do, unless those are AMX's: VDPBF16PS
+        # is slower than the FP32 FMAs on Intel cores.
+        vector_dots = "avx512_bf16" in flags and "amx_bf16" not in flags
+        if native["bf16_attention"] != ("bf16" if want_native and vector_dots else "fp32"):
+            failures.append(f"native run computes bf16 attention in {native['bf16_attention']}")
 
         for name, losses in (("native", bnat), ("avx2", b2)):
             worst = max(abs(a - b) / b for a, b in zip(losses, f32))
@@ -159,6 +168,10 @@ def main():
             if h["cpu"]["bf16_matmul"] != value or h["cpu"]["bf16_matmul_switch"] != value:
                 failures.append(f"SIXND_BF16_MATMUL={value}: header says bf16_matmul {h['cpu']['bf16_matmul']}, "
                                 f"switch {h['cpu'].get('bf16_matmul_switch')}")
+            want_attention = "bf16" if value == "bf16" and vector_dots else "fp32"
+            if h["cpu"]["bf16_attention"] != want_attention:
+                failures.append(f"SIXND_BF16_MATMUL={value}: header says bf16_attention {h['cpu']['bf16_attention']}, "
+                                f"expected {want_attention}")
             if value == "fp32" and execs:
                 failures.append(f"SIXND_BF16_MATMUL=fp32 sent {len(execs)} matmuls to oneDNN, e.g. {execs[0]}")
             if value == "bf16" and not any("bf16" in l for l in execs):
@@ -167,6 +180,17 @@ def main():
             print(f"SIXND_BF16_MATMUL={value}: {len(execs)} oneDNN matmuls, worst loss difference from fp32 {worst:.2e}")
             if len(losses) != STEPS or worst > 1e-2:
                 failures.append(f"SIXND_BF16_MATMUL={value}: losses {losses} vs fp32 {f32}")
+        if "avx512_bf16" in flags:
+            # Both attention arithmetics against float64 and FP32, whichever the CPU's default is.
+            attention = os.path.join(os.environ["SIXND_BUILD"], "tests", "model_cpu_attention_test")
+            for value in ("bf16", "fp32"):
+                env = {k: v for k, v in os.environ.items() if k != "SIXND_CPU_ISA"}
+                env["SIXND_BF16_MATMUL"] = value
+                r = subprocess.run([attention], capture_output=True, text=True, env=env)
+                print(f"attention tests under SIXND_BF16_MATMUL={value}: exit {r.returncode}")
+                if r.returncode != 0:
+                    failures.append(f"attention tests under SIXND_BF16_MATMUL={value}: exit {r.returncode}: "
+                                    f"{r.stdout[-1500:]}{r.stderr[-500:]}")
         base = bf16_args(tmp)
         refused = [Case("SIXND_BF16_MATMUL=fast", base, ["SIXND_BF16_MATMUL", "fast", "auto, bf16 or fp32"],
                         unchanged=[os.path.join(tmp, "bad")], env={"SIXND_BF16_MATMUL": "fast"}),
