@@ -11,6 +11,7 @@
 // SIXND_BF16_MATMUL overrides where BF16 matmuls run: "bf16" (the BF16 dot products, where the
 // CPU, as capped, has them), "fp32" (the packed GEMM in FP32 arithmetic), "auto" or unset (the
 // rule of bf16_matmul_native()), so that the choice can be measured both ways on one machine.
+// BF16 flash attention follows it where the dot products are AVX512-BF16 ones (flash_on_bf16_dots).
 #pragma once
 #include <string>
 

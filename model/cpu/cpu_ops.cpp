@@ -6,6 +6,7 @@
 
 #include "core/cpu_features.h"
 #include "core/error.h"
+#include "model/cpu/attention.h"
 #include "model/cpu/gemm_packed.h"
 #include "model/cpu/kernels.h"
 #include "model/cpu/matmul.h"
@@ -316,6 +317,7 @@ nlohmann::json cpu_host_json() {
     // Where bf16 flash attention multiplies (for head sizes that are multiples of 16).
     j["bf16_attention"] = cpu::flash_on_bf16_dots(64) ? "bf16" : "fp32";
     j["kernels_compiled_for"] = kCompiledIsa.name;
+    j["kernels_bf16_dots"] = cpu::kBf16Dots;  // built with AVX512-BF16 (for the flash kernels)
     j["gemm_panel_width"] = cpu::kPanelWidth;
     return j;
 }

@@ -138,9 +138,10 @@ def main():
             failures.append(f"native header: {native}")
         if native["bf16_matmul"] != ("bf16" if want_native else "fp32"):
             failures.append(f"native run computes bf16 matmuls in {native['bf16_matmul']}")
-        # Attention takes the dot products where the matmuls do, unless those are AMX's: VDPBF16PS
-        # is slower than the FP32 FMAs on Intel cores.
-        vector_dots = "avx512_bf16" in flags and "amx_bf16" not in flags
+        # Attention takes the dot products where the matmuls do, unless those are AMX's (VDPBF16PS
+        # is slower than the FP32 FMAs on Intel cores), if this build has them (-march=native on
+        # such a CPU).
+        vector_dots = "avx512_bf16" in flags and "amx_bf16" not in flags and native["kernels_bf16_dots"]
         if native["bf16_attention"] != ("bf16" if want_native and vector_dots else "fp32"):
             failures.append(f"native run computes bf16 attention in {native['bf16_attention']}")
 
@@ -180,7 +181,7 @@ def main():
             print(f"SIXND_BF16_MATMUL={value}: {len(execs)} oneDNN matmuls, worst loss difference from fp32 {worst:.2e}")
             if len(losses) != STEPS or worst > 1e-2:
                 failures.append(f"SIXND_BF16_MATMUL={value}: losses {losses} vs fp32 {f32}")
-        if "avx512_bf16" in flags:
+        if "avx512_bf16" in flags and native["kernels_bf16_dots"]:
             # Both attention arithmetics against float64 and FP32, whichever the CPU's default is.
             attention = os.path.join(os.environ["SIXND_BUILD"], "tests", "model_cpu_attention_test")
             for value in ("bf16", "fp32"):
