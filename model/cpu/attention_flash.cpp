@@ -313,8 +313,8 @@ void flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out, const fl
     {
         // FP32: the query head's q (pre-scaled) and dO, the key tile's rows and both tiles
         // transposed. Dots: q and dO zipped (q as stored: dK gets the 1/sqrt(hs) at the end), the
-        // key and value tiles' pairs transposed, the key rows zipped, and P, dS rounded (and
-        // transposed, for the products over rows); the scores read q and dO as stored.
+        // key and value tiles' pairs transposed, the key rows zipped, dS rounded as rows and P, dS
+        // rounded and zipped (for the products over rows); the scores read q and dO as stored.
         std::vector<float> q(kDots ? 0 : th), dO(kDots ? 0 : th), k(kDots ? 0 : tile), kt(kDots ? 0 : tile),
             vt(kDots ? 0 : tile), dq(th), dk(th), dv(th), D(T), orow(hs), dorow(hs), sp(kTile * kTile), sds(kTile * kTile);
         std::vector<uint32_t> qz(kDots ? zipped_t : 0), doz(kDots ? zipped_t : 0), kp(kDots ? tile / 2 : 0),
@@ -327,7 +327,8 @@ void flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out, const fl
                 std::fill(dv.begin(), dv.end(), 0.0f);
                 for (int h = kh * group; h < (kh + 1) * group; h++) {
                     const float* L = lse + (static_cast<size_t>(b) * NH + h) * T;
-                    // q is kept pre-scaled, exactly as in forward, so the scores recompute to the same bits.
+                    // q is kept pre-scaled, exactly as in forward, so the scores recompute to the
+                    // same bits (dots: both scale the products alike).
                     for (int t = 0; t < T; t++) {
                         float* dOt = kDots ? dorow.data() : &dO[static_cast<size_t>(t) * hs];
                         if constexpr (!kDots) load_row(&q[static_cast<size_t>(t) * hs], qkv + hv.q(b, t, h), hs, scale);
