@@ -69,11 +69,11 @@ inline void dot_columns_rows(float* const (&s)[R], const float* const (&q)[R], c
 }
 
 #if defined(__AVX512BF16__)
-// The flash kernels' products on BF16 dot products, where the build has them (on_bf16_dots in
-// attention_flash.cpp says when they run): bf16 rows taken as pairs, pair p being values 2p and
-// 2p + 1 — one 32-bit unit, what VDPBF16PS multiplies, both products (exact in FP32) added into
-// one FP32 lane; denormal inputs count as zero. Half the instructions of FP32 FMAs on the same
-// bf16 numbers, and nothing to widen.
+// The flash kernels' products on BF16 dot products, where the build has them (flash_on_bf16_dots
+// says when they run): bf16 rows taken as pairs, pair p being values 2p and 2p + 1 — one 32-bit
+// unit, what VDPBF16PS multiplies, both products (exact in FP32) added into one FP32 lane;
+// denormal inputs count as zero. Half the instructions of FP32 FMAs on the same bf16 numbers, and
+// nothing to widen.
 constexpr bool kBf16Dots = true;
 
 // Rows [0, cols) of `pairs` pairs each (row c at src + c * stride) as the columns of a

@@ -16,7 +16,7 @@
 // (P^T dO, dS^T q) at once in registers, each row of the block's operand loaded once for all of
 // them (accumulate_rows_multi). Every output element still sums its terms in the order of a
 // row-at-a-time loop, so the blocking changes the speed, not the bits.
-// In BF16, on a CPU whose BF16 dot products outrun its FP32 FMAs (on_bf16_dots), the five
+// In BF16, on a CPU whose BF16 dot products outrun its FP32 FMAs (flash_on_bf16_dots), the five
 // products run on those instead (Pairs): the same blocks and softmax, P and dS rounded to bf16
 // where they weight a product (as GPU FlashAttention rounds them), the sums in FP32.
 #include <algorithm>
@@ -30,23 +30,18 @@
 #include "model/cpu/vec_math.h"
 
 namespace sixnd::cpu {
+
+// In bf16 storage: a head size of whole 16-lane vectors, a build with AVX512-BF16, and a CPU whose
+// BF16 matmuls run on dot products (cpu_features: AMD's AVX512-BF16, or SIXND_BF16_MATMUL=bf16)
+// that are vector ones — where the matmuls have AMX, VDPBF16PS runs below the FP32 FMAs' rate (an
+// Emerald Rapids core: 75 against 167 GFLOP/s).
+bool flash_on_bf16_dots(int hs) {
+    const CpuFeatures& f = cpu_features();
+    return kBf16Dots && hs % 16 == 0 && f.avx512_bf16 && !f.amx_bf16 && f.bf16_matmul_native();
+}
+
 namespace {
 constexpr int kTile = 32;
-
-// Whether a head's products run on BF16 dot products (the Pairs below) instead of FP32 FMAs: bf16
-// storage, a head size of whole 16-lane vectors, a build with AVX512-BF16, and a CPU whose BF16
-// matmuls run on dot products (cpu_features: AMD's AVX512-BF16, or SIXND_BF16_MATMUL=bf16) that
-// are vector ones — where the matmuls have AMX, VDPBF16PS runs below the FP32 FMAs' rate (an
-// Emerald Rapids core: 75 against 167 GFLOP/s).
-template <typename X>
-bool on_bf16_dots(int hs) {
-    if constexpr (!kBf16Dots || !std::is_same_v<X, bf16>) {
-        return false;
-    } else {
-        const CpuFeatures& f = cpu_features();
-        return hs % 16 == 0 && f.avx512_bf16 && !f.amx_bf16 && f.bf16_matmul_native();
-    }
-}
 
 // The BF16 dot-product arithmetic of a block, as GPU FlashAttention does it: the scores from the
 // bf16 q, k, v, dO as stored (exact products, FP32 sums); the probabilities P and dS rounded to
@@ -75,19 +70,19 @@ struct Pairs<bf16> {
                        float scale) {
         dot_pairs_rows<kTile>(s, q, pt, hs / 2, kTile, scale);
     }
-    // The kTile x kTile block p (FP32, row r at p + r * kTile) rounded into w, its entries past a
-    // row's valid(r) zero, and its rows from `rows` on: pairs along keys (P for P v in forward).
+    // Rows [0, rows) of the kTile-wide block p (FP32, row r at p + r * kTile) rounded into w, each
+    // row's entries past valid(r) zero: pairs along keys (P for P v in forward).
     template <typename Valid>
     static void rounded(bf16* w, const float* p, int rows, Valid valid) {
-        for (int r = 0; r < kTile; r++)
+        for (int r = 0; r < rows; r++)
             for (int c0 = 0; c0 < kTile; c0 += 8) {
                 const size_t at = static_cast<size_t>(r) * kTile + c0;
-                store8(w + at, masked8(p + at, c0, r < rows ? valid(r) : 0));
+                store8(w + at, masked8(p + at, c0, valid(r)));
             }
     }
     // The backward's P and dS blocks (FP32, as `rounded` takes them) rounded: dS as rows (pairs
     // along keys, for dS k), and both zipped two rows at a time ([kTile / 2][kTile] pairs along
-    // queries, for P^T dO and dS^T q).
+    // queries, for P^T dO and dS^T q), rows from `rows` on zero (the zipped columns run over all).
     template <typename Valid>
     static void rounded_backward(bf16* ds_rows, bf16* p_zip, bf16* ds_zip, const float* p, const float* ds, int rows,
                                  Valid valid) {
@@ -316,7 +311,7 @@ void flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out, const fl
         // key and value tiles' pairs transposed, the key rows zipped, dS rounded as rows and P, dS
         // rounded and zipped (for the products over rows); the scores read q and dO as stored.
         std::vector<float> q(kDots ? 0 : th), dO(kDots ? 0 : th), k(kDots ? 0 : tile), kt(kDots ? 0 : tile),
-            vt(kDots ? 0 : tile), dq(th), dk(th), dv(th), D(T), orow(hs), dorow(hs), sp(kTile * kTile), sds(kTile * kTile);
+            vt(kDots ? 0 : tile), dq(th), dk(th), dv(th), D(T), orow(hs), dorow(kDots ? hs : 0), sp(kTile * kTile), sds(kTile * kTile);
         std::vector<uint32_t> qz(kDots ? zipped_t : 0), doz(kDots ? zipped_t : 0), kp(kDots ? tile / 2 : 0),
             vp(kDots ? tile / 2 : 0), kz(kDots ? tile / 2 : 0);
         std::vector<X> ds16(kDots ? kTile * kTile : 0), pz(ds16.size()), dsz(ds16.size());
@@ -430,13 +425,11 @@ void flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out, const fl
 
 }  // namespace
 
-bool flash_on_bf16_dots(int hs) { return on_bf16_dots<bf16>(hs); }
-
 template <typename X>
 void attention_flash_forward(X* out, float* lse, float* row_max, const X* qkv, int B, int T, int C, int NH,
                              int NKV) {
     if constexpr (kBf16Dots && std::is_same_v<X, bf16>)
-        if (on_bf16_dots<X>(C / NH)) return flash_forward<X, true>(out, lse, row_max, qkv, B, T, C, NH, NKV);
+        if (flash_on_bf16_dots(C / NH)) return flash_forward<X, true>(out, lse, row_max, qkv, B, T, C, NH, NKV);
     flash_forward<X, false>(out, lse, row_max, qkv, B, T, C, NH, NKV);
 }
 
@@ -444,7 +437,7 @@ template <typename X>
 void attention_flash_backward(X* dqkv, const X* dout, const X* qkv, const X* out, const float* lse, int B, int T, int C,
                               int NH, int NKV) {
     if constexpr (kBf16Dots && std::is_same_v<X, bf16>)
-        if (on_bf16_dots<X>(C / NH)) return flash_backward<X, true>(dqkv, dout, qkv, out, lse, B, T, C, NH, NKV);
+        if (flash_on_bf16_dots(C / NH)) return flash_backward<X, true>(dqkv, dout, qkv, out, lse, B, T, C, NH, NKV);
     flash_backward<X, false>(dqkv, dout, qkv, out, lse, B, T, C, NH, NKV);
 }
 
