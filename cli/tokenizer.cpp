@@ -115,6 +115,16 @@ void save_outputs(const Tokenizer& tok, const std::string& out, const std::strin
     tokenizer_file.commit();
 }
 
+// Checked before the long work: a tokenizer's specials must be distinct and non-empty, and
+// finding that out after hours of merges wastes them.
+void check_specials(const std::vector<std::string>& specials) {
+    for (size_t i = 0; i < specials.size(); i++) {
+        SIXND_CHECK(!specials[i].empty(), "--special", "a special token is empty");
+        for (size_t j = 0; j < i; j++)
+            SIXND_CHECK(specials[j] != specials[i], "--special", "\"" + excerpt(specials[i]) + "\" is given twice");
+    }
+}
+
 void add_threads(CLI::App* cmd, int* threads) {
     cmd->add_option("--threads", *threads, "worker threads (0: all cores)")->check(CLI::Range(0, kMaxThreads));
 }
@@ -128,6 +138,7 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
                 "must be between 256 (the byte tokens) and 2^31 - 1, not " + std::to_string(vocab_size));
     SIXND_CHECK(heldout_fraction >= 0 && heldout_fraction <= 0.5, "--heldout-fraction",
                 "must be between 0 and 0.5, not " + std::to_string(heldout_fraction));  // NaN fails here too
+    check_specials(specials);
     // Outputs are checked before the long work, not found unwritable after it.
     std::vector<std::pair<std::string, std::string>> read = {{heldout_file, "--heldout"}};
     for (const auto& in : inputs) read.emplace_back(in, "--input");
@@ -338,7 +349,8 @@ int run_tokenizer(int argc, char** argv) {
     import_cmd->add_option("--vocab", vocab_path, "vocab.json")->required();
     import_cmd->add_option("--merges", merges_path, "merges.txt")->required();
     import_cmd->add_option("--out", out, "the sixnd tokenizer file to write")->required();
-    import_cmd->add_option("--special", specials, "special tokens (default: <|endoftext|>)");
+    import_cmd->add_option("--special", specials,
+                           "a special token (repeatable; default: <|endoftext|>, which naming any replaces)");
     import_cmd->add_option("--pattern", pattern, "pre-tokenizer: gpt2, gpt4 or a PCRE2 regex")->capture_default_str();
     import_cmd->add_option("--hf-out", hf_out, "also write a Hugging Face tokenizer.json");
 
@@ -366,6 +378,7 @@ int run_tokenizer(int argc, char** argv) {
     if (decode_cmd->parsed()) return decode(tokenizer_path, input, decode_out, as_text);
     if (import_cmd->parsed()) {
         if (specials.empty()) specials = {"<|endoftext|>"};
+        check_specials(specials);
         check_outputs(out, hf_out, {{vocab_path, "--vocab"}, {merges_path, "--merges"}});
         Tokenizer tok = import_gpt2(vocab_path, merges_path, specials, resolve_pattern(pattern));
         save_outputs(tok, out, hf_out);

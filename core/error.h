@@ -3,6 +3,7 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace sixnd {
 
@@ -26,6 +27,12 @@ class AgreedError : public Error {
 public:
     using Error::Error;
 };
+
+// Input quoted in a message, cut to its first max_chars bytes ("..." marks the cut): a message
+// stays one readable line when the offending line is a megabyte of minified JSON.
+inline std::string excerpt(std::string_view text, size_t max_chars = 60) {
+    return text.size() <= max_chars ? std::string(text) : std::string(text.substr(0, max_chars)) + "...";
+}
 
 // Checks an invariant of an input; the message is only built when the check fails.
 #define SIXND_CHECK(cond, where, fault)                          \

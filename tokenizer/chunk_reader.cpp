@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "tokenizer/pretokenizer.h"
 
 namespace sixnd {
 namespace {
@@ -26,9 +27,11 @@ size_t last_safe_cut(std::string_view t, const SpecialTokens& specials) {
     return 0;
 }
 
-ChunkReader::ChunkReader(std::vector<InputRange> inputs, size_t chunk_bytes, const SpecialTokens* specials)
+ChunkReader::ChunkReader(std::vector<InputRange> inputs, size_t chunk_bytes, const SpecialTokens* specials,
+                         const std::string& pattern)
     : inputs_(std::move(inputs)),
       chunk_bytes_(std::max<size_t>(chunk_bytes, 64)),
+      cut_inside_(pattern_name(pattern) != "custom"),
       specials_(specials ? specials : &no_specials_) {}
 
 ChunkReader::~ChunkReader() {
@@ -81,6 +84,7 @@ bool ChunkReader::next(std::string& chunk) {
             more = read_more(buf, chunk_bytes_ > buf.size() ? chunk_bytes_ - buf.size() : chunk_bytes_);
             peak_buffer_ = std::max(peak_buffer_, buf.size());
             if (!more) break;
+            if (!cut_inside_) continue;
             // Search only the new part, plus enough overlap for the context a cut looks at.
             size_t margin = specials_->max_len() + 2;
             size_t from = searched > margin ? searched - margin : 0;

@@ -4,8 +4,10 @@
 //
 // A safe cut is just before a space that follows a printable ASCII character and precedes an
 // ASCII letter ("a| b"), or just after a newline between two printable ASCII characters
-// ("a\n|b"). For the gpt2 and gpt4 patterns no pre-token crosses either place. A custom pattern
-// that joins such pieces would see slightly different pieces at chunk edges.
+// ("a\n|b"). For the gpt2 and gpt4 patterns no pre-token crosses either place. No place is safe
+// for every regex (lookarounds see arbitrarily far, `(?s).+` spans everything), so under a custom
+// pattern each input is one chunk: exact, at the price of memory as large as the largest input
+// and no parallelism inside one input.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -31,7 +33,9 @@ struct InputRange {
 class ChunkReader {
 public:
     // chunk_bytes is the target size; a chunk grows beyond it only when text lacks safe cuts.
-    ChunkReader(std::vector<InputRange> inputs, size_t chunk_bytes, const SpecialTokens* specials);
+    // pattern: the pre-tokenizer regex the chunks are for (custom ones are never cut).
+    ChunkReader(std::vector<InputRange> inputs, size_t chunk_bytes, const SpecialTokens* specials,
+                const std::string& pattern);
     ~ChunkReader();
     ChunkReader(const ChunkReader&) = delete;
     ChunkReader& operator=(const ChunkReader&) = delete;
@@ -51,6 +55,7 @@ private:
 
     std::vector<InputRange> inputs_;
     size_t chunk_bytes_;
+    bool cut_inside_;  // the pattern is one the safe cuts hold for
     SpecialTokens no_specials_;
     const SpecialTokens* specials_;
     size_t index_ = 0;  // next input to open

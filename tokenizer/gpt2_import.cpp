@@ -34,7 +34,15 @@ void check_every_token_made(const TokenizerSpec& spec, const std::vector<bool>& 
         if (special[id]) specials++;
         if (special[id] || spec.tokens[id].size() == 1) continue;
         needed++;
-        if (made[id] || unmade++ >= 3) continue;
+        if (made[id]) continue;
+        // GPT-2's vocab.json lists <|endoftext|> among ordinary tokens: it is special only by
+        // being named so, and naming others replaces it.
+        const std::string& t = spec.tokens[id];
+        if (t.size() > 4 && t.compare(0, 2, "<|") == 0 && t.compare(t.size() - 2, 2, "|>") == 0)
+            throw Error(vocab_path, "token id " + std::to_string(id) + " \"" + t +
+                                        "\" comes from no merge and is not named a special token; " +
+                                        "name it too (--special replaces the default list, it does not add to it)");
+        if (unmade++ >= 3) continue;
         if (!examples.empty()) examples += ", ";
         examples += "id " + std::to_string(id) + " \"" + bytes_to_printable(spec.tokens[id]) + "\"";
     }
@@ -119,13 +127,13 @@ Tokenizer import_gpt2(const std::string& vocab_path, const std::string& merges_p
         size_t space = l.find(' ');
         SIXND_CHECK(space != std::string_view::npos && space > 0 && space + 1 < l.size() &&
                         l.find(' ', space + 1) == std::string_view::npos,
-                    at(merges_path, line), "expected two tokens separated by one space, got \"" + std::string(l) + "\"");
+                    at(merges_path, line), "expected two tokens separated by one space, got \"" + excerpt(l) + "\"");
         uint32_t ids[2];
         std::string_view parts[2] = {l.substr(0, space), l.substr(space + 1)};
         for (int k = 0; k < 2; k++) {
             auto it = id_of.find(std::string(parts[k]));
             SIXND_CHECK(it != id_of.end(), at(merges_path, line),
-                        "token \"" + std::string(parts[k]) + "\" is not in " + vocab_path);
+                        "token \"" + excerpt(parts[k]) + "\" is not in " + vocab_path);
             ids[k] = it->second;
         }
         std::string joined = std::string(parts[0]) + std::string(parts[1]);

@@ -83,12 +83,13 @@ private:
             pos_++;
         std::string_view literal = s_.substr(start, pos_ - start);
         if (literal.empty()) fail("expected a token id, found " + found());
-        std::string shown(literal.substr(0, 24));
-        if (literal.size() > shown.size()) shown += "...";
+        const std::string shown = excerpt(literal, 24);
         if (literal[0] == '-') fail_at(start, "token id " + shown + " is negative");
         uint64_t v = 0;
+        if (literal.size() > 1 && literal[0] == '0')
+            fail_at(start, "token id " + shown + " has a leading zero, which JSON does not allow");
         for (char c : literal) {
-            if (!is_digit(c)) fail_at(start, "token id " + shown + " is not a whole number");
+            if (!is_digit(c)) fail_at(start, "token id " + shown + " is not written as a whole number (digits only)");
             if (v < vocab_size_) v = v * 10 + static_cast<uint64_t>(c - '0');  // stops growing once too large
         }
         if (v >= vocab_size_)

@@ -62,7 +62,7 @@ PretokenCounts count_pretokens(const std::vector<InputRange>& inputs, const Coun
     for (const auto& s : opt.specials) special_list.emplace_back(s, 0);
     const SpecialTokens specials(special_list);
     const Pretokenizer pre(opt.pattern, "pattern");
-    ChunkReader reader(inputs, opt.chunk_bytes, &specials);
+    ChunkReader reader(inputs, opt.chunk_bytes, &specials, opt.pattern);
 
     std::vector<PretokenCounts> local(static_cast<size_t>(threads));
     std::vector<std::string> batch(static_cast<size_t>(threads)), paths(batch.size());

@@ -3,6 +3,9 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "core/error.h"
 
 namespace sixnd {
@@ -31,9 +34,15 @@ pcre2_match_data* thread_match_data() {
 
 }  // namespace
 
-std::string resolve_pattern(const std::string& name_or_regex) {
+std::string resolve_pattern(const std::string& name_or_regex, const std::string& where) {
     if (name_or_regex == "gpt2") return kGpt2;
     if (name_or_regex == "gpt4" || name_or_regex == "cl100k") return kGpt4;
+    const bool bare_word = !name_or_regex.empty() && std::all_of(name_or_regex.begin(), name_or_regex.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+    });
+    SIXND_CHECK(!bare_word, where,
+                "'" + name_or_regex + "' is no pattern name (gpt2, gpt4 or cl100k); a regex matching only that word would " +
+                    "leave all other text unsplit (write it as (?:" + name_or_regex + ") if that is meant)");
     return name_or_regex;
 }
 

@@ -15,7 +15,7 @@ EncodeStats encode_stream(const Tokenizer& tok, const std::vector<InputRange>& i
                           const std::function<void(const EncodeStats&)>& progress) {
     threads = threads > 0 ? threads : omp_get_max_threads();
     const SpecialTokens specials(tok.spec().specials);
-    ChunkReader reader(inputs, chunk_bytes, &specials);
+    ChunkReader reader(inputs, chunk_bytes, &specials, tok.spec().pattern);
     std::vector<std::string> batch(static_cast<size_t>(threads));
     std::vector<std::vector<uint32_t>> ids(batch.size());
     std::vector<std::string> paths(batch.size());

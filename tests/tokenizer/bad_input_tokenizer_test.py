@@ -201,7 +201,8 @@ def main():
             json.dump(small_vocab2, f)
         merges_texts = {"merges_twice_abc.txt": "a b\nb c\nab c\na bc\n",
                         "merges_ab_cd.txt": "#version: 0.2\na b\nc d\n", "merges_ab.txt": "#version: 0.2\na b\n",
-                        "merges_bc.txt": "a b\nb c\nc d\n", "merges_empty.txt": ""}
+                        "merges_bc.txt": "a b\nb c\nc d\n", "merges_empty.txt": "",
+                        "merges_one_long_line.txt": "#version: 0.2\n" + "x" * 100000 + "\n"}
         for name, text in merges_texts.items():
             with open(p(name), "w") as f:
                 f.write(text)
@@ -226,6 +227,8 @@ def main():
             os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))  # a character device like /dev/null
 
         enc = ["tokenizer", "encode", "--tokenizer", tok, "--input", p("corpus.txt")]
+        train = ["tokenizer", "train", "--input", p("corpus.txt"), "--vocab-size", "280"]
+        imp = ["tokenizer", "import-gpt2", "--vocab", p("small_vocab.json"), "--merges", p("merges_ab_cd.txt")]
         cases = [
             Case("encode --out onto a symlink", enc + ["--out", p("link.bin")], ["link.bin", "symbolic link"],
                  unchanged=[p("link.bin"), p("target.txt")]),
@@ -306,6 +309,24 @@ def main():
             Case("train: text too small for the vocabulary stops early (documented)",
                  ["tokenizer", "train", "--input", p("ab.txt"), "--vocab-size", "300", "--out", p("ab.bin")], [],
                  exit_code=0),
+            Case("import-gpt2 --special replaces <|endoftext|>: named as the cause, not the merges",
+                 ["tokenizer", "import-gpt2", "--vocab", gpt2_vocab, "--merges", os.path.join(FIXTURES, "gpt2_merges.txt"),
+                  "--special", "<|foo|>", "--out", p("g.bin")],
+                 ["gpt2_vocab.json", 'id 50256 "<|endoftext|>"', "not named a special token", "replaces"],
+                 unchanged=[p("g.bin")]),
+            Case("import-gpt2: a 100 kB merges line is quoted cut short",
+                 ["tokenizer", "import-gpt2", "--vocab", p("small_vocab.json"), "--merges", p("merges_one_long_line.txt"),
+                  "--out", p("g.bin")], ["merges_one_long_line.txt:2", "x" * 60 + '..."'], unchanged=[p("g.bin")]),
+            Case("train --special given twice, refused before training",
+                 train + ["--special", "<|endoftext|>", "--special", "<|endoftext|>", "--out", p("e.bin")],
+                 ["--special", "given twice"], unchanged=[p("e.bin")]),
+            Case("train --special empty", train + ["--special", "", "--out", p("e.bin")], ["--special", "empty"],
+                 unchanged=[p("e.bin")]),
+            Case("import-gpt2 --special given twice",
+                 imp + ["--special", "<|a|>", "--special", "<|a|>", "--out", p("g.bin")], ["--special", "given twice"],
+                 unchanged=[p("g.bin")]),
+            Case("train --pattern a misspelt name", train + ["--pattern", "gpt3", "--out", p("e.bin")],
+                 ["--pattern", "'gpt3' is no pattern name"], unchanged=[p("e.bin")]),
             Case("import-gpt2: a byte missing from vocab.json",
                  ["tokenizer", "import-gpt2", "--vocab", p("vocab.json"), "--merges", p("merges.txt"), "--out", p("g.bin")],
                  ["vocab.json", "byte 0x61"], unchanged=[p("g.bin")]),
@@ -320,8 +341,8 @@ def main():
             ("oov.json", ["oov.json:1:6", "9999", "id 3 of the list", "outside the vocabulary (size 300)"]),
             ("lines.json", ["lines.json:3:2", "9999"]),
             ("neg.json", ["neg.json:1:5", "-2", "negative"]),
-            ("frac.json", ["frac.json:1:5", "2.5", "not a whole number"]),
-            ("exp.json", ["exp.json:1:5", "1e3", "not a whole number"]),
+            ("frac.json", ["frac.json:1:5", "2.5", "not written as a whole number"]),
+            ("exp.json", ["exp.json:1:5", "1e3", "not written as a whole number"]),
             ("huge.json", ["huge.json:1:5", "99999999999999999999999", "outside the vocabulary"]),
             ("no_comma.json", ["no_comma.json:1:4", "expected ',' or ']'", "'2'"]),
             ("trailing_comma.json", ["trailing_comma.json:1:7", "expected a token id", "']'"]),

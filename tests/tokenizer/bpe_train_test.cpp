@@ -1,5 +1,5 @@
 // BPE training: the corpus.en reference reproduced exactly, the merge bookkeeping on cases that
-// trip up incremental updates, and streaming counting equal to one pass.
+// trip up incremental updates, and streaming counting (and encoding) equal to one pass.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,6 +11,7 @@
 #include "tests/tokenizer/fixtures.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/byte_unicode.h"
+#include "tokenizer/stream_encoder.h"
 
 using namespace sixnd;
 using namespace sixnd::test;
@@ -113,6 +114,29 @@ TEST(BpeTrain, StreamingInSmallChunksEqualsOnePass) {
     pieces.chunk_bytes = 4096;
     pieces.threads = 3;
     EXPECT_EQ(train_bpe({{corpus}}, whole).hash(), train_bpe({{corpus}}, pieces).hash());
+}
+
+// No cut inside a file is safe for every regex: "(?s).." pairs bytes from the file's start, so
+// any cut at an odd offset would shift every pair after it. Training and encoding read each file
+// whole under a custom pattern, whatever the chunk size.
+TEST(BpeTrain, CustomPatternInSmallChunksEqualsOnePass) {
+    SIXND_NEED_FIXTURES();
+    std::string text = slurp(tokenizer_fixtures() + "/corpus.en");
+    std::string dir = make_temp_dir("sixnd-bpe-");
+    spit(dir + "/in.txt", text);
+    BpeTrainOptions whole = options(400);
+    whole.pattern = "(?s)..";
+    whole.chunk_bytes = size_t(1) << 30;
+    BpeTrainOptions pieces = whole;
+    pieces.chunk_bytes = 1001;
+    Tokenizer t = train_bpe({{dir + "/in.txt"}}, whole);
+    EXPECT_EQ(t.hash(), train_bpe({{dir + "/in.txt"}}, pieces).hash());
+
+    std::vector<uint32_t> streamed;
+    encode_stream(t, {{dir + "/in.txt"}}, 2, 1001,
+                  [&](const std::vector<uint32_t>& ids) { streamed.insert(streamed.end(), ids.begin(), ids.end()); });
+    std::filesystem::remove_all(dir);
+    EXPECT_EQ(streamed, t.encode(text));
 }
 
 TEST(BpeTrain, OverlappingAndRepeatedPairsMatchNaiveRecount) {

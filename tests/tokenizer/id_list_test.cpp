@@ -49,8 +49,13 @@ TEST(IdList, MalformedListsNameThePlace) {
 
 TEST(IdList, OnlyIdsInTheVocabularyAreNumbers) {
     EXPECT_EQ(error_of("[1,\n -2]"), "ids:2:2: token id -2 is negative");
-    EXPECT_EQ(error_of("[1.0]"), "ids:1:2: token id 1.0 is not a whole number");
-    EXPECT_EQ(error_of("[+1]"), "ids:1:2: token id +1 is not a whole number");
+    // Ids are written as integers: JSON's 1e2 is 100, but no encoder writes it so.
+    EXPECT_EQ(error_of("[1.0]"), "ids:1:2: token id 1.0 is not written as a whole number (digits only)");
+    EXPECT_EQ(error_of("[1e2]"), "ids:1:2: token id 1e2 is not written as a whole number (digits only)");
+    EXPECT_EQ(error_of("[+1]"), "ids:1:2: token id +1 is not written as a whole number (digits only)");
+    EXPECT_EQ(error_of("[01]"), "ids:1:2: token id 01 has a leading zero, which JSON does not allow");
+    EXPECT_EQ(error_of("7 007"), "ids:1:3: token id 007 has a leading zero, which JSON does not allow");
+    EXPECT_EQ(parse_id_list("[0, 10]", "ids", 100), (Ids{0, 10}));
     EXPECT_EQ(error_of("[5, 100]"), "ids:1:5: token id 100 (id 2 of the list) is outside the vocabulary (size 100)");
     EXPECT_EQ(error_of("18446744073709551616123456789"),
               "ids:1:1: token id 184467440737095516161234... (id 1 of the list) is outside the vocabulary (size 100)");

@@ -51,6 +51,21 @@ TEST(Pretokenizer, BadPatternIsAnError) {
     EXPECT_THROW(Pretokenizer("(unclosed", "--pattern"), Error);
 }
 
+TEST(Pretokenizer, BareWordIsAMisspeltNameNotARegex) {
+    EXPECT_EQ(resolve_pattern("cl100k"), resolve_pattern("gpt4"));
+    for (const char* word : {"gpt3", "GPT2", "gpt-2", "llama_3"}) {
+        try {
+            resolve_pattern(word);
+            ADD_FAILURE() << word << " was taken as a regex";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("no pattern name"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("--pattern"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_EQ(resolve_pattern("(?:gpt3)"), "(?:gpt3)");
+    EXPECT_EQ(resolve_pattern("\\w+"), "\\w+");
+}
+
 TEST(SafeCut, CutsDoNotChangePieces) {
     // Every safe cut in varied text splits it into two parts whose pieces, joined, are the
     // pieces of the whole.
