@@ -64,7 +64,7 @@ bool is_token_shard(const std::string& path, uint64_t size) {
 }  // namespace
 
 std::vector<std::string> list_source_files(const std::string& pattern) {
-    std::vector<std::string> out, skipped_outputs, skipped_shards, loops;
+    std::vector<std::string> out, skipped_outputs, skipped_shards, loops, not_files;
     std::set<fs::path> walked;  // canonical directories: a symlink back up the tree ends here
     std::vector<fs::path> todo;
     std::map<fs::path, bool> output_dirs;  // asked once per directory, not once per file
@@ -106,8 +106,10 @@ std::vector<std::string> list_source_files(const std::string& pattern) {
             std::error_code kind;
             if (it->is_directory(kind))
                 todo.push_back(it->path());
-            else if (it->is_regular_file(kind))
-                add_file(it->path(), dir);
+            else if (it->is_regular_file(kind) || it->is_symlink(kind))
+                add_file(it->path(), dir);  // a dangling link is a file gone missing: opening it says so
+            else
+                not_files.push_back(it->path().string());
         }
         if (ec) throw Error(dir.string(), "cannot walk directory: " + ec.message());
     }
@@ -118,6 +120,7 @@ std::vector<std::string> list_source_files(const std::string& pattern) {
     warn(skipped_outputs, "path(s) written by an earlier sixnd data prepare");
     warn(skipped_shards, "llm.c token shard(s), which are not text");
     warn(loops, "directory link(s) to a directory already walked");
+    warn(not_files, "entr(ies) that are neither files nor directories (pipes, sockets, devices)");
     std::sort(out.begin(), out.end());
     // One file reached by two names (fortune's "art" and its link "art.u8") is read once, under
     // the first name.
@@ -154,8 +157,12 @@ DocReader::DocReader(const std::string& path, const IngestOptions& opts)
     errno = 0;
     gz_ = gzopen(path.c_str(), "rb");  // reads uncompressed files transparently
     if (!gz_) {
+        const int err = errno;
         XXH3_freeState(static_cast<XXH3_state_t*>(hash_state_));
-        throw Error(path, std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
+        std::error_code ec;
+        if (err == ENOENT && fs::is_symlink(fs::symlink_status(path, ec)))
+            throw Error(path, "is a symbolic link to " + fs::read_symlink(path, ec).string() + ", which does not exist");
+        throw Error(path, std::string("cannot open: ") + (err ? std::strerror(err) : "out of memory"));
     }
     gzbuffer(gz_, 1 << 17);
     if (format_ != InputFormat::automatic) return;

@@ -76,12 +76,18 @@ void check_output_dir(const std::string& out, bool overwrite) {
     if (out.empty()) throw Error("--out", "no output directory given");
     struct stat st;
     if (::lstat(out.c_str(), &st) != 0) {
-        if (errno == ENOENT) return;
-        throw Error("--out", out + ": " + std::strerror(errno));
+        if (errno != ENOENT) throw Error("--out", out + ": " + std::strerror(errno));
+        const fs::path parent = fs::path(out).parent_path();
+        std::error_code ec;
+        if (!parent.empty() && !fs::is_directory(parent, ec))
+            throw Error("--out", "the directory " + parent.string() + ", where " + out + " would be made, does not exist");
+        return;
     }
     if (!S_ISDIR(st.st_mode))
         throw Error("--out", out + " exists and is " + file_kind(st.st_mode) +
                                  ", not a directory sixnd data prepare wrote; refusing to replace it");
+    std::error_code ec;
+    if (fs::is_empty(out, ec)) return;  // made for the output (mkdir -p first): nothing in it to lose
     if (!overwrite) throw Error("--out", out + " already exists (pass --overwrite to replace it)");
     if (!is_data_output_dir(out))
         throw Error("--out", out + " holds no sixnd data manifest, so it is not an earlier output; --overwrite "

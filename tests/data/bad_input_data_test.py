@@ -49,6 +49,14 @@ def dead_pid():
     raise RuntimeError("no free pid found")
 
 
+def dangling_source(d, doc):
+    """A source directory with one document and a link to a file that is gone."""
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(doc, os.path.join(d, "doc.txt"))
+    if not os.path.lexists(os.path.join(d, "gone.txt")):
+        os.symlink(os.path.join(d, "no_such_file.txt"), os.path.join(d, "gone.txt"))
+
+
 def main():
     with tempfile.TemporaryDirectory() as d:
         p = lambda *names: os.path.join(d, *names)  # noqa: E731
@@ -202,6 +210,17 @@ def main():
                                                   "--source", "s=" + p("src"), "--out", p("old_plus"), "--overwrite"],
                  ["--out", "--tokenizer"], unchanged=[p("old_plus")]),
             Case("--out empty", good + ["--out", ""], ["--out"]),
+            Case("--out an existing empty directory (made first with mkdir)", good + ["--out", p("empty_out")], [],
+                 exit_code=0, setup=lambda: os.makedirs(p("empty_out"), exist_ok=True),
+                 check=lambda: None if os.path.isfile(p("empty_out", "manifest.json")) else "no manifest written"),
+            Case("--out in a directory that does not exist", good + ["--out", p("no_such_dir", "out")],
+                 ["--out", "no_such_dir", "does not exist"], unchanged=[p("no_such_dir")]),
+            Case("a dangling symbolic link in a source directory", prep + ["--source", "s=" + p("dangling_src"), "--out",
+                 p("o_dangling")], ["gone.txt", "symbolic link", "does not exist"], unchanged=[p("o_dangling")],
+                 setup=lambda: dangling_source(p("dangling_src"), p("src", "doc0.txt"))),
+            Case("a dangling symbolic link with --on-error skip", prep + ["--source", "s=" + p("dangling_src"), "--out",
+                 p("o_dangling_skip"), "--on-error", "skip"], [], exit_code=0,
+                 setup=lambda: dangling_source(p("dangling_src"), p("src", "doc0.txt"))),
             Case("walk skips an earlier output", prep + ["--source", "s=" + p("walkroot"), "--out", p("out_walk")],
                  [], exit_code=0, check=walk_skips_old_output),
             Case("walk survives a directory-link loop", good + ["--out", p("out_loop")], [], exit_code=0,
