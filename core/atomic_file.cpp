@@ -1,6 +1,7 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,8 +9,12 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <vector>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/sibling_name.h"
 
 namespace sixnd {
@@ -79,6 +84,55 @@ std::string create_fault(const std::string& path, int err) {
     return what;
 }
 
+// The pid in name when name is a temporary name AtomicFile gives path (NAME.tmp.PID.N, cut to
+// fit), else -1.
+long temporary_pid(const std::string& path, const std::string& name) {
+    const size_t at = name.rfind(".tmp.");
+    if (at == std::string::npos) return -1;
+    const std::string suffix = name.substr(at);
+    const size_t dot = suffix.find('.', 5);
+    if (dot == std::string::npos || dot == 5 || dot + 1 == suffix.size() || dot - 5 > 9) return -1;
+    for (size_t i = 5; i < suffix.size(); i++)
+        if (i != dot && (suffix[i] < '0' || suffix[i] > '9')) return -1;
+    if (sibling_name(std::filesystem::path(path).filename().string(), suffix) != name) return -1;
+    return std::stol(suffix.substr(5, dot - 5));
+}
+
+// Removes path's temporary files left by writers that were killed with SIGKILL (the one signal
+// after which nothing cleans up), so they do not pile up beside an output rewritten run after
+// run. Only regular files under path's own temporary names, of processes that no longer exist.
+// A directory is listed once per process (a shard directory has thousands of entries and each
+// shard is an AtomicFile); names this process creates later carry its own, living pid.
+void remove_dead_writers_temporaries(const std::string& path) {
+    static std::mutex mutex;
+    static std::map<std::string, std::vector<std::string>> candidates;  // by directory: names with ".tmp."
+    const std::string dir = dir_of(path).string();
+    std::lock_guard<std::mutex> lock(mutex);
+    auto listed = candidates.find(dir);
+    if (listed == candidates.end()) {
+        listed = candidates.emplace(dir, std::vector<std::string>()).first;
+        std::error_code ec;
+        for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+            std::string name = it->path().filename().string();
+            if (name.find(".tmp.") != std::string::npos) listed->second.push_back(std::move(name));
+        }
+    }
+    auto& names = listed->second;
+    for (auto it = names.begin(); it != names.end();) {
+        const long pid = temporary_pid(path, *it);
+        const std::string stale = (std::filesystem::path(dir) / *it).string();
+        struct stat st;
+        const bool dead = pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+        if (!dead || ::lstat(stale.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+            ++it;
+            continue;
+        }
+        if (::unlink(stale.c_str()) == 0)
+            log_info("removed " + stale + ", left by a writer that was killed (pid " + std::to_string(pid) + ")");
+        it = names.erase(it);
+    }
+}
+
 }  // namespace
 
 void check_output_dir(const std::string& path) {
@@ -89,6 +143,7 @@ void check_output_dir(const std::string& path) {
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     check_replaceable_file(path_);
+    remove_dead_writers_temporaries(path_);
     // O_EXCL: never write through something already at the temporary name (a stale file or a
     // link planted there); a counter keeps two writers of one process apart.
     static std::atomic<unsigned> counter{0};

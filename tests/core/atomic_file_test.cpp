@@ -1,0 +1,55 @@
+// AtomicFile tidies up after writers of the same output killed with SIGKILL: their temporary
+// files (NAME.tmp.PID.N) go when the process is gone, and nothing else beside the output does —
+// not a living process's, not another output's, not a name that only looks alike, not a
+// directory.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/atomic_file.h"
+#include "core/sibling_name.h"
+
+using namespace sixnd;
+namespace fs = std::filesystem;
+
+namespace {
+
+// The pid of a process that has ended (a child, reaped): no process has it for now.
+pid_t dead_pid() {
+    const pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    waitpid(pid, nullptr, 0);
+    return pid;
+}
+
+void touch(const fs::path& p) { std::ofstream(p) << "left\n"; }
+
+}  // namespace
+
+TEST(AtomicFile, RemovesTemporariesOfKilledWritersOnly) {
+    char tmpl[] = "/tmp/sixnd-atomic-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const fs::path dir(tmpl);
+    const std::string dead = std::to_string(dead_pid()), alive = std::to_string(getppid());
+    const std::string long_name(kNameMax, 'n');
+    const fs::path gone[] = {dir / ("out.bin.tmp." + dead + ".0"), dir / ("out.bin.tmp." + dead + ".17"),
+                             dir / sibling_name(long_name, ".tmp." + dead + ".2")};
+    const fs::path kept[] = {dir / ("out.bin.tmp." + alive + ".0"), dir / ("other.bin.tmp." + dead + ".0"),
+                             dir / ("out.bin.tmp." + dead), dir / "out.bin.tmp.notes", dir / ("out.bin.tmp." + dead + ".x")};
+    for (const auto& p : gone) touch(p);
+    for (const auto& p : kept) touch(p);
+    const fs::path a_dir = dir / ("out.bin.tmp." + dead + ".5");
+    fs::create_directory(a_dir);
+
+    write_file_atomically((dir / "out.bin").string(), "new\n");
+    write_file_atomically((dir / long_name).string(), "new\n");
+
+    for (const auto& p : gone) EXPECT_FALSE(fs::exists(p)) << p;
+    for (const auto& p : kept) EXPECT_TRUE(fs::exists(p)) << p;
+    EXPECT_TRUE(fs::is_directory(a_dir));
+    EXPECT_TRUE(fs::exists(dir / "out.bin"));
+    fs::remove_all(dir);
+}
