@@ -14,14 +14,14 @@ float Schedule::lr_at(int step) const {
     switch (kind) {
         case ScheduleKind::constant: return lr;
         case ScheduleKind::cosine: {
-            double progress = std::min(1.0, static_cast<double>(step - warmup) / std::max(1, span - 1));
+            double progress = std::min(1.0, static_cast<double>(step - warmup) / span);
             return lo + static_cast<float>(0.5 * (1.0 + std::cos(M_PI * progress))) * (lr - lo);
         }
         case ScheduleKind::wsd: {
             const int decay_steps = std::max(1, static_cast<int>(std::lround(decay_frac * span)));
             const int decay_start = total_steps - decay_steps;
             if (step < decay_start) return lr;
-            double progress = std::min(1.0, static_cast<double>(step - decay_start + 1) / decay_steps);
+            double progress = std::min(1.0, static_cast<double>(step - decay_start) / decay_steps);
             return lr + static_cast<float>(progress) * (lo - lr);
         }
     }
