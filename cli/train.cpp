@@ -13,6 +13,7 @@
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "dist/comm.h"
+#include "dist/rank_agreement.h"
 #include "model/backend.h"
 #include "model/ops.h"
 #include "train/checkpoint.h"
@@ -26,6 +27,39 @@ static void share_cores() {
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
     const int ranks = local ? std::max(1, std::atoi(local)) : 1;
     omp_set_num_threads(std::max(1, omp_get_num_procs() / ranks));
+}
+
+// What every rank of a job must agree on: the settings the run log's header records, and the
+// flags it does not hold (the model's, where the log goes, what is resumed).
+static std::vector<std::pair<std::string, std::string>> flag_settings(const TrainOptions& o, const ModelFlags& mf) {
+    std::vector<std::pair<std::string, std::string>> settings;
+    const nlohmann::json recorded = o.to_json();
+    for (const auto& [key, value] : recorded.items()) {
+        std::string flag = "--" + key;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        settings.emplace_back(flag, value.dump());
+    }
+    const nlohmann::json more = {{"--init", mf.init},
+                                 {"--model", mf.model},
+                                 {"--vocab-size", mf.vocab_size},
+                                 {"--max-seq-len", mf.max_seq_len},
+                                 {"--n-layer", mf.n_layer},
+                                 {"--n-head", mf.n_head},
+                                 {"--n-embd", mf.n_embd},
+                                 {"--n-kv-head", mf.n_kv_head},
+                                 {"--mlp-hidden", mf.mlp_hidden},
+                                 {"--pos", mf.pos},
+                                 {"--rope-theta", mf.rope_theta},
+                                 {"--norm", mf.norm},
+                                 {"--mlp", mf.mlp},
+                                 {"--qk-norm", mf.qk_norm},
+                                 {"--tie-embeddings", mf.tie_embeddings},
+                                 {"--bias", mf.bias},
+                                 {"--resume", o.resume},
+                                 {"--log", o.log},
+                                 {"--peak-tflops", o.peak_tflops}};
+    for (const auto& [flag, value] : more.items()) settings.emplace_back(flag, value.dump());
+    return settings;
 }
 
 int run_train(int argc, char** argv) {
@@ -49,7 +83,8 @@ int run_train(int argc, char** argv) {
     app.add_option("--lr", o.schedule.lr, "peak learning rate")->capture_default_str();
     app.add_option("--schedule", schedule, "constant, cosine or wsd")->capture_default_str();
     app.add_option("--warmup", o.schedule.warmup, "linear warm-up steps")->capture_default_str();
-    app.add_option("--final-lr-frac", o.schedule.final_frac, "final learning rate as a fraction of --lr")->capture_default_str();
+    app.add_option("--final-lr-frac", o.schedule.final_frac,
+                   "where cosine and wsd decay to, as a fraction of --lr (reached one step past the last)")->capture_default_str();
     app.add_option("--weight-decay", o.optimizer.weight_decay, "decoupled weight decay (matrices only)")->capture_default_str();
     app.add_option("--beta1", o.optimizer.beta1)->capture_default_str();
     app.add_option("--beta2", o.optimizer.beta2)->capture_default_str();
@@ -123,6 +158,7 @@ int run_train(int argc, char** argv) {
 
     TrainResult r;
     try {
+        if (comm) check_ranks_agree(*comm, flag_settings(o, mf));
         // With --resume the checkpoint's model replaces this one; it is still built so that
         // `--resume latest` on a fresh run directory starts from --init.
         InitialModel im = initial_model(mf);

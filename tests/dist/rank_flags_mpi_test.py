@@ -1,0 +1,75 @@
+"""Ranks started with different flags (mpirun's MPMD form, "-np 1 sixnd train A : -np 1 sixnd
+train B") are refused before any training, with one error line naming the ranks and the flags
+that differ. Before, a different --weight-decay trained silently (rank 0's value recorded, each
+rank using its own) and a different --steps or --zero hung in a collective; a different --out
+failed only at the first checkpoint. Each case must end well inside the timeout, non-zero, with
+nothing written under --out; the same flags on both ranks still train."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import sixnd_files  # noqa: E402
+
+SIXND = os.environ["SIXND_BIN"]
+MPIRUN = shutil.which("mpirun")
+TIMEOUT = 120
+
+
+def main():
+    if not MPIRUN:
+        print("SKIP: mpirun (openmpi-bin) not found")
+        return 77
+    failures = []
+    tmp = tempfile.mkdtemp(prefix="sixnd_rank_flags_")
+    try:
+        data = os.path.join(tmp, "train.bin")
+        sixnd_files.write_shard(data, [(i * 31) % 256 for i in range(20000)])
+        base = [SIXND, "train", "--init", "random", "--model", "tiny", "--vocab-size", "256", "--train-data", data,
+                "--device", "cpu", "--dtype", "fp32", "--batch", "2", "--seq-len", "16", "--peak-tflops", "1",
+                "--checkpoint-every", "0"]
+        cases = [("--weight-decay", {"--weight-decay": "0.1"}, ["--weight-decay"]),
+                 ("--steps", {"--steps": "6"}, ["--steps"]),
+                 ("--zero", {"--zero": "3"}, ["--zero"]),
+                 ("--out", {"--out": os.path.join(tmp, "elsewhere")}, ["--out"]),
+                 ("--n-layer and --lr", {"--n-layer": "1", "--lr": "1e-3"}, ["--lr, --n-layer"])]
+        for name, other, words in cases:
+            rank0 = {"--steps": "4", "--zero": "1", "--out": os.path.join(tmp, name.strip("-"))}
+            rank1 = dict(rank0, **other)
+            flat = lambda flags: [x for kv in flags.items() for x in kv]  # noqa: E731
+            cmd = ([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "1"] + base + flat(rank0) +
+                   [":", "-np", "1"] + base + flat(rank1))
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, env=sixnd_files.MPI_ENV, timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                failures.append(f"{name}: hung past {TIMEOUT} s")
+                continue
+            errors = [x for x in r.stderr.splitlines() if x.startswith("sixnd")]
+            print(f"{name} differs on rank 1: exit {r.returncode}; {errors}")
+            if r.returncode == 0:
+                failures.append(f"{name}: exit 0")
+            elif len(errors) != 1 or not all(w in errors[0] for w in words + ["rank 1", "different flags"]):
+                failures.append(f"{name}: expected one error line naming rank 1 and {words}: {errors}")
+            for d in (rank0["--out"], rank1["--out"]):
+                if os.path.isdir(os.path.join(d, "checkpoints")) and os.listdir(os.path.join(d, "checkpoints")):
+                    failures.append(f"{name}: a checkpoint was written under {d}")
+
+        same = os.path.join(tmp, "same")
+        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2"] + base + ["--steps", "4", "--zero", "1",
+                                                                                     "--out", same]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=sixnd_files.MPI_ENV, timeout=TIMEOUT)
+        print(f"the same flags on both ranks: exit {r.returncode}")
+        if r.returncode != 0:
+            failures.append(f"the same flags: exit {r.returncode}: {r.stderr[-500:]}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for f in failures:
+        print("FAIL:", f)
+    print("FAILED" if failures else "PASSED")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
