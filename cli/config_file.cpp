@@ -1,12 +1,12 @@
 #include "cli/config_file.h"
 
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "cli/verbs.h"
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace sixnd::cli {
 
@@ -66,8 +66,8 @@ std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, 
     if (!app.get_option_no_throw("--config")) return out;
     const std::string path = config_path(args);
     if (path.empty()) return out;
-    std::ifstream f(path);
-    if (!f) throw Error(path, "cannot open the config file");
+    // Read whole: a directory or a read error is named here, not taken for an empty file.
+    std::istringstream f(read_whole_file(path));
     // Flags on the command line, by option, so that the file does not repeat them.
     std::set<const CLI::Option*> given;
     for (const std::string& a : args)

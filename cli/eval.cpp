@@ -161,6 +161,8 @@ int run_eval(int argc, char** argv) {
                                        ck->meta().dtype + "; drop --dtype " + mf.dtype);
         mf.dtype = ck->meta().dtype;
         if (f.tokenizer.empty() && ck->has_file("tokenizer.bin")) f.tokenizer = ck->path_of("tokenizer.bin");
+        if (!f.tokenizer.empty())
+            require_checkpoint_tokenizer(Tokenizer::load(f.tokenizer), f.tokenizer, ck->meta().tokenizer_hash, checkpoint);
     }
     check_per_item(f, mf, ck.get());
 

@@ -37,6 +37,7 @@ struct CheckpointParams {
     DType dtype = DType::f32;     // of params.bin
     std::vector<char> params;     // params.bin, in ParamLayout(config)
     std::string tokenizer_path;   // the checkpoint's copy of the tokenizer, or ""
+    std::string tokenizer_hash;   // of the tokenizer it was trained with, or "" when none was given
 };
 
 // The one place export reads a checkpoint: meta.json's model and dtype, and the parameters
@@ -48,6 +49,7 @@ CheckpointParams read_checkpoint_params(const std::string& dir) {
     p.dtype = parse_dtype(ck.meta().dtype);
     p.params = restore_params(ck, ParamLayout(p.config));
     if (ck.has_file("tokenizer.bin")) p.tokenizer_path = ck.path_of("tokenizer.bin");
+    p.tokenizer_hash = ck.meta().tokenizer_hash;
     return p;
 }
 
@@ -88,6 +90,7 @@ int run_export(int argc, char** argv) {
     if (!tok_path.empty()) {
         tok = std::make_unique<Tokenizer>(Tokenizer::load(tok_path));
         require_model_vocab(*tok, tok_path, cfg.vocab_size);
+        require_checkpoint_tokenizer(*tok, tok_path, ck.tokenizer_hash, checkpoint);
     } else {
         log_warn("the checkpoint holds no tokenizer and --tokenizer was not given: exporting the model only");
     }

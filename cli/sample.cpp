@@ -60,7 +60,8 @@ int run_sample(int argc, char** argv) {
     app.add_option("--tokenizer", tokenizer_path, "sixnd tokenizer file (default: the checkpoint's)");
     app.add_option("--prompt", prompt, "prompt text");
     app.add_option("--prompt-ids", prompt_ids, "prompt as comma-separated token ids");
-    app.add_option("--max-tokens", so.max_tokens, "tokens to generate")->capture_default_str();
+    app.add_option("--max-tokens", so.max_tokens, "tokens to generate (fewer where the tokenizer's <|endoftext|> is drawn: "
+                                                  "a sample stops there)")->capture_default_str();
     app.add_option("--temperature", so.temperature, "0 = greedy")->capture_default_str();
     app.add_option("--top-k", so.top_k, "sample from the k most likely tokens (0 = all)")->capture_default_str();
     app.add_option("--seed", so.seed)->capture_default_str()->check(uint64_value());
@@ -82,6 +83,9 @@ int run_sample(int argc, char** argv) {
     if (!checkpoint.empty()) {
         ck = std::make_unique<CheckpointReader>(checkpoint);
         im.config = ck->meta().model;
+        if (app.count("--dtype") && dtype != ck->meta().dtype)
+            throw Error("--dtype", checkpoint + " holds " + ck->meta().dtype + " weights and samples in " +
+                                       ck->meta().dtype + "; --dtype is for --init (drop --dtype " + dtype + ")");
         dtype = ck->meta().dtype;
     } else {
         ModelFlags mf;
@@ -100,7 +104,10 @@ int run_sample(int argc, char** argv) {
     if (!tok_file.empty()) {
         tok = std::make_unique<Tokenizer>(Tokenizer::load(tok_file));
         require_model_vocab(*tok, tok_file, cfg.vocab_size);
+        if (ck) require_checkpoint_tokenizer(*tok, tok_file, ck->meta().tokenizer_hash, checkpoint);
         so.vocab_limit = static_cast<int>(tok->vocab_size());
+        // A sample ends where the model ends its text, whichever way the prompt was given.
+        if (auto eot = tok->special_id("<|endoftext|>")) so.stop_token = static_cast<int>(*eot);
     }
     Backend be = make_backend(device, parse_dtype(dtype));
     GPT model(cfg, *be.ops);
@@ -116,10 +123,7 @@ int run_sample(int argc, char** argv) {
                   : parse_prompt_ids(prompt_ids, cfg.vocab_size, "the model's");
     } else if (tok) {
         ids = tok->encode(prompt);
-        if (auto eot = tok->special_id("<|endoftext|>")) {
-            so.stop_token = static_cast<int>(*eot);
-            if (ids.empty()) ids.push_back(*eot);
-        }
+        if (ids.empty() && so.stop_token >= 0) ids.push_back(static_cast<uint32_t>(so.stop_token));
     } else if (cfg.vocab_size == 256) {
         for (unsigned char ch : prompt) ids.push_back(ch);
     } else {

@@ -98,7 +98,9 @@ std::string CheckpointWriter::commit(CheckpointMeta meta) {
 }
 
 CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
-    if (!fs::is_directory(dir)) throw Error(dir, "no such checkpoint directory");
+    if (!fs::is_directory(dir))
+        throw Error(dir, fs::exists(dir) ? "is not a directory (a checkpoint is a directory: OUT/checkpoints/step-N)"
+                                         : "no such checkpoint directory");
     if (!fs::exists(dir + "/DONE") && fs::is_directory(dir + "/checkpoints")) {
         const std::string latest = latest_checkpoint(dir + "/checkpoints");
         throw Error(dir, latest.empty() ? "is a run directory, not a checkpoint, and holds no complete checkpoint"

@@ -19,4 +19,11 @@ void require_data_tokenizer(const TokenSet& data, const std::string& data_name, 
                                    tok.hash() + ": a vocabulary mismatch");
 }
 
+void require_checkpoint_tokenizer(const Tokenizer& tok, const std::string& tok_path, const std::string& trained_with,
+                                  const std::string& checkpoint) {
+    if (!trained_with.empty() && trained_with != tok.hash())
+        throw Error(tok_path, "is tokenizer " + tok.hash() + ", but " + checkpoint + " was trained with tokenizer " +
+                                  trained_with + "; leave out --tokenizer to use the checkpoint's own copy");
+}
+
 }  // namespace sixnd

@@ -21,4 +21,11 @@ void require_model_vocab(const Tokenizer& tok, const std::string& tok_path, int 
 void require_data_tokenizer(const TokenSet& data, const std::string& data_name, const Tokenizer& tok,
                             const std::string& tok_path);
 
+// Throws Error(tok_path, ...) when a checkpoint records the tokenizer it was trained with
+// (trained_with: its hash, "" when none was given) and tok is another: its ids would read as
+// other text, a prompt would be encoded into ids the model never learnt as such, and an export
+// would ship a tokenizer the weights do not belong to.
+void require_checkpoint_tokenizer(const Tokenizer& tok, const std::string& tok_path, const std::string& trained_with,
+                                  const std::string& checkpoint);
+
 }  // namespace sixnd

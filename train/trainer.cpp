@@ -247,6 +247,7 @@ private:
     bool tty_ = false;
     bool mfu_over_peak_warned_ = false;
     std::chrono::steady_clock::time_point run_start_;
+    long long eval_batches_ = 0;  // per evaluation: --eval-batches, or all the validation data holds if fewer
     float evaluated_ = 0;  // the last validation loss
     // Validation bits per byte (issue 16): needs --tokenizer to count the bytes of the decoded
     // validation tokens; -1 when there is none.
@@ -362,6 +363,12 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     if (!o.val_data.empty()) {
         val_ = std::make_unique<DataLoader>(o.val_data, o.batch, o.seq_len, rank_, world_, false, 0);
         val_->tokens().check_vocab(cfg_.vocab_size);
+        const long long held = static_cast<long long>(val_->samples_per_epoch() / (static_cast<uint64_t>(o.batch) * world_));
+        eval_batches_ = std::max(1LL, std::min<long long>(o.eval_batches, held));
+        if (root_ && eval_batches_ < o.eval_batches)
+            log_warn("--eval-batches " + std::to_string(o.eval_batches) + ": " + o.val_data + " holds " + std::to_string(held) +
+                     " batches of " + std::to_string(o.batch) + " x " + std::to_string(o.seq_len) +
+                     " per rank; each evaluation uses " + std::to_string(eval_batches_) + " (the eval records say so)");
     }
     const long long micro_tokens = static_cast<long long>(o.batch) * o.seq_len * world_;
     step_tokens_ = o.total_batch_tokens > 0 ? o.total_batch_tokens : micro_tokens;  // validate(): a multiple
@@ -599,8 +606,7 @@ void Run::progress(int done, double loss, double norm, float lr, double secs, do
 float Run::evaluate() {
     const int B = o_.batch, T = o_.seq_len;
     val_->set_state(LoaderState{});
-    const long long avail = static_cast<long long>(val_->samples_per_epoch() / (static_cast<uint64_t>(B) * world_));
-    const long long n = std::max(1LL, std::min<long long>(o_.eval_batches, avail));
+    const long long n = eval_batches_;
     std::vector<int32_t> in(size_t(B) * T), tg(size_t(B) * T);
     double sum = 0, bytes = 0;
     for (long long k = 0; k < n; k++) {
@@ -1181,7 +1187,9 @@ TrainResult Run::go() {
             const size_t eval_sent0 = comm_.bytes_sent_total();
             result.last_val_loss = evaluate();
             rec["val_loss"] = result.last_val_loss;
-            json ev{{"val_loss", result.last_val_loss}, {"comm_bytes", comm_.bytes_sent_total() - eval_sent0}};
+            json ev{{"val_loss", result.last_val_loss},
+                    {"batches", eval_batches_},
+                    {"comm_bytes", comm_.bytes_sent_total() - eval_sent0}};
             if (evaluated_bpb_ >= 0) rec["val_bpb"] = ev["val_bpb"] = result.last_val_bpb = evaluated_bpb_;
             log_->event("eval", done, ev);
         }

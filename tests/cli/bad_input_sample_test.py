@@ -109,7 +109,53 @@ def run(tmp):
                     "--seq-len", "8", "--steps", "1", "--peak-tflops", "1", "--out", wide], check=True, capture_output=True,
                    env=env)
     wide_ck = os.path.join(wide, "checkpoints", "step-00000001")
+    # Another 260-token tokenizer (other text, so other merges): the same size, other ids.
+    other_text = os.path.join(tmp, "other.txt")
+    with open(other_text, "w") as f:
+        f.write("zebra quartz jumps over vexed wizards\n" * 50)
+    other_tok = os.path.join(tmp, "other260.bin")
+    subprocess.run([SIXND, "tokenizer", "train", "--input", other_text, "--vocab-size", "260", "--out", other_tok],
+                   check=True, capture_output=True, env=env)
+    exported = os.path.join(tmp, "exported")
+
+    # A model trained on nothing but end-of-text draws it greedily at once.
+    eot_tok = os.path.join(tmp, "tok_eot.bin")
+    subprocess.run([SIXND, "tokenizer", "train", "--input", text, "--vocab-size", "260", "--special", "<|endoftext|>",
+                    "--out", eot_tok], check=True, capture_output=True, env=env)
+    eot_id = "259"  # the special comes last
+    eot_data = os.path.join(tmp, "eot.bin")
+    sixnd_files.write_shard(eot_data, [int(eot_id)] * 3000)
+    eot_run = os.path.join(tmp, "eot_run")
+    subprocess.run([SIXND, "train", "--init", "random", "--model", "tiny", "--vocab-size", "300", "--max-seq-len", "16",
+                    "--device", "cpu", "--dtype", "fp32", "--train-data", eot_data, "--tokenizer", eot_tok, "--batch", "2",
+                    "--seq-len", "8", "--steps", "30", "--lr", "1e-2", "--schedule", "constant", "--peak-tflops", "1",
+                    "--out", eot_run], check=True, capture_output=True, env=env)
+    eot_ck = os.path.join(eot_run, "checkpoints", "step-00000030")
+
+    def stops_at_eot():
+        """A sample from --prompt-ids ends at <|endoftext|> as one from --prompt does: the prompt,
+        then the one end-of-text the model draws, not eight."""
+        faults = []
+        for prompt in (["--prompt", "<|endoftext|>"], ["--prompt-ids", eot_id]):
+            r = subprocess.run([SIXND, "sample", "--checkpoint", eot_ck, "--device", "cpu", "--max-tokens", "8",
+                                "--temperature", "0"] + prompt, capture_output=True, text=True, env=env)
+            if r.returncode != 0 or r.stdout.count("<|endoftext|>") != 2:
+                faults.append(f"{prompt[0]}: exit {r.returncode}, stdout {r.stdout!r}")
+        return "; ".join(faults) or None
     cases += [
+        Case("sample --dtype with a checkpoint of another dtype", sample("--prompt", "a", "--dtype", "bf16"),
+             ["--dtype", "holds fp32 weights", "drop --dtype bf16"], env=ENV),
+        Case("sample --tokenizer not the one the checkpoint was trained with",
+             ["sample", "--checkpoint", wide_ck, "--prompt", "the", "--tokenizer", other_tok],
+             [other_tok, "was trained with tokenizer", "leave out --tokenizer"], env=ENV),
+        Case("export --tokenizer not the one the checkpoint was trained with",
+             ["export", "--checkpoint", wide_ck, "--out", exported, "--tokenizer", other_tok],
+             [other_tok, "was trained with tokenizer"], unchanged=[exported], env=ENV),
+        Case("eval --tokenizer not the one the checkpoint was trained with",
+             ["eval", "--checkpoint", wide_ck, "--device", "cpu", "--batch", "1", "--seq-len", "8", "--data", data,
+              "--tokenizer", other_tok], [other_tok, "was trained with tokenizer"], env=ENV),
+        Case("sample from --prompt-ids stops at <|endoftext|> as from --prompt", ["--version"], [], exit_code=0,
+             check=stops_at_eot, env=ENV),
         Case("sample --tokenizer larger than the model", sample("--prompt", "a", "--tokenizer", tok),
              [tok, "260 tokens", "vocabulary of 256"], env=ENV),
         Case("sample --checkpoint given a run directory", ["sample", "--checkpoint", out, "--prompt", "a"],

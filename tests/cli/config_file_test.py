@@ -72,6 +72,8 @@ def run(tmp):
         Case("stop-at past steps", train(stop_at), [f"{stop_at}:{n + 2}: --stop-at: "]),
         Case("out of range on the command line", train(overridden, "--batch", "-1"),
              ["sixnd train: error: --batch: must be in [1, ", "got -1"]),
+        Case("a directory as the config file", train(tmp), [tmp, "is a directory"]),
+        Case("a missing config file", train(os.path.join(tmp, "absent.toml")), ["absent.toml"]),
         Case("the command line wins", train(wins, "--batch", "1", "--log", log, out=os.path.join(tmp, "wins")), [],
              exit_code=0, check=command_line_won),
     ]

@@ -58,6 +58,29 @@ def check_checkpoint_eval(p, model, tmp, failures):
             failures.append(f"eval --checkpoint with {name}: exit {r.returncode}: {r.stderr.strip()}")
 
 
+def check_eval_batches_beyond_the_data(p, tmp, failures):
+    """--eval-batches beyond what the validation data holds: a warning naming the flag at the start,
+    every evaluation over all the data holds, and its eval event saying how many batches that is
+    (the loss `sixnd eval --batches` that many gives)."""
+    B, T = 2, 16
+    held = (len(shard_tokens(p["val"])) - 1) // (B * T)
+    flags = tiny_text.train_flags(p, steps=2, batch=B, seq_len=T)
+    flags[flags.index("--eval-batches") + 1] = "100000"
+    log = os.path.join(tmp, "beyond.jsonl")
+    r = tiny_text.sixnd("train", *flags, "--log", log, "--out", os.path.join(tmp, "beyond"))
+    events = [json.loads(line) for line in open(log) if '"event":"eval"' in line]
+    ck = json.loads(r.stdout.strip().splitlines()[-1])["checkpoint"]
+    got = json.loads(tiny_text.sixnd("eval", "--checkpoint", ck, "--device", "cpu", "--data", p["val"], "--batch", str(B),
+                                     "--seq-len", str(T), "--batches", str(held)).stdout.strip().splitlines()[-1])
+    print(f"--eval-batches 100000 over {held} held batches: events {[e.get('batches') for e in events]}")
+    if "--eval-batches 100000" not in r.stderr or f"uses {held}" not in r.stderr:
+        failures.append(f"--eval-batches beyond the data: no warning naming it: {r.stderr.strip()}")
+    if not events or any(e.get("batches") != held for e in events):
+        failures.append(f"--eval-batches beyond the data: eval events {events}, expected batches {held}")
+    elif abs(events[-1]["val_loss"] - got["loss"]) > 1e-6 * got["loss"]:
+        failures.append(f"--eval-batches beyond the data: val_loss {events[-1]['val_loss']}, eval over {held}: {got}")
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -78,6 +101,10 @@ def main():
             want = bpb(e["val_loss"], batches * B * T, nbytes)
             if "val_bpb" not in e or abs(e["val_bpb"] - want) > 1e-9 * want:
                 failures.append(f"log {e['type']} step {e['step']}: val_bpb {e.get('val_bpb')}, recomputed {want}")
+        counted = [json.loads(line).get("batches") for line in open(log) if '"event":"eval"' in line]
+        if counted != [batches] * len(steps):
+            failures.append(f"eval events record batches {counted}, expected {batches} each")
+        check_eval_batches_beyond_the_data(p, tmp, failures)
         print(f"train: val loss {steps[-1]['val_loss']:.5f} nats/token over {batches * B * T} tokens = {nbytes} bytes "
               f"-> {steps[-1].get('val_bpb')} bits/byte")
         if abs(summary.get("val_bpb", -1) - steps[-1].get("val_bpb", -2)) > 1e-12:
