@@ -107,6 +107,7 @@ int run_check(const std::string& path, bool as_json) {
             header = rec;
             steps.clear();
         } else if (type == "step") {
+            plan::check_step_record(fields);
             steps.push_back(rec);
         }
     }
