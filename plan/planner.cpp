@@ -99,12 +99,31 @@ void check_hardware_flags(const PlanInputs& in) {
         throw Error("--micro-batches", "is missing: --pipeline-stages needs the number of micro-batches");
     if (in.micro_batches > 0 && in.pipeline_stages <= 1)
         throw Error("--pipeline-stages", "is missing: --micro-batches is for a pipeline of 2 or more stages");
+    if (in.model && in.pipeline_stages > in.model->n_layer)
+        throw Error("--pipeline-stages", std::to_string(in.pipeline_stages) + " stages for the model's " +
+                                             std::to_string(in.model->n_layer) + " layers: each stage needs at least one layer");
     if (in.zero_stage < 0 || in.zero_stage > 3) throw Error("--zero", "stage must be 0, 1, 2 or 3");
     if (in.batch > 0 && !in.model) throw Error("--model", "is missing: activation memory at --batch needs a model shape");
     if (in.serve_tokens > 0 && !in.device) throw Error("--device", "is missing: serving needs a device's memory bandwidth");
 }
 
 }  // namespace
+
+int data_parallel_ranks(const PlanInputs& in) {
+    const int stages = std::max(1, in.pipeline_stages);
+    const std::string per = std::to_string(stages) + " pipeline stage" + (stages > 1 ? "s" : "");
+    if (in.devices <= 0) return in.ranks > 0 ? in.ranks : 1;
+    if (in.ranks > 0) {
+        if (static_cast<double>(in.ranks) * stages != in.devices)
+            throw Error("--ranks", std::to_string(in.ranks) + " data-parallel ranks x " + per + " is not --devices " + num(in.devices) +
+                                       " (devices = ranks x pipeline stages: sixnd has no tensor parallelism)");
+        return in.ranks;
+    }
+    const double ranks = in.devices / stages;
+    if (ranks != std::floor(ranks))
+        throw Error("--devices", num(in.devices) + " devices do not split into " + per + " of equal data-parallel ranks");
+    return static_cast<int>(ranks);
+}
 
 double cpu_weight_copy_bytes(const ModelInfo& m, int zero_stage, int panel_width) {
     const auto padded = [panel_width](double n) { return std::ceil(n / panel_width) * panel_width; };
@@ -165,7 +184,7 @@ Report make_plan(const PlanInputs& in) {
     }
 
     // Memory per device.
-    const int ranks = in.ranks > 0 ? in.ranks : (in.devices > 0 ? static_cast<int>(in.devices) : 1);
+    const int ranks = data_parallel_ranks(in);
     const LayoutShape layout = in.model ? in.model->layout : layout_from_count(r.N);
     const StateBytes s = model_state_bytes(layout, in.zero_stage, ranks, in.dtype_bytes, in.master_weights);
     const double P = std::max(1, in.pipeline_stages);

@@ -183,6 +183,15 @@ TEST(PlanErrors, InconsistentOrIncompleteInputsNameWhatIsWrong) {
     cases.push_back({"serving without a device", i, "--device"});
     PlanInputs k; k.params = 1e9; k.device = h100; k.devices = 8; k.mfu = 1.5;
     cases.push_back({"mfu over 1", k, "--mfu"});
+    PlanInputs l; l.params = 1e9; l.device = h100; l.devices = 8; l.ranks = 4;
+    cases.push_back({"ranks not the devices", l, "--ranks"});
+    PlanInputs m; m.params = 1e9; m.device = h100; m.devices = 6; m.pipeline_stages = 4; m.micro_batches = 8;
+    cases.push_back({"devices not a multiple of the stages", m, "4 pipeline stages"});
+    ModelInfo twelve;
+    twelve.n_layer = 12;
+    twelve.params = twelve.matmul_params = 1e8;
+    PlanInputs n; n.model = twelve; n.pipeline_stages = 40; n.micro_batches = 8;
+    cases.push_back({"more stages than layers", n, "12 layers"});
     for (const auto& bc : cases) {
         try {
             make_plan(bc.in);
