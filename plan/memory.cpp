@@ -30,15 +30,6 @@ StateBytes model_state_bytes(const LayoutShape& l, int stage, int n, int e, bool
     return s;
 }
 
-double zero_bytes_per_param(int stage, int n) {
-    switch (stage) {
-        case 0: return 16;
-        case 1: return 4 + 12.0 / n;
-        case 2: return 2 + 14.0 / n;
-        default: return 16.0 / n;
-    }
-}
-
 Recompute parse_recompute(const std::string& s) {
     if (s == "none") return Recompute::none;
     if (s == "selective") return Recompute::selective;

@@ -6,6 +6,8 @@
 //   stage 1: params e psi, grads e psi, master/m/v 4 psi / n        (4 + 12/n)
 //   stage 2: params e psi, grads e psi / n + the unit buckets       (2 + 14/n)
 //   stage 3: params e psi / n + three gathered unit slots, grads as stage 2   (16/n)
+// (The figures in brackets are the ZeRO paper's; without master weights, or in fp32, which keeps
+// none, the master's 4 drops out: fp32 is 4 + 4 + 8 bytes at stage 0.)
 // The buckets and slots are sized by the embeddings unit and the largest other unit; stage
 // >= 1 also holds one scratch slice (largest unit / n) as workspace. The layout itself (vocab
 // padded to 128, units padded to 64 x n elements) is model/param_layout's: the caller passes
@@ -46,10 +48,6 @@ struct StateBytes {
 // e: bytes per element of parameters and gradients; master: FP32 master weights are kept
 // (only meaningful when e < 4).
 StateBytes model_state_bytes(const LayoutShape& layout, int zero_stage, int ranks, int e, bool master);
-
-// The ZeRO paper's bytes per parameter at stage s on n ranks for bf16 + fp32 master + Adam:
-// 16, 4 + 12/n, 2 + 14/n, 16/n.
-double zero_bytes_per_param(int zero_stage, int ranks);
 
 enum class Recompute { none, selective, full };
 Recompute parse_recompute(const std::string& s);  // none | selective | full

@@ -195,7 +195,8 @@ Report make_plan(const PlanInputs& in) {
     rep.add("memory", "master", s.master / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
     rep.add("memory", "adam_m", s.adam_m / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
     rep.add("memory", "adam_v", s.adam_v / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
-    rep.add("memory", "model_states", s.total() / P, Unit::bytes, "ZeRO: 16, 4+12/n, 2+14/n, 16/n bytes/param (bf16)");
+    rep.add("memory", "model_states", s.total() / P, Unit::bytes,
+            "zero" + std::to_string(in.zero_stage) + "_bytes_per_param x psi (+ unit buffers)" + per);
     rep.text("memory", "optimizer", in.muon ? "muon" : "adamw", "master, m and v for every parameter either way (Muon's momentum is m)");
     double total = s.total() / P + s.workspace;
     // Muon's buffers and gather, at the rank whose slices touch the widest matrix: every matrix
@@ -229,9 +230,15 @@ Report make_plan(const PlanInputs& in) {
         total += copies;
     }
     rep.add("memory", "total", total, Unit::bytes, "sum of the above");
+    // Each stage's bytes per parameter in this dtype, with or without master weights: the
+    // model states of a bare count (no unit buffers, no padding), as the ZeRO paper counts them.
+    const StateBytes one = model_state_bytes(layout_from_count(1), 0, 1, in.dtype_bytes, in.master_weights);
+    const auto term = [](double bytes, bool sharded) { return num(bytes) + (sharded ? "/n" : ""); };
     for (int st = 0; st <= 3; st++)
-        rep.add("memory", "zero" + std::to_string(st) + "_bytes_per_param", zero_bytes_per_param(st, ranks), Unit::ratio,
-                st == 0 ? "16" : st == 1 ? "4 + 12/n" : st == 2 ? "2 + 14/n" : "16/n");
+        rep.add("memory", "zero" + std::to_string(st) + "_bytes_per_param",
+                model_state_bytes(layout_from_count(1), st, ranks, in.dtype_bytes, in.master_weights).total(), Unit::ratio,
+                term(one.params, st >= 3) + " + " + term(one.grads, st >= 2) + " + " +
+                    term(one.master + one.adam_m + one.adam_v, st >= 1) + " (params + grads + master, m, v)");
     if (dev) rep.text("memory", "fits", total <= dev->mem_bytes ? "yes" : "no", "total <= device memory");
 
     // Communication.

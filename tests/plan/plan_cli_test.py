@@ -55,6 +55,14 @@ def worked_numbers():
              "--mfu", "0.4", "--tokens", "1e9")
     if j["comm"]["zero3"] <= j["comm"]["zero2"] or j["memory"]["fits"] != "yes":
         faults.append(f"ZeRO-3 on 8 ranks: {j['comm']}, fits {j['memory']['fits']}")
+    # The ZeRO bytes-per-parameter rows follow the dtype and master weights, as model_states does.
+    j = plan("--model", "gpt2-124m", "--batch", "4", "--zero", "1", "--devices", "8", "--device", "h100", "--dtype", "fp32")
+    want("fp32 ZeRO-1 bytes/param", j["memory"]["zero1_bytes_per_param"], 9)
+    want("fp32 ZeRO-0 bytes/param", j["memory"]["zero0_bytes_per_param"], 16)
+    want("fp32 ZeRO-1 formula", j["formulas"]["memory.zero1_bytes_per_param"].split(" (")[0], "4 + 4 + 8/n")
+    j = plan("--params", "1e9", "--ranks", "4", "--zero", "2", "--master-weights", "off")
+    want("no master ZeRO-2 bytes/param", j["memory"]["zero2_bytes_per_param"], 2 + 10 / 4)
+    want("no master model states", j["memory"]["model_states"], 1e9 * (2 + 10 / 4))
     # Devices are data-parallel ranks x pipeline stages.
     j = plan("--params", "1e9", "--devices", "64", "--device", "h100", "--pipeline-stages", "4", "--micro-batches", "8")
     want("ranks per stage", j["memory"]["ranks"], 16)

@@ -44,12 +44,12 @@ TEST(WorkedNumbers, Chinchilla70B) {
 }
 
 TEST(WorkedNumbers, SevenBModelStates) {
-    EXPECT_EQ(zero_bytes_per_param(0, 8), 16);
     const StateBytes s = model_state_bytes(layout_from_count(7e9), 0, 1, 2, true);
     EXPECT_EQ(s.total(), 112e9);
     PlanInputs in;
     in.params = 7e9;
     EXPECT_EQ(get(make_plan(in), "memory", "model_states"), 112e9);
+    EXPECT_EQ(get(make_plan(in), "memory", "zero0_bytes_per_param"), 16);
     // The other stages on 8 ranks: 4 + 12/8 and 2 + 14/8 and 16/8 bytes per parameter.
     EXPECT_DOUBLE_EQ(model_state_bytes(layout_from_count(7e9), 1, 8, 2, true).total(), 7e9 * 5.5);
     EXPECT_DOUBLE_EQ(model_state_bytes(layout_from_count(7e9), 2, 8, 2, true).total(), 7e9 * 3.75);
@@ -226,6 +226,32 @@ TEST(PlanComm, RingBytesPerStage) {
     // stage 3: RS 3 x psi; AG psi + 2 x units 3..5 + 3 x units 1..3
     EXPECT_DOUBLE_EQ(comm_bytes_per_step(l, 3, 4, 2, 3).all_gather, part * (7008 + 2 * 2008 + 3 * 3000));
     EXPECT_DOUBLE_EQ(comm_bytes_per_step(l, 3, 1, 2, 3).total(), 0);
+}
+
+TEST(PlanMemory, BytesPerParamFollowTheDtypeAndMasterWeights) {
+    struct Want {
+        int e;
+        bool master;
+        double stage[4];  // on 8 ranks
+    };
+    const Want wants[] = {{2, true, {16, 4 + 12.0 / 8, 2 + 14.0 / 8, 16.0 / 8}},
+                          {4, true, {16, 8 + 8.0 / 8, 4 + 12.0 / 8, 16.0 / 8}},  // fp32 keeps no master copy
+                          {2, false, {12, 4 + 8.0 / 8, 2 + 10.0 / 8, 12.0 / 8}}};
+    for (const Want& w : wants) {
+        for (int st = 0; st <= 3; st++) {
+            PlanInputs in;
+            in.params = 1e9;
+            in.ranks = 8;
+            in.dtype_bytes = w.e;
+            in.master_weights = w.master;
+            in.zero_stage = st;
+            const Report r = make_plan(in);
+            for (int k = 0; k <= 3; k++)
+                EXPECT_DOUBLE_EQ(get(r, "memory", "zero" + std::to_string(k) + "_bytes_per_param"), w.stage[k])
+                    << "e " << w.e << " master " << w.master << " stage " << k;
+            EXPECT_DOUBLE_EQ(get(r, "memory", "model_states") / 1e9, w.stage[st]) << "e " << w.e << " master " << w.master;
+        }
+    }
 }
 
 TEST(PlanMemory, MuonNewtonSchulzBufferPerRank) {
