@@ -78,6 +78,10 @@ CommBytes comm_bytes_per_step(const LayoutShape& l, int stage, int n, int e, int
         case 2: c.reduce_scatter = micro * part * psi; c.all_gather = part * psi; break;
         default: {
             c.reduce_scatter = micro * part * psi;
+            if (l.units.empty()) {
+                c.all_gather = 2 * micro * part * psi;
+                break;
+            }
             const int last = static_cast<int>(l.units.size()) - 1;
             auto sum = [&](int a, int b) {
                 double t = 0;

@@ -33,7 +33,9 @@ namespace sixnd::plan {
 
 // The parameter layout as the ZeRO engine sees it: unit sizes in elements, padding included.
 struct LayoutShape {
-    std::vector<double> units;  // embeddings first; empty: only a parameter count is known
+    // Embeddings first. Empty: only a parameter count is known, so no unit buffers are counted and
+    // ZeRO-3 gathers every parameter in every forward and backward (the paper's 3 psi).
+    std::vector<double> units;
     double total = 0;           // sum of units (or the parameter count)
     double unit0() const { return units.empty() ? 0 : units[0]; }
     double max_other() const;   // largest unit after the embeddings
@@ -73,7 +75,9 @@ ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_le
 //   stage 3: reduce-scatter as stage 2; all-gathers of parameter units: the first micro-step's
 //            forward gathers every unit, later forwards only units 3..last (the two slots still
 //            hold units 1 and 2 from the backward before), and every backward units
-//            last-2 .. 1 (the last two are still in their slots from the forward).
+//            last-2 .. 1 (the last two are still in their slots from the forward). From a
+//            parameter count alone, every forward and backward gathers all of psi: an upper
+//            bound (the paper's 3 psi on one micro-step), as which units stay is unknown.
 struct CommBytes {
     double all_reduce = 0, reduce_scatter = 0, all_gather = 0;
     double total() const { return all_reduce + reduce_scatter + all_gather; }

@@ -256,6 +256,9 @@ Report make_plan(const PlanInputs& in) {
         rep.add("comm", "reduce_scatter", c.reduce_scatter, Unit::bytes, "");
         rep.add("comm", "all_gather", c.all_gather, Unit::bytes, "");
         for (int st = 0; st <= 3; st++) rep.add("comm", "zero" + std::to_string(st), comm_at(st).total(), Unit::bytes, "");
+        if (!in.model)
+            rep.note("ZeRO-3's bytes from a parameter count are the paper's 3 psi (every forward and backward gathers "
+                     "every parameter); a model shape (--model) counts the units sixnd's gather slots keep");
     }
     if (in.batch > 0 && in.model) {
         const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;

@@ -55,6 +55,16 @@ def worked_numbers():
              "--mfu", "0.4", "--tokens", "1e9")
     if j["comm"]["zero3"] <= j["comm"]["zero2"] or j["memory"]["fits"] != "yes":
         faults.append(f"ZeRO-3 on 8 ranks: {j['comm']}, fits {j['memory']['fits']}")
+    # ZeRO-3 sends the paper's 3 psi from a parameter count (every forward and backward gathers
+    # all of it), and less with a model shape, whose gather slots keep some units.
+    j = plan("--params", "1e9", "--devices", "8", "--device", "h100", "--zero", "3")
+    want("count ZeRO-3 / ZeRO-0", f"{j['comm']['zero3'] / j['comm']['zero0']:.4g}", "1.5")
+    j = plan("--model", "gpt2-124m", "--devices", "8", "--device", "h100", "--zero", "3")
+    want("124M ZeRO-3 / 3 psi", f"{j['comm']['zero3'] / (1.5 * j['comm']['zero0']):.2f}", "0.88")
+    # README's worked budget (64 H100s): its bytes per rank per step.
+    j = plan("--flops", "1e22", "--device", "h100", "--devices", "64", "--mfu", "0.4")
+    want("worked budget ZeRO-0 GB", f"{j['comm']['zero0'] / 1e9:.2f}", "35.94")
+    want("worked budget ZeRO-3 GB", f"{j['comm']['zero3'] / 1e9:.2f}", "53.92")
     # The ZeRO bytes-per-parameter rows follow the dtype and master weights, as model_states does.
     j = plan("--model", "gpt2-124m", "--batch", "4", "--zero", "1", "--devices", "8", "--device", "h100", "--dtype", "fp32")
     want("fp32 ZeRO-1 bytes/param", j["memory"]["zero1_bytes_per_param"], 9)

@@ -228,6 +228,22 @@ TEST(PlanComm, RingBytesPerStage) {
     EXPECT_DOUBLE_EQ(comm_bytes_per_step(l, 3, 1, 2, 3).total(), 0);
 }
 
+TEST(PlanComm, CountAloneGathersEveryParameterInForwardAndBackward) {
+    // Without units nothing stays in a gather slot: the paper's 3 psi per micro-step at stage 3.
+    const double part = 7.0 / 8 * 2;
+    const CommBytes c = comm_bytes_per_step(layout_from_count(1e9), 3, 8, 2, 3);
+    EXPECT_DOUBLE_EQ(c.reduce_scatter, 3 * part * 1e9);
+    EXPECT_DOUBLE_EQ(c.all_gather, 6 * part * 1e9);
+    PlanInputs in;
+    in.params = 1e9;
+    in.device = *find_device("h100");
+    in.devices = 8;
+    in.zero_stage = 3;
+    const Report r = make_plan(in);
+    EXPECT_DOUBLE_EQ(get(r, "comm", "zero0"), 2 * part * 1e9);
+    EXPECT_DOUBLE_EQ(get(r, "comm", "zero3"), 3 * part * 1e9);
+}
+
 TEST(PlanMemory, BytesPerParamFollowTheDtypeAndMasterWeights) {
     struct Want {
         int e;
