@@ -107,6 +107,7 @@ int run_check(const std::string& path, bool as_json) {
             header = rec;
             steps.clear();
         } else if (type == "step") {
+            plan::check_step_record(fields);
             steps.push_back(rec);
         }
     }
@@ -155,7 +156,7 @@ int run_plan(int argc, char** argv) {
     app.add_option("--batch", in.batch, "micro-batch B per rank (for activations)");
     app.add_option("--seq-len", in.seq_len, "sequence length T (default: the model's context)");
     app.add_option("--grad-accum", in.grad_accum, "micro-steps per optimizer step")->capture_default_str();
-    app.add_option("--ranks", in.ranks, "data-parallel ranks (default: --devices, else 1)");
+    app.add_option("--ranks", in.ranks, "data-parallel ranks (default: --devices / --pipeline-stages, else 1)");
     app.add_option("--zero", in.zero_stage, "ZeRO stage 0-3")->capture_default_str();
     app.add_option("--recompute", recompute, "none, selective or full")->capture_default_str();
     app.add_option("--attention", attention, "naive or flash")->capture_default_str();
@@ -186,21 +187,27 @@ int run_plan(int argc, char** argv) {
     in.flash = attention == "flash";
     in.muon = parse_optimizer(optimizer) == OptimizerKind::muon;
     check_model_shape_flags(app, mf);
-    // Every numeric flag's lower bound (0 where 0 stands for "not given"), before any arithmetic.
+    // Every numeric flag given, held to its range before any arithmetic. Where the planner reads 0
+    // as "not given", a given 0 is an error (above 0), not a silent absence.
     const struct {
         const char* flag;
         double value, min;
-    } bounds[] = {{"--flops", in.flops, 0}, {"--devices", in.devices, 0}, {"--days", in.days, 0}, {"--mfu", in.mfu, 0},
-                  {"--peak-tflops", peak_tflops, 0}, {"--params", in.params, 0}, {"--tokens", in.tokens, 0},
-                  {"--tokens-per-param", in.tokens_per_param, 0}, {"--batch", double(in.batch), 0},
-                  {"--seq-len", double(in.seq_len), 0}, {"--grad-accum", double(in.grad_accum), 1},
-                  {"--ranks", double(in.ranks), 0}, {"--pipeline-stages", double(in.pipeline_stages), 1},
-                  {"--micro-batches", double(in.micro_batches), 0}, {"--price-per-device-hour", in.price_per_device_hour, 0},
-                  {"--serve-tokens", in.serve_tokens, 0}, {"--serve-batch", double(in.serve_batch), 1},
-                  {"--checkpoint-write-s", in.checkpoint_write_s, 0}, {"--write-bw", in.write_bw, 1}};
+        bool above;  // > min, else >= min
+    } bounds[] = {{"--flops", in.flops, 0, true}, {"--devices", in.devices, 1, false}, {"--days", in.days, 0, true},
+                  {"--mfu", in.mfu, 0, true}, {"--peak-tflops", peak_tflops, 0, true}, {"--params", in.params, 0, true},
+                  {"--tokens", in.tokens, 0, true}, {"--tokens-per-param", in.tokens_per_param, 0, true},
+                  {"--batch", double(in.batch), 1, false}, {"--seq-len", double(in.seq_len), 1, false},
+                  {"--grad-accum", double(in.grad_accum), 1, false}, {"--ranks", double(in.ranks), 1, false},
+                  {"--pipeline-stages", double(in.pipeline_stages), 1, false},
+                  {"--micro-batches", double(in.micro_batches), 1, false},
+                  {"--price-per-device-hour", in.price_per_device_hour, 0, true}, {"--serve-tokens", in.serve_tokens, 0, true},
+                  {"--serve-batch", double(in.serve_batch), 1, false}, {"--checkpoint-write-s", in.checkpoint_write_s, 0, true},
+                  {"--write-bw", in.write_bw, 1, false}};
     for (const auto& b : bounds) {
+        if (app.count(b.flag) == 0) continue;
         if (!std::isfinite(b.value)) throw Error(b.flag, "must be a finite number, got " + shown(b.value));
-        if (b.value < b.min) throw Error(b.flag, "must be at least " + shown(b.min) + ", got " + shown(b.value));
+        if (b.above ? b.value <= b.min : b.value < b.min)
+            throw Error(b.flag, std::string(b.above ? "must be above " : "must be at least ") + shown(b.min) + ", got " + shown(b.value));
     }
     if (in.devices != std::floor(in.devices) || in.devices > kMaxDevices)
         throw Error("--devices", "must be a whole number up to " + shown(kMaxDevices) + ", got " + shown(in.devices));
@@ -212,7 +219,6 @@ int run_plan(int argc, char** argv) {
 
     const bool preset = app.count("--model") > 0;
     const std::string knob = first_knob_flag(app);
-    const int ranks = in.ranks > 0 ? in.ranks : (in.devices > 0 ? static_cast<int>(in.devices) : 1);
     if (preset || !knob.empty()) {
         if (!preset) {
             if (app.count("--n-layer") == 0 || app.count("--n-head") == 0 || app.count("--n-embd") == 0)
@@ -222,7 +228,9 @@ int run_plan(int argc, char** argv) {
         const GPTConfig cfg = random_config(mf);
         if (in.seq_len > cfg.max_seq_len)
             throw Error("--seq-len", std::to_string(in.seq_len) + " exceeds the model's context " + std::to_string(cfg.max_seq_len));
-        in.model = model_info(cfg, preset && knob.empty() ? mf.model : cfg.describe(), 64 * static_cast<size_t>(ranks));
+        // The units are padded to 64 x the ranks that shard them (model/param_layout).
+        const auto ranks = static_cast<size_t>(plan::data_parallel_ranks(in));
+        in.model = model_info(cfg, preset && knob.empty() ? mf.model : cfg.describe(), 64 * ranks);
     } else if (app.count("--vocab-size") > 0 || app.count("--max-seq-len") > 0) {
         throw Error("--vocab-size/--max-seq-len", "need a model (--model or --n-layer/--n-head/--n-embd)");
     }

@@ -90,6 +90,14 @@ const nlohmann::json& LogFields::at(const std::string& key) const {
 
 bool LogFields::has(const std::string& key) const { return j_->contains(key); }
 
+bool LogFields::is_null(const std::string& key) const { return has(key) && at(key).is_null(); }
+
+std::vector<std::string> LogFields::keys() const {
+    std::vector<std::string> k;
+    for (const auto& item : j_->items()) k.push_back(item.key());
+    return k;
+}
+
 LogFields LogFields::object(const std::string& key) const {
     const nlohmann::json& v = at(key);
     if (!v.is_object()) fault(key, "must be an object, got " + shown(v));
@@ -155,6 +163,24 @@ std::string LogFields::choice(const std::string& key, std::initializer_list<cons
 
 std::string LogFields::choice_or(const std::string& key, std::initializer_list<const char*> allowed, const std::string& fallback) const {
     return has(key) ? choice(key, allowed) : fallback;
+}
+
+void check_step_record(const LogFields& step) {
+    const auto numbers = [](const LogFields& o) {
+        for (const std::string& k : o.keys()) o.number(k);
+    };
+    const auto objects_of_numbers = [&](const std::string& key) {
+        for (size_t i = 0; i < step.array_size(key); i++) numbers(step.element(key, i));
+    };
+    if (step.has("step")) step.integer("step", 0);
+    for (const char* k : {"loss", "lr", "grad_norm", "clip_scale", "tokens", "tokens_per_s", "flops", "mfu", "hfu", "comm_bytes"})
+        if (step.has(k)) step.number(k);
+    if (step.has("step_ms")) step.number("step_ms", true);  // a step takes time
+    for (const char* k : {"val_loss", "val_bpb", "task_acc", "task_acc_norm"})
+        if (step.has(k) && !step.is_null(k)) step.number(k);
+    if (step.has("memory")) numbers(step.object("memory"));
+    if (step.has("memory_ranks")) objects_of_numbers("memory_ranks");
+    if (step.has("comm_ranks")) objects_of_numbers("comm_ranks");
 }
 
 CheckResult check_run(const std::string& path, const LogRecord& header, const std::vector<LogRecord>& steps, const ModelInfo& m) {

@@ -46,6 +46,8 @@ public:
     LogFields(const std::string& path, const LogRecord& r);
     const std::string& where() const { return where_; }  // FILE:LINE
     bool has(const std::string& key) const;
+    bool is_null(const std::string& key) const;  // present, and JSON null
+    std::vector<std::string> keys() const;
     LogFields object(const std::string& key) const;
     size_t array_size(const std::string& key) const;
     LogFields element(const std::string& key, size_t i) const;  // key[i], an object
@@ -66,6 +68,13 @@ private:
     std::string where_, prefix_;
     const nlohmann::json* j_;
 };
+
+// A step record's fields as the trainer writes them, each where present: the step a non-negative
+// integer, its numbers finite and non-negative (step_ms positive; an evaluation's may be null),
+// its memory and per-rank records objects of numbers. `plan --check` holds every step record of
+// the log to this, so that one edited into impossible values is refused whether or not a
+// prediction reads the field.
+void check_step_record(const LogFields& step);
 
 // path: the run log; header: its header record; steps: the step records after it, in order;
 // model: the header's model with its layout (built by the caller).

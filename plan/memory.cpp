@@ -30,15 +30,6 @@ StateBytes model_state_bytes(const LayoutShape& l, int stage, int n, int e, bool
     return s;
 }
 
-double zero_bytes_per_param(int stage, int n) {
-    switch (stage) {
-        case 0: return 16;
-        case 1: return 4 + 12.0 / n;
-        case 2: return 2 + 14.0 / n;
-        default: return 16.0 / n;
-    }
-}
-
 Recompute parse_recompute(const std::string& s) {
     if (s == "none") return Recompute::none;
     if (s == "selective") return Recompute::selective;
@@ -87,6 +78,10 @@ CommBytes comm_bytes_per_step(const LayoutShape& l, int stage, int n, int e, int
         case 2: c.reduce_scatter = micro * part * psi; c.all_gather = part * psi; break;
         default: {
             c.reduce_scatter = micro * part * psi;
+            if (l.units.empty()) {
+                c.all_gather = 2 * micro * part * psi;
+                break;
+            }
             const int last = static_cast<int>(l.units.size()) - 1;
             auto sum = [&](int a, int b) {
                 double t = 0;

@@ -6,6 +6,8 @@
 //   stage 1: params e psi, grads e psi, master/m/v 4 psi / n        (4 + 12/n)
 //   stage 2: params e psi, grads e psi / n + the unit buckets       (2 + 14/n)
 //   stage 3: params e psi / n + three gathered unit slots, grads as stage 2   (16/n)
+// (The figures in brackets are the ZeRO paper's; without master weights, or in fp32, which keeps
+// none, the master's 4 drops out: fp32 is 4 + 4 + 8 bytes at stage 0.)
 // The buckets and slots are sized by the embeddings unit and the largest other unit; stage
 // >= 1 also holds one scratch slice (largest unit / n) as workspace. The layout itself (vocab
 // padded to 128, units padded to 64 x n elements) is model/param_layout's: the caller passes
@@ -31,7 +33,9 @@ namespace sixnd::plan {
 
 // The parameter layout as the ZeRO engine sees it: unit sizes in elements, padding included.
 struct LayoutShape {
-    std::vector<double> units;  // embeddings first; empty: only a parameter count is known
+    // Embeddings first. Empty: only a parameter count is known, so no unit buffers are counted and
+    // ZeRO-3 gathers every parameter in every forward and backward (the paper's 3 psi).
+    std::vector<double> units;
     double total = 0;           // sum of units (or the parameter count)
     double unit0() const { return units.empty() ? 0 : units[0]; }
     double max_other() const;   // largest unit after the embeddings
@@ -46,10 +50,6 @@ struct StateBytes {
 // e: bytes per element of parameters and gradients; master: FP32 master weights are kept
 // (only meaningful when e < 4).
 StateBytes model_state_bytes(const LayoutShape& layout, int zero_stage, int ranks, int e, bool master);
-
-// The ZeRO paper's bytes per parameter at stage s on n ranks for bf16 + fp32 master + Adam:
-// 16, 4 + 12/n, 2 + 14/n, 16/n.
-double zero_bytes_per_param(int zero_stage, int ranks);
 
 enum class Recompute { none, selective, full };
 Recompute parse_recompute(const std::string& s);  // none | selective | full
@@ -75,7 +75,9 @@ ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_le
 //   stage 3: reduce-scatter as stage 2; all-gathers of parameter units: the first micro-step's
 //            forward gathers every unit, later forwards only units 3..last (the two slots still
 //            hold units 1 and 2 from the backward before), and every backward units
-//            last-2 .. 1 (the last two are still in their slots from the forward).
+//            last-2 .. 1 (the last two are still in their slots from the forward). From a
+//            parameter count alone, every forward and backward gathers all of psi: an upper
+//            bound (the paper's 3 psi on one micro-step), as which units stay is unknown.
 struct CommBytes {
     double all_reduce = 0, reduce_scatter = 0, all_gather = 0;
     double total() const { return all_reduce + reduce_scatter + all_gather; }

@@ -99,12 +99,31 @@ void check_hardware_flags(const PlanInputs& in) {
         throw Error("--micro-batches", "is missing: --pipeline-stages needs the number of micro-batches");
     if (in.micro_batches > 0 && in.pipeline_stages <= 1)
         throw Error("--pipeline-stages", "is missing: --micro-batches is for a pipeline of 2 or more stages");
+    if (in.model && in.pipeline_stages > in.model->n_layer)
+        throw Error("--pipeline-stages", std::to_string(in.pipeline_stages) + " stages for the model's " +
+                                             std::to_string(in.model->n_layer) + " layers: each stage needs at least one layer");
     if (in.zero_stage < 0 || in.zero_stage > 3) throw Error("--zero", "stage must be 0, 1, 2 or 3");
     if (in.batch > 0 && !in.model) throw Error("--model", "is missing: activation memory at --batch needs a model shape");
     if (in.serve_tokens > 0 && !in.device) throw Error("--device", "is missing: serving needs a device's memory bandwidth");
 }
 
 }  // namespace
+
+int data_parallel_ranks(const PlanInputs& in) {
+    const int stages = std::max(1, in.pipeline_stages);
+    const std::string per = std::to_string(stages) + " pipeline stage" + (stages > 1 ? "s" : "");
+    if (in.devices <= 0) return in.ranks > 0 ? in.ranks : 1;
+    if (in.ranks > 0) {
+        if (static_cast<double>(in.ranks) * stages != in.devices)
+            throw Error("--ranks", std::to_string(in.ranks) + " data-parallel ranks x " + per + " is not --devices " + num(in.devices) +
+                                       " (devices = ranks x pipeline stages: sixnd has no tensor parallelism)");
+        return in.ranks;
+    }
+    const double ranks = in.devices / stages;
+    if (ranks != std::floor(ranks))
+        throw Error("--devices", num(in.devices) + " devices do not split into " + per + " of equal data-parallel ranks");
+    return static_cast<int>(ranks);
+}
 
 double cpu_weight_copy_bytes(const ModelInfo& m, int zero_stage, int panel_width) {
     const auto padded = [panel_width](double n) { return std::ceil(n / panel_width) * panel_width; };
@@ -165,7 +184,7 @@ Report make_plan(const PlanInputs& in) {
     }
 
     // Memory per device.
-    const int ranks = in.ranks > 0 ? in.ranks : (in.devices > 0 ? static_cast<int>(in.devices) : 1);
+    const int ranks = data_parallel_ranks(in);
     const LayoutShape layout = in.model ? in.model->layout : layout_from_count(r.N);
     const StateBytes s = model_state_bytes(layout, in.zero_stage, ranks, in.dtype_bytes, in.master_weights);
     const double P = std::max(1, in.pipeline_stages);
@@ -176,7 +195,8 @@ Report make_plan(const PlanInputs& in) {
     rep.add("memory", "master", s.master / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
     rep.add("memory", "adam_m", s.adam_m / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
     rep.add("memory", "adam_v", s.adam_v / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
-    rep.add("memory", "model_states", s.total() / P, Unit::bytes, "ZeRO: 16, 4+12/n, 2+14/n, 16/n bytes/param (bf16)");
+    rep.add("memory", "model_states", s.total() / P, Unit::bytes,
+            "zero" + std::to_string(in.zero_stage) + "_bytes_per_param x psi (+ unit buffers)" + per);
     rep.text("memory", "optimizer", in.muon ? "muon" : "adamw", "master, m and v for every parameter either way (Muon's momentum is m)");
     double total = s.total() / P + s.workspace;
     // Muon's buffers and gather, at the rank whose slices touch the widest matrix: every matrix
@@ -210,9 +230,15 @@ Report make_plan(const PlanInputs& in) {
         total += copies;
     }
     rep.add("memory", "total", total, Unit::bytes, "sum of the above");
+    // Each stage's bytes per parameter in this dtype, with or without master weights: the
+    // model states of a bare count (no unit buffers, no padding), as the ZeRO paper counts them.
+    const StateBytes one = model_state_bytes(layout_from_count(1), 0, 1, in.dtype_bytes, in.master_weights);
+    const auto term = [](double bytes, bool sharded) { return num(bytes) + (sharded ? "/n" : ""); };
     for (int st = 0; st <= 3; st++)
-        rep.add("memory", "zero" + std::to_string(st) + "_bytes_per_param", zero_bytes_per_param(st, ranks), Unit::ratio,
-                st == 0 ? "16" : st == 1 ? "4 + 12/n" : st == 2 ? "2 + 14/n" : "16/n");
+        rep.add("memory", "zero" + std::to_string(st) + "_bytes_per_param",
+                model_state_bytes(layout_from_count(1), st, ranks, in.dtype_bytes, in.master_weights).total(), Unit::ratio,
+                term(one.params, st >= 3) + " + " + term(one.grads, st >= 2) + " + " +
+                    term(one.master + one.adam_m + one.adam_v, st >= 1) + " (params + grads + master, m, v)");
     if (dev) rep.text("memory", "fits", total <= dev->mem_bytes ? "yes" : "no", "total <= device memory");
 
     // Communication.
@@ -230,6 +256,9 @@ Report make_plan(const PlanInputs& in) {
         rep.add("comm", "reduce_scatter", c.reduce_scatter, Unit::bytes, "");
         rep.add("comm", "all_gather", c.all_gather, Unit::bytes, "");
         for (int st = 0; st <= 3; st++) rep.add("comm", "zero" + std::to_string(st), comm_at(st).total(), Unit::bytes, "");
+        if (!in.model)
+            rep.note("ZeRO-3's bytes from a parameter count are the paper's 3 psi (every forward and backward gathers "
+                     "every parameter); a model shape (--model) counts the units sixnd's gather slots keep");
     }
     if (in.batch > 0 && in.model) {
         const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;

@@ -58,7 +58,7 @@ struct PlanInputs {
     double tokens = 0, tokens_per_param = 0;
     int batch = 0, seq_len = 0;             // micro-batch per rank and sequence length
     int grad_accum = 1;
-    int ranks = 0;                          // data-parallel ranks (0: --devices, else 1)
+    int ranks = 0;                          // data-parallel ranks (0: data_parallel_ranks decides)
     int zero_stage = 0;
     Recompute recompute = Recompute::none;
     bool flash = true;
@@ -73,6 +73,11 @@ struct PlanInputs {
     double checkpoint_write_s = 0;
     double write_bw = 2e9;                  // bytes/s per device, when the write time is estimated
 };
+
+// The data-parallel ranks: --ranks, else what --devices leaves per pipeline stage, else 1. sixnd
+// has no tensor parallelism, so the devices are ranks x pipeline stages; an Error names the flag
+// when they are not.
+int data_parallel_ranks(const PlanInputs& in);
 
 Report make_plan(const PlanInputs& in);
 

@@ -55,6 +55,27 @@ def worked_numbers():
              "--mfu", "0.4", "--tokens", "1e9")
     if j["comm"]["zero3"] <= j["comm"]["zero2"] or j["memory"]["fits"] != "yes":
         faults.append(f"ZeRO-3 on 8 ranks: {j['comm']}, fits {j['memory']['fits']}")
+    # ZeRO-3 sends the paper's 3 psi from a parameter count (every forward and backward gathers
+    # all of it), and less with a model shape, whose gather slots keep some units.
+    j = plan("--params", "1e9", "--devices", "8", "--device", "h100", "--zero", "3")
+    want("count ZeRO-3 / ZeRO-0", f"{j['comm']['zero3'] / j['comm']['zero0']:.4g}", "1.5")
+    j = plan("--model", "gpt2-124m", "--devices", "8", "--device", "h100", "--zero", "3")
+    want("124M ZeRO-3 / 3 psi", f"{j['comm']['zero3'] / (1.5 * j['comm']['zero0']):.2f}", "0.88")
+    # README's worked budget (64 H100s): its bytes per rank per step.
+    j = plan("--flops", "1e22", "--device", "h100", "--devices", "64", "--mfu", "0.4")
+    want("worked budget ZeRO-0 GB", f"{j['comm']['zero0'] / 1e9:.2f}", "35.94")
+    want("worked budget ZeRO-3 GB", f"{j['comm']['zero3'] / 1e9:.2f}", "53.92")
+    # The ZeRO bytes-per-parameter rows follow the dtype and master weights, as model_states does.
+    j = plan("--model", "gpt2-124m", "--batch", "4", "--zero", "1", "--devices", "8", "--device", "h100", "--dtype", "fp32")
+    want("fp32 ZeRO-1 bytes/param", j["memory"]["zero1_bytes_per_param"], 9)
+    want("fp32 ZeRO-0 bytes/param", j["memory"]["zero0_bytes_per_param"], 16)
+    want("fp32 ZeRO-1 formula", j["formulas"]["memory.zero1_bytes_per_param"].split(" (")[0], "4 + 4 + 8/n")
+    j = plan("--params", "1e9", "--ranks", "4", "--zero", "2", "--master-weights", "off")
+    want("no master ZeRO-2 bytes/param", j["memory"]["zero2_bytes_per_param"], 2 + 10 / 4)
+    want("no master model states", j["memory"]["model_states"], 1e9 * (2 + 10 / 4))
+    # Devices are data-parallel ranks x pipeline stages.
+    j = plan("--params", "1e9", "--devices", "64", "--device", "h100", "--pipeline-stages", "4", "--micro-batches", "8")
+    want("ranks per stage", j["memory"]["ranks"], 16)
     r = subprocess.run([SIXND, "plan", "--flops", "1e22", "--device", "h100", "--devices", "64", "--mfu", "0.4",
                         "--serve-tokens", "1e13", "--price-per-device-hour", "2"], capture_output=True, text=True)
     if r.returncode != 0 or "sqrt(C / 120)" not in r.stdout or "option2_total_dollars" not in r.stdout:
@@ -111,6 +132,18 @@ def main():
             Case("kv heads not dividing", ["--model", "d6", "--n-kv-head", "4"], ["--n-kv-head", "must divide"]),
             Case("unknown optimizer", ["--model", "d6", "--optimizer", "sgd"], ["--optimizer", "sgd"]),
             Case("muon without a model", ["--params", "1e9", "--optimizer", "muon"], ["--optimizer", "needs a model"]),
+            Case("zero devices", ["--params", "1e9", "--device", "h100", "--devices", "0", "--mfu", "0.4"],
+                 ["--devices: must be at least 1, got 0"]),
+            Case("zero flops", ["--flops", "0"], ["--flops: must be above 0, got 0"]),
+            Case("zero tokens", ["--params", "1e9", "--tokens", "0"], ["--tokens: must be above 0, got 0"]),
+            Case("zero batch", ["--model", "d6", "--batch", "0"], ["--batch: must be at least 1, got 0"]),
+            Case("more stages than layers", ["--model", "gpt2-124m", "--pipeline-stages", "40", "--micro-batches", "8"],
+                 ["--pipeline-stages", "40", "12 layers"]),
+            Case("ranks not the devices", ["--params", "1e9", "--device", "h100", "--devices", "8", "--mfu", "0.4", "--ranks", "4"],
+                 ["--ranks", "4", "--devices 8"]),
+            Case("devices not a multiple of the stages",
+                 ["--params", "1e9", "--device", "h100", "--devices", "6", "--mfu", "0.4", "--pipeline-stages", "4",
+                  "--micro-batches", "8"], ["--devices", "6", "4 pipeline stages"]),
             Case("serving without device", ["--params", "1e9", "--serve-tokens", "1e9"], ["--device"]),
             Case("check missing file", ["--check", os.path.join(tmp, "absent.jsonl")], ["absent.jsonl"]),
             Case("check without header", ["--check", notlog], ["notlog.jsonl", "header"]),

@@ -44,12 +44,12 @@ TEST(WorkedNumbers, Chinchilla70B) {
 }
 
 TEST(WorkedNumbers, SevenBModelStates) {
-    EXPECT_EQ(zero_bytes_per_param(0, 8), 16);
     const StateBytes s = model_state_bytes(layout_from_count(7e9), 0, 1, 2, true);
     EXPECT_EQ(s.total(), 112e9);
     PlanInputs in;
     in.params = 7e9;
     EXPECT_EQ(get(make_plan(in), "memory", "model_states"), 112e9);
+    EXPECT_EQ(get(make_plan(in), "memory", "zero0_bytes_per_param"), 16);
     // The other stages on 8 ranks: 4 + 12/8 and 2 + 14/8 and 16/8 bytes per parameter.
     EXPECT_DOUBLE_EQ(model_state_bytes(layout_from_count(7e9), 1, 8, 2, true).total(), 7e9 * 5.5);
     EXPECT_DOUBLE_EQ(model_state_bytes(layout_from_count(7e9), 2, 8, 2, true).total(), 7e9 * 3.75);
@@ -183,6 +183,15 @@ TEST(PlanErrors, InconsistentOrIncompleteInputsNameWhatIsWrong) {
     cases.push_back({"serving without a device", i, "--device"});
     PlanInputs k; k.params = 1e9; k.device = h100; k.devices = 8; k.mfu = 1.5;
     cases.push_back({"mfu over 1", k, "--mfu"});
+    PlanInputs l; l.params = 1e9; l.device = h100; l.devices = 8; l.ranks = 4;
+    cases.push_back({"ranks not the devices", l, "--ranks"});
+    PlanInputs m; m.params = 1e9; m.device = h100; m.devices = 6; m.pipeline_stages = 4; m.micro_batches = 8;
+    cases.push_back({"devices not a multiple of the stages", m, "4 pipeline stages"});
+    ModelInfo twelve;
+    twelve.n_layer = 12;
+    twelve.params = twelve.matmul_params = 1e8;
+    PlanInputs n; n.model = twelve; n.pipeline_stages = 40; n.micro_batches = 8;
+    cases.push_back({"more stages than layers", n, "12 layers"});
     for (const auto& bc : cases) {
         try {
             make_plan(bc.in);
@@ -217,6 +226,48 @@ TEST(PlanComm, RingBytesPerStage) {
     // stage 3: RS 3 x psi; AG psi + 2 x units 3..5 + 3 x units 1..3
     EXPECT_DOUBLE_EQ(comm_bytes_per_step(l, 3, 4, 2, 3).all_gather, part * (7008 + 2 * 2008 + 3 * 3000));
     EXPECT_DOUBLE_EQ(comm_bytes_per_step(l, 3, 1, 2, 3).total(), 0);
+}
+
+TEST(PlanComm, CountAloneGathersEveryParameterInForwardAndBackward) {
+    // Without units nothing stays in a gather slot: the paper's 3 psi per micro-step at stage 3.
+    const double part = 7.0 / 8 * 2;
+    const CommBytes c = comm_bytes_per_step(layout_from_count(1e9), 3, 8, 2, 3);
+    EXPECT_DOUBLE_EQ(c.reduce_scatter, 3 * part * 1e9);
+    EXPECT_DOUBLE_EQ(c.all_gather, 6 * part * 1e9);
+    PlanInputs in;
+    in.params = 1e9;
+    in.device = *find_device("h100");
+    in.devices = 8;
+    in.zero_stage = 3;
+    const Report r = make_plan(in);
+    EXPECT_DOUBLE_EQ(get(r, "comm", "zero0"), 2 * part * 1e9);
+    EXPECT_DOUBLE_EQ(get(r, "comm", "zero3"), 3 * part * 1e9);
+}
+
+TEST(PlanMemory, BytesPerParamFollowTheDtypeAndMasterWeights) {
+    struct Want {
+        int e;
+        bool master;
+        double stage[4];  // on 8 ranks
+    };
+    const Want wants[] = {{2, true, {16, 4 + 12.0 / 8, 2 + 14.0 / 8, 16.0 / 8}},
+                          {4, true, {16, 8 + 8.0 / 8, 4 + 12.0 / 8, 16.0 / 8}},  // fp32 keeps no master copy
+                          {2, false, {12, 4 + 8.0 / 8, 2 + 10.0 / 8, 12.0 / 8}}};
+    for (const Want& w : wants) {
+        for (int st = 0; st <= 3; st++) {
+            PlanInputs in;
+            in.params = 1e9;
+            in.ranks = 8;
+            in.dtype_bytes = w.e;
+            in.master_weights = w.master;
+            in.zero_stage = st;
+            const Report r = make_plan(in);
+            for (int k = 0; k <= 3; k++)
+                EXPECT_DOUBLE_EQ(get(r, "memory", "zero" + std::to_string(k) + "_bytes_per_param"), w.stage[k])
+                    << "e " << w.e << " master " << w.master << " stage " << k;
+            EXPECT_DOUBLE_EQ(get(r, "memory", "model_states") / 1e9, w.stage[st]) << "e " << w.e << " master " << w.master;
+        }
+    }
 }
 
 TEST(PlanMemory, MuonNewtonSchulzBufferPerRank) {
