@@ -11,6 +11,7 @@
 #include "cli/uint64_flag.h"
 #include "cli/verbs.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "train/ablate.h"
 
 namespace sixnd::cli {
@@ -59,16 +60,17 @@ int run_ablate(int argc, char** argv) {
     app.allow_extras();
     AblationSpec spec;
     std::vector<std::string> vary;
-    std::string mpirun;
+    std::string mpirun = "mpirun";
     int np = 0;
     app.add_option("--out", spec.out, "ablation directory (runs/, results.json, results.csv)")->required();
-    app.add_option("--vary", vary, "KNOB=V1,V2,... : a train flag and its values, the first being the base's (repeatable); "
+    app.add_option("--vary", vary, "KNOB=V1,V2,... : a train flag and its values, the first being the base's (repeatable; it overrules, "
+                   "with a warning, a base flag naming the same knob); "
                    "config=A.toml,B.toml varies flags that change together")
         ->required();
     app.add_option("--seeds", spec.seeds, "seeds per variant (from --seed, default 1337, upward)")->capture_default_str();
     app.add_option("--config", spec.config, "base train flags from a TOML/INI file (as sixnd train --config)");
     app.add_option("--np", np, "run each training under mpirun with this many processes");
-    app.add_option("--mpirun", mpirun, "the mpirun command and its extra flags (with --np)")->default_str("mpirun");
+    app.add_option("--mpirun", mpirun, "the mpirun command and its extra flags (with --np)")->capture_default_str();
     app.add_option("--loss-tol", spec.loss_tol, "speed-only knobs: largest relative loss difference counted as equal")
         ->capture_default_str();
     if (!parse_flags(app, argc, argv, ConfigFile::pass_on)) return 0;
@@ -87,12 +89,18 @@ int run_ablate(int argc, char** argv) {
         const std::string flag = a.substr(0, a.find('='));
         if (flag == "--out" || flag == "--log" || flag == "--resume" || flag == "--check")
             throw Error(flag, "is set by sixnd ablate for each run");
+        const bool inline_value = a.find('=') != std::string::npos;
+        const std::string v = inline_value ? a.substr(a.find('=') + 1) : i + 1 < spec.train_args.size() ? spec.train_args[i + 1] : "";
+        // The base value of a varied knob is its --vary's first, as documented; a base flag
+        // saying otherwise (a train command reused as the base) is overruled, but not silently.
+        for (const AblationKnob& k : spec.knobs)
+            if (flag == "--" + k.name && v != k.values[0])
+                log_warn("ablate: base flag " + flag + " " + v + " is overruled by --vary " + k.name + ": the base run uses " +
+                         k.values[0] + " (its first value)");
         if (flag != "--seed") {
             i++;
             continue;
         }
-        const bool inline_value = a.find('=') != std::string::npos;
-        const std::string v = inline_value ? a.substr(a.find('=') + 1) : i + 1 < spec.train_args.size() ? spec.train_args[i + 1] : "";
         std::string value = v;
         const std::string fault = uint64_value()(value);
         if (!fault.empty()) throw Error("--seed", fault);
@@ -110,6 +118,7 @@ int run_ablate(int argc, char** argv) {
     if (np > 0) {
         std::istringstream words(mpirun);
         for (std::string w; words >> w;) spec.launcher.push_back(w);
+        if (spec.launcher.empty()) throw Error("--mpirun", "is empty; with --np it names the launcher (default mpirun)");
         spec.launcher.insert(spec.launcher.end(), {"-np", std::to_string(np)});
     }
     spec.exe = self_exe();

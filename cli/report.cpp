@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/read_file.h"
 #include "core/subprocess.h"
+#include "train/ablate.h"
 #include "train/report_dir.h"
 #include "train/run_metrics.h"
 
@@ -98,6 +99,14 @@ json ablation(const std::string& arg, const fs::path& results) {
 json source(const std::string& arg) {
     const fs::path results = fs::path(arg) / "results.json";
     if (fs::is_directory(arg) && fs::is_regular_file(results)) return ablation(arg, results);
+    // sixnd ablate writes results.json after its last run: before that its table would be
+    // some variants' seeds only, and p-values over a different number of seeds.
+    if (fs::is_directory(arg) && fs::is_regular_file(fs::path(arg) / "ablation.json")) {
+        const AblationProgress p = ablation_progress(arg);
+        throw Error(arg, "ablation not finished (" + std::to_string(p.done) + " of " + std::to_string(p.planned) +
+                             " runs done, no results.json): rerun the sixnd ablate command that made it (it skips the "
+                             "finished runs), then report it");
+    }
     const std::string log = find_log(arg);
     const RunMetrics m = read_run_metrics(log);
     std::string name = fs::path(log).parent_path().filename().string();

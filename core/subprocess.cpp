@@ -1,7 +1,6 @@
 #include "core/subprocess.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,10 +8,55 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "core/error.h"
 
 namespace sixnd {
+
+namespace {
+
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+volatile sig_atomic_t g_forwarding = 0;  // a ForwardSignals lives
+volatile sig_atomic_t g_child = 0;       // the child to pass signals on to; 0 between children
+volatile sig_atomic_t g_received = 0;
+
+void forward(int sig) {
+    if (g_received == 0) g_received = sig;
+    if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+}
+
+// The signals ForwardSignals handles, held back from fork until the child's pid is known, so
+// that none comes while it could be passed to nobody.
+sigset_t forwarded_set() {
+    sigset_t s;
+    sigemptyset(&s);
+    for (int sig : kSignals) sigaddset(&s, sig);
+    return s;
+}
+
+}  // namespace
+
+ForwardSignals::ForwardSignals() {
+    static_assert(std::size(kSignals) == std::size(decltype(old_){}));
+    g_received = 0;
+    g_child = 0;
+    struct sigaction sa {};
+    sa.sa_handler = forward;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < std::size(kSignals); i++) {
+        sigaction(kSignals[i], nullptr, &old_[i]);
+        if (old_[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &sa, nullptr);
+    }
+    g_forwarding = 1;
+}
+
+ForwardSignals::~ForwardSignals() {
+    g_forwarding = 0;
+    for (size_t i = 0; i < std::size(kSignals); i++) sigaction(kSignals[i], &old_[i], nullptr);
+}
+
+int ForwardSignals::received() { return g_received; }
 
 int run_process(const std::vector<std::string>& argv, const std::string& output) {
     if (argv.empty()) throw Error("run_process", "no program given");
@@ -20,12 +64,34 @@ int run_process(const std::vector<std::string>& argv, const std::string& output)
     for (const std::string& s : argv) cargv.push_back(const_cast<char*>(s.c_str()));
     cargv.push_back(nullptr);
     std::fflush(nullptr);  // so buffered output is not written twice
+    const bool forwarding = g_forwarding;
+    const sigset_t held = forwarded_set();
+    sigset_t saved_mask;
+    if (forwarding) sigprocmask(SIG_BLOCK, &held, &saved_mask);
     const pid_t parent = getpid();
     const pid_t pid = fork();
-    if (pid < 0) throw Error(argv[0], std::string("cannot fork: ") + std::strerror(errno));
+    if (pid < 0) {
+        if (forwarding) sigprocmask(SIG_SETMASK, &saved_mask, nullptr);
+        throw Error(argv[0], std::string("cannot fork: ") + std::strerror(errno));
+    }
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent) _exit(1);
+        if (forwarding) {
+            // The parent's handler must not run here; an ignored signal stays ignored.
+            for (int sig : kSignals) {
+                struct sigaction sa {};
+                sigaction(sig, nullptr, &sa);
+                if (sa.sa_handler != SIG_IGN) signal(sig, SIG_DFL);
+            }
+            setpgid(0, 0);
+            const int in = open("/dev/null", O_RDONLY);
+            if (in >= 0) {
+                dup2(in, 0);
+                close(in);
+            }
+            sigprocmask(SIG_SETMASK, &saved_mask, nullptr);
+        }
         if (!output.empty()) {
             const int fd = open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
             if (fd < 0) _exit(126);
@@ -37,9 +103,20 @@ int run_process(const std::vector<std::string>& argv, const std::string& output)
         dprintf(2, "cannot start %s: %s\n", cargv[0], std::strerror(errno));
         _exit(127);
     }
+    if (forwarding) {
+        setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before a signal
+        g_child = pid;
+        // A signal that came before this child started is passed on to it too: it asked to stop.
+        if (g_received != 0) kill(pid, g_received);
+        sigprocmask(SIG_SETMASK, &saved_mask, nullptr);
+    }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) throw Error(argv[0], std::string("waitpid failed: ") + std::strerror(errno));
+        if (errno != EINTR) {
+            g_child = 0;
+            throw Error(argv[0], std::string("waitpid failed: ") + std::strerror(errno));
+        }
+    g_child = 0;
     if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);
 }

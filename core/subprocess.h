@@ -1,6 +1,7 @@
 // Starting another program and waiting for it (fork + execvp), for verbs that drive other
 // processes: `sixnd ablate` its training runs, `sixnd report` the plotting script.
 #pragma once
+#include <csignal>
 #include <string>
 #include <vector>
 
@@ -11,5 +12,27 @@ namespace sixnd {
 // appended to that file; otherwise it shares this process's. The child gets SIGTERM when this
 // process dies, so killing the parent never leaves an orphan writing on.
 int run_process(const std::vector<std::string>& argv, const std::string& output = "");
+
+// For a parent whose children stop gracefully on a signal (`sixnd train` writes a checkpoint at
+// the first SIGINT, SIGTERM or SIGHUP and exits at once on a second): while one of these lives,
+// those signals do not end this process; each is passed on, once, to the child run_process is
+// waiting for, and the first is kept for the caller to stop starting others. The children run
+// in a process group of their own (stdin /dev/null, as a background group may not read the
+// terminal), so that a terminal's Ctrl-C, sent to the foreground group, reaches them only this
+// way: a signal sent to both would be their second. A signal ignored at construction
+// (`nohup`) stays ignored. One at a time, from the thread that calls run_process.
+class ForwardSignals {
+public:
+    ForwardSignals();
+    ~ForwardSignals();
+    ForwardSignals(const ForwardSignals&) = delete;
+    ForwardSignals& operator=(const ForwardSignals&) = delete;
+
+    // The first signal that came, or 0.
+    static int received();
+
+private:
+    struct sigaction old_[3] {};  // SIGINT, SIGTERM, SIGHUP
+};
 
 }  // namespace sixnd

@@ -40,7 +40,8 @@ MEMORY_ORDER = ["params", "grads", "master", "adam_m", "adam_v", "activations", 
 
 def read_log(path):
     """(header, {step: record}, [event]) with each step's latest record (a resumed run logs again
-    the steps after its checkpoint); torn lines from a killed run are skipped."""
+    the steps after its checkpoint); a torn last line from a killed run is skipped (sixnd report
+    has refused any other line that is not JSON)."""
     header, steps, events = {}, {}, []
     with open(path) as f:
         for line in f:
@@ -259,7 +260,12 @@ def plot_comm(series, out, colors):
 COLUMNS = [("final_train_loss", "train loss", "{:.4f}"), ("val_loss", "val loss", "{:.4f}"),
            ("val_bpb", "val bpb", "{:.4f}"), ("tokens_per_s", "tokens/s", "{:.0f}"), ("mfu", "MFU", "{:.2%}"),
            ("hfu", "HFU", "{:.2%}"), ("peak_memory", "peak MiB", "{:.1f}"), ("comm_bytes", "MiB sent", "{:.1f}"),
-           ("spikes", "spikes", "{:.1f}"), ("wall_clock_s", "step time s", "{:.1f}")]
+           ("spikes", "spikes", "{:.1f}"), ("wall_clock_s", "time in steps s", "{:.1f}")]
+
+
+LEGEND = ("Mean ± sample std over seeds; time in steps: seconds spent in training steps over the whole run (the sum "
+          "of step times; start-up, evaluation and checkpoints left out); Δ and p: final validation loss against the "
+          "base (Welch's t-test); loss_equal: speed-only knobs whose losses equal the base's.")
 
 
 def fmt(v, f):
@@ -335,8 +341,7 @@ def write_whole(out, name, text):
 def write_md(out, sources, head, rows, blocks):
     lines = ["# sixnd report", ""]
     lines += ["Sources: " + ", ".join(f"`{s['path']}`" for s in sources), ""]
-    lines += ["## Results", "", "Mean ± sample std over seeds; Δ and p: final validation loss against the base "
-              "(Welch's t-test); loss_equal: speed-only knobs whose losses equal the base's.", ""]
+    lines += ["## Results", "", LEGEND, ""]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     lines += ["", "## Plots", ""]
@@ -355,8 +360,7 @@ def write_html(out, sources, head, rows, blocks):
              "th{background:#eee}img{width:1000px;border:1px solid #ddd}pre{background:#f6f6f6;padding:8px;font-size:12px}",
              "</style></head><body><h1>sixnd report</h1>",
              "<p>Sources: " + ", ".join(f"<code>{e(s['path'])}</code>" for s in sources) + "</p>",
-             "<h2>Results</h2><p>Mean ± sample std over seeds; Δ and p: final validation loss against the base "
-             "(Welch's t-test); loss_equal: speed-only knobs whose losses equal the base's.</p><table><tr>"]
+             f"<h2>Results</h2><p>{e(LEGEND)}</p><table><tr>"]
     parts += [f"<th>{e(h)}</th>" for h in head]
     parts.append("</tr>")
     for r in rows:

@@ -21,6 +21,7 @@
 #include "core/read_file.h"
 #include "core/subprocess.h"
 #include "train/checkpoint.h"
+#include "train/stop_signal.h"
 
 namespace sixnd {
 
@@ -141,6 +142,13 @@ std::vector<std::string> train_command(const AblationSpec& spec, const AblationV
     return argv;
 }
 
+// The error that ends an interrupted ablation: where it stopped, and how to go on.
+Error interrupted(const AblationSpec& spec, int sig, const std::string& where) {
+    return Error(spec.out, std::string("stopped by ") + StopSignals::name(sig) + " " + where +
+                                     "; run the same command again to resume (finished runs are skipped, an "
+                                     "interrupted one resumes from its latest checkpoint)");
+}
+
 // Every variant's command line goes through `sixnd train --check` (the parser and checks of a
 // real run, under the same launcher, without touching its --out) before --out is created: a bad
 // knob or value is refused while nothing has run and nothing is written. The seeds of a variant
@@ -152,7 +160,9 @@ void check_runs(const AblationSpec& spec, const std::vector<AblationVariant>& va
         std::vector<std::string> argv = train_command(spec, v, seed, run_dir(spec, v, seed));
         argv.push_back("--check");
         const TempOutput output;
-        if (run_process(argv, output.path()) != 0)
+        const int rc = run_process(argv, output.path());
+        if (const int sig = ForwardSignals::received()) throw interrupted(spec, sig, "while the runs' flags were checked");
+        if (rc != 0)
             throw Error("run " + v.name + ", seed " + std::to_string(seed), failure_line(output.path()));
     }
 }
@@ -218,8 +228,33 @@ void claim_directory(const AblationSpec& spec) {
 
 }  // namespace
 
+AblationProgress ablation_progress(const std::string& out) {
+    const std::string path = out + "/ablation.json";
+    AblationSpec spec;
+    spec.out = out;
+    try {
+        const json plan = json::parse(read_whole_file(path));
+        for (const json& k : plan.at("knobs"))
+            spec.knobs.push_back({k.at("name").get<std::string>(), k.at("values").get<std::vector<std::string>>()});
+        spec.seeds = plan.at("seeds").get<int>();
+        spec.base_seed = plan.at("base_seed").get<uint64_t>();
+    } catch (const json::exception& e) {
+        throw Error(path, std::string("not the plan sixnd ablate writes: ") + e.what());
+    }
+    AblationProgress p;
+    for (const AblationVariant& v : ablation_variants(spec.knobs))
+        for (int i = 0; i < spec.seeds; i++) {
+            p.planned++;
+            if (fs::exists(run_dir(spec, v, spec.base_seed + static_cast<uint64_t>(i)) + "/DONE")) p.done++;
+        }
+    return p;
+}
+
 json run_ablation(const AblationSpec& spec) {
     const std::vector<AblationVariant> variants = ablation_variants(spec.knobs);
+    // Ctrl-C lets the run in flight write its checkpoint (sixnd train stops so at one signal and
+    // drops it at a second), then ends the ablation with the way back in.
+    const ForwardSignals signals;
     check_out(spec);
     check_runs(spec, variants);
     // Another ablate may have claimed --out since the first look: look again under the lock.
@@ -230,6 +265,8 @@ json run_ablation(const AblationSpec& spec) {
     int k = 0, ran = 0, skipped = 0;
     for (const AblationVariant& v : variants)
         for (int i = 0; i < spec.seeds; i++) {
+            if (const int sig = ForwardSignals::received()) throw interrupted(spec, sig, "before " + v.name + " seed " +
+                                                                                   std::to_string(spec.base_seed + i) + " started");
             const uint64_t seed = spec.base_seed + static_cast<uint64_t>(i);
             const std::string dir = run_dir(spec, v, seed);
             const std::string what = "[" + std::to_string(++k) + "/" + std::to_string(total) + "] " + v.name + " seed " +
@@ -250,6 +287,13 @@ json run_ablation(const AblationSpec& spec) {
             log_info("ablate " + what + (at > 0 ? ": resuming from step " + std::to_string(at) : ": running"));
             const auto t0 = std::chrono::steady_clock::now();
             const int rc = run_process(train_command(spec, v, seed, dir), dir + "/train.log");
+            if (const int sig = ForwardSignals::received()) {
+                const int step = checkpoint_progress(dir).first;
+                throw interrupted(spec, sig, "while " + v.name + " seed " + std::to_string(seed) + " ran; " +
+                                           (step > 0 ? "its latest checkpoint is at step " + std::to_string(step)
+                                                     : std::string("it has no checkpoint yet")) +
+                                           " (" + dir + "/train.log)");
+            }
             if (rc != 0)
                 throw Error(dir + "/train.log", "sixnd train exited with status " + std::to_string(rc) + ": " +
                                                     failure_line(dir + "/train.log") +

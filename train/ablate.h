@@ -48,8 +48,17 @@ struct AblationSpec {
 // Runs (or skips, or resumes) every variant x seed, then writes OUT/results.json and
 // OUT/results.csv and returns the results. Before anything is written it refuses an OUT that is
 // neither new, empty nor this ablation, and any run whose flags `sixnd train --check` refuses
-// (naming the run). Throws Error when a run fails (naming its log); OUT is then resumable.
+// (naming the run). Throws Error when a run fails (naming its log) or a SIGINT, SIGTERM or
+// SIGHUP came (core/subprocess.h: the run in flight stops with a checkpoint); OUT is then
+// resumable.
 nlohmann::json run_ablation(const AblationSpec& spec);
+
+// An ablation directory's runs: how many it plans (OUT/ablation.json, written before the first
+// run) and how many have finished. Throws Error naming ablation.json when it is not one.
+struct AblationProgress {
+    int done = 0, planned = 0;
+};
+AblationProgress ablation_progress(const std::string& out);
 
 // The results table from the run logs under OUT/runs (every run must have a log).
 nlohmann::json ablation_results(const AblationSpec& spec);

@@ -20,6 +20,7 @@
 #include "model/backend.h"
 #include "model/gpt.h"
 #include "train/checkpoint.h"
+#include "train/checkpoint_meta.h"
 #include "train/checkpoint_state.h"
 #include "train/data_identity.h"
 
@@ -75,9 +76,39 @@ SpikeReportRows read_spike_report(const std::string& path) {
         if (std::isnan(r.reference) && o.is_object() && o.contains(key) && o[key].is_number() && std::isfinite(o[key].get<double>()))
             r.reference = o[key].get<double>();
     }
-    if (j.contains("run") && j["run"].is_object() && j["run"].value("checkpoint_earlier", json()).is_string())
-        r.checkpoint_earlier = j["run"]["checkpoint_earlier"].get<std::string>();
+    r.run = j.contains("run") && j["run"].is_object() ? j["run"] : json::object();
+    if (r.run.value("checkpoint_earlier", json()).is_string()) r.checkpoint_earlier = r.run["checkpoint_earlier"].get<std::string>();
     return r;
+}
+
+void check_checkpoint_of_report(const CheckpointMeta& ck, const std::string& ck_dir, const SpikeReportRows& rep,
+                                const std::string& report_path) {
+    auto refuse = [&](const std::string& fault) {
+        throw Error("--checkpoint", ck_dir + " cannot be from the run of " + report_path + ": " + fault);
+    };
+    if (ck.step >= rep.step) refuse("it is at step " + std::to_string(ck.step) + ", not before the spike at step " + std::to_string(rep.step));
+    // The checkpoints the report names, where they can still be read, tell the run's lineage.
+    for (const char* key : {"checkpoint_before", "checkpoint_earlier"}) {
+        const json named = rep.run.value(key, json());
+        if (!named.is_string()) continue;
+        const std::string meta_path = named.get<std::string>() + "/meta.json";
+        std::error_code ec;
+        if (!fs::is_regular_file(meta_path, ec)) continue;
+        const CheckpointMeta theirs = CheckpointMeta::parse(read_whole_file(meta_path), meta_path);
+        if (theirs.run_id != ck.run_id)
+            refuse("its run id is " + ck.run_id + ", the report's run." + key + " (" + named.get<std::string>() + ") is of run " +
+                   theirs.run_id);
+    }
+    const json dtype = rep.run.value("dtype", json());
+    if (dtype.is_string() && dtype.get<std::string>() != ck.dtype)
+        refuse("it holds " + ck.dtype + " weights, the run trained in " + dtype.get<std::string>());
+    const json& cfg = ck.config;
+    for (const char* key : {"seed", "shuffle"}) {
+        const json theirs = rep.run.value(key, json()), ours = cfg.is_object() ? cfg.value(key, json()) : json();
+        if (!theirs.is_null() && !ours.is_null() && theirs != ours)
+            refuse(std::string("it was written with --") + key + " " + ours.dump() + ", the run had " + theirs.dump() +
+                   " (a resume keeps it unless --allow-resume-changes)");
+    }
 }
 
 namespace {
@@ -268,9 +299,7 @@ json replay_spike(const ReplayOptions& o) {
     const SpikeReportRows rep = read_spike_report(o.spike_report);
     const CheckpointReader ck(o.checkpoint);
     const CheckpointMeta& meta = ck.meta();
-    if (meta.step >= rep.step)
-        throw Error("--checkpoint", ck.dir() + " is at step " + std::to_string(meta.step) + ", not before the spike at step " +
-                                        std::to_string(rep.step) + " (" + o.spike_report + ")");
+    check_checkpoint_of_report(meta, ck.dir(), rep, o.spike_report);
     if (rep.seq_len > meta.model.max_seq_len)
         throw Error(ck.dir(), "the model's context of " + std::to_string(meta.model.max_seq_len) +
                                   " tokens is shorter than the spike report's seq_len of " + std::to_string(rep.seq_len) +

@@ -29,6 +29,8 @@
 
 namespace sixnd {
 
+struct CheckpointMeta;
+
 struct ReplayRule {
     double sigmas = 3.0;
     double margin = 0.1;
@@ -59,6 +61,7 @@ struct SpikeReportRows {
     std::vector<SpikeRow> rows;
     double reference = 0;             // NaN when the report has none
     std::string checkpoint_earlier;   // run.checkpoint_earlier, "" when null
+    nlohmann::json run;               // the report's "run" object ({} when none): what the run was
 };
 // Throws Error naming the file and the fault (not JSON, no batch rows, a malformed row).
 SpikeReportRows read_spike_report(const std::string& path);
@@ -69,6 +72,13 @@ struct ReplayOptions {
     int other_batches = 8;
     uint64_t seed = 1337;
 };
+
+// Refuses (Error naming --checkpoint, the report and the fault) a checkpoint that cannot be of
+// the report's run: another run id than the checkpoints the report names (when they can be
+// read), another dtype (a resume keeps it), another --seed or --shuffle (a resume keeps them
+// unless --allow-resume-changes), or a spike step at or before the checkpoint's.
+void check_checkpoint_of_report(const CheckpointMeta& ck, const std::string& ck_dir, const SpikeReportRows& rep,
+                                const std::string& report_path);
 
 // Runs (a), (b) and (c) and returns the numbers and the verdict as one JSON object:
 // verdict, step, rows, seq_len, other_batches, seed, device, rule, reference_loss, and for

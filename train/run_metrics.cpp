@@ -69,16 +69,23 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     RunMetrics m;
     std::map<int, StepNumbers> steps;
     std::set<int> spike_steps;
-    std::vector<int> torn;
+    int torn = 0;  // the line number of a line that is not JSON
+    std::string torn_fault;
     std::string line;
     for (int n = 1; std::getline(in, line); n++) {
         if (line.empty()) continue;
+        // A run killed mid-write leaves a torn last line, which a resume cuts off before it
+        // appends (train/run_log.h): one anywhere else is damage, not a kill.
+        if (torn) throw Error(log_path + ":" + std::to_string(torn), "not a JSON record, and not the last line: " + torn_fault);
         plan::LogRecord rec{json(), n};
         try {
             rec.json = json::parse(line);
-        } catch (const json::exception&) {
-            // A run killed mid-write leaves a torn line (and, resumed, appends after it).
-            torn.push_back(n);
+        } catch (const json::exception& e) {
+            // The header is RunLog's first write: a file that does not open with one is not a
+            // run log at all (a tokenizer, a results.json named by mistake).
+            if (m.header.is_null()) throw Error(log_path, "not a sixnd run log (no header record)");
+            torn = n;
+            torn_fault = e.what();
             continue;
         }
         // RunLog writes the header first: anything else there is some other file named by mistake
@@ -98,7 +105,7 @@ RunMetrics read_run_metrics(const std::string& log_path) {
         }
     }
     if (m.header.is_null()) throw Error(log_path, "not a sixnd run log (no header record)");
-    for (int n : torn) log_warn(log_path + ":" + std::to_string(n) + ": not a JSON record (a torn write?); skipped");
+    if (torn) log_warn(log_path + ":" + std::to_string(torn) + ": the last line is not a JSON record (a write torn by a kill); skipped");
     if (steps.empty()) throw Error(log_path, "has no step records");
     m.last_step = steps.rbegin()->first;
     for (const auto& [s, r] : steps) m.step_loss[s] = r.loss;

@@ -31,8 +31,9 @@ struct RunMetrics {
 // The metric names in table order (peak memory categories are nested under "peak_memory").
 const std::vector<std::string>& run_metric_names();
 
-// Throws Error(path, ...) when the log cannot be read or has no step record; a line that is not
-// JSON (a write torn by a kill) is skipped with a warning.
+// Throws Error(path, ...) when the log cannot be read or has no step record, and names FILE:LINE
+// of a line that is not JSON unless it is the last (a write torn by a kill), which is skipped
+// with a warning.
 RunMetrics read_run_metrics(const std::string& log_path);
 
 }  // namespace sixnd

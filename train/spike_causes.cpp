@@ -5,8 +5,15 @@
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <vector>
+
+#include "core/read_file.h"
+#include "train/checkpoint_meta.h"
 
 namespace sixnd {
 
@@ -71,10 +78,88 @@ std::string quote(const std::string& s) {
     return q + "'";
 }
 
-// What the `next` commands need from the report's "run" object; placeholders where it is silent.
+// A number as the shortest text that parses back to it as a float (the options are floats):
+// 0.003, not 0.0030000000260770321.
+std::string number(const json& v) {
+    if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+    const double d = v.get<double>();
+    for (int digits = 6; digits < 17; digits++) {
+        const std::string t = fmt("%.*g", digits, d);
+        if (std::strtof(t.c_str(), nullptr) == static_cast<float>(d)) return t;
+    }
+    return fmt("%.17g", d);
+}
+
+// " --FLAG VALUE" for an option as TrainOptions::to_json or GPTConfig::to_json names it.
+std::string flag(const std::string& key, const json& v) {
+    std::string f = key;
+    std::replace(f.begin(), f.end(), '_', '-');
+    const std::string value = v.is_boolean()  ? (v.get<bool>() ? "on" : "off")
+                              : v.is_number() ? number(v)
+                              : v.is_string() ? quote(v.get<std::string>())
+                                              : quote(v.dump());
+    return " --" + f + " " + value;
+}
+
+// The resolved training options (TrainOptions::to_json) and the model (GPTConfig::to_json) of
+// the run: from the checkpoint before the spike, whose meta.json holds both and checks itself,
+// else the run log's header. Null when neither can be read (a report read elsewhere).
+std::pair<json, json> run_config(const json& run) {
+    if (auto ck = text(run, "checkpoint_before")) {
+        const std::string path = *ck + "/meta.json";
+        try {
+            const CheckpointMeta m = CheckpointMeta::parse(read_whole_file(path), path);
+            return {m.config, m.model.to_json()};
+        } catch (const std::exception&) {  // moved or unreadable: the log may still say
+        }
+    }
+    if (auto log = text(run, "log")) {
+        std::ifstream in(*log);
+        std::string line;
+        if (in && std::getline(in, line)) {
+            const json h = json::parse(line, nullptr, false);
+            if (h.is_object() && field(h, "config") && field(h, "model")) return {h["config"], h["model"]};
+        }
+    }
+    return {};
+}
+
+// The `sixnd train` flags of the resolved options, but for those that name the run's own
+// output or inject faults (a diagnostic run asks what the run does without them) and --stop-at
+// (it runs to --steps); `changed` replaces the run's values. Options empty or 0 there mean
+// "none" or "the default".
+std::string train_flags(const json& config, const json& changed) {
+    static const std::set<std::string> skip = {"out", "overwrite", "allow_resume_changes", "stop_at", "inject_lr_spike",
+                                               "inject_junk_batch", "profile", "price_per_device_hour"};
+    static const std::set<std::string> optional = {"total_batch_tokens", "val_data", "tokenizer", "eval_task"};
+    std::string flags;
+    for (const auto& [key, v] : config.items()) {
+        if (skip.count(key) || changed.contains(key) || v.is_null()) continue;
+        if (optional.count(key) && (v == "" || v == 0)) continue;
+        flags += flag(key, v);
+    }
+    for (const auto& [key, v] : changed.items()) flags += flag(key, v);
+    return flags;
+}
+
+// --init random and every shape knob of the model, so that the preset (--model) decides
+// nothing; `changed` replaces the run's values.
+std::string model_flags(const json& model, const json& changed) {
+    std::string flags = " --init random";
+    for (const auto& [key, v] : model.items()) {
+        const bool unused = key == "padded_vocab_size" || (key == "rope_theta" && model.value("pos", "") != "rope");
+        if (!unused && !changed.contains(key)) flags += flag(key, v);
+    }
+    for (const auto& [key, v] : changed.items()) flags += flag(key, v);
+    return flags;
+}
+
+// What the `next` commands need from the report's "run" object and the run's configuration;
+// placeholders where neither says.
 struct RunFacts {
     std::string out = "<OUT>", data = "<TRAIN_DATA>", before = "<CHECKPOINT_BEFORE_THE_SPIKE>", earlier, report,
-                device, shape;
+                device, launcher;
+    json config, model;  // null when unknown
     explicit RunFacts(const json& report) {
         const json* run = field(report, "run");
         const json r = run ? *run : json::object();
@@ -82,21 +167,34 @@ struct RunFacts {
         if (auto v = text(r, "train_data")) data = quote(*v);
         if (auto v = text(r, "checkpoint_before")) before = quote(*v);
         if (auto v = text(r, "checkpoint_earlier")) earlier = quote(*v);
-        if (auto v = text(r, "device")) device = *v;
         const auto step = num(report, "step");
         const auto o = text(r, "out");
         this->report = step && o ? quote(*o + fmt("/spikes/step-%07lld.json", static_cast<long long>(*step)))
                                  : "<OUT>/spikes/step-NNNNNNN.json";
-        const auto B = num(r, "batch"), T = num(r, "seq_len");
-        if (B && T) shape = fmt(" --batch %lld --seq-len %lld", static_cast<long long>(*B), static_cast<long long>(*T));
+        // Every rank resumes its own shard of the state: the diagnostic runs as many.
+        if (auto w = num(r, "world"); w && *w > 1) launcher = fmt("mpirun -np %lld ", static_cast<long long>(*w));
+        std::tie(config, model) = run_config(r);
+        if (auto v = text(r, "device")) device = *v;
+        else if (config.is_object()) device = config.value("device", "");
     }
     std::string replay() const {
         return "sixnd replay --checkpoint " + before + " --spike-report " + report + " --train-data " + data +
                (earlier.empty() ? "" : " --earlier-checkpoint " + earlier);
     }
-    // A run from the checkpoint before the spike with some knobs changed, into OUT-<suffix>.
-    std::string resume(const std::string& knobs, const std::string& suffix) const {
-        return "sixnd train --resume " + before + " --train-data " + data + shape + knobs + " --out " + out + "-" + suffix;
+    std::string flags(const json& changed) const {
+        if (!config.is_object()) return " --train-data " + data + " <THE RUN'S OTHER FLAGS>" + train_flags(json::object(), changed);
+        return train_flags(config, changed);
+    }
+    // The run resumed from the checkpoint before the spike (which brings the model) with some
+    // options changed, into OUT-<suffix>.
+    std::string resume(const json& changed, const std::string& suffix) const {
+        return launcher + "sixnd train --resume " + before + flags(changed) + " --out " + out + "-" + suffix;
+    }
+    // The run again from the start, its model with some knobs changed, into OUT-<suffix>.
+    std::string fresh(const json& model_changed, const std::string& suffix) const {
+        const std::string shape = model.is_object() ? model_flags(model, model_changed)
+                                                    : " <THE RUN'S MODEL FLAGS>" + train_flags(json::object(), model_changed);
+        return launcher + "sixnd train" + shape + flags(json::object()) + " --out " + out + "-" + suffix;
     }
 };
 
@@ -144,9 +242,9 @@ Cause learning_rate(const json& report, const RunFacts& run) {
         c.evidence = join(ev, "; ");
     }
     const auto base = num(l, "base_lr");
-    const std::string new_lr = base ? fmt("%.3g", *base / 2) : "<LR/2>";
-    const std::string new_warmup = warmup ? fmt("%lld", 2 * static_cast<long long>(*warmup)) : "<2*WARMUP>";
-    c.next = run.resume(" --lr " + new_lr + " --warmup " + new_warmup, "lr-half");
+    const json new_lr = base ? json(*base / 2) : json("<LR/2>");
+    const json new_warmup = warmup ? json(2 * static_cast<long long>(*warmup)) : json("<2*WARMUP>");
+    c.next = run.resume({{"lr", new_lr}, {"warmup", new_warmup}}, "lr-half");
     return c;
 }
 
@@ -175,7 +273,7 @@ Cause attention_logits(const json& report, const RunFacts& run) {
     }
     c.score = ev.empty() ? 0 : clamp01(s);
     c.evidence = ev.empty() ? kNotMeasured : join(ev, "; ");
-    c.next = "sixnd train --train-data " + run.data + run.shape + " --qk-norm on --out " + run.out + "-qk-norm";
+    c.next = run.fresh({{"qk_norm", true}}, "qk-norm");
     return c;
 }
 
@@ -261,7 +359,15 @@ Cause optimizer_state(const json& report, const RunFacts& run) {
         }
     c.score = best < 0 ? 0 : best;
     c.evidence = best < 0 ? kNotMeasured : ev;
-    c.next = run.resume(" --eps 1e-6 --beta2 0.95", "eps");
+    // A larger eps bounds the update where the second moment collapsed; a shorter memory of it
+    // (beta2 0.95) recovers sooner, where the run kept a longer one.
+    json changed = json::object();
+    const json* cfg = field(run.config, "eps");
+    const double eps = cfg && cfg->is_number() ? cfg->get<double>() : 1e-8;
+    // Compared as the floats the options are: the run's 1e-6 is 9.99999997e-7 as a double.
+    changed["eps"] = static_cast<float>(eps) < 1e-6f ? 1e-6 : 10 * eps;
+    if (const json* b2 = field(run.config, "beta2"); b2 && b2->is_number() && b2->get<float>() > 0.95f) changed["beta2"] = 0.95;
+    c.next = run.resume(changed, "eps");
     return c;
 }
 

@@ -1,7 +1,8 @@
 """`sixnd replay` refuses what it cannot replay with one error line naming the file or flag and
 the fault, and exit status 1: a missing or malformed report, a report without batch rows, rows
 beyond their shard or in shards that are nowhere, checkpoints that are missing, not before the
-spike, or of another model, no earlier checkpoint to compare with, bad flag values."""
+spike, or of another model, or of another run, dtype or seed than the report records, no
+earlier checkpoint to compare with, bad flag values."""
 import json
 import os
 import sys
@@ -31,13 +32,13 @@ def main():
         step2, step4 = os.path.join(ck, "step-00000002"), os.path.join(ck, "step-00000004")
         ntok = (os.path.getsize(paths["train"]) - 1024) // 2
 
-        def report(name, step=5, rows=None, seq_len=T, earlier=step2, text=None):
+        def report(name, step=5, rows=None, seq_len=T, earlier=step2, text=None, run=None):
             path = os.path.join(tmp, name)
             if text is not None:
                 open(path, "w").write(text)
                 return path
             rows = [{"shard": paths["train"], "offset": 100}, {"shard": paths["train"], "offset": 400}] if rows is None else rows
-            json.dump({"step": step, "run": {"checkpoint_earlier": earlier, "seq_len": seq_len},
+            json.dump({"step": step, "run": {"checkpoint_earlier": earlier, "seq_len": seq_len, **(run or {})},
                        "trigger": {"loss_mean": 5.0}, "batch": {"seq_len": seq_len, "rows": rows}}, open(path, "w"))
             return path
 
@@ -65,7 +66,19 @@ def main():
         wide = os.path.join(tmp, "wide.bin")
         sixnd_files.write_shard(wide, [5] * 50 + [400] + [5] * 50)
         out_of_vocab = report("vocab.json", rows=[{"shard": wide, "offset": 40}])
+        # What the report records of its run: a checkpoint of another run, dtype or seed is refused.
+        of_run = report("of_run.json", run={"checkpoint_before": step4, "dtype": "fp32", "seed": 1337})
+        bf16_run = report("bf16_run.json", run={"dtype": "bf16"})
+        seed_run = report("seed_run.json", run={"seed": 99})
         cases = [
+            Case("checkpoint of another run than the report's", args(checkpoint=os.path.join(one, "step-00000002"),
+                                                                     spike_report=of_run),
+                 ["--checkpoint", os.path.join(one, "step-00000002"), "cannot be from the run of", of_run, "run id"]),
+            Case("checkpoint of another dtype than the report's run", args(spike_report=bf16_run),
+                 ["--checkpoint", "fp32 weights", "bf16"]),
+            Case("checkpoint of another seed than the report's run", args(spike_report=seed_run),
+                 ["--checkpoint", "--seed 1337", "99"]),
+            Case("good report naming its run", args(spike_report=of_run), [], exit_code=0),
             Case("report missing", args(spike_report=missing), [missing]),
             Case("report not JSON", args(spike_report=not_json), [not_json, "not a JSON spike report"]),
             Case("report without batch rows", args(spike_report=no_rows), [no_rows, "no batch rows"]),
@@ -79,7 +92,7 @@ def main():
             Case("earlier checkpoint of another model", args(earlier_checkpoint=os.path.join(other, "step-00000002")),
                  ["another model", "step-00000002"]),
             Case("checkpoint of another model shape", args(checkpoint=os.path.join(other, "step-00000002"),
-                                                           earlier_checkpoint=step2),
+                                                           earlier_checkpoint=step2, spike_report=no_earlier),
                  ["context of 8 tokens", "seq_len of 16"]),
             Case("rows longer than the model's context", args(spike_report=long_rows), ["context of 32", "seq_len of 40"]),
             Case("no earlier checkpoint", args(checkpoint=os.path.join(one, "step-00000002"), spike_report=no_earlier),

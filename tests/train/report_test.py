@@ -3,7 +3,9 @@ whole PNG that decodes, is 1000 x 550 pixels and shows something; report.md list
 (or the run) with its numbers and the configuration; report.html embeds every plot (base64).
 Report writes only into a new or empty directory or an earlier report (which a rerun replaces),
 never over a user's files, and a failed report leaves the earlier one as it was; one the disk
-cannot take (a plot over RLIMIT_FSIZE) says so in one line naming the file."""
+cannot take (a plot over RLIMIT_FSIZE) says so in one line naming the file. A run log's torn
+last line is skipped with a warning, a line that is not JSON anywhere else is refused by
+FILE:LINE, and an ablation that has not finished is refused saying how many runs are done."""
 import base64
 import glob
 import json
@@ -111,6 +113,14 @@ def bad_source_cases(tmp, log, abl, tokenizer):
         return path
 
     step = '{"type":"step","step":1,"loss":1.5,"tokens":64'
+    step2 = '{"type":"step","step":2,"loss":1.4,"tokens":64}\n'
+    # A run's ablation that has not finished: results.json comes after the last run.
+    unfinished = os.path.join(bad, "abl_unfinished")
+    shutil.copytree(abl, unfinished)
+    os.remove(os.path.join(unfinished, "results.json"))
+    for done in sorted(glob.glob(os.path.join(unfinished, "runs", "*", "seed-*", "DONE")))[:2]:
+        os.remove(done)
+    runs = len(glob.glob(os.path.join(unfinished, "runs", "*", "seed-*")))
     broken_abl = os.path.join(bad, "abl_array")
     shutil.copytree(abl, broken_abl)
     write(os.path.join("abl_array", "results.json"), "[1, 2]\n")
@@ -136,6 +146,11 @@ def bad_source_cases(tmp, log, abl, tokenizer):
          ["hc.jsonl:1", "config"]),
         ("results_json_an_array", broken_abl, ["results.json", "not an ablation directory"]),
         ("ablation_run_log_edited", edited_abl, [run_log, "loss"]),
+        # Only the last line can be a write torn by a kill: a resume cuts it off before appending.
+        ("torn_line_not_last", write("mid.jsonl", header + step + '}\n{"type":"step","st\n' + step2),
+         ["mid.jsonl:3", "not a JSON record", "not the last line"]),
+        ("unfinished_ablation", unfinished, [unfinished, "ablation not finished", f"{runs - 2} of {runs} runs done",
+                                             "rerun the sixnd ablate command"]),
     ]
     cases = []
     for name, src, words in sources:
@@ -175,6 +190,18 @@ def main():
         md = open(os.path.join(out2, "report.md")).read()
         if " ± " not in md or "true" not in md:
             failures.append("ablation report: no mean ± std or no loss_equal in the table")
+
+        # The time column is the sum of step times, labelled as such (train/run_metrics.h).
+        if "| time in steps s |" not in md or "step time s" in md:
+            failures.append("ablation report: the time column is not labelled 'time in steps s'")
+        torn = os.path.join(tmp, "torn.jsonl")
+        open(torn, "w").write(open(log).read() + '{"type":"step","step":9,"lo')
+        r = tiny_text.sixnd("report", torn, "--out", os.path.join(tmp, "report_torn"), check=False)
+        warns = [x for x in r.stderr.splitlines() if "torn" in x]
+        lines = len(open(torn).read().split("\n"))
+        if r.returncode != 0 or len(warns) != 1 or f"{torn}:{lines}" not in warns[0]:
+            failures.append(f"a torn last line: exit {r.returncode}, expected one warning naming {torn}:{lines}: "
+                            f"{r.stderr.strip()[-400:]}")
 
         out3 = os.path.join(tmp, "report_both")
         tiny_text.sixnd("report", abl, log, "--out", out3)

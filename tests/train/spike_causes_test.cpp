@@ -3,9 +3,14 @@
 // by score.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 
+#include "train/checkpoint_meta.h"
 #include "train/spike_causes.h"
+#include "train/trainer.h"
+#include "tests/util/test_util.h"
 
 namespace sixnd {
 namespace {
@@ -195,6 +200,73 @@ TEST(SpikeCauses, TextNamesTheStepTheTriggerAndTheRankedCauses) {
     // The report's own "causes" list is used when present.
     r["causes"] = json::array({{{"cause", "learning_rate"}, {"score", 0.5}, {"evidence", "given"}, {"next", "sixnd x"}}});
     EXPECT_NE(spike_report_text(r).find("1. learning_rate"), std::string::npos);
+}
+
+// The number of times `word` stands as a word of `cmd`.
+int count_word(const std::string& cmd, const std::string& word) {
+    int n = 0;
+    for (size_t at = 0; (at = cmd.find(" " + word + " ", at)) != std::string::npos; at++) n++;
+    return n;
+}
+
+// The commands carry the run's whole configuration, read from the checkpoint before the spike:
+// its schedule, precision, data and evaluation flags, only the knob under test changed.
+TEST(SpikeCauses, NextCommandsCarryTheRunsConfiguration) {
+    const std::string dir = test::make_temp_dir("spike-causes");
+    const std::string ck = dir + "/run/checkpoints/step-00000300";
+    std::filesystem::create_directories(ck);
+    TrainOptions o;
+    o.train_data = "data/train_*.bin";
+    o.val_data = "data/val.bin";
+    o.tokenizer = "tok.bin";
+    o.steps = 500;
+    o.dtype = DType::bf16;
+    o.seed = 7;
+    o.schedule.lr = 1e-3f;
+    o.schedule.warmup = 100;
+    o.optimizer.beta2 = 0.99f;
+    o.out_dir = dir + "/run";
+    CheckpointMeta m;
+    m.run_id = "0123456789abcdef";
+    m.step = 300;
+    m.dtype = "bf16";
+    m.model = preset_config("tiny", 256);
+    m.config = o.to_json();
+    m.data = json::object();
+    std::ofstream(ck + "/meta.json") << m.to_text();
+    json r = ordinary();
+    r["run"]["checkpoint_before"] = ck;
+    const json c = rank_spike_causes(r);
+    for (const char* name : {"learning_rate", "optimizer_state"}) {
+        const std::string cmd = cause(c, name)["next"];
+        for (const char* want : {"sixnd train --resume " , " --steps 500 ", " --dtype bf16 ", " --schedule cosine ",
+                                 " --val-data data/val.bin ", " --tokenizer tok.bin ", " --seed 7 ", " --warmup "})
+            EXPECT_NE((cmd + " ").find(want), std::string::npos) << want << " in " << cmd;
+        for (const char* flag : {"--lr", "--warmup", "--eps", "--beta2", "--out"}) EXPECT_LE(count_word(cmd + " ", flag), 1) << cmd;
+    }
+    const std::string lr = cause(c, "learning_rate")["next"];
+    EXPECT_NE(lr.find(" --lr 0.0005 "), std::string::npos) << lr;
+    EXPECT_NE(lr.find(" --warmup 200 "), std::string::npos) << lr;
+    // The run's beta2 of 0.99 is shortened; eps grows to 1e-6.
+    const std::string opt = cause(c, "optimizer_state")["next"];
+    EXPECT_NE(opt.find(" --eps 1e-06 "), std::string::npos) << opt;
+    EXPECT_NE(opt.find(" --beta2 0.95 "), std::string::npos) << opt;
+    // A run that already had beta2 0.95 keeps it; only eps changes.
+    o.optimizer.beta2 = 0.95f;
+    o.optimizer.eps = 1e-6f;
+    m.config = o.to_json();
+    std::ofstream(ck + "/meta.json") << m.to_text();
+    const std::string kept = cause(rank_spike_causes(r), "optimizer_state")["next"];
+    EXPECT_NE(kept.find(" --beta2 0.95 "), std::string::npos) << kept;
+    EXPECT_NE(kept.find(" --eps 1e-05 "), std::string::npos) << kept;
+    EXPECT_EQ(count_word(kept + " ", "--beta2"), 1) << kept;
+    // qk-norm needs a fresh run of the same model: every shape flag, qk-norm on, once.
+    const std::string qk = cause(c, "attention_logits")["next"];
+    for (const char* want : {" --init random ", " --n-layer 2 ", " --vocab-size 256 ", " --qk-norm on ", " --steps 500 "})
+        EXPECT_NE((qk + " ").find(want), std::string::npos) << want << " in " << qk;
+    EXPECT_EQ(count_word(qk + " ", "--qk-norm"), 1) << qk;
+    EXPECT_EQ(qk.find("--resume"), std::string::npos) << qk;
+    std::filesystem::remove_all(dir);
 }
 
 }  // namespace

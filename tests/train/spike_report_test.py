@@ -4,10 +4,11 @@ batch is flagged on its own step with batch.injected_junk, high per-row losses, 
 and offset lead to the exact junk tokens, and the rows they replaced; every row of a clean batch
 names the shard and offset its tokens came from (shuffle off: known in advance); the determinism
 re-check is bitwise equal on the CPU; the units, trigger, attention-logit and run fields are
-filled in; the ranked causes put learning_rate, then data_state, first, and a text version
-lies beside each report."""
+filled in; the ranked causes put learning_rate, then data_state, first, each with a `next` command that
+runs as written, and a text version lies beside each report."""
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -86,6 +87,34 @@ def common_checks(rep, out, step, failures, what):
         failures.append(f"{what}: {len(rep['batch']['rows'])} rows")
 
 
+def run_next_commands(rep, failures):
+    """Every cause's `next` runs as written (the run's own flags, the model's for a fresh run),
+    but for the other-device re-check, which needs the device this machine may lack."""
+    for c in rep["causes"]:
+        cmd = c["next"]
+        if c["cause"] == "hardware_nondeterminism":
+            continue
+        if "<" in cmd:
+            failures.append(f"next of {c['cause']} has a placeholder: {cmd}")
+            continue
+        words = shlex.split(cmd)
+        if words[:2] == ["sixnd", "train"]:
+            # The run's schedule, precision and stopping point; no fault injection; a changed knob
+            # given once.
+            for want in ("--steps 26", "--dtype fp32", "--schedule constant", "--seed 5", "--shuffle off"):
+                if want not in cmd:
+                    failures.append(f"next of {c['cause']} lacks {want}: {cmd}")
+            if "--inject" in cmd or len(set(w for w in words if w.startswith("--"))) != len(
+                    [w for w in words if w.startswith("--")]):
+                failures.append(f"next of {c['cause']} injects a fault or repeats a flag: {cmd}")
+        if c["cause"] == "optimizer_state" and ("--beta2 0.95" not in cmd or "--eps 1e-06" not in cmd):
+            failures.append(f"next of optimizer_state: expected the run's --beta2 0.95 and --eps 1e-06: {cmd}")
+        r = subprocess.run([SIXND, *words[1:]], capture_output=True, text=True, env=ENV, timeout=300)
+        print(f"next of {c['cause']}: exit {r.returncode}: {cmd[:120]}...")
+        if r.returncode != 0:
+            failures.append(f"next of {c['cause']} failed ({r.returncode}): {cmd}\n{r.stderr.strip()[-600:]}")
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -117,6 +146,7 @@ def main():
                 failures.append(f"lr: causes ranked {[c['cause'] for c in rep['causes']]}")
             print(f"lr spike: trigger {rep['trigger']['fired_on']} loss z {rep['trigger']['loss_z']:.1f} "
                   f"grad z {rep['trigger']['grad_z']:.1f}, lr_ratio {rep['learning_rate']['lr_ratio']:.1f}")
+            run_next_commands(rep, failures)
         ev = [r for r in recs if r.get("event") == "spike"]
         if not ev or ev[0]["step"] != 21 or ev[0]["action"] != "warn" or "loss_z" not in ev[0] or "report" not in ev[0]:
             failures.append(f"lr: spike events {ev[:1]}")
