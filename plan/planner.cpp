@@ -283,8 +283,13 @@ Report make_plan(const PlanInputs& in) {
         double write_s = in.checkpoint_write_s;
         std::string how = "--checkpoint-write-s";
         if (write_s <= 0) {
-            write_s = (in.dtype_bytes + 12.0) * r.N / ranks / in.write_bw;
-            how = "(e + 12) N / ranks at " + num(in.write_bw) + " B/s per device (assumed)";
+            // A checkpoint holds the parameters and the optimizer state (master weights where
+            // this dtype keeps them, m, v): the model states less the gradients.
+            const StateBytes state = model_state_bytes(layout_from_count(1), 0, 1, in.dtype_bytes, in.master_weights);
+            const double per_param = state.total() - state.grads;
+            write_s = per_param * r.N / ranks / in.write_bw;
+            how = num(per_param) + " bytes (params + optimizer state) x N / ranks at " + num(in.write_bw) +
+                  " B/s per device (assumed)";
         }
         rep.add("reliability", "checkpoint_write_s", write_s, Unit::seconds, how);
         rep.add("reliability", "checkpoint_interval_s", young_daly_interval(write_s, it.mtbf_s), Unit::seconds,

@@ -382,7 +382,9 @@ Cause hardware(const json& report, const RunFacts& run) {
     else if (*equal) c.evidence = "the same batch through the same weights again: bitwise equal" + losses;
     else c.evidence = "the same batch through the same weights again: NOT bitwise equal" + losses;
     c.score = equal && !*equal ? 1 : 0;
-    c.next = run.replay() + " --device " + (run.device == "cpu" ? "cuda" : "cpu");
+    // Other arithmetic for the same replay: the CPU, which every machine has, for a GPU run; a
+    // CPU run's replay again on another machine (a GPU may not be there to suggest).
+    c.next = run.replay() + (run.device == "cpu" ? "" : " --device cpu");
     return c;
 }
 

@@ -88,12 +88,12 @@ def common_checks(rep, out, step, failures, what):
 
 
 def run_next_commands(rep, failures):
-    """Every cause's `next` runs as written (the run's own flags, the model's for a fresh run),
-    but for the other-device re-check, which needs the device this machine may lack."""
+    """Every cause's `next` runs as written (the run's own flags, the model's for a fresh run);
+    a CPU run's hardware re-check is its replay again, which needs no other device."""
     for c in rep["causes"]:
         cmd = c["next"]
-        if c["cause"] == "hardware_nondeterminism":
-            continue
+        if c["cause"] == "hardware_nondeterminism" and "--device cuda" in cmd:
+            failures.append(f"next of a CPU run's hardware re-check asks for a GPU: {cmd}")
         if "<" in cmd:
             failures.append(f"next of {c['cause']} has a placeholder: {cmd}")
             continue
