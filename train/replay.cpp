@@ -87,6 +87,9 @@ void check_checkpoint_of_report(const CheckpointMeta& ck, const std::string& ck_
         throw Error("--checkpoint", ck_dir + " cannot be from the run of " + report_path + ": " + fault);
     };
     if (ck.step >= rep.step) refuse("it is at step " + std::to_string(ck.step) + ", not before the spike at step " + std::to_string(rep.step));
+    const json run_id = rep.run.value("run_id", json());
+    if (run_id.is_string() && run_id.get<std::string>() != ck.run_id)
+        refuse("its run id is " + ck.run_id + ", the report's run is " + run_id.get<std::string>());
     // The checkpoints the report names, where they can still be read, tell the run's lineage.
     for (const char* key : {"checkpoint_before", "checkpoint_earlier"}) {
         const json named = rep.run.value(key, json());

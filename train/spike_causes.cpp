@@ -105,6 +105,10 @@ std::string flag(const std::string& key, const json& v) {
 // the run: from the checkpoint before the spike, whose meta.json holds both and checks itself,
 // else the run log's header. Null when neither can be read (a report read elsewhere).
 std::pair<json, json> run_config(const json& run) {
+    const json* config = field(run, "config");
+    const json* model = field(run, "model");
+    if (config && model && config->is_object() && model->is_object()) return {*config, *model};
+    // Reports written before they carried the run's configuration: its checkpoint, else its log.
     if (auto ck = text(run, "checkpoint_before")) {
         const std::string path = *ck + "/meta.json";
         try {

@@ -978,7 +978,10 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
         f.injected = lr_injected || history_.last_injected;
         json report{{"step", done},
                     {"action", spike_action_name(action)},
-                    {"run", {{"out", o_.out_dir},
+                    {"run", {{"run_id", run_id_},
+                             {"config", o_.to_json()},
+                             {"model", cfg_.to_json()},
+                             {"out", o_.out_dir},
                              {"train_data", o_.train_data},
                              {"seq_len", T},
                              {"batch", B},

@@ -70,6 +70,9 @@ def main():
         of_run = report("of_run.json", run={"checkpoint_before": step4, "dtype": "fp32", "seed": 1337})
         bf16_run = report("bf16_run.json", run={"dtype": "bf16"})
         seed_run = report("seed_run.json", run={"seed": 99})
+        # A report names its run's id (no checkpoint it names needs to be there still).
+        run_id = json.load(open(os.path.join(step4, "meta.json")))["run_id"]
+        id_run = report("id_run.json", run={"run_id": run_id})
         cases = [
             Case("checkpoint of another run than the report's", args(checkpoint=os.path.join(one, "step-00000002"),
                                                                      spike_report=of_run),
@@ -79,6 +82,10 @@ def main():
             Case("checkpoint of another seed than the report's run", args(spike_report=seed_run),
                  ["--checkpoint", "--seed 1337", "99"]),
             Case("good report naming its run", args(spike_report=of_run), [], exit_code=0),
+            Case("checkpoint of another run than the report's run id", args(checkpoint=os.path.join(one, "step-00000002"),
+                                                                            spike_report=id_run),
+                 ["--checkpoint", "cannot be from the run of", id_run, "the report's run is " + run_id]),
+            Case("good report naming its run id", args(spike_report=id_run), [], exit_code=0),
             Case("report missing", args(spike_report=missing), [missing]),
             Case("report not JSON", args(spike_report=not_json), [not_json, "not a JSON spike report"]),
             Case("report without batch rows", args(spike_report=no_rows), [no_rows, "no batch rows"]),

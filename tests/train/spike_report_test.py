@@ -81,6 +81,8 @@ def common_checks(rep, out, step, failures, what):
         failures.append(f"{what}: attention_logits {att}")
     if not os.path.exists(os.path.join(out, "spikes", f"step-{step:07d}.txt")):
         failures.append(f"{what}: no text report")
+    if not all(isinstance(rep["run"].get(k), want) for k, want in (("run_id", str), ("config", dict), ("model", dict))):
+        failures.append(f"{what}: the report's run lacks its id, options or model: {sorted(rep['run'])}")
     if len(rep.get("causes", [])) != 5:
         failures.append(f"{what}: causes {rep.get('causes')}")
     if len(rep["batch"]["rows"]) != B:
