@@ -34,9 +34,11 @@ json number_or_null(const plan::LogFields& f, const nlohmann::json& r, const std
     return f.number(key);
 }
 
-// Every field the metrics and the report's drawing read is checked here, so that a record of
-// the wrong shape ends in one error naming FILE:LINE and the field, not deep in either.
+// Every field of a step record is checked as `sixnd plan --check` checks it (one rule for both
+// readers), and those the metrics need must be there, so that a record of the wrong shape ends
+// in one error naming FILE:LINE and the field, not deep in the metrics or the drawing.
 StepNumbers read_step(const plan::LogFields& f, const nlohmann::json& r) {
+    plan::check_step_record(f);
     StepNumbers s;
     s.loss = f.number("loss");
     f.number("tokens");
