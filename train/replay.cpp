@@ -87,9 +87,14 @@ void check_checkpoint_of_report(const CheckpointMeta& ck, const std::string& ck_
         throw Error("--checkpoint", ck_dir + " cannot be from the run of " + report_path + ": " + fault);
     };
     if (ck.step >= rep.step) refuse("it is at step " + std::to_string(ck.step) + ", not before the spike at step " + std::to_string(rep.step));
+    // The report's own run id settles it. Only reports without one are judged by what else they
+    // record, which a resume with --allow-resume-changes may have changed within one run.
     const json run_id = rep.run.value("run_id", json());
-    if (run_id.is_string() && run_id.get<std::string>() != ck.run_id)
-        refuse("its run id is " + ck.run_id + ", the report's run is " + run_id.get<std::string>());
+    if (run_id.is_string()) {
+        if (run_id.get<std::string>() != ck.run_id)
+            refuse("its run id is " + ck.run_id + ", the report's run is " + run_id.get<std::string>());
+        return;
+    }
     // The checkpoints the report names, where they can still be read, tell the run's lineage.
     for (const char* key : {"checkpoint_before", "checkpoint_earlier"}) {
         const json named = rep.run.value(key, json());

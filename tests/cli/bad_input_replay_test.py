@@ -73,6 +73,8 @@ def main():
         # A report names its run's id (no checkpoint it names needs to be there still).
         run_id = json.load(open(os.path.join(step4, "meta.json")))["run_id"]
         id_run = report("id_run.json", run={"run_id": run_id})
+        # ... and within one run a resume may change the seed (--allow-resume-changes).
+        id_reseeded = report("id_reseeded.json", run={"run_id": run_id, "seed": 99})
         cases = [
             Case("checkpoint of another run than the report's", args(checkpoint=os.path.join(one, "step-00000002"),
                                                                      spike_report=of_run),
@@ -86,6 +88,7 @@ def main():
                                                                             spike_report=id_run),
                  ["--checkpoint", "cannot be from the run of", id_run, "the report's run is " + run_id]),
             Case("good report naming its run id", args(spike_report=id_run), [], exit_code=0),
+            Case("report of the checkpoint's run, reseeded on a resume", args(spike_report=id_reseeded), [], exit_code=0),
             Case("report missing", args(spike_report=missing), [missing]),
             Case("report not JSON", args(spike_report=not_json), [not_json, "not a JSON spike report"]),
             Case("report without batch rows", args(spike_report=no_rows), [no_rows, "no batch rows"]),
