@@ -64,14 +64,23 @@ plan::DeviceSpec device_spec(const std::string& key, const std::string& dtype, d
         Backend be = make_backend("cpu", parse_dtype(dtype));
         const PeakFlops peak = peak_flops(be, peak_tflops);
         const Roof r = machine_roof(be, peak);
-        return {"cpu", be.device_name, peak.flops_per_s, r.mem_bw, r.mem_bytes, peak.source + "; " + r.bw_source};
+        plan::DeviceSpec s{"cpu", be.device_name, peak.flops_per_s, r.mem_bw, r.mem_bytes, peak.source + "; " + r.bw_source};
+        s.peak_what = dtype == "fp32" ? "FP32 FLOP/s" : "BF16 FLOP/s";
+        return s;
     }
     const plan::DeviceSpec* d = plan::find_device(key);
     if (!d) throw Error("--device", "unknown device '" + key + "' (known: " + plan::device_keys() + ")");
     plan::DeviceSpec s = *d;
+    // FP32 GEMMs ask for FP32 compute, not TF32 (model/cuda/matmul.cu): the CUDA cores' peak,
+    // as the trainer's MFU counts it.
     if (peak_tflops > 0) {
         s.peak_flops = peak_tflops * 1e12;
         s.source += "; peak from --peak-tflops";
+        s.peak_what = "FLOP/s from --peak-tflops";
+    } else if (dtype == "fp32") {
+        if (s.fp32_flops <= 0) throw Error("--dtype", "fp32: no FP32 peak is listed for " + s.name + " (give --peak-tflops)");
+        s.peak_flops = s.fp32_flops;
+        s.peak_what = "plain FP32 FLOP/s (CUDA cores, not TF32)";
     }
     return s;
 }

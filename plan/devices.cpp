@@ -6,7 +6,9 @@ namespace sixnd::plan {
 
 namespace {
 
-DeviceSpec from_spec(const sixnd::DeviceSpec& d) { return {d.key, d.name, d.bf16_flops, d.mem_bw, d.mem_bytes, d.source}; }
+DeviceSpec from_spec(const sixnd::DeviceSpec& d) {
+    return {d.key, d.name, d.bf16_flops, d.mem_bw, d.mem_bytes, d.source, d.fp32_flops};
+}
 
 }  // namespace
 

@@ -10,10 +10,12 @@ namespace sixnd::plan {
 struct DeviceSpec {
     std::string key;        // what --device accepts: h100, h200, a100, a100-40gb, b200
     std::string name;       // the part it stands for
-    double peak_flops = 0;  // dense BF16 FLOP/s
+    double peak_flops = 0;  // FLOP/s the run's dtype computes at: dense BF16 in the table
     double mem_bw = 0;      // bytes/s
     double mem_bytes = 0;   // device memory
     std::string source;     // where the numbers come from
+    double fp32_flops = 0;  // plain FP32 FLOP/s (0: not listed)
+    std::string peak_what = "dense BF16 FLOP/s";  // what peak_flops is
 };
 
 const std::vector<DeviceSpec>& device_table();

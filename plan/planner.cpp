@@ -161,7 +161,7 @@ Report make_plan(const PlanInputs& in) {
     double seconds = 0;
     if (dev) {
         rep.text("device", "name", dev->name, dev->source);
-        rep.add("device", "peak_flops", dev->peak_flops, Unit::per_second, "dense BF16 FLOP/s");
+        rep.add("device", "peak_flops", dev->peak_flops, Unit::per_second, dev->peak_what);
         rep.add("device", "mem_bw", dev->mem_bw, Unit::per_second, "bytes/s");
         rep.add("device", "mem_bytes", dev->mem_bytes, Unit::bytes, "");
         rep.add("device", "ridge_flop_per_byte", ridge_point(dev->peak_flops, dev->mem_bw), Unit::ratio, "peak / bandwidth");

@@ -70,6 +70,11 @@ def worked_numbers():
     want("fp32 ZeRO-1 bytes/param", j["memory"]["zero1_bytes_per_param"], 9)
     want("fp32 ZeRO-0 bytes/param", j["memory"]["zero0_bytes_per_param"], 16)
     want("fp32 ZeRO-1 formula", j["formulas"]["memory.zero1_bytes_per_param"].split(" (")[0], "4 + 4 + 8/n")
+    # An FP32 run's time on a GPU is at the CUDA cores' FP32 peak (its GEMMs ask for FP32, not TF32).
+    j = plan("--params", "1e9", "--device", "h100", "--dtype", "fp32", "--devices", "8", "--mfu", "0.4", "--tokens", "1e10")
+    want("H100 FP32 peak", f"{j['device']['peak_flops']:.3g}", "6.7e+13")
+    want("H100 FP32 hours", f"{j['time']['seconds'] / 3600:.3g}", "77.7")
+    want("H100 BF16 peak", f"{plan('--params', '1e9', '--device', 'h100')['device']['peak_flops']:.3g}", "9.89e+14")
     j = plan("--params", "1e9", "--ranks", "4", "--zero", "2", "--master-weights", "off")
     want("no master ZeRO-2 bytes/param", j["memory"]["zero2_bytes_per_param"], 2 + 10 / 4)
     want("no master model states", j["memory"]["model_states"], 1e9 * (2 + 10 / 4))
