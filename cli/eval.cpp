@@ -137,7 +137,10 @@ int run_eval(int argc, char** argv) {
     app.add_option("--checkpoint", checkpoint,
                    "instead of --init: a checkpoint directory (a run's checkpoints/step-N), any architecture; "
                    "evaluated in its own dtype, with its tokenizer unless --tokenizer");
-    app.add_option("--data", f.data, "glob of llm.c token shards; with --task hellaswag a HellaSwag JSONL file")->required();
+    app.add_option("--data", f.data,
+                   "glob of llm.c token shards, or DIR/manifest.json[:val] of sixnd data prepare; with --task hellaswag "
+                   "a HellaSwag JSONL file")
+        ->required();
     app.add_option("--task", f.task, "loss, or hellaswag (ctx/endings/label per line; acc and acc_norm)")->capture_default_str();
     app.add_option("--tokenizer", f.tokenizer, "sixnd tokenizer file: bits per byte of the decoded text; needed by --task hellaswag");
     app.add_option("--per-item", f.per_item, "with --task hellaswag: write each item's ending losses to this JSONL file");

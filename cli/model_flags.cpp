@@ -105,6 +105,10 @@ GPTConfig random_config(const ModelFlags& f) {
                                            std::to_string(f.n_kv_head));
         c.n_kv_head = f.n_kv_head;
     }
+    // A theta the model never uses would still be recorded as the model's, and a resume that
+    // changed it would pass as a resume of the same model.
+    if (f.rope_theta != 0.0f && c.pos != PosKind::rope)
+        throw Error("--rope-theta", "applies to --pos rope only; this model learns its positions");
     if (c.pos == PosKind::rope && c.head_size() % 2 != 0)
         throw Error("--pos", "rope needs an even head size; n_embd/n_head is " + std::to_string(c.head_size()));
     c.validate("--model " + f.model);

@@ -17,6 +17,7 @@
 #include "model/backend.h"
 #include "model/ops.h"
 #include "train/checkpoint.h"
+#include "train/tokenizer_match.h"
 #include "train/trainer.h"
 
 namespace sixnd::cli {
@@ -145,7 +146,13 @@ int run_train(int argc, char** argv) {
     o.validate(launched_world_size());
     // The model the flags make is the run's unless a checkpoint is resumed, which brings its own.
     const bool fresh = o.resume.empty() || (o.resume == "latest" && latest_checkpoint(o.out_dir + "/checkpoints").empty());
-    if (mf.init == "random" && fresh) random_config(mf).require_seq_len(o.seq_len);
+    if (mf.init == "random" && fresh) {
+        const GPTConfig c = random_config(mf);
+        c.require_seq_len(o.seq_len);
+        // As the run would refuse it at its start: a tokenizer with ids the model has no row for
+        // (an ablation of --vocab-size learns it before its first run, not after).
+        if (!o.tokenizer.empty()) require_model_vocab(Tokenizer::load(o.tokenizer), o.tokenizer, c.vocab_size);
+    }
     cpu_features();  // a bad SIXND_CPU_ISA is refused here, before the run directory is touched
     if (check_only) return 0;  // sixnd ablate checks every run's flags so before the first run starts
 

@@ -32,7 +32,7 @@ int sample_token(const std::vector<float>& logits, float temperature, int top_k,
 
 std::vector<uint32_t> generate(Decoder& dec, const std::vector<uint32_t>& prompt, const SampleOptions& o) {
     if (prompt.empty()) throw Error("--prompt", "the prompt must hold at least one token");
-    if (static_cast<int>(prompt.size()) >= dec.max_len())
+    if (static_cast<int>(prompt.size()) > dec.max_len())
         throw Error("--prompt", "the prompt's " + std::to_string(prompt.size()) + " tokens fill the model's context of " +
                                     std::to_string(dec.max_len()));
     Rng rng(o.seed);

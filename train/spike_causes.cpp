@@ -173,8 +173,9 @@ struct RunFacts {
         if (auto v = text(r, "checkpoint_earlier")) earlier = quote(*v);
         const auto step = num(report, "step");
         const auto o = text(r, "out");
-        this->report = step && o ? quote(*o + fmt("/spikes/step-%07lld.json", static_cast<long long>(*step)))
-                                 : "<OUT>/spikes/step-NNNNNNN.json";
+        if (auto path = text(r, "report")) this->report = quote(*path);
+        else if (step && o) this->report = quote(*o + fmt("/spikes/step-%07lld.json", static_cast<long long>(*step)));
+        else this->report = "<OUT>/spikes/step-NNNNNNN.json";
         // Every rank resumes its own shard of the state: the diagnostic runs as many.
         if (auto w = num(r, "world"); w && *w > 1) launcher = fmt("mpirun -np %lld ", static_cast<long long>(*w));
         std::tie(config, model) = run_config(r);

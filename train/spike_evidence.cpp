@@ -236,9 +236,10 @@ json batch_json(int seq_len, const std::vector<RowEvidence>& rows, double loss, 
                 {"injected_junk", injected_junk}};
 }
 
-std::string spike_report_path(const std::string& out_dir, int step) {
-    char name[32];
-    std::snprintf(name, sizeof name, "step-%07d.json", step);
+std::string spike_report_path(const std::string& out_dir, int step, int rollbacks) {
+    char name[48];
+    if (rollbacks > 0) std::snprintf(name, sizeof name, "step-%07d-r%d.json", step, rollbacks);
+    else std::snprintf(name, sizeof name, "step-%07d.json", step);
     return out_dir + "/spikes/" + name;
 }
 

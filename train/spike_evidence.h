@@ -86,7 +86,8 @@ struct RowEvidence {
 nlohmann::json batch_json(int seq_len, const std::vector<RowEvidence>& rows, double loss, const SpikeHistory& h,
                           bool injected_junk);
 
-// The report's path: OUT/spikes/step-NNNNNNN.json.
-std::string spike_report_path(const std::string& out_dir, int step);
+// The report's path: OUT/spikes/step-NNNNNNN.json, or step-NNNNNNN-rK.json once the run has
+// rolled back K times (a step rerun after a rollback may spike again: its report is another).
+std::string spike_report_path(const std::string& out_dir, int step, int rollbacks);
 
 }  // namespace sixnd

@@ -207,8 +207,9 @@ private:
     std::string save(int step);
     void finish(int steps_run);
     // A run that stops early (a signal, too many bad steps or rollbacks, non-finite weights)
-    // logs why, and its bill for the steps it ran, before it throws.
-    void stopped(int step, const json& why);
+    // logs why, and its bill for the steps it ran (the one it stops in, where that was computed:
+    // every stop but a signal's, which comes between steps), before it throws.
+    void stopped(int step, const json& why, bool computed_this_step);
     void bill(int step, int steps_run);
 
     const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();  // for the bill
@@ -579,7 +580,7 @@ void Run::skip(int done, double loss, double norm, const json& fired_on) {
                  std::to_string(bad_steps_) + " in a row)");
     if (bad_steps_ < o_.max_bad_steps) return;
     const std::string& last = last_good_;
-    stopped(done, {{"reason", "max_bad_steps"}, {"last_checkpoint", last}});
+    stopped(done, {{"reason", "max_bad_steps"}, {"last_checkpoint", last}}, true);
     throw Error("training", std::to_string(bad_steps_) + " consecutive steps with a non-finite loss or gradient, or skipped as " +
                                 "spikes (--max-bad-steps " + std::to_string(o_.max_bad_steps) + "); stopped at step " +
                                 std::to_string(done) + ". Spikes that go on are the weights', not a batch's: --on-spike "
@@ -723,7 +724,7 @@ int Run::stop_signal() {
 
 void Run::interrupted(int step, int sig) {
     const std::string dir = saved_step_ == step ? last_good_ : save(step);
-    stopped(step, {{"reason", "signal"}, {"signal", sig}, {"last_checkpoint", dir}});
+    stopped(step, {{"reason", "signal"}, {"signal", sig}, {"last_checkpoint", dir}}, false);
     if (tty_) std::fprintf(stderr, "\n");
     throw AgreedError("training", std::string("interrupted by ") + StopSignals::name(sig) + " after step " +
                                       std::to_string(step) + "; checkpoint " + dir +
@@ -884,7 +885,7 @@ std::vector<RowEvidence> Run::gathered_rows(int step, bool junk) {
 }
 
 std::string Run::junk_shard_path(int done) const {
-    std::string p = spike_report_path(o_.out_dir, done);
+    std::string p = spike_report_path(o_.out_dir, done, spike_run_.rollbacks);
     return p.substr(0, p.size() - 5) + "-junk.bin";
 }
 
@@ -903,7 +904,7 @@ void Run::write_spike_report(int done, const json& report, bool junk) {
         }
         write_shard(junk_shard_path(done), tokens, static_cast<size_t>(cfg_.vocab_size));
     }
-    const std::string path = spike_report_path(o_.out_dir, done);
+    const std::string path = spike_report_path(o_.out_dir, done, spike_run_.rollbacks);
     write_file_atomically(path, report.dump(2) + "\n");
     write_file_atomically(path.substr(0, path.size() - 5) + ".txt", spike_report_text(report));
 }
@@ -962,7 +963,7 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
         rollback_info = {{"done", false}, {"reason", "--max-rollbacks " + std::to_string(o_.spike.max_rollbacks) + " reached"}};
     }
 
-    const std::string report_path = spike_report_path(o_.out_dir, done);
+    const std::string report_path = spike_report_path(o_.out_dir, done, spike_run_.rollbacks);
     on_root_agreed(&comm_, [&] {
         // A rerun after a rollback replaces the checkpoints newer than its target: the report
         // names ones that stay.
@@ -979,6 +980,7 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
         json report{{"step", done},
                     {"action", spike_action_name(action)},
                     {"run", {{"run_id", run_id_},
+                             {"report", report_path},
                              {"config", o_.to_json()},
                              {"model", cfg_.to_json()},
                              {"out", o_.out_dir},
@@ -1018,8 +1020,8 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
         log_warn("step " + std::to_string(done) + ": spike in " + what + line + report_path);
     }
     if (out_of_rollbacks) {
-        stopped(done, {{"reason", "max_rollbacks"}, {"last_checkpoint", last_good_}});
-        throw Error("training", "step " + std::to_string(done) + ": another loss spike after " + std::to_string(spike_run_.rollbacks) +
+        stopped(done, {{"reason", "max_rollbacks"}, {"last_checkpoint", last_good_}}, true);
+        throw Error("training", "step " + std::to_string(done) + ": another spike after " + std::to_string(spike_run_.rollbacks) +
                                     " rollbacks (--max-rollbacks " + std::to_string(o_.spike.max_rollbacks) +
                                     "); stopped. See " + report_path + "; the last good checkpoint is " +
                                     (last_good_.empty() ? std::string("(none written)") : last_good_));
@@ -1145,7 +1147,7 @@ TrainResult Run::go() {
             history_.applied(lr, scheduled_lr, lr_injected);
         }
         if (!params_finite()) {
-            stopped(done, {{"reason", "non_finite_parameters"}, {"last_checkpoint", last_good_}});
+            stopped(done, {{"reason", "non_finite_parameters"}, {"last_checkpoint", last_good_}}, true);
             char lr_text[32];
             std::snprintf(lr_text, sizeof lr_text, "%g", lr);
             throw Error("training", "step " + std::to_string(done) + ": the update made parameters non-finite (learning rate " +
@@ -1227,9 +1229,9 @@ void Run::finish(int steps_run) {
     bill(last_step_, steps_run);
 }
 
-void Run::stopped(int step, const json& why) {
+void Run::stopped(int step, const json& why, bool computed_this_step) {
     log_->event("stop", step, why);
-    bill(step, iterations_);
+    bill(step, iterations_ + (computed_this_step ? 1 : 0));
 }
 
 // What the run cost: its wall-clock device time, FLOPs and MFU (a log event and one line).

@@ -70,6 +70,8 @@ def run(tmp):
         Case("--max-tokens beyond the context", sample("--prompt", "abcd", max_tokens="14"),
              ["--max-tokens", "context of 16", "at most 13"], env=ENV),
         Case("prompt fills the context", sample("--prompt", "x" * 17, max_tokens="1"), ["--prompt", "context of 16"], env=ENV),
+        Case("a prompt as long as the context predicts one token", sample("--prompt", "x" * 16, max_tokens="1"), [],
+             exit_code=0, env=ENV),
         Case("no such checkpoint", ["sample", "--checkpoint", os.path.join(tmp, "none"), "--prompt", "a"],
              ["none", "no such checkpoint"], env=ENV),
     ]

@@ -114,7 +114,7 @@ def run(tmp):
         flag("--n-layer", "0", ["[1,"]), flag("--n-head", "-2", ["[1,"]), flag("--n-embd", "0", ["[1,"]),
         flag("--n-head", "5", ["not divisible", "48"]), flag("--n-embd", "50", ["not divisible", "50"]),
         flag("--pos", "alibi", ["learned or rope"]), flag("--rope-theta", "1", ["above 1"]),
-        flag("--rope-theta", "nan", ["finite"]), flag("--norm", "batchnorm", ["layernorm or rmsnorm"]),
+        flag("--rope-theta", "nan", ["finite"]), flag("--rope-theta", "500", ["--pos rope only"]), flag("--norm", "batchnorm", ["layernorm or rmsnorm"]),
         flag("--mlp", "geglu", ["gelu, swiglu or relu2"]), flag("--mlp-hidden", "-1", ["[0,"]),
         flag("--qk-norm", "yes", ["on or off"]), flag("--tie-embeddings", "1", ["on or off"]),
         flag("--bias", "none", ["on or off"]), flag("--n-kv-head", "3", ["divide", "4"]),
@@ -310,6 +310,8 @@ def run(tmp):
     nested = os.path.join(tmp, "parent")
     cases += [
         Case("--tokenizer with more tokens than the model's vocabulary", train("--tokenizer", tok),
+             [tok, "260 tokens", "vocabulary of 64"], unchanged=[fresh], env=ENV),
+        Case("--check: --tokenizer with more tokens than the model's vocabulary", train("--check", "--tokenizer", tok),
              [tok, "260 tokens", "vocabulary of 64"], unchanged=[fresh], env=ENV),
         Case("--train-data that matches nothing", train(data=os.path.join(tmp, "none_*.bin")), ["none_*.bin", "no files"],
              unchanged=[fresh], env=ENV),

@@ -189,6 +189,13 @@ TEST(SpikeEvidence, LearningRateFields) {
 // The same run with and without a planted fault: the clean run raises nothing, an LR spike is
 // flagged on the step after it (its update shows in the next loss), a junk batch on its own
 // step, and both of two faults close together are caught.
+// A step rerun after a rollback can spike again: its report must not replace the first's.
+TEST(SpikeEvidence, ReportsAfterARollbackAreNamedApart) {
+    EXPECT_EQ(spike_report_path("o", 9, 0), "o/spikes/step-0000009.json");
+    EXPECT_EQ(spike_report_path("o", 9, 1), "o/spikes/step-0000009-r1.json");
+    EXPECT_EQ(spike_report_path("o", 1234567, 12), "o/spikes/step-1234567-r12.json");
+}
+
 TEST(SpikeTraining, PlantedSpikesAreFlaggedACleanRunIsNot) {
     TmpDir t;
     const std::string data = make_data(t.dir);

@@ -211,6 +211,7 @@ TEST(Trainer, OverflowingUpdateStopsWithoutSavingIt) {
     o.schedule.lr = 1e38f;
     o.optimizer.weight_decay = 1e9f;
     o.grad_clip = 0;
+    o.log = t.dir + "/overflow.jsonl";
     try {
         train(o, c, init_params(c));
         FAIL() << "training did not stop";
@@ -219,6 +220,10 @@ TEST(Trainer, OverflowingUpdateStopsWithoutSavingIt) {
         EXPECT_NE(msg.find("step 3: the update made parameters non-finite"), std::string::npos) << msg;
         EXPECT_NE(msg.find("step-00000002"), std::string::npos) << msg;
     }
+    // The step it stopped in was computed: the bill counts it.
+    const auto bills = test::log_events(o.log, "bill");
+    ASSERT_EQ(bills.size(), 1u);
+    EXPECT_GT(bills[0].at("model_flops").get<double>(), 0) << "the bill of a run stopped by its first step's update";
     const std::string root = o.out_dir + "/checkpoints";
     EXPECT_EQ(latest_checkpoint(root), root + "/step-00000002");
     for (const CheckpointEntry& e : list_checkpoints(root)) EXPECT_NO_THROW(restore_params(CheckpointReader(e.dir), ParamLayout(c)));
