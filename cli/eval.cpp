@@ -33,7 +33,18 @@ struct EvalFlags {
     std::string data, tokenizer, task = "loss", per_item;
     int B = 4, T = 64;
     long long batches = 0;  // 0: all that fit
+    // With --checkpoint: it, and the hash of the tokenizer it was trained with ("" if none).
+    std::string checkpoint, trained_with;
 };
+
+// --tokenizer (or the checkpoint's copy), held to the model: ids it has rows for, and the
+// tokenizer a checkpoint was trained with.
+Tokenizer load_tokenizer(const EvalFlags& f, int model_vocab) {
+    Tokenizer tok = Tokenizer::load(f.tokenizer);
+    require_model_vocab(tok, f.tokenizer, model_vocab);
+    require_checkpoint_tokenizer(tok, f.tokenizer, f.trained_with, f.checkpoint);
+    return tok;
+}
 
 nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& source) {
     const int B = f.B, T = f.T;
@@ -41,8 +52,7 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
     ts.check_vocab(model.config().vocab_size);
     std::unique_ptr<TokenBytes> token_bytes;
     if (!f.tokenizer.empty()) {
-        const Tokenizer tok = Tokenizer::load(f.tokenizer);
-        require_model_vocab(tok, f.tokenizer, model.config().vocab_size);
+        const Tokenizer tok = load_tokenizer(f, model.config().vocab_size);
         require_data_tokenizer(ts, f.data, tok, f.tokenizer);
         token_bytes = std::make_unique<TokenBytes>(tok);
     }
@@ -86,8 +96,7 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
 
 nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f) {
     if (f.tokenizer.empty()) throw Error("--task hellaswag", "needs --tokenizer to encode the contexts and endings");
-    const Tokenizer tok = Tokenizer::load(f.tokenizer);
-    require_model_vocab(tok, f.tokenizer, model.config().vocab_size);
+    const Tokenizer tok = load_tokenizer(f, model.config().vocab_size);
     const std::vector<HellaSwagItem> items = read_hellaswag(f.data);
     // Renamed into place only when every item is scored: an interrupted or failed eval leaves an
     // earlier --per-item file as it was.
@@ -164,8 +173,8 @@ int run_eval(int argc, char** argv) {
                                        ck->meta().dtype + "; drop --dtype " + mf.dtype);
         mf.dtype = ck->meta().dtype;
         if (f.tokenizer.empty() && ck->has_file("tokenizer.bin")) f.tokenizer = ck->path_of("tokenizer.bin");
-        if (!f.tokenizer.empty())
-            require_checkpoint_tokenizer(Tokenizer::load(f.tokenizer), f.tokenizer, ck->meta().tokenizer_hash, checkpoint);
+        f.checkpoint = checkpoint;
+        f.trained_with = ck->meta().tokenizer_hash;
     }
     check_per_item(f, mf, ck.get());
 

@@ -149,9 +149,9 @@ int run_train(int argc, char** argv) {
     if (mf.init == "random" && fresh) {
         const GPTConfig c = random_config(mf);
         c.require_seq_len(o.seq_len);
-        // As the run would refuse it at its start: a tokenizer with ids the model has no row for
-        // (an ablation of --vocab-size learns it before its first run, not after).
-        if (!o.tokenizer.empty()) require_model_vocab(Tokenizer::load(o.tokenizer), o.tokenizer, c.vocab_size);
+        // What the run refuses at its start, --check refuses now (an ablation of --vocab-size
+        // learns it before its first run, not after): a tokenizer with ids the model has no row for.
+        if (check_only && !o.tokenizer.empty()) require_model_vocab(Tokenizer::load(o.tokenizer), o.tokenizer, c.vocab_size);
     }
     cpu_features();  // a bad SIXND_CPU_ISA is refused here, before the run directory is touched
     if (check_only) return 0;  // sixnd ablate checks every run's flags so before the first run starts

@@ -1,7 +1,6 @@
 #include "core/atomic_file.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -122,8 +121,7 @@ void remove_dead_writers_temporaries(const std::string& path) {
         const long pid = temporary_pid(path, *it);
         const std::string stale = (std::filesystem::path(dir) / *it).string();
         struct stat st;
-        const bool dead = pid > 0 && pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-        if (!dead || ::lstat(stale.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (pid == ::getpid() || !writer_gone(pid) || ::lstat(stale.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
             ++it;
             continue;
         }

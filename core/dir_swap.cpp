@@ -1,7 +1,6 @@
 #include "core/dir_swap.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -50,7 +49,7 @@ void for_each_dead_sibling(const OutSiblings& s, bool warn_running, F f) {
         const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
         if (pid == ::getpid()) continue;
         const std::string path = it->path().string();
-        if (::kill(pid, 0) == 0 || errno == EPERM) {
+        if (!writer_gone(pid)) {
             if (warn_running) log_warn(path + " belongs to a running process (pid " + pid_text + "); left alone");
             continue;
         }

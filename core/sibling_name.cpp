@@ -1,5 +1,9 @@
 #include "core/sibling_name.h"
 
+#include <signal.h>
+
+#include <cerrno>
+
 namespace sixnd {
 
 std::string sibling_name(const std::string& name, const std::string& suffix) {
@@ -15,5 +19,7 @@ std::string sibling_path(const std::string& path, const std::string& suffix) {
     const size_t start = slash == std::string::npos ? 0 : slash + 1;
     return path.substr(0, start) + sibling_name(path.substr(start), suffix);
 }
+
+bool writer_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
 
 }  // namespace sixnd

@@ -17,4 +17,8 @@ std::string sibling_name(const std::string& name, const std::string& suffix);
 // The same for a path: its last component gets the suffix, the directory stays.
 std::string sibling_path(const std::string& path, const std::string& suffix);
 
+// Whether the process whose pid names a sibling has ended, so that what it left may be tidied:
+// no process has the pid. One of another user (kill says EPERM) is alive.
+bool writer_gone(long pid);
+
 }  // namespace sixnd

@@ -77,10 +77,11 @@ void check_output_dir(const std::string& out, bool overwrite) {
     struct stat st;
     if (::lstat(out.c_str(), &st) != 0) {
         if (errno != ENOENT) throw Error("--out", out + ": " + std::strerror(errno));
-        const fs::path parent = fs::path(out).parent_path();
-        std::error_code ec;
-        if (!parent.empty() && !fs::is_directory(parent, ec))
-            throw Error("--out", "the directory " + parent.string() + ", where " + out + " would be made, does not exist");
+        try {
+            sixnd::check_output_dir(out);  // the directory it is to be made in is there
+        } catch (const Error& e) {
+            throw Error("--out", e.what());
+        }
         return;
     }
     if (!S_ISDIR(st.st_mode))

@@ -285,8 +285,7 @@ Report make_plan(const PlanInputs& in) {
         if (write_s <= 0) {
             // A checkpoint holds the parameters and the optimizer state (master weights where
             // this dtype keeps them, m, v): the model states less the gradients.
-            const StateBytes state = model_state_bytes(layout_from_count(1), 0, 1, in.dtype_bytes, in.master_weights);
-            const double per_param = state.total() - state.grads;
+            const double per_param = one.total() - one.grads;
             write_s = per_param * r.N / ranks / in.write_bw;
             how = num(per_param) + " bytes (params + optimizer state) x N / ranks at " + num(in.write_bw) +
                   " B/s per device (assumed)";

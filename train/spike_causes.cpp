@@ -6,14 +6,10 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <tuple>
 #include <vector>
-
-#include "core/read_file.h"
-#include "train/checkpoint_meta.h"
 
 namespace sixnd {
 
@@ -102,29 +98,11 @@ std::string flag(const std::string& key, const json& v) {
 }
 
 // The resolved training options (TrainOptions::to_json) and the model (GPTConfig::to_json) of
-// the run: from the checkpoint before the spike, whose meta.json holds both and checks itself,
-// else the run log's header. Null when neither can be read (a report read elsewhere).
+// the run, as the trainer records them in the report's run object; null where it does not.
 std::pair<json, json> run_config(const json& run) {
     const json* config = field(run, "config");
     const json* model = field(run, "model");
     if (config && model && config->is_object() && model->is_object()) return {*config, *model};
-    // Reports written before they carried the run's configuration: its checkpoint, else its log.
-    if (auto ck = text(run, "checkpoint_before")) {
-        const std::string path = *ck + "/meta.json";
-        try {
-            const CheckpointMeta m = CheckpointMeta::parse(read_whole_file(path), path);
-            return {m.config, m.model.to_json()};
-        } catch (const std::exception&) {  // moved or unreadable: the log may still say
-        }
-    }
-    if (auto log = text(run, "log")) {
-        std::ifstream in(*log);
-        std::string line;
-        if (in && std::getline(in, line)) {
-            const json h = json::parse(line, nullptr, false);
-            if (h.is_object() && field(h, "config") && field(h, "model")) return {h["config"], h["model"]};
-        }
-    }
     return {};
 }
 

@@ -29,9 +29,9 @@ namespace sixnd {
 
 // The "causes" array: {cause, score, evidence, next} for each of the five, highest score first.
 // `evidence` is one line with the numbers that decided the score; `next` the command line of
-// the cause's next diagnostic, complete: the report's "run" object, and the run's options and
-// model as the checkpoint before the spike records them (its meta.json; else the run log's
-// header), with only the knob under test changed (placeholders in <> where neither can be read).
+// the cause's next diagnostic, complete: the report's "run" object with the run's options and
+// model (its "config" and "model", as the trainer records them), only the knob under test
+// changed (placeholders in <> where the report does not say).
 nlohmann::json rank_spike_causes(const nlohmann::json& report);
 
 // A few lines for people: what fired, the LR and batch at the step, the determinism re-check and

@@ -3,14 +3,11 @@
 // by score.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
 #include <set>
 
-#include "train/checkpoint_meta.h"
+#include "model/config.h"
 #include "train/spike_causes.h"
 #include "train/trainer.h"
-#include "tests/util/test_util.h"
 
 namespace sixnd {
 namespace {
@@ -209,12 +206,11 @@ int count_word(const std::string& cmd, const std::string& word) {
     return n;
 }
 
-// The commands carry the run's whole configuration, read from the checkpoint before the spike:
-// its schedule, precision, data and evaluation flags, only the knob under test changed.
+// The commands carry the run's whole configuration, from the report's run record: its schedule,
+// precision, data and evaluation flags, only the knob under test changed.
 TEST(SpikeCauses, NextCommandsCarryTheRunsConfiguration) {
-    const std::string dir = test::make_temp_dir("spike-causes");
-    const std::string ck = dir + "/run/checkpoints/step-00000300";
-    std::filesystem::create_directories(ck);
+    const std::string dir = "/runs/spiky";
+    const std::string ck = dir + "/checkpoints/step-00000300";
     TrainOptions o;
     o.train_data = "data/train_*.bin";
     o.val_data = "data/val.bin";
@@ -225,17 +221,11 @@ TEST(SpikeCauses, NextCommandsCarryTheRunsConfiguration) {
     o.schedule.lr = 1e-3f;
     o.schedule.warmup = 100;
     o.optimizer.beta2 = 0.99f;
-    o.out_dir = dir + "/run";
-    CheckpointMeta m;
-    m.run_id = "0123456789abcdef";
-    m.step = 300;
-    m.dtype = "bf16";
-    m.model = preset_config("tiny", 256);
-    m.config = o.to_json();
-    m.data = json::object();
-    std::ofstream(ck + "/meta.json") << m.to_text();
+    o.out_dir = dir;
     json r = ordinary();
     r["run"]["checkpoint_before"] = ck;
+    r["run"]["config"] = o.to_json();
+    r["run"]["model"] = preset_config("tiny", 256).to_json();
     const json c = rank_spike_causes(r);
     for (const char* name : {"learning_rate", "optimizer_state"}) {
         const std::string cmd = cause(c, name)["next"];
@@ -254,8 +244,7 @@ TEST(SpikeCauses, NextCommandsCarryTheRunsConfiguration) {
     // A run that already had beta2 0.95 keeps it; only eps changes.
     o.optimizer.beta2 = 0.95f;
     o.optimizer.eps = 1e-6f;
-    m.config = o.to_json();
-    std::ofstream(ck + "/meta.json") << m.to_text();
+    r["run"]["config"] = o.to_json();
     const std::string kept = cause(rank_spike_causes(r), "optimizer_state")["next"];
     EXPECT_NE(kept.find(" --beta2 0.95 "), std::string::npos) << kept;
     EXPECT_NE(kept.find(" --eps 1e-05 "), std::string::npos) << kept;
@@ -266,7 +255,6 @@ TEST(SpikeCauses, NextCommandsCarryTheRunsConfiguration) {
         EXPECT_NE((qk + " ").find(want), std::string::npos) << want << " in " << qk;
     EXPECT_EQ(count_word(qk + " ", "--qk-norm"), 1) << qk;
     EXPECT_EQ(qk.find("--resume"), std::string::npos) << qk;
-    std::filesystem::remove_all(dir);
 }
 
 }  // namespace
