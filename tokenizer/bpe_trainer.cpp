@@ -200,18 +200,31 @@ std::string shown(const std::string& bytes) {
 
 // Pieces of one byte are not counted, so no counts means no pair to merge anywhere: empty
 // files, or nothing but lone characters and special tokens. Training on that would write the
-// bare bytes, not the vocabulary asked for.
-Error no_text(const std::vector<InputRange>& inputs) {
+// bare bytes, not the vocabulary asked for. Input of nothing but whitespace is refused too: its
+// merges would only join runs of spaces and newlines, never a piece of text, so a file of blank
+// lines (a wrong path, a failed extraction) would pass for a corpus.
+Error no_text(const std::vector<InputRange>& inputs, bool only_whitespace) {
     std::vector<std::string> paths;
     for (const auto& r : inputs) {
         std::string name = r.path == "-" ? "stdin" : r.path;
         if (std::find(paths.begin(), paths.end(), name) == paths.end()) paths.push_back(std::move(name));
     }
-    if (paths.size() == 1) return Error(paths[0], "holds no text to learn merges from (an empty file?)");
+    const std::string what = only_whitespace ? "only whitespace, no text to learn merges from"
+                                             : "no text to learn merges from";
+    if (paths.size() == 1)
+        return Error(paths[0], "holds " + what + (only_whitespace ? "" : " (an empty file?)"));
     std::string where;
     for (size_t i = 0; i < paths.size() && i < 3; i++) where += (i ? ", " : "") + paths[i];
     if (paths.size() > 3) where += " and " + std::to_string(paths.size() - 3) + " more";
-    return Error(where, "the inputs hold no text to learn merges from (empty files?)");
+    return Error(where, "the inputs hold " + what + (only_whitespace ? "" : " (empty files?)"));
+}
+
+bool only_whitespace(const PretokenCounts& counts) {
+    bool text = false;
+    counts.for_each([&](std::string_view piece, uint64_t) {
+        if (piece.find_first_not_of(" \t\n\r\v\f") != std::string_view::npos) text = true;
+    });
+    return !text;
 }
 
 }  // namespace
@@ -271,7 +284,8 @@ Tokenizer train_bpe(const std::vector<InputRange>& inputs, const BpeTrainOptions
     co.chunk_bytes = opt.chunk_bytes;
     co.progress = opt.progress;
     PretokenCounts counts = count_pretokens(inputs, co);
-    if (counts.size() == 0) throw no_text(inputs);
+    if (counts.size() == 0) throw no_text(inputs, false);
+    if (only_whitespace(counts)) throw no_text(inputs, true);
     return train_bpe_from_counts(counts, opt);
 }
 

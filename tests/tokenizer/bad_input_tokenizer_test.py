@@ -213,7 +213,7 @@ def main():
         gpt2_vocab = os.path.join(FIXTURES, "gpt2_vocab.json")
         # Training text with no pair to merge.
         for name, text in {"empty.txt": "", "empty2.txt": "", "specials_only.txt": "<|endoftext|>" * 3,
-                           "ab.txt": "ab"}.items():
+                           "ab.txt": "ab", "blank.txt": "  \n\n\t \r\n   \n" * 50, "blank2.txt": "\n" * 20}.items():
             with open(p(name), "w") as f:
                 f.write(text)
         slow_tok = p("slow_tok.bin")
@@ -306,6 +306,15 @@ def main():
                  ["tokenizer", "train", "--input", p("specials_only.txt"), "--vocab-size", "300", "--special",
                   "<|endoftext|>", "--out", p("e.bin")], ["specials_only.txt", "holds no text"],
                  unchanged=[p("e.bin")]),
+            Case("train: an input of whitespace only",
+                 ["tokenizer", "train", "--input", p("blank.txt"), "--vocab-size", "300", "--out", p("e.bin")],
+                 ["blank.txt", "holds only whitespace"], unchanged=[p("e.bin")]),
+            Case("train: several inputs of whitespace only",
+                 ["tokenizer", "train", "--input", p("blank.txt"), p("blank2.txt"), "--vocab-size", "300", "--out",
+                  p("e.bin")], ["blank.txt", "blank2.txt", "the inputs hold only whitespace"], unchanged=[p("e.bin")]),
+            Case("train: whitespace beside a little text is a corpus",
+                 ["tokenizer", "train", "--input", p("blank.txt"), p("ab.txt"), "--vocab-size", "300", "--out",
+                  p("ab2.bin"), "--heldout-fraction", "0"], [], exit_code=0),
             Case("train: text too small for the vocabulary stops early (documented)",
                  ["tokenizer", "train", "--input", p("ab.txt"), "--vocab-size", "300", "--out", p("ab.bin")], [],
                  exit_code=0),
