@@ -53,10 +53,7 @@ double median(std::vector<double> v) {
 }
 
 // A value as the error shows it: the JSON text, cut short.
-std::string shown(const nlohmann::json& v) {
-    const std::string s = v.dump();
-    return s.size() > 40 ? s.substr(0, 37) + "..." : s;
-}
+std::string shown(const nlohmann::json& v) { return excerpt(v.dump()); }
 
 std::string count(double x) {
     char b[32];

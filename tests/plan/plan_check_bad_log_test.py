@@ -1,7 +1,8 @@
 """`sixnd plan --check` on run logs that no run could have written: a tiny real run's log with
 one field broken at a time (a negative batch, a zero sequence length, an unknown dtype, a
 negative step time, a missing field, ...). Each ends with one error line naming FILE:LINE of the
-record and the field, exit 1, and no table; the unbroken log still checks."""
+record and the field, exit 1, and no table; a value quoted in the error is cut as core/error.h's
+excerpt() cuts it; the unbroken log still checks."""
 import json
 import os
 import subprocess
@@ -89,6 +90,8 @@ def run(tmp):
         check("negative flops", last, "flops", -1e9, ["flops", "non-negative"]),
         check("negative comm bytes", last, "comm_bytes", -8, ["comm_bytes", "non-negative"]),
         check("memory ranks for another world", last, "memory_ranks", [{}, {}], ["memory_ranks", "world_size 1"]),
+        # A quoted value is cut to excerpt()'s 60 characters: the JSON string's quote and 59 x.
+        check("a long value quoted in part", h, "config.dtype", "x" * 100, ["config.dtype", '"' + "x" * 59 + "..."]),
     ]
     header_only = os.path.join(tmp, "header_only.jsonl")
     with open(header_only, "w") as f:
