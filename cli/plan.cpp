@@ -118,6 +118,8 @@ int run_check(const std::string& path, bool as_json) {
         } else if (type == "step") {
             plan::check_step_record(fields);
             steps.push_back(rec);
+        } else if (type == "event") {
+            plan::check_event_record(fields);
         }
     }
     if (header.json.is_null()) throw Error(path, "no header record: not a sixnd run log");
