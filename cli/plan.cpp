@@ -54,6 +54,14 @@ plan::ModelInfo model_info(const GPTConfig& cfg, const std::string& name, size_t
             m.block_matrices.emplace_back(t->shape[0], t->shape[1]);
     m.head_matrix = {layout.head().shape[0], layout.head().shape[1]};
     m.layout.total = static_cast<double>(layout.total());
+    // A pipeline's end units, padded by ParamLayout itself: the embeddings unit of the model with
+    // its head tied (wte, wpe), and of the model with neither head nor wpe (a [Vp, C] alone).
+    GPTConfig ends = cfg;
+    ends.n_layer = 0;
+    ends.tie_embeddings = true;
+    m.first_stage_unit = static_cast<double>(ParamLayout(ends, unit_align).units()[0].size());
+    ends.pos = PosKind::rope;
+    m.head_unit = static_cast<double>(ParamLayout(ends, unit_align).units()[0].size());
     m.muon_units = Muon::matrices_by_unit(layout);
     return m;
 }
@@ -118,6 +126,8 @@ int run_check(const std::string& path, bool as_json) {
         } else if (type == "step") {
             plan::check_step_record(fields);
             steps.push_back(rec);
+        } else if (type == "event") {
+            plan::check_event_record(fields);
         }
     }
     if (header.json.is_null()) throw Error(path, "no header record: not a sixnd run log");
@@ -144,7 +154,8 @@ int run_plan(int argc, char** argv) {
     CLI::App app{"Size a training run: budget -> model, tokens, memory, time, cost; or check a run's predictions",
                  "sixnd plan"};
     plan::PlanInputs in;
-    std::string device, check, recompute = "none", attention = "flash", dtype = "bf16", master = "on", optimizer = "adamw";
+    std::string device, check, recompute = "none", attention = "flash", dtype = "bf16", master = "on", optimizer = "adamw",
+                schedule = "1f1b";
     ModelFlags mf;
     double peak_tflops = 0;
     bool as_json = false;
@@ -175,6 +186,8 @@ int run_plan(int argc, char** argv) {
         ->capture_default_str();
     app.add_option("--pipeline-stages", in.pipeline_stages, "pipeline stages P")->capture_default_str();
     app.add_option("--micro-batches", in.micro_batches, "pipeline micro-batches M");
+    app.add_option("--pipeline-schedule", schedule, "1f1b (stage i holds min(P - i, M) micro-batches' activations) or gpipe (all M)")
+        ->capture_default_str();
     app.add_option("--price-per-device-hour", in.price_per_device_hour, "dollars per device-hour");
     app.add_option("--serve-tokens", in.serve_tokens, "tokens to generate over the model's life");
     app.add_option("--serve-batch", in.serve_batch, "sequences decoded together")->capture_default_str();
@@ -194,6 +207,10 @@ int run_plan(int argc, char** argv) {
     in.recompute = plan::parse_recompute(recompute);
     if (attention != "flash" && attention != "naive") throw Error("--attention", "expected naive or flash, got '" + attention + "'");
     in.flash = attention == "flash";
+    if (schedule != "1f1b" && schedule != "gpipe") throw Error("--pipeline-schedule", "expected 1f1b or gpipe, got '" + schedule + "'");
+    if (app.count("--pipeline-schedule") > 0 && in.pipeline_stages <= 1)
+        throw Error("--pipeline-stages", "is missing: --pipeline-schedule is for a pipeline of 2 or more stages");
+    in.gpipe = schedule == "gpipe";
     in.muon = parse_optimizer(optimizer) == OptimizerKind::muon;
     check_model_shape_flags(app, mf);
     // Every numeric flag given, held to its range before any arithmetic. Where the planner reads 0

@@ -53,10 +53,7 @@ double median(std::vector<double> v) {
 }
 
 // A value as the error shows it: the JSON text, cut short.
-std::string shown(const nlohmann::json& v) {
-    const std::string s = v.dump();
-    return s.size() > 40 ? s.substr(0, 37) + "..." : s;
-}
+std::string shown(const nlohmann::json& v) { return excerpt(v.dump()); }
 
 std::string count(double x) {
     char b[32];
@@ -128,6 +125,13 @@ double LogFields::number(const std::string& key, bool positive) const {
 
 double LogFields::number_or(const std::string& key, double fallback) const { return has(key) ? number(key) : fallback; }
 
+double LogFields::signed_number(const std::string& key) const {
+    const nlohmann::json& v = at(key);
+    const double x = v.is_number() ? v.get<double>() : NAN;
+    if (!std::isfinite(x)) fault(key, "must be a finite number, got " + shown(v));
+    return x;
+}
+
 int LogFields::integer(const std::string& key, int min, int max) const {
     const nlohmann::json& v = at(key);
     if (v.is_number_integer()) {
@@ -149,6 +153,16 @@ std::string LogFields::text(const std::string& key) const {
     const nlohmann::json& v = at(key);
     if (!v.is_string()) fault(key, "must be a string, got " + shown(v));
     return v.get<std::string>();
+}
+
+std::vector<std::string> LogFields::texts(const std::string& key) const {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < array_size(key); i++) {
+        const nlohmann::json& v = at(key)[i];
+        if (!v.is_string()) fault(key + "[" + std::to_string(i) + "]", "must be a string, got " + shown(v));
+        out.push_back(v.get<std::string>());
+    }
+    return out;
 }
 
 std::string LogFields::choice(const std::string& key, std::initializer_list<const char*> allowed) const {
@@ -181,6 +195,85 @@ void check_step_record(const LogFields& step) {
     if (step.has("memory")) numbers(step.object("memory"));
     if (step.has("memory_ranks")) objects_of_numbers("memory_ranks");
     if (step.has("comm_ranks")) objects_of_numbers("comm_ranks");
+}
+
+namespace {
+
+// What an event's field holds; a value the trainer logs as null where it was not finite says so.
+enum class Holds { count, positive_count, number, number_or_null, signed_or_null, text, texts };
+
+struct EventField {
+    const char* key;
+    Holds holds;
+    bool required;  // written since run logs carried their layout record, else checked where present
+};
+
+struct EventKind {
+    const char* name;
+    std::vector<EventField> fields;
+};
+
+// From train/trainer.cpp's log_->event calls, train/spike_evidence.cpp's trigger_json and
+// train/bill.cpp.
+const std::vector<EventKind>& event_kinds() {
+    using H = Holds;
+    static const std::vector<EventKind> kinds = {
+        {"eval", {{"val_loss", H::number_or_null, true}, {"val_bpb", H::number_or_null, false},
+                  {"batches", H::positive_count, false}, {"comm_bytes", H::number, false}}},
+        {"eval_task", {{"task", H::text, true}, {"items", H::count, true}, {"acc", H::number, true},
+                       {"acc_norm", H::number, true}, {"comm_bytes", H::number, false}}},
+        {"checkpoint", {{"dir", H::text, true}}},
+        {"spike", {{"loss", H::number_or_null, true}, {"fired_on", H::texts, false}, {"action", H::text, false},
+                   {"report", H::text, false}, {"loss_mean", H::number_or_null, false}, {"loss_std", H::number_or_null, false},
+                   {"loss_z", H::signed_or_null, false}, {"grad_norm", H::number_or_null, false},
+                   {"grad_mean", H::number_or_null, false}, {"grad_std", H::number_or_null, false},
+                   {"grad_z", H::signed_or_null, false}, {"window", H::positive_count, false}, {"z_loss", H::number, false},
+                   {"z_grad", H::number, false}}},
+        {"skip", {{"loss", H::number_or_null, true}, {"grad_norm", H::number_or_null, true}, {"reason", H::text, false},
+                  {"consecutive", H::positive_count, false}, {"fired_on", H::texts, false}}},
+        {"rollback", {{"from", H::count, true}, {"to", H::count, true}, {"batches_skipped", H::count, true},
+                      {"tokens_skipped", H::number, true}, {"source", H::text, true}, {"rollbacks", H::positive_count, true}}},
+        {"inject", {{"fault", H::text, true}, {"factor", H::number, false}, {"steps", H::positive_count, false}}},
+        {"stop", {{"reason", H::text, true}, {"last_checkpoint", H::text, true}, {"signal", H::positive_count, false}}},
+        {"profile", {{"path", H::text, true}, {"mfu", H::number, true}, {"hfu", H::number, true}}},
+        {"bill", {{"wall_s", H::number, true}, {"devices", H::positive_count, true}, {"device_hours", H::number, true},
+                  {"model_flops", H::number, true}, {"hw_flops", H::number, true}, {"mfu", H::number, true},
+                  {"hfu", H::number, true}, {"peak_flops", H::number, true}, {"price_per_device_hour", H::number, false},
+                  {"dollars", H::number, false}}},
+    };
+    return kinds;
+}
+
+void check_event_field(const LogFields& ev, const EventField& f) {
+    if (!f.required && !ev.has(f.key)) return;
+    switch (f.holds) {
+        case Holds::count: ev.integer(f.key, 0); break;
+        case Holds::positive_count: ev.integer(f.key, 1); break;
+        case Holds::number: ev.number(f.key); break;
+        case Holds::number_or_null:
+            if (!ev.is_null(f.key)) ev.number(f.key);
+            break;
+        case Holds::signed_or_null:
+            if (!ev.is_null(f.key)) ev.signed_number(f.key);
+            break;
+        case Holds::text: ev.text(f.key); break;
+        case Holds::texts: ev.texts(f.key); break;
+    }
+}
+
+}  // namespace
+
+void check_event_record(const LogFields& ev) {
+    const std::string name = ev.text("event");
+    ev.integer("step", 0);
+    for (const EventKind& kind : event_kinds()) {
+        if (name != kind.name) continue;
+        try {
+            for (const EventField& f : kind.fields) check_event_field(ev, f);
+        } catch (const Error& e) {
+            throw Error(e.where(), "the " + name + " event's " + e.fault());
+        }
+    }
 }
 
 CheckResult check_run(const std::string& path, const LogRecord& header, const std::vector<LogRecord>& steps, const ModelInfo& m) {

@@ -54,10 +54,12 @@ public:
     // Finite and >= 0, or > 0 with `positive`.
     double number(const std::string& key, bool positive = false) const;
     double number_or(const std::string& key, double fallback) const;  // non-negative, when present
+    double signed_number(const std::string& key) const;  // finite, of either sign (a z-score)
     int integer(const std::string& key, int min, int max = INT_MAX) const;
     int integer_or(const std::string& key, int min, int fallback) const;
     bool boolean(const std::string& key) const;
     std::string text(const std::string& key) const;
+    std::vector<std::string> texts(const std::string& key) const;  // an array of strings
     std::string choice(const std::string& key, std::initializer_list<const char*> allowed) const;
     std::string choice_or(const std::string& key, std::initializer_list<const char*> allowed, const std::string& fallback) const;
 
@@ -75,6 +77,14 @@ private:
 // the log to this, so that one edited into impossible values is refused whether or not a
 // prediction reads the field.
 void check_step_record(const LogFields& step);
+
+// An event record's fields as the trainer writes them (RunLog::event): every event's kind and
+// step, and each known kind's fields (eval, eval_task, checkpoint, spike, skip, rollback,
+// inject, stop, profile, bill). A field every sixnd has written since run logs carried the
+// layout record `plan --check` needs must be there; one added later is checked where present.
+// An unknown kind is checked for its kind and step only, as records of an unknown type are
+// passed over: a newer sixnd's log still checks. A fault names the event's kind and the field.
+void check_event_record(const LogFields& event);
 
 // path: the run log; header: its header record; steps: the step records after it, in order;
 // model: the header's model with its layout (built by the caller).

@@ -43,7 +43,11 @@ Recompute parse_recompute(const std::string& s) {
 // (selective) : both norm outputs (2C), the MLP activation (H), qk-norm's output (QW).
 // GPT-2 (QW = 3C, F = H = 4C): 9 C e + 16 + 4 stats, and 6 C e.
 ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_len, Recompute r, int e) {
-    const double N = static_cast<double>(batch) * seq_len, C = s.n_embd, L = s.n_layer;
+    return activation_bytes(s, batch, seq_len, r, e, StageShare{s.n_layer, true, true, 1});
+}
+
+ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_len, Recompute r, int e, const StageShare& stage) {
+    const double N = static_cast<double>(batch) * seq_len, C = s.n_embd, L = stage.layers;
     const double nkv = s.n_kv_head > 0 ? s.n_kv_head : s.n_head;
     const double QW = C + 2 * nkv * (C / s.n_head), H = s.hidden > 0 ? s.hidden : 4 * C, F = s.swiglu ? 2 * H : H;
     const double norm_floats = s.rmsnorm ? 1 : 2;
@@ -51,18 +55,26 @@ ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_le
     const double qk_floats = s.qk_norm ? s.n_head + nkv : 0;
     const double layer_always = N * ((QW + 2 * C + F) * e + 8 * norm_floats + 4 * stats + 4 * qk_floats);
     const double layer_kept = N * ((2 * C + H + (s.qk_norm ? QW : 0)) * e);
-    double layers = 0;
+    double layers = 0, recomputed = 0;
     switch (r) {
         case Recompute::none: layers = L * (layer_always + layer_kept); break;
-        case Recompute::selective: layers = L * layer_always + layer_kept; break;
-        case Recompute::full: layers = layer_always + layer_kept; break;
+        case Recompute::selective:
+            layers = L * layer_always;
+            recomputed = layer_kept;
+            break;
+        case Recompute::full: recomputed = layer_always + layer_kept; break;
     }
     // The trainer keeps every attention row's largest logit (a spike's evidence), a float per
     // row and head in each layer, whatever the recompute policy.
     const double row_max = L * N * s.n_head * 4;
+    // The stage's input and each block's output; input ids; targets, final norm and its
+    // statistics, logits and loss.
+    const double stream = N * (L + 1) * C * e;
+    const double ids = stage.first ? N * 4 : 0;
+    const double head = stage.last ? N * (4 + C * e + 4 * norm_floats + s.padded_vocab * static_cast<double>(e) + 4) : 0;
+    const double projection = N * C * e;
     ActivationBytes a;
-    a.activations = layers + row_max +
-                    N * ((L + 1) * C * e + 2 * C * e + 8 + s.padded_vocab * static_cast<double>(e) + 4 + 4 * norm_floats);
+    a.activations = stage.in_flight * (layers + row_max + stream + ids + head) + recomputed + projection;
     a.workspace = N * (2 * C + F + QW + (s.swiglu ? H : 0) + (s.qk_norm ? QW : 0)) * e;
     return a;
 }

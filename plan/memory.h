@@ -65,7 +65,20 @@ struct ActivationShape {
 struct ActivationBytes {
     double activations = 0, workspace = 0;
 };
+// One pipeline stage's share of the model: its blocks, the token ids on the first stage, the
+// final norm, logits, targets and loss on the last. A stage keeps what each micro-batch leaves
+// between its forward and its backward (the blocks' kept tensors, attention row maxima, the
+// stream of block inputs and outputs, the ids, the head's tensors) once per micro-batch in
+// flight, and one copy of the scratch they share (the projection output; the recomputed
+// layer's tensors: selective's shared copy, full's one layer). Without a pipeline: every block,
+// first and last, one micro-batch.
+struct StageShare {
+    int layers = 0;
+    bool first = true, last = true;
+    int in_flight = 1;
+};
 ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_len, Recompute r, int e);
+ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_len, Recompute r, int e, const StageShare& stage);
 
 // Bytes one rank sends per optimizer step, by collective, as sixnd's communicators count them
 // (ring algorithms: all-reduce 2(n-1)/n of the buffer; reduce-scatter and all-gather (n-1)/n):

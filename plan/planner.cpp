@@ -126,13 +126,80 @@ int data_parallel_ranks(const PlanInputs& in) {
 }
 
 double cpu_weight_copy_bytes(const ModelInfo& m, int zero_stage, int panel_width) {
+    return cpu_weight_copy_bytes(m, zero_stage, panel_width, m.n_layer, true);
+}
+
+double cpu_weight_copy_bytes(const ModelInfo& m, int zero_stage, int panel_width, int layers, bool head) {
     const auto padded = [panel_width](double n) { return std::ceil(n / panel_width) * panel_width; };
     const auto both_roles = [&padded](std::pair<int, int> w) { return 2.0 * (w.first * padded(w.second) + w.second * padded(w.first)); };
     double block = 0;
     for (const auto& w : m.block_matrices) block += both_roles(w);
-    const int block_copies = zero_stage == 3 ? std::min(m.n_layer, kZero3UnitSlots) : m.n_layer;
-    return both_roles(m.head_matrix) + block_copies * block;
+    const int block_copies = zero_stage == 3 ? std::min(layers, kZero3UnitSlots) : layers;
+    return (head ? both_roles(m.head_matrix) : 0) + block_copies * block;
 }
+
+namespace {
+
+// One device's memory: a pipeline stage's, or without a pipeline the whole model's.
+struct StageMemory {
+    int first_layer = 0;
+    StageShare share;
+    StateBytes states;
+    double muon = 0, activations = 0, workspace = 0, copies = 0;  // workspace: backward + ZeRO scratch
+    double total() const { return states.total() + muon + activations + workspace + copies; }
+};
+
+// sixnd has no pipeline engine, so a plan's stages are the usual cut at unit boundaries: the
+// blocks as evenly as they divide (the first L mod P stages one more), the embeddings on the
+// first stage, the final norm and the LM head on the last (tied or not, the last stage keeps
+// its own [Vp, C]); each stage's units sharded over its ranks by the ZeRO table. Under 1F1B
+// stage i has min(P - i, M) micro-batches between their forward and their backward, under
+// GPipe all M. From a parameter count alone the stages are not known: the model states are
+// split evenly.
+std::vector<StageMemory> stage_memory(const PlanInputs& in, const LayoutShape& layout, int ranks, const MuonCost& muon) {
+    const int P = std::max(1, in.pipeline_stages);
+    if (!in.model) {
+        StageMemory d;
+        d.states = model_state_bytes(layout, in.zero_stage, ranks, in.dtype_bytes, in.master_weights);
+        for (double* x : {&d.states.params, &d.states.grads, &d.states.master, &d.states.adam_m, &d.states.adam_v}) *x /= P;
+        d.workspace = d.states.workspace;
+        return {d};
+    }
+    const ModelInfo& m = *in.model;
+    const int L = m.n_layer;
+    const int T = in.seq_len > 0 ? in.seq_len : m.max_seq_len;
+    std::vector<StageMemory> stages;
+    for (int i = 0, next = 0; i < P; i++) {
+        StageMemory st;
+        st.first_layer = next;
+        st.share = {L / P + (i < L % P ? 1 : 0), i == 0, i == P - 1,
+                    P == 1 ? 1 : in.gpipe ? in.micro_batches : std::min(P - i, in.micro_batches)};
+        next += st.share.layers;
+        LayoutShape part = layout;
+        if (P > 1) {
+            part.units = {st.share.first ? m.first_stage_unit : st.share.last ? m.head_unit : 0};
+            for (int l = st.first_layer; l < next; l++) part.units.push_back(layout.units.at(1 + l));
+            if (st.share.last) part.units.push_back(layout.units.back());
+            part.total = 0;
+            for (double u : part.units) part.total += u;
+        }
+        st.states = model_state_bytes(part, in.zero_stage, ranks, in.dtype_bytes, in.master_weights);
+        st.workspace = st.states.workspace;
+        // Every stage holds at least one block, and the blocks are alike.
+        st.muon = muon.workspace;
+        if (in.batch > 0) {
+            const ActivationBytes a = activation_bytes(m.activation_shape(in.flash), in.batch, T, in.recompute, in.dtype_bytes, st.share);
+            st.activations = a.activations;
+            st.workspace += a.workspace;
+        }
+        if (in.weight_copy_panel > 0)
+            st.copies = cpu_weight_copy_bytes(m, in.zero_stage, in.weight_copy_panel, st.share.layers, st.share.last);
+        stages.push_back(st);
+    }
+    return stages;
+}
+
+}  // namespace
 
 Report make_plan(const PlanInputs& in) {
     check_hardware_flags(in);
@@ -183,53 +250,51 @@ Report make_plan(const PlanInputs& in) {
         }
     }
 
-    // Memory per device.
+    // Memory per device: each pipeline stage's, and the heaviest decides the fit.
     const int ranks = data_parallel_ranks(in);
     const LayoutShape layout = in.model ? in.model->layout : layout_from_count(r.N);
-    const StateBytes s = model_state_bytes(layout, in.zero_stage, ranks, in.dtype_bytes, in.master_weights);
-    const double P = std::max(1, in.pipeline_stages);
-    const std::string per = P > 1 ? " / pipeline stages" : "";
-    rep.add("memory", "ranks", ranks, Unit::none, "data-parallel ranks sharing the ZeRO states");
-    rep.add("memory", "params", s.params / P, Unit::bytes, "e psi (stage 3: e psi/n + gathered units)" + per);
-    rep.add("memory", "grads", s.grads / P, Unit::bytes, "e psi (stage 2-3: e psi/n + buckets)" + per);
-    rep.add("memory", "master", s.master / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
-    rep.add("memory", "adam_m", s.adam_m / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
-    rep.add("memory", "adam_v", s.adam_v / P, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
-    rep.add("memory", "model_states", s.total() / P, Unit::bytes,
-            "zero" + std::to_string(in.zero_stage) + "_bytes_per_param x psi (+ unit buffers)" + per);
-    rep.text("memory", "optimizer", in.muon ? "muon" : "adamw", "master, m and v for every parameter either way (Muon's momentum is m)");
-    double total = s.total() / P + s.workspace;
+    const int P = std::max(1, in.pipeline_stages);
     // Muon's buffers and gather, at the rank whose slices touch the widest matrix: every matrix
     // overlaps some rank's slice, so that rank's Newton-Schulz buffer is the whole units' largest.
     const double ns_floats = in.muon ? static_cast<double>(muon_ns_floats(in.model->muon_units, 0, 1, 0)) : 0;
     auto muon_at = [&](int stage) { return in.muon ? muon_cost(layout, stage, ranks, ns_floats) : MuonCost{}; };
-    const MuonCost muon = muon_at(in.zero_stage);
-    if (in.muon) {
-        rep.add("memory", "muon_workspace", muon.workspace / P, Unit::bytes,
-                "one FP32 block unit + the largest Newton-Schulz buffer (2 s^2 + s l floats)" + per);
-        total += muon.workspace / P;
-    }
+    const std::vector<StageMemory> stages = stage_memory(in, layout, ranks, muon_at(in.zero_stage));
+    const size_t h = static_cast<size_t>(
+        std::max_element(stages.begin(), stages.end(), [](const StageMemory& x, const StageMemory& y) { return x.total() < y.total(); }) -
+        stages.begin());
+    const StageMemory& d = stages[h];
+    const bool by_stage = P > 1 && in.model;
+    const std::string per = !by_stage && P > 1   ? " / pipeline stages (evenly: a model shape gives each stage its own)"
+                            : by_stage ? " (stage " + std::to_string(h) + ", the heaviest)"
+                                       : "";
+    rep.add("memory", "ranks", ranks, Unit::none, "data-parallel ranks sharing the ZeRO states");
+    if (by_stage) rep.add("memory", "stage", static_cast<double>(h), Unit::none, "the pipeline stage whose device these rows are");
+    rep.add("memory", "params", d.states.params, Unit::bytes, "e psi (stage 3: e psi/n + gathered units)" + per);
+    rep.add("memory", "grads", d.states.grads, Unit::bytes, "e psi (stage 2-3: e psi/n + buckets)" + per);
+    rep.add("memory", "master", d.states.master, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
+    rep.add("memory", "adam_m", d.states.adam_m, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
+    rep.add("memory", "adam_v", d.states.adam_v, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
+    rep.add("memory", "model_states", d.states.total(), Unit::bytes,
+            "zero" + std::to_string(in.zero_stage) + "_bytes_per_param x psi (+ unit buffers)" + per);
+    rep.text("memory", "optimizer", in.muon ? "muon" : "adamw", "master, m and v for every parameter either way (Muon's momentum is m)");
+    if (in.muon)
+        rep.add("memory", "muon_workspace", d.muon, Unit::bytes, "one FP32 block unit + the largest Newton-Schulz buffer (2 s^2 + s l floats)");
     if (in.model && in.batch > 0) {
         const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;
         const ActivationShape sh = in.model->activation_shape(in.flash);
-        const ActivationBytes a = activation_bytes(sh, in.batch, T, in.recompute, in.dtype_bytes);
-        rep.add("memory", "activations", a.activations / P, Unit::bytes, "sixnd's kept tensors at B x T, per recompute policy" + per);
+        rep.add("memory", "activations", d.activations, Unit::bytes, "sixnd's kept tensors at B x T, per recompute policy" + per);
         for (Recompute k : {Recompute::none, Recompute::selective, Recompute::full}) {
             const char* n = k == Recompute::none ? "activations_none" : k == Recompute::selective ? "activations_selective" : "activations_full";
-            rep.add("memory", n, activation_bytes(sh, in.batch, T, k, in.dtype_bytes).activations / P, Unit::bytes, "");
+            rep.add("memory", n, activation_bytes(sh, in.batch, T, k, in.dtype_bytes, d.share).activations, Unit::bytes, "");
         }
-        rep.add("memory", "workspace", a.workspace + s.workspace, Unit::bytes, "backward 9 C e per token (GPT-2) + ZeRO scratch slice");
-        total += a.activations / P + a.workspace;
+        rep.add("memory", "workspace", d.workspace, Unit::bytes, "backward 9 C e per token (GPT-2) + ZeRO scratch slice");
     } else {
         rep.note("activations are left out: give --model and --batch (and --seq-len) to count them");
     }
-    if (in.model && in.weight_copy_panel > 0) {
-        const double copies = cpu_weight_copy_bytes(*in.model, in.zero_stage, in.weight_copy_panel) / P;
-        rep.add("memory", "weight_copies", copies, Unit::bytes,
+    if (d.copies > 0)
+        rep.add("memory", "weight_copies", d.copies, Unit::bytes,
                 "bf16 in FP32 arithmetic on this CPU: packed panels of each weight, 2 bytes per element and role");
-        total += copies;
-    }
-    rep.add("memory", "total", total, Unit::bytes, "sum of the above");
+    rep.add("memory", "total", d.total(), Unit::bytes, "sum of the above");
     // Each stage's bytes per parameter in this dtype, with or without master weights: the
     // model states of a bare count (no unit buffers, no padding), as the ZeRO paper counts them.
     const StateBytes one = model_state_bytes(layout_from_count(1), 0, 1, in.dtype_bytes, in.master_weights);
@@ -239,7 +304,27 @@ Report make_plan(const PlanInputs& in) {
                 model_state_bytes(layout_from_count(1), st, ranks, in.dtype_bytes, in.master_weights).total(), Unit::ratio,
                 term(one.params, st >= 3) + " + " + term(one.grads, st >= 2) + " + " +
                     term(one.master + one.adam_m + one.adam_v, st >= 1) + " (params + grads + master, m, v)");
-    if (dev) rep.text("memory", "fits", total <= dev->mem_bytes ? "yes" : "no", "total <= device memory");
+    if (dev) rep.text("memory", "fits", d.total() <= dev->mem_bytes ? "yes" : "no", "the heaviest stage's total <= device memory");
+    if (by_stage) {
+        const std::string in_flight = in.gpipe ? "GPipe: all M micro-batches" : "1F1B: min(P - i, M) micro-batches at stage i";
+        for (size_t i = 0; i < stages.size(); i++) {
+            const StageMemory& st = stages[i];
+            const std::string k = "stage" + std::to_string(i) + "_";
+            const int a = st.first_layer, z = st.first_layer + st.share.layers - 1;
+            rep.add("memory_by_stage", k + "layers", st.share.layers, Unit::none,
+                    std::string(st.share.first ? "embeddings + " : "") + "h." + std::to_string(a) + (z > a ? "-h." + std::to_string(z) : "") +
+                        (st.share.last ? " + final norm + LM head" : ""));
+            rep.add("memory_by_stage", k + "model_states", st.states.total(), Unit::bytes, "ZeRO table over this stage's units");
+            if (in.batch > 0) {
+                rep.add("memory_by_stage", k + "in_flight", st.share.in_flight, Unit::none, in_flight);
+                rep.add("memory_by_stage", k + "activations", st.activations, Unit::bytes, "kept tensors x micro-batches in flight + shared scratch");
+            }
+            rep.add("memory_by_stage", k + "workspace", st.workspace + st.muon, Unit::bytes,
+                    in.muon ? "backward + ZeRO scratch + Muon's buffers" : "backward + ZeRO scratch");
+            if (st.copies > 0) rep.add("memory_by_stage", k + "weight_copies", st.copies, Unit::bytes, "this stage's blocks (+ LM head)");
+            rep.add("memory_by_stage", k + "total", st.total(), Unit::bytes, i == h ? "the heaviest: decides the fit" : "");
+        }
+    }
 
     // Communication.
     if (ranks > 1) {
@@ -269,8 +354,11 @@ Report make_plan(const PlanInputs& in) {
     }
 
     // Pipeline.
-    if (in.pipeline_stages > 1)
+    if (in.pipeline_stages > 1) {
         rep.add("pipeline", "bubble", pipeline_bubble(in.pipeline_stages, in.micro_batches), Unit::ratio, "(P - 1) / (M + P - 1)");
+        rep.text("pipeline", "schedule", in.gpipe ? "gpipe" : "1f1b",
+                 in.gpipe ? "all forwards, then all backwards" : "one forward, one backward once the pipeline is full");
+    }
 
     // Reliability.
     if (in.devices > 0 && seconds > 0) {

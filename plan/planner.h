@@ -1,7 +1,7 @@
 // `sixnd plan`: a budget (compute, or devices x days x MFU on a device), a model (parameter
 // count or a shape) and a token count — any consistent subset — resolved into C, N and D, then
-// time, cost, memory per device, communication, pipeline bubble, interruptions, checkpoint
-// interval and serving. Inconsistent or incomplete inputs are one Error naming the flags.
+// time, cost, memory per device (each pipeline stage's), communication, pipeline bubble,
+// interruptions, checkpoint interval and serving. Inconsistent or incomplete inputs are one Error naming the flags.
 #pragma once
 #include <optional>
 #include <string>
@@ -26,6 +26,11 @@ struct ModelInfo {
     // has the same) and the LM head.
     std::vector<std::pair<int, int>> block_matrices;
     std::pair<int, int> head_matrix{0, 0};
+    // Under a pipeline, padded as the layout pads units: the first stage's embeddings unit (wte,
+    // and wpe with learned positions, without an untied head) and the last stage's LM head
+    // [Vp, C] as a unit of its own (untied, lm_head.weight; tied, a copy of wte whose gradient
+    // the two stages would sum).
+    double first_stage_unit = 0, head_unit = 0;
     // Muon's matrices unit by unit (Muon::matrices_by_unit), for its Newton-Schulz buffer per rank.
     std::vector<MuonUnit> muon_units;
     ActivationShape activation_shape(bool flash) const {
@@ -48,6 +53,8 @@ struct ModelInfo {
 // of them with as many blocks; with one block, the final layernorm takes the other slot), and
 // the head's in the embeddings slot.
 double cpu_weight_copy_bytes(const ModelInfo& m, int zero_stage, int panel_width);
+// A pipeline stage's: `layers` blocks, and the head's where the stage holds it.
+double cpu_weight_copy_bytes(const ModelInfo& m, int zero_stage, int panel_width, int layers, bool head);
 
 struct PlanInputs {
     double flops = 0;                       // --flops
@@ -67,6 +74,7 @@ struct PlanInputs {
     bool muon = false;                      // --optimizer muon (needs a model)
     int weight_copy_panel = 0;              // this CPU's packed-GEMM panel width when bf16 keeps weight copies, else 0
     int pipeline_stages = 1, micro_batches = 0;
+    bool gpipe = false;                     // --pipeline-schedule gpipe: all M micro-batches in flight, else 1F1B
     double price_per_device_hour = 0;
     double serve_tokens = 0;
     int serve_batch = 1;

@@ -1,7 +1,10 @@
-"""`sixnd plan --check` on run logs that no run could have written: a tiny real run's log with
-one field broken at a time (a negative batch, a zero sequence length, an unknown dtype, a
-negative step time, a missing field, ...). Each ends with one error line naming FILE:LINE of the
-record and the field, exit 1, and no table; the unbroken log still checks."""
+"""`sixnd plan --check` on run logs that no run could have written: a tiny real run's log (with
+its eval, inject, checkpoint and bill events, and the other event kinds appended as the trainer
+writes them) with one field broken at a time (a negative batch, a zero sequence length, an
+unknown dtype, a negative step time, a missing field, an event's field of the wrong type, ...).
+Each ends with one error line naming FILE:LINE of the record and the field, exit 1, and no
+table; a value quoted in the error is cut as core/error.h's excerpt() cuts it; the unbroken
+log, with an event of a kind this sixnd does not know, still checks."""
 import json
 import os
 import subprocess
@@ -26,14 +29,42 @@ def run(tmp):
     log = os.path.join(tmp, "run.jsonl")
     r = subprocess.run([SIXND, "train", "--init", "random", "--model", "tiny", "--vocab-size", "64", "--max-seq-len", "16",
                         "--device", "cpu", "--dtype", "fp32", "--train-data", data, "--batch", "2", "--seq-len", "8",
-                        "--steps", "3", "--peak-tflops", "1", "--out", os.path.join(tmp, "run"), "--log", log],
+                        "--steps", "3", "--peak-tflops", "1", "--out", os.path.join(tmp, "run"), "--log", log,
+                        "--val-data", data, "--eval-every", "2", "--inject-junk-batch", "2"],
                        capture_output=True, text=True, env=dict(os.environ, **ENV), timeout=300)
     if r.returncode != 0:
         print(f"FAILED: setup run: {r.stderr[-2000:]}")
         return 1
     records = [json.loads(x) for x in open(log)]
+    # The kinds a short run does not write, as train/trainer.cpp writes them; and one that a
+    # newer sixnd might (its fields are its own).
+    def event(kind, step, **fields):
+        return dict(fields, type="event", event=kind, step=step)
+    records += [
+        event("spike", 2, fired_on=["grad_norm"], loss=4.1, loss_mean=4.2, loss_std=0.05, loss_z=-2.0, grad_norm=9.5,
+              grad_mean=1.0, grad_std=0.5, grad_z=17.0, window=128, z_loss=6.0, z_grad=6.0, action="skip",
+              report="run/spikes/step-0000002.json"),
+        event("skip", 2, reason="spike", loss=4.1, grad_norm=9.5, consecutive=1, fired_on=["grad_norm"]),
+        event("skip", 3, reason="non_finite", loss=None, grad_norm=None, consecutive=1),
+        event("rollback", 3, **{"from": 3, "to": 2, "batches_skipped": 2, "tokens_skipped": 32, "source": "memory",
+                                "rollbacks": 1}),
+        event("eval_task", 3, task="hellaswag", items=10, acc=0.3, acc_norm=0.4, comm_bytes=0),
+        event("profile", 3, path="run/profile.json", mfu=0.01, hfu=0.02),
+        event("stop", 3, reason="signal", signal=15, last_checkpoint="run/step-0000003"),
+        event("from_a_newer_sixnd", 3, anything=[1, "two", None]),
+    ]
+    with open(log, "w") as f:
+        f.writelines(json.dumps(x) + "\n" for x in records)
     header = next(i for i, x in enumerate(records) if x.get("type") == "header")
     steps = [i for i, x in enumerate(records) if x.get("type") == "step"]
+    events = {}
+    for i, x in enumerate(records):
+        if x.get("type") == "event":
+            events.setdefault(x["event"], i)
+    for kind in ("eval", "inject", "checkpoint", "bill"):
+        if kind not in events:
+            print(f"FAILED: setup run: no {kind} event in {log}")
+            return 1
 
     def broken(name, index, path, value):
         """The log with records[index] at `path` (keys, '.'-joined) set to value, or removed
@@ -89,6 +120,35 @@ def run(tmp):
         check("negative flops", last, "flops", -1e9, ["flops", "non-negative"]),
         check("negative comm bytes", last, "comm_bytes", -8, ["comm_bytes", "non-negative"]),
         check("memory ranks for another world", last, "memory_ranks", [{}, {}], ["memory_ranks", "world_size 1"]),
+        # A quoted value is cut to excerpt()'s 60 characters: the JSON string's quote and 59 x.
+        check("a long value quoted in part", h, "config.dtype", "x" * 100, ["config.dtype", '"' + "x" * 59 + "..."]),
+    ]
+    e = events
+    cases += [
+        check("event kind as a number", e["eval"], "event", 7, ["event", "string"]),
+        check("event without its step", e["checkpoint"], "step", None, ["step", "missing"]),
+        check("event at a negative step", e["bill"], "step", -1, ["step", "non-negative integer", "-1"]),
+        check("eval loss as text", e["eval"], "val_loss", "low", ["the eval event's val_loss", "number", "low"]),
+        check("eval without its loss", e["eval"], "val_loss", None, ["the eval event's val_loss", "missing"]),
+        check("eval over no batches", e["eval"], "batches", 0, ["the eval event's batches", "positive integer"]),
+        check("eval bytes negative", e["eval"], "comm_bytes", -8, ["the eval event's comm_bytes", "non-negative"]),
+        check("inject without its fault", e["inject"], "fault", None, ["the inject event's fault", "missing"]),
+        check("checkpoint directory as a number", e["checkpoint"], "dir", 5, ["the checkpoint event's dir", "string"]),
+        check("bill on no devices", e["bill"], "devices", 0, ["the bill event's devices", "positive integer"]),
+        check("bill MFU as text", e["bill"], "mfu", "half", ["the bill event's mfu", "number", "half"]),
+        check("bill without wall-clock", e["bill"], "wall_s", None, ["the bill event's wall_s", "missing"]),
+        check("spike on numbers", e["spike"], "fired_on", [1], ["the spike event's fired_on[0]", "string"]),
+        check("spike fired_on as text", e["spike"], "fired_on", "loss", ["the spike event's fired_on", "array"]),
+        check("spike z as text", e["spike"], "grad_z", "high", ["the spike event's grad_z", "finite number", "high"]),
+        check("spike without its loss", e["spike"], "loss", None, ["the spike event's loss", "missing"]),
+        check("skip count zero", e["skip"], "consecutive", 0, ["the skip event's consecutive", "positive integer"]),
+        check("skip without its norm", e["skip"], "grad_norm", None, ["the skip event's grad_norm", "missing"]),
+        check("rollback target as text", e["rollback"], "to", "2", ["the rollback event's to", "integer"]),
+        check("rollback without its source", e["rollback"], "source", None, ["the rollback event's source", "missing"]),
+        check("task accuracy negative", e["eval_task"], "acc", -0.1, ["the eval_task event's acc", "non-negative"]),
+        check("profile without its path", e["profile"], "path", None, ["the profile event's path", "missing"]),
+        check("stop without its reason", e["stop"], "reason", None, ["the stop event's reason", "missing"]),
+        check("stop signal as text", e["stop"], "signal", "TERM", ["the stop event's signal", "integer"]),
     ]
     header_only = os.path.join(tmp, "header_only.jsonl")
     with open(header_only, "w") as f:

@@ -81,6 +81,32 @@ def worked_numbers():
     # Devices are data-parallel ranks x pipeline stages.
     j = plan("--params", "1e9", "--devices", "64", "--device", "h100", "--pipeline-stages", "4", "--micro-batches", "8")
     want("ranks per stage", j["memory"]["ranks"], 16)
+    # Pipeline stages each hold their own units: the embeddings on the first, the final norm and
+    # the LM head on the last (a tied head's copy, or an untied head moved there), so the
+    # stages' model states add up to the whole model's plus one [Vp, C] when tied, and to the
+    # whole model's when not (GPT-2's units are multiples of 64 either way).
+    head = 50304 * 768
+    for tie in ("on", "off"):
+        shape = ["--model", "gpt2-124m", "--tie-embeddings", tie, "--batch", "4", "--seq-len", "1024", "--tokens", "1e9",
+                 "--device", "h100"]
+        whole = plan(*shape)["memory"]["model_states"]
+        j = plan(*shape, "--devices", "4", "--pipeline-stages", "4", "--micro-batches", "8")
+        st = j["memory_by_stage"]
+        totals = [st[f"stage{i}_total"] for i in range(4)]
+        if [st[f"stage{i}_layers"] for i in range(4)] != [3, 3, 3, 3] or [st[f"stage{i}_in_flight"] for i in range(4)] != [4, 3, 2, 1]:
+            faults.append(f"pipeline stages (tie {tie}): {st}")
+        if j["memory"]["total"] != max(totals) or j["memory"]["stage"] != totals.index(max(totals)):
+            faults.append(f"pipeline (tie {tie}): memory.total {j['memory']['total']} is not the heaviest of {totals}")
+        want(f"stages' model states, tie {tie}", sum(st[f"stage{i}_model_states"] for i in range(4)),
+             whole + (16 * head if tie == "on" else 0))
+    j = plan("--model", "gpt2-124m", "--batch", "4", "--tokens", "1e9", "--pipeline-stages", "4", "--micro-batches", "8",
+             "--pipeline-schedule", "gpipe")
+    want("GPipe in flight", [j["memory_by_stage"][f"stage{i}_in_flight"] for i in range(4)], [8, 8, 8, 8])
+    want("GPipe schedule", j["pipeline"]["schedule"], "gpipe")
+    r = subprocess.run([SIXND, "plan", "--model", "gpt2-124m", "--batch", "4", "--tokens", "1e9", "--pipeline-stages", "2",
+                        "--micro-batches", "4"], capture_output=True, text=True)
+    if r.returncode != 0 or "memory_by_stage" not in r.stdout or "stage1_total" not in r.stdout:
+        faults.append(f"human table without the stages: {r.stdout[:300]} {r.stderr}")
     r = subprocess.run([SIXND, "plan", "--flops", "1e22", "--device", "h100", "--devices", "64", "--mfu", "0.4",
                         "--serve-tokens", "1e13", "--price-per-device-hour", "2"], capture_output=True, text=True)
     if r.returncode != 0 or "sqrt(C / 120)" not in r.stdout or "option2_total_dollars" not in r.stdout:
@@ -111,6 +137,9 @@ def main():
             Case("ratio over-determined", ["--params", "1e9", "--tokens", "1e10", "--tokens-per-param", "20"], ["over-determined"]),
             Case("pipeline without micro-batches", ["--params", "1e9", "--pipeline-stages", "4"], ["--micro-batches"]),
             Case("micro-batches without pipeline", ["--params", "1e9", "--micro-batches", "8"], ["--pipeline-stages"]),
+            Case("unknown schedule", ["--params", "1e9", "--pipeline-stages", "4", "--micro-batches", "8",
+                                      "--pipeline-schedule", "zigzag"], ["--pipeline-schedule", "zigzag"]),
+            Case("schedule without pipeline", ["--params", "1e9", "--pipeline-schedule", "gpipe"], ["--pipeline-stages"]),
             Case("params and model", ["--params", "1e9", "--model", "d12"], ["--params", "not both"]),
             Case("batch without shape", ["--params", "1e9", "--batch", "8"], ["--model"]),
             Case("unknown device", ["--params", "1e9", "--device", "tpu9"], ["--device", "tpu9"]),

@@ -215,6 +215,106 @@ TEST(PlanMemory, ActivationsShrinkWithRecompute) {
     EXPECT_DOUBLE_EQ(none - sel, 11.0 * 4 * 1024 * 6 * 768 * 2);
 }
 
+// A GPT-2 of 4 layers at C = 8, 2 heads, Vp = 128, context 16, its units padded to 64:
+// embeddings wte 128 x 8 + wpe 16 x 8 = 1152; a block ln_1 16, c_attn 24 x 8 + 24, c_proj
+// 8 x 8 + 8, ln_2 16, c_fc 32 x 8 + 32, c_proj 8 x 32 + 8 = 872 -> 896; ln_f 16 -> 64; the head
+// [128, 8] alone 1024.
+ModelInfo four_layers() {
+    ModelInfo m;
+    m.name = "four layers";
+    m.n_layer = 4, m.n_head = 2, m.n_embd = 8, m.vocab = 128, m.padded_vocab = 128, m.max_seq_len = 16;
+    m.layout.units = {1152, 896, 896, 896, 896, 64};
+    m.layout.total = 4800;
+    m.params = m.matmul_params = 4800;
+    m.first_stage_unit = 1152;
+    m.head_unit = 1024;
+    return m;
+}
+
+// Per token at B 1, T 16 (N = 16 tokens), bf16 (e = 2), no recompute, flash, in bytes:
+//   a layer's kept tensors: qkv 24 + attention output 8 + residual 8 + fc 32 = 72 x 2 = 144,
+//     layernorm statistics 2 x 2 floats = 16, attention statistics 2 floats = 8: 168; ln_1,
+//     ln_2 and post-GELU (8 + 8 + 32) x 2 = 96: 264; its attention row maxima 2 floats = 8
+//   the stream: (layers + 1) x 8 x 2;  input ids 4 (first stage)
+//   the head (last stage): targets 4, ln_f 16, its statistics 8, logits 128 x 2, loss 4 = 288
+//   shared by the micro-batches: the projection output 8 x 2 = 16
+//   backward workspace (2 x 8 + 32 + 24) x 2 = 144, i.e. 2304 for the micro-batch.
+// Model states at ZeRO 0, bf16 with master weights: 16 bytes per element of the stage's units.
+TEST(PlanMemory, PipelineStagesHoldTheirOwnUnitsAndMicroBatches) {
+    PlanInputs in;
+    in.model = four_layers();
+    in.tokens = 1e6;
+    in.batch = 1;
+    in.seq_len = 16;
+    in.pipeline_stages = 2;
+    in.micro_batches = 4;
+    DeviceSpec small = *find_device("h100");
+    small.mem_bytes = 100000;
+    in.device = small;
+    // Without a pipeline: 4800 x 16 = 76800 bytes of states; activations per token
+    // 4 x 272 + 5 x 16 + 4 + 288 + 16 = 1476, x 16 = 23616.
+    {
+        PlanInputs one = in;
+        one.pipeline_stages = 1;
+        one.micro_batches = 0;
+        const Report r = make_plan(one);
+        EXPECT_DOUBLE_EQ(get(r, "memory", "model_states"), 76800);
+        EXPECT_DOUBLE_EQ(get(r, "memory", "activations"), 23616);
+        EXPECT_DOUBLE_EQ(get(r, "memory", "total"), 76800 + 23616 + 2304);
+    }
+    // 1F1B on 2 stages of 2 layers:
+    //   stage 0: embeddings + h.0-1 = 1152 + 2 x 896 = 2944 elements, 47104 bytes; 2 micro-batches
+    //            of 2 x 272 + 3 x 16 + 4 = 596 per token, + 16: 16 x 1208 = 19328; total 68736
+    //   stage 1: h.2-3 + ln_f + the head's own copy = 2 x 896 + 64 + 1024 = 2880, 46080 bytes; 1
+    //            micro-batch of 2 x 272 + 3 x 16 + 288 = 880, + 16: 16 x 896 = 14336; total 62720
+    // (An even split of the whole model's would have said 38400 + 11808 + 2304 = 52512 each.)
+    const Report r = make_plan(in);
+    EXPECT_DOUBLE_EQ(get(r, "memory_by_stage", "stage0_layers"), 2);
+    EXPECT_DOUBLE_EQ(get(r, "memory_by_stage", "stage0_model_states"), 47104);
+    EXPECT_DOUBLE_EQ(get(r, "memory_by_stage", "stage0_in_flight"), 2);
+    EXPECT_DOUBLE_EQ(get(r, "memory_by_stage", "stage0_activations"), 19328);
+    EXPECT_DOUBLE_EQ(get(r, "memory_by_stage", "stage0_total"), 68736);
+    EXPECT_DOUBLE_EQ(get(r, "memory_by_stage", "stage1_model_states"), 46080);
+    EXPECT_DOUBLE_EQ(get(r, "memory_by_stage", "stage1_in_flight"), 1);
+    EXPECT_DOUBLE_EQ(get(r, "memory_by_stage", "stage1_activations"), 14336);
+    EXPECT_DOUBLE_EQ(get(r, "memory_by_stage", "stage1_total"), 62720);
+    EXPECT_DOUBLE_EQ(get(r, "memory", "stage"), 0);
+    EXPECT_DOUBLE_EQ(get(r, "memory", "model_states"), 47104);
+    EXPECT_DOUBLE_EQ(get(r, "memory", "total"), 68736);
+    EXPECT_EQ(r.to_json().at("memory").at("fits"), "yes");
+    // GPipe: both stages hold all 4 micro-batches. Stage 0: 16 x (4 x 596 + 16) = 38400, total
+    // 87808; stage 1: 16 x (4 x 880 + 16) = 56576, total 104960, the heaviest, over 100000.
+    in.gpipe = true;
+    const Report g = make_plan(in);
+    EXPECT_DOUBLE_EQ(get(g, "memory_by_stage", "stage0_activations"), 38400);
+    EXPECT_DOUBLE_EQ(get(g, "memory_by_stage", "stage0_total"), 87808);
+    EXPECT_DOUBLE_EQ(get(g, "memory_by_stage", "stage1_activations"), 56576);
+    EXPECT_DOUBLE_EQ(get(g, "memory_by_stage", "stage1_total"), 104960);
+    EXPECT_DOUBLE_EQ(get(g, "memory", "stage"), 1);
+    EXPECT_DOUBLE_EQ(get(g, "memory", "total"), 104960);
+    EXPECT_EQ(g.to_json().at("memory").at("fits"), "no");
+    // 1F1B on 3 stages: 4 layers split 2, 1, 1.
+    //   stage 0: as above with 3 micro-batches in flight: 16 x (3 x 596 + 16) = 28864; total 78272
+    //   stage 1: h.2 alone, 896 x 16 = 14336 bytes; 2 micro-batches of 272 + 2 x 16 = 304, + 16:
+    //            16 x 624 = 9984; total 26624
+    //   stage 2: h.3 + ln_f + head = 1984 elements, 31744 bytes; 1 micro-batch of
+    //            272 + 2 x 16 + 288 = 592, + 16: 16 x 608 = 9728; total 43776
+    in.gpipe = false;
+    in.pipeline_stages = 3;
+    const Report t = make_plan(in);
+    EXPECT_DOUBLE_EQ(get(t, "memory_by_stage", "stage0_layers"), 2);
+    EXPECT_DOUBLE_EQ(get(t, "memory_by_stage", "stage1_layers"), 1);
+    EXPECT_DOUBLE_EQ(get(t, "memory_by_stage", "stage2_layers"), 1);
+    EXPECT_DOUBLE_EQ(get(t, "memory_by_stage", "stage0_total"), 78272);
+    EXPECT_DOUBLE_EQ(get(t, "memory_by_stage", "stage1_model_states"), 14336);
+    EXPECT_DOUBLE_EQ(get(t, "memory_by_stage", "stage1_activations"), 9984);
+    EXPECT_DOUBLE_EQ(get(t, "memory_by_stage", "stage1_total"), 26624);
+    EXPECT_DOUBLE_EQ(get(t, "memory_by_stage", "stage2_model_states"), 31744);
+    EXPECT_DOUBLE_EQ(get(t, "memory_by_stage", "stage2_activations"), 9728);
+    EXPECT_DOUBLE_EQ(get(t, "memory_by_stage", "stage2_total"), 43776);
+    EXPECT_DOUBLE_EQ(get(t, "memory", "total"), 78272);
+}
+
 TEST(PlanComm, RingBytesPerStage) {
     LayoutShape l;
     l.units = {4000, 1000, 1000, 1000, 1000, 8};  // four blocks and ln_f
