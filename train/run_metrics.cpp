@@ -102,8 +102,8 @@ RunMetrics read_run_metrics(const std::string& log_path) {
             const int step = f.integer("step", 0);
             steps[step] = read_step(f, rec.json);
         } else if (type == "event") {
-            const int step = f.integer("step", 0);
-            if (f.has("event") && f.text("event") == "spike") spike_steps.insert(step);
+            plan::check_event_record(f);  // one rule for every reader of run logs, as for steps
+            if (f.text("event") == "spike") spike_steps.insert(f.integer("step", 0));
         }
     }
     if (m.header.is_null()) throw Error(log_path, "not a sixnd run log (no header record)");

@@ -142,6 +142,8 @@ def bad_source_cases(tmp, log, abl, tokenizer):
         ("no_tokens", write("ht.jsonl", header + '{"type":"step","step":1,"loss":1.5}\n'), ["ht.jsonl:2", "tokens"]),
         ("event_step_a_list", write("he.jsonl", header + step + '}\n{"type":"event","event":"spike","step":[1]}\n'),
          ["he.jsonl:3", "step"]),
+        ("eval_event_loss_a_string", write("hv.jsonl", header + step + '}\n{"type":"event","event":"eval","step":1,"val_loss":"low"}\n'),
+         ["hv.jsonl:3", "val_loss", '"low"']),
         ("header_config_not_object", write("hc.jsonl", '{"type":"header","config":7}\n' + step + '}\n'),
          ["hc.jsonl:1", "config"]),
         ("results_json_an_array", broken_abl, ["results.json", "not an ablation directory"]),
