@@ -1,6 +1,9 @@
 // Collectives on typed buffers. LocalComm is one process; MpiComm works on host memory (the
 // CPU backend under mpirun); NcclComm on device memory (one GPU per local rank; the NCCL id is
-// broadcast over MPI). Every communicator counts the bytes this rank sent, by collective, as
+// broadcast over MPI, or made locally for one rank). On device memory a collective's input and
+// result are ordered with the compute stream, not the host: work queued before the call is done
+// writing the input, and work queued after a synchronous collective (or a request's wait())
+// sees the result. Every communicator counts the bytes this rank sent, by collective, as
 // the ring algorithm sends them: all-reduce 2(n-1)/n of the buffer, reduce-scatter and
 // all-gather (n-1)/n of the full buffer.
 #pragma once
@@ -82,7 +85,8 @@ int launched_world_size();
 bool launched_under_mpi();
 // MPI on host memory; throws Error when sixnd was built without MPI.
 std::unique_ptr<Comm> make_mpi_comm();
-// NCCL on device memory, bootstrapped over MPI; throws Error when built without NCCL.
+// NCCL on device memory, bootstrapped over MPI under a launcher of several ranks, else one rank
+// without MPI; throws Error when built without NCCL.
 std::unique_ptr<Comm> make_nccl_comm();
 // After the error is printed: when this rank failed alone and the others never reached the end
 // of the run (they wait in a collective for it), ends the whole job (MPI_Abort); else nothing.

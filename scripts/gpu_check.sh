@@ -5,9 +5,11 @@
 #   there: bash scripts/gpu_check.sh          (repository root, build-gpu/stage carried)
 #      or: bash build-gpu/stage/scripts/gpu_check.sh
 # Steps, in order of value, each under its own time limit; the limits of the steps chosen add up
-# to the budget printed first (at most 360 s for all of them), and no step runs past that budget:
-#   probe (OS, glibc, nvidia-smi and the driver; where libcublasLt.so.13 is, and whether a binary
-#   loads it) -> the gpu test binaries, run directly with CUDA_LAUNCH_BLOCKING=1 -> compute-sanitizer
+# to the budget printed first (at most 380 s for all of them), and no step runs past that budget:
+#   probe (OS, glibc, nvidia-smi and the driver; where libcublasLt.so.13 and libnccl.so.2 are, and
+#   whether a binary loads) -> the gpu test binaries, run directly with CUDA_LAUNCH_BLOCKING=1, and
+#   gpu_nccl_test without it (NCCL at one rank: each collective, and the tiny model trained
+#   through it at ZeRO stages 0-3 against the one-process and CPU runs) -> compute-sanitizer
 #   memcheck and racecheck (the flash kernels only) on two attention shapes -> the attention
 #   benchmark and PyTorch's flash SDPA (head dims 64, 128; T 1k, 2k, 4k) -> GPT-2 124M training
 #   steps, one per recompute policy, and PyTorch eager and torch.compile at the same batch.
@@ -23,7 +25,7 @@
 #   SIXND_GPU_STEPS  the steps to run, space- or comma-separated: names from LIMITS below, or the
 #                    groups tests, sanitizers, attention, gpt2 (default: all). The probe always
 #                    runs. The budget is the sum of the chosen steps' limits, e.g.
-#                    SIXND_GPU_STEPS=tests -> 110 s, SIXND_GPU_STEPS=gpu_attention_test -> 45 s.
+#                    SIXND_GPU_STEPS=tests -> 135 s, SIXND_GPU_STEPS=gpu_attention_test -> 45 s.
 #   SIXND_GPU_BIN    folders to look for the binaries in, ':'-separated, before the staged and
 #                    build-gpu ones.
 #   SIXND_GPU_BATCH  GPT-2 batch, default 16.
@@ -35,10 +37,10 @@ BATCH=${SIXND_GPU_BATCH:-16}
 SEQ_LENS=1024,2048,4096
 
 # name:seconds, in the order the steps run.
-LIMITS=(probe:10 gpu_ops_test:30 gpu_attention_test:35 gpu_train_test:20 gpu_muon_test:15 memcheck:30
-        racecheck:35 attention_sixnd:25 attention_torch:30 gpt2_sixnd_none:15 gpt2_sixnd_selective:15
+LIMITS=(probe:10 gpu_ops_test:30 gpu_attention_test:35 gpu_train_test:20 gpu_muon_test:15 gpu_nccl_test:25
+        memcheck:30 racecheck:35 attention_sixnd:25 attention_torch:30 gpt2_sixnd_none:15 gpt2_sixnd_selective:15
         gpt2_sixnd_full:15 gpt2_torch:80)
-TESTS=(gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test)
+TESTS=(gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test gpu_nccl_test)
 
 limit_of() {
     local l
@@ -175,30 +177,35 @@ find_peer() {
     return 1
 }
 
-# libcublasLt.so.13, which every binary loads (CUDA 13 has no static cuBLASLt): where the loader
-# looks anyway, then CUDA's usual folders, then python3's wheels (PyTorch's), then a bounded
-# search. Outside the probe's limit, which a slow nvidia-smi can use up: without this library
-# every binary fails to start and the call is lost.
-find_cublaslt() {
-    local lt d sub
-    lt=$(ldconfig -p 2>/dev/null | grep -m1 -o '/[^ ]*libcublasLt\.so\.13$')
+# find_lib SONAME SUBDIR...: "PATH (where)" of a shared library: where the loader looks anyway,
+# then CUDA's usual folders, then the SUBDIRs of python3's package folders (PyTorch's wheels),
+# then a bounded search; nothing when it is nowhere.
+find_lib() {
+    local so=$1 lt d sub
+    shift
+    lt=$(ldconfig -p 2>/dev/null | grep -m1 -o "/[^ ]*${so//./\\.}\$")
     [[ -n $lt ]] && { echo "$lt (loader cache)"; return; }
-    for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda-13*/lib64 \
-             /usr/local/cuda-13*/targets/x86_64-linux/lib; do
-        [[ -e $d/libcublasLt.so.13 ]] && { echo "$d/libcublasLt.so.13 (CUDA folder)"; return; }
+    for d in /usr/local/cuda/lib64 /usr/local/cuda/lib /usr/local/cuda/targets/x86_64-linux/lib \
+             /usr/local/cuda-13*/lib64 /usr/local/cuda-13*/lib /usr/local/cuda-13*/targets/x86_64-linux/lib; do
+        [[ -e $d/$so ]] && { echo "$d/$so (CUDA folder)"; return; }
     done
     if command -v python3 >/dev/null; then
         while IFS= read -r d; do
-            for sub in nvidia/cu13/lib nvidia/cublas/lib; do
-                [[ -e $d/$sub/libcublasLt.so.13 ]] && { echo "$d/$sub/libcublasLt.so.13 (python3's packages)"; return; }
+            for sub in "$@"; do
+                [[ -e $d/$sub/$so ]] && { echo "$d/$sub/$so (python3's packages)"; return; }
             done
         done < <(timeout 10 python3 -c 'import site, sys; print("\n".join(site.getsitepackages() + sys.path))' \
                      2>/dev/null)
     fi
-    lt=$(timeout 20 find /usr/local /opt /usr/lib /usr/lib64 -maxdepth 10 -name 'libcublasLt.so.13' 2>/dev/null |
-         head -1)
+    lt=$(timeout 20 find /usr/local /opt /usr/lib /usr/lib64 -maxdepth 10 -name "$so" 2>/dev/null | head -1)
     [[ -n $lt ]] && echo "$lt (search)"
 }
+# libcublasLt.so.13, which every binary loads (CUDA 13 has no static cuBLASLt). Outside the
+# probe's limit, which a slow nvidia-smi can use up: without this library every binary fails to
+# start and the call is lost.
+find_cublaslt() { find_lib libcublasLt.so.13 nvidia/cu13/lib nvidia/cublas/lib; }
+# libnccl.so.2, which gpu_nccl_test alone loads (PyTorch's nvidia-nccl-cu13 wheel has it).
+find_nccl() { find_lib libnccl.so.2 nvidia/nccl/lib nvidia/cu13/lib; }
 
 # shellcheck disable=SC2317  # run by `bash -c probe`, under the probe's time limit
 probe() {
@@ -216,10 +223,13 @@ probe() {
 
 t0=$(date +%s)
 LT=$(find_cublaslt)
+NCCL=$(find_nccl)
 export -f probe
 timeout -k 2 "$(limit_of probe)" bash -c probe >"$LOGS/probe.log" 2>&1
 rc=$?
 echo "cublaslt: ${LT:-not found}" >>"$LOGS/probe.log"
+echo "nccl: ${NCCL:-not found}" >>"$LOGS/probe.log"
+NCCL=${NCCL%% (*}
 LT=${LT%% (*}
 if [[ -n $LT ]] && ! ldconfig -p 2>/dev/null | grep -q 'libcublasLt\.so\.13 '; then
     LD_LIBRARY_PATH="$(dirname "$LT")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -247,9 +257,20 @@ progress probe
 # --- the gpu tests, run directly (no ctest: nothing here depends on the CMake that built them).
 #     CUDA_LAUNCH_BLOCKING=1: a faulting kernel is reported at its own launch, by name, instead of
 #     at the next synchronisation; the tests are not timed, so it costs only seconds.
+#     gpu_nccl_test runs without it: NCCL's collectives run on a stream of their own, and with
+#     every launch blocking, its check of their order with the compute stream would prove nothing.
+#     NCCL_DEBUG=INFO: how NCCL started (or why not) goes to its log.
 for t in "${TESTS[@]}"; do
-    if b=$(find_bin "$t"); then step "$t" "$t.log" env CUDA_LAUNCH_BLOCKING=1 "$b" --gtest_color=no
-    else skip "$t" "not built (cmake --build --preset gpu, then scripts/gpu_stage.sh)"; fi
+    if ! b=$(find_bin "$t"); then
+        skip "$t" "not built (cmake --build --preset gpu, then scripts/gpu_stage.sh)"
+    elif [[ $t != gpu_nccl_test ]]; then
+        step "$t" "$t.log" env CUDA_LAUNCH_BLOCKING=1 "$b" --gtest_color=no
+    elif [[ -n $NCCL ]]; then
+        step "$t" "$t.log" env LD_LIBRARY_PATH="$(dirname "$NCCL")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+            NCCL_DEBUG=INFO "$b" --gtest_color=no
+    else
+        skip "$t" "no libnccl.so.2 on this machine (python3 -m pip show nvidia-nccl-cu13)"
+    fi
 done
 
 if [[ -n $NO_DEVICE ]]; then

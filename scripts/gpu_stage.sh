@@ -14,8 +14,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 BUILD=${1:-build-gpu}
 STAGE=$BUILD/stage
-BINS=(tests/gpu_ops_test tests/gpu_attention_test tests/gpu_train_test tests/gpu_muon_test bench/attention_bench
-      bench/model_bench)
+BINS=(tests/gpu_ops_test tests/gpu_attention_test tests/gpu_train_test tests/gpu_muon_test tests/gpu_nccl_test
+      bench/attention_bench bench/model_bench)
 
 for b in "${BINS[@]}"; do
     if [[ ! -x $BUILD/$b ]]; then

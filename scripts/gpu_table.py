@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-TESTS = ["gpu_ops_test", "gpu_attention_test", "gpu_train_test", "gpu_muon_test"]
+TESTS = ["gpu_ops_test", "gpu_attention_test", "gpu_train_test", "gpu_muon_test", "gpu_nccl_test"]
 POLICIES = ["none", "selective", "full"]
 ATTENTION = ["attention_sixnd", "attention_torch"]
 GPT2 = [f"gpt2_sixnd_{p}" for p in POLICIES] + ["gpt2_torch"]
@@ -51,10 +51,10 @@ def read_steps(out):
 
 def read_probe(out):
     """probe.log's "key: value" lines: os, glibc, gpu (nvidia-smi's name, driver, memory, clock),
-    cublaslt, ldd (a binary's load check), racecheck kernels."""
+    cublaslt, nccl, ldd (a binary's load check), racecheck kernels."""
     info = {}
     for line in (read(out, "probe.log") or "").splitlines():
-        m = re.match(r"(os|glibc|gpu|cublaslt|ldd|racecheck kernels): (.*)$", line)
+        m = re.match(r"(os|glibc|gpu|cublaslt|nccl|ldd|racecheck kernels): (.*)$", line)
         if m and m.group(1) not in info:
             info[m.group(1)] = m.group(2).strip()
     return info
@@ -225,6 +225,8 @@ def build(args):
                 problems.append(f"{t}: every case skipped on a machine with a device")
                 cell = "ALL SKIPPED: " + cell
         brief[t] = [f"{t}: {cell}"] + [f"failing: {f}" for f in failing[mine:] if "did not start" not in f][:5]
+        # gpu_nccl_test's verdict per ZeRO stage ("nccl zero N: ... PASS") and of its reference run.
+        brief[t] += re.findall(r"^(nccl (?:zero \d|reference): .*)$", text, re.M)
         rows.append([f"{t} (cases)", cell, "", "", "", ""])
 
     # --- compute-sanitizer

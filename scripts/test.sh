@@ -27,7 +27,7 @@ if command -v nvcc >/dev/null; then
   # against 13.2 s): here its binaries only skip.
   cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
     -DSIXND_CUDA=ON -DSIXND_CUDA_ARCHS="80;90" >/dev/null
-  cmake --build build-cuda -j"$JOBS" --target sixnd gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test \
+  cmake --build build-cuda -j"$JOBS" --target sixnd gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test gpu_nccl_test \
     attention_bench model_bench matmul_bench
   echo "== test (gpu label) ==" >&2
   ctest --test-dir build-cuda --output-on-failure -j"$JOBS" -L gpu

@@ -1,7 +1,9 @@
 // CudaOps: the op set (model/ops.h) on one CUDA device, for fp32 or bf16 storage. Each member
 // checks its shapes' preconditions and forwards to the kernel file of the same name; matmuls
 // go through cuBLASLt (model/cuda/matmul.cu). Everything runs on the legacy default stream,
-// in order with CudaMemory's copies.
+// in order with CudaMemory's copies; NcclComm (dist/nccl_comm.cpp) orders its collectives
+// against that stream by name (cudaStreamLegacy), so moving the ops to another stream means
+// handing that stream to it too.
 #include <cmath>
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/gpu_check.sh on a machine without a GPU, laid out as the staged folder the device
 # machine gets (scripts/gpu_stage.sh: bin/, scripts/, bench/):
-# 1. as it is called there: it prints its time budget first (at most 360 s, the sum of its step
+# 1. as it is called there: it prints its time budget first (at most 380 s, the sum of its step
 #    limits), finds and starts the gpu test binaries of this build (they skip every case), prints
 #    each one's counts as it ends, says there is no device, ends with the table, and exits 0
 #    within seconds, leaving two files in $OUT;
@@ -10,6 +10,8 @@
 # 3. on a made-up device (an nvidia-smi and test binaries of this test's own, first on PATH and
 #    SIXND_GPU_BIN): the test binaries run with CUDA_LAUNCH_BLOCKING=1, the header names the
 #    driver, the probe records the OS and glibc, and a binary the loader refuses shows its line;
+#    gpu_nccl_test runs without CUDA_LAUNCH_BLOCKING, finds libnccl.so.2 (here a made-up one in a
+#    python3 package folder, as PyTorch's wheel has it), and its per-stage lines are printed;
 # 4. a call cut short (SIGKILL while a step hangs) still leaves in $OUT the summary so far and the
 #    logs, the hanging step's output included;
 # 5. racecheck's kernel filter (flash_attention) matches the flash kernels of this build.
@@ -33,7 +35,7 @@ trap cleanup EXIT
 mkdir -p "$T/stage/bin" "$T/stage/scripts" "$T/stage/bench" "$T/out"
 cp "$SRC/scripts/gpu_check.sh" "$SRC/scripts/gpu_table.py" "$T/stage/scripts/"
 cp "$SRC/bench/torch_attention.py" "$SRC/bench/torch_gpt2.py" "$T/stage/bench/"
-TESTS=(gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test)
+TESTS=(gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test gpu_nccl_test)
 built=0
 for b in "${TESTS[@]/#/tests/}" bench/attention_bench bench/model_bench; do
     if [[ -n $BUILD && -x $BUILD/$b ]]; then
@@ -65,9 +67,10 @@ first=$(head -1 "$T/log")
 budget=${BASH_REMATCH[1]}
 sum=0
 for l in ${BASH_REMATCH[2]}; do sum=$((sum + ${l#*:})); done
-((budget <= 360)) || fail "budget ${budget} s is over 6 minutes"
+((budget <= 380)) || fail "budget ${budget} s is over 380 s"
 ((sum == budget)) || fail "step limits add up to ${sum} s, the budget printed is ${budget} s"
 [[ ${BASH_REMATCH[2]} == *gpu_muon_test:* ]] || fail "the budget has no gpu_muon_test step"
+[[ ${BASH_REMATCH[2]} == *gpu_nccl_test:* ]] || fail "the budget has no gpu_nccl_test step"
 
 grep -q '^result: NO DEVICE' "$T/log" || fail "no 'result: NO DEVICE' line"
 grep -q '^| check | sixnd | PyTorch |' "$T/log" || fail "no table"
@@ -79,12 +82,14 @@ cmp -s <(sed -n '/^# sixnd gpu_check/,$p' "$T/log") "$T/out/summary.md" ||
     fail "\$OUT holds: $(find "$T/out" -mindepth 1 -printf '%f ')"
 tar -tzf "$T/out/gpu_check_logs.tar.gz" | grep -q 'steps.tsv' || fail "the logs archive has no steps.tsv"
 tar -xzf "$T/out/gpu_check_logs.tar.gz" -C "$T" ./probe.log || fail "the logs archive has no probe.log"
-for key in os glibc cublaslt; do grep -q "^$key: " "$T/probe.log" || fail "probe.log has no '$key:' line"; done
+for key in os glibc cublaslt nccl; do grep -q "^$key: " "$T/probe.log" || fail "probe.log has no '$key:' line"; done
 
 # Per binary: a build may hold some of them (scripts/test.sh's CUDA pass builds the ones it names).
 for t in "${TESTS[@]}"; do
     row=$(grep "^| $t (cases) |" "$T/log") || fail "no row for $t"
-    if [[ -e $T/stage/bin/$t ]]; then
+    if [[ $t == gpu_nccl_test && $row == *"skipped: no libnccl.so.2"* ]]; then
+        continue  # built elsewhere, and this machine has no NCCL
+    elif [[ -e $T/stage/bin/$t ]]; then
         [[ $row =~ \|\ [0-9]+\ passed,\ 0\ failed,\ ([0-9]+)\ skipped ]] || fail "$t did not run cleanly: $row"
         ((BASH_REMATCH[1] > 0)) || fail "$t skipped nothing without a device: $row"
         # Its counts were printed as it ended, not only in the table at the end.
@@ -142,11 +147,31 @@ echo "[ RUN      ] Shapes/FlashVsNaive.Hangs/B1_T64"
 echo \$\$ >"$FAKE/hang.pid"
 exec sleep 120
 EOF
+# NCCL's collectives are checked for their order with the compute stream: blocking launches
+# would hide a fault, so the case fails under CUDA_LAUNCH_BLOCKING; and it needs libnccl.so.2.
+cat >"$FAKE/bin/gpu_nccl_test" <<'EOF'
+#!/usr/bin/env bash
+echo "[==========] Running 2 tests from 1 test suite."
+echo "[ RUN      ] NcclComm.OrderedWithTheComputeStream"
+if [[ -z ${CUDA_LAUNCH_BLOCKING:-} ]]; then echo "[       OK ] NcclComm.OrderedWithTheComputeStream (5 ms)"
+else echo "[  FAILED  ] NcclComm.OrderedWithTheComputeStream (5 ms)"; exit 1; fi
+echo "[ RUN      ] NcclComm.ZeroStagesTrainLikeOneProcess"
+found=""
+IFS=: read -r -a dirs <<<"${LD_LIBRARY_PATH:-}"
+for d in "${dirs[@]}"; do [[ -n $d && -e $d/libnccl.so.2 ]] && found=$d; done
+if [[ -z $found ]] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
+    echo "error while loading shared libraries: libnccl.so.2: cannot open shared object file"; exit 127
+fi
+for z in 0 1 2 3; do echo "nccl zero $z: loss 5.3 -> 2.1, max rel diff vs one process 0.00e+00 (tolerance 1e-2): PASS"; done
+echo "[       OK ] NcclComm.ZeroStagesTrainLikeOneProcess (900 ms)"
+EOF
+mkdir -p "$FAKE/py/nvidia/nccl/lib"
+: >"$FAKE/py/nvidia/nccl/lib/libnccl.so.2"
 chmod +x "$FAKE"/path/* "$FAKE"/bin/*
 
 rm -rf "$T/out4" && mkdir -p "$T/out4"
-PATH="$FAKE/path:$PATH" OUT="$T/out4" SIXND_GPU_BIN="$FAKE/bin" SIXND_GPU_STEPS="gpu_ops_test gpu_muon_test" \
-    bash "$T/stage/scripts/gpu_check.sh" >"$T/log" 2>&1
+PATH="$FAKE/path:$PATH" PYTHONPATH="$FAKE/py" OUT="$T/out4" SIXND_GPU_BIN="$FAKE/bin" \
+    SIXND_GPU_STEPS="gpu_ops_test gpu_muon_test gpu_nccl_test" bash "$T/stage/scripts/gpu_check.sh" >"$T/log" 2>&1
 rc=$?
 ((rc == 1)) || { cat "$T/log"; fail "a binary that does not start must fail the run: exit status $rc"; }
 grep -q '^== probe: NVIDIA H200 (device present)' "$T/log" ||
@@ -162,6 +187,10 @@ grep -q '^   gpu_muon_test: FAILED (RC 127): did not start: ' "$T/log" ||
 tar -xzf "$T/out4/gpu_check_logs.tar.gz" -C "$T" ./probe.log || fail "no probe.log in the logs"
 grep -q '^gpu: NVIDIA H200, 580.159.03' "$T/probe.log" || fail "probe.log has no driver line"
 grep -q '^ldd: gpu_ops_test: ' "$T/probe.log" || fail "probe.log has no load check of a binary"
+grep -q '^nccl: /.*libnccl\.so\.2 (' "$T/probe.log" || fail "probe.log does not say where libnccl.so.2 is: $(cat "$T/probe.log")"
+grep -q '^| gpu_nccl_test (cases) | 2 passed, 0 failed, 0 skipped |' "$T/out4/summary.md" ||
+    fail "gpu_nccl_test did not run without CUDA_LAUNCH_BLOCKING and with libnccl.so.2 found: $(grep gpu_nccl_test "$T/out4/summary.md")"
+grep -q '^   nccl zero 3: .*: PASS$' "$T/log" || fail "gpu_nccl_test's per-stage lines were not printed as it ended"
 
 # --- 4. a call cut short ------------------------------------------------------------------------
 # gpu_check.sh in a session of its own, SIGKILLed while gpu_attention_test hangs: no trap, no
@@ -205,5 +234,6 @@ if [[ -n $BUILD && -f $BUILD/tests/gpu_attention_test ]]; then
 fi
 
 echo "PASSED: no device said in ${dt} s, budget ${budget} s = the step limits, ${built} gpu test binaries found" \
-     "and skipped; chosen steps and their budget; made-up device: launch blocking, driver, loader error;" \
+     "and skipped; chosen steps and their budget; made-up device: launch blocking, driver, loader error," \
+     "NCCL step;" \
      "a call cut short left its summary and logs; racecheck filter ${kernels}"

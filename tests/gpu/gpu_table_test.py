@@ -3,7 +3,8 @@
 with a device: failing case names are shown (parameterised ones too), a binary whose every case
 skipped on a device fails the run, a case that never finished is named, sanitizer errors and
 sixnd's timeouts fail it while a PyTorch peer's timeout is a note, a binary the loader refuses
-shows the loader's line, the header names the driver, steps left out by SIXND_GPU_STEPS are
+shows the loader's line, the header names the driver, gpu_nccl_test's per-stage verdicts come
+with its counts, steps left out by SIXND_GPU_STEPS are
 neither run nor failures, the summary written while the run goes on says INCOMPLETE and the
 step's key numbers come as a few short lines, and each number stands beside PyTorch's with the
 right ratio and MFU."""
@@ -16,7 +17,8 @@ import tempfile
 
 SRC = os.environ.get("SIXND_SOURCE") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TABLE = os.path.join(SRC, "scripts", "gpu_table.py")
-STEPS = ["probe", "gpu_ops_test", "gpu_attention_test", "gpu_train_test", "gpu_muon_test", "memcheck", "racecheck",
+STEPS = ["probe", "gpu_ops_test", "gpu_attention_test", "gpu_train_test", "gpu_muon_test", "gpu_nccl_test", "memcheck",
+         "racecheck",
          "attention_sixnd", "attention_torch", "gpt2_sixnd_none", "gpt2_sixnd_selective", "gpt2_sixnd_full",
          "gpt2_torch"]
 PROBE = """date: 2026-12-04T10:00:00Z
@@ -26,11 +28,15 @@ python3: /opt/torch/.venv/bin/python3
 GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)
 gpu: NVIDIA H200, 580.159.03, 143771 MiB, 1980 MHz
 cublaslt: /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublasLt.so.13 (python3's packages)
+nccl: /opt/torch/.venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2 (python3's packages)
 ldd: gpu_ops_test: libcublasLt.so.13 => /opt/torch/.venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublasLt.so.13
 racecheck kernels: flash_attention
 """
 LOADER_ERROR = ("/tmp/x/bin/gpu_muon_test: error while loading shared libraries: libcublasLt.so.13: "
                 "cannot open shared object file: No such file or directory\n")
+NCCL_LINES = "nccl reference: one-process GPU loss 5.3481 -> 2.0113, max rel diff vs CPU 4.10e-03 (tolerance 2e-2): PASS\n" + \
+    "".join(f"nccl zero {z}: loss 5.3481 -> 2.0113, max rel diff vs one process 0.00e+00 (tolerance 1e-2): PASS\n"
+            for z in range(4))
 PEAK = 989.4
 FAILURES = []
 
@@ -76,6 +82,8 @@ def write_run(d, status=None, logs=None, steps=STEPS):
         "gpu_attention_test.log": gtest([("Shapes/FlashVsNaive.OutputAndGradients/B1_T64_NH1_hs64", "OK")]),
         "gpu_train_test.log": gtest([("GpuTraining.TracksTheCpuAndRepeatsBitForBit", "OK")]),
         "gpu_muon_test.log": gtest([("DTypes/CudaMuonTest.NewtonSchulz/f32", "OK")]),
+        "gpu_nccl_test.log": gtest([("NcclComm.EachCollectiveAtWorldSizeOne", "OK")]) + NCCL_LINES
+        + gtest([("NcclComm.ZeroStagesTrainLikeOneProcess", "OK")]).split("\n", 1)[1],
         "memcheck.log": "========= COMPUTE-SANITIZER\n========= ERROR SUMMARY: 0 errors\n",
         "racecheck.log": "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n",
         "attention_sixnd.md": "# peak bf16 dense: 989.4 TFLOP/s (table)\n" + attention_md(
@@ -214,7 +222,7 @@ def main():
 
     # SIXND_GPU_STEPS=tests: the rest is "not selected", neither a failure nor a row of gaps.
     with tempfile.TemporaryDirectory() as d:
-        chosen = ["probe", "gpu_ops_test", "gpu_attention_test", "gpu_train_test", "gpu_muon_test"]
+        chosen = ["probe", "gpu_ops_test", "gpu_attention_test", "gpu_train_test", "gpu_muon_test", "gpu_nccl_test"]
         write_run(d, status={s: "not selected" for s in STEPS if s not in chosen},
                   logs={n: None for n in ("memcheck.log", "racecheck.log", "attention_sixnd.md", "attention_torch.md",
                                           "gpt2_torch.log", "gpt2_sixnd_none.log", "gpt2_sixnd_selective.log",
@@ -222,7 +230,8 @@ def main():
         rc, out = table(d)
         check(rc == 0 and "result: PASSED: every selected check" in out,
               f"a chosen subset that passed (rc {rc}):\n{out}")
-        check("steps: probe gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test (SIXND_GPU_STEPS" in out,
+        check("steps: probe gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test gpu_nccl_test (SIXND_GPU_STEPS"
+              in out,
               "the summary does not say which steps were chosen")
         r = row(out, "compute-sanitizer memcheck")
         check(r == ["compute-sanitizer memcheck, attention", "not selected", "", "", "", ""], f"memcheck row: {r}")
@@ -257,6 +266,11 @@ def main():
             lines = out.strip().splitlines()
             check(rc == 0 and want in [line.strip() for line in lines], f"--progress {step}: {out}")
             check(all(len(line) <= 160 for line in lines) and len(lines) <= 5, f"--progress {step} is not short: {out}")
+        # gpu_nccl_test: its counts, then its verdict per ZeRO stage and of the reference run.
+        rc, out = table(d, ["--progress", "gpu_nccl_test"])
+        lines = [line.strip() for line in out.strip().splitlines()]
+        check(rc == 0 and lines == ["gpu_nccl_test: 2 passed, 0 failed, 0 skipped"] + NCCL_LINES.splitlines()
+              and all(len(line) <= 160 for line in lines), f"--progress gpu_nccl_test: {out}")
 
     with tempfile.TemporaryDirectory() as d:
         write_run(d, logs={"gpu_ops_test.log": gtest([("CudaOps/Matmul/0", "SKIPPED")])})
