@@ -14,13 +14,14 @@ struct bf16 {
     explicit bf16(float f) : bits(from_float(f)) {}
     explicit operator float() const { return to_float(bits); }
 
+    // Branch-free, and NaN tested as f != f: vectorised (the kernels' rounding loops), that is one
+    // float compare, where testing the bits is an unsigned compare, three instructions without AVX-512.
     static uint16_t from_float(float f) {
         uint32_t u;
         std::memcpy(&u, &f, 4);
-        if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x0040u);
-        uint32_t lsb = (u >> 16) & 1u;
-        u += 0x7fffu + lsb;
-        return static_cast<uint16_t>(u >> 16);
+        const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        const uint32_t quiet = (u >> 16) | 0x0040u;
+        return static_cast<uint16_t>(f != f ? quiet : rounded);
     }
     static float to_float(uint16_t b) {
         uint32_t u = static_cast<uint32_t>(b) << 16;

@@ -6,26 +6,72 @@
 // parameter itself, so in bf16 storage updates below half an ulp are lost (the ablation).
 // The update moves 28 bytes per element and is memory-bound; the master/no-master choice is a
 // template parameter so that the loop has no branch and vectorises.
+// bf16 where the build targets AVX2 without AVX-512 runs in explicit blocks of 16 (two f32x8,
+// simd.h) first: vectorised by the compiler, its rounding (an unsigned compare and narrowed
+// masks, without AVX-512's mask registers) and spilled constants took the loop to twice FP32's
+// instructions and 1.8x its time in L3, 1.1x from memory. The update is one expression,
+// update(), for the blocks and the loop, so that both contract it into the same FMAs: the bits
+// do not depend on which of them ran, and master weights are FP32's on the same gradients.
 #include <cmath>
+#include <type_traits>
 
 #include "model/cpu/kernels.h"
+#include "model/cpu/simd.h"
 
 namespace sixnd::cpu {
 namespace {
 
+#if defined(__AVX2__) && !defined(__AVX512F__)
+constexpr bool kBf16Blocks = true;
+#else
+constexpr bool kBf16Blocks = false;
+#endif
+
+inline float sqrt_lanes(float x) { return std::sqrt(x); }
+inline f32x8 sqrt_lanes(f32x8 x) { return sqrt8(x); }
+
+// One step of one element or eight: m and v updated in place, the new p returned. The loops
+// take s firstprivate: each thread's own copy, which no store through the pointers can alias, so
+// the constants stay in registers (shared, they are reloaded for every block).
+template <typename V>
+inline V update(V g, V& m, V& v, V p, const AdamWStep& s) {
+    m = s.beta1 * m + (1.0f - s.beta1) * g;
+    v = s.beta2 * v + (1.0f - s.beta2) * g * g;
+    return p * s.decay - s.step_size * m / (sqrt_lanes(v) * s.inv_sqrt_bc2 + s.eps);
+}
+
+// Elements [0, n / 16 * 16) of bf16 AdamW; returns how many that is.
+template <bool kMaster>
+size_t adamw_bf16_blocks(bf16* params, float* master, const bf16* grads, float* m, float* v, size_t n, AdamWStep s) {
+    const size_t blocks = n / 16;
+#pragma omp parallel for schedule(static) firstprivate(s) if(worth_threads(n))
+    for (size_t b = 0; b < blocks; b++) {
+        f32x8 p[2];
+        for (int h = 0; h < 2; h++) {
+            const size_t i = b * 16 + 8 * h;
+            f32x8 mi = load8(m + i), vi = load8(v + i);
+            const f32x8 p0 = kMaster ? load8(master + i) : load8(params + i);
+            p[h] = update(load8(grads + i) * s.grad_scale, mi, vi, p0, s);
+            store8(m + i, mi);
+            store8(v + i, vi);
+            if (kMaster) store8(master + i, p[h]);
+        }
+        store16(params + b * 16, p[0], p[1]);
+    }
+    return blocks * 16;
+}
+
 template <typename X, bool kMaster>
-void adamw_loop(X* params, float* master, const X* grads, float* m, float* v, size_t n, const AdamWStep& s) {
-    const float b1 = s.beta1, b2 = s.beta2, eps = s.eps, gs = s.grad_scale;
-    const float step_size = s.step_size, inv_sqrt_bc2 = s.inv_sqrt_bc2, decay = s.decay;
-#pragma omp parallel for simd schedule(static) if(worth_threads(n))
-    for (size_t i = 0; i < n; i++) {
-        const float g = to_f32(grads[i]) * gs;
-        const float mi = b1 * m[i] + (1.0f - b1) * g;
-        const float vi = b2 * v[i] + (1.0f - b2) * g * g;
+void adamw_loop(X* params, float* master, const X* grads, float* m, float* v, size_t n, AdamWStep s) {
+    size_t i0 = 0;
+    if constexpr (kBf16Blocks && std::is_same_v<X, bf16>)
+        i0 = adamw_bf16_blocks<kMaster>(params, master, grads, m, v, n, s);
+#pragma omp parallel for simd schedule(static) firstprivate(s) if(worth_threads(n - i0))
+    for (size_t i = i0; i < n; i++) {
+        float mi = m[i], vi = v[i];
+        const float p = update(to_f32(grads[i]) * s.grad_scale, mi, vi, kMaster ? master[i] : to_f32(params[i]), s);
         m[i] = mi;
         v[i] = vi;
-        float p = kMaster ? master[i] : to_f32(params[i]);
-        p = p * decay - step_size * mi / (std::sqrt(vi) * inv_sqrt_bc2 + eps);
         if (kMaster) master[i] = p;
         params[i] = from_f32<X>(p);
     }

@@ -74,6 +74,41 @@ TEST(CpuAdamW, MatchesFloat64OverSteps) {
             }
 }
 
+// BF16 runs the same update as FP32, whichever of its code paths (blocks of 16, the loop for the
+// rest) an element takes: on the same gradients its master weights and moments are FP32's bit
+// for bit, and without master weights its parameters are FP32's rounded after every step. Sizes
+// with and without a tail, on one thread and in parallel.
+TEST(CpuAdamW, Bf16UpdateIsFp32sBitForBit) {
+    HostMemory mem;
+    auto f32 = make_cpu_ops(DType::f32, mem);
+    auto b16 = make_cpu_ops(DType::bf16, mem);
+    for (size_t n : {size_t(5), size_t(16), size_t(1003), size_t(200005)})
+        for (bool master : {true, false}) {
+            const auto p0 = round_to(DType::bf16, random_floats(n, 2));
+            std::vector<float> p32(p0), m32(n), v32(n), mw(p0), m16(n), v16(n);
+            XBuf p16(DType::bf16, p0);
+            AdamWArgs a;
+            a.lr = 1e-2f;
+            a.weight_decay = 0.1f;
+            a.grad_scale = 0.5f;
+            for (int step = 1; step <= 3; step++) {
+                a.step = step;
+                const auto g = round_to(DType::bf16, random_floats(n, 20 + step, -2.0f, 2.0f));
+                XBuf g32(DType::f32, g), g16(DType::bf16, g);
+                f32->adamw(p32.data(), nullptr, g32.ptr(), m32.data(), v32.data(), n, a);
+                if (!master) p32 = round_to(DType::bf16, p32);
+                b16->adamw(p16.ptr(), master ? mw.data() : nullptr, g16.ptr(), m16.data(), v16.data(), n, a);
+            }
+            const std::string what = "n " + std::to_string(n) + (master ? " master" : " no master");
+            EXPECT_EQ(m16, m32) << what;
+            EXPECT_EQ(v16, v32) << what;
+            if (master) {
+                EXPECT_EQ(mw, p32) << what;
+            }
+            EXPECT_EQ(p16.values(), round_to(DType::bf16, p32)) << what;
+        }
+}
+
 // Updates below half a bf16 ulp vanish without master weights and accumulate with them.
 TEST(CpuAdamW, Bf16UpdatesStallWithoutMasterWeights) {
     const size_t n = 64;

@@ -1,4 +1,4 @@
-// The eight-at-a-time bf16 conversions of model/cpu/simd.h (round8/store8, widen8/load8), which
+// The eight-at-a-time bf16 conversions of model/cpu/simd.h (round8/store8, store16, widen8/load8), which
 // every CPU kernel's bf16 loads and stores go through, against bf16's scalar ones bit for bit:
 // every upper half (sign, exponent, mantissa) with the lower halves that decide rounding (zero,
 // just below, at and just above the tie, all ones), NaNs of both signs with payloads in either
@@ -50,6 +50,24 @@ TEST(CpuSimd, Store8RoundsAsBf16FromFloat) {
             if (out[j].bits != want && mismatches++ < 10)
                 ADD_FAILURE() << std::hex << "float bits 0x" << bits[i + j] << ": store8 gives 0x" << out[j].bits
                               << ", bf16::from_float 0x" << want;
+        }
+    }
+    EXPECT_EQ(mismatches, 0u);
+}
+
+TEST(CpuSimd, Store16RoundsAsBf16FromFloatInOrder) {
+    const std::vector<uint32_t> bits = interesting_bits();
+    size_t mismatches = 0;
+    for (size_t i = 0; i + 16 <= bits.size(); i += 16) {
+        f32x8 lo, hi;
+        for (int j = 0; j < 8; j++) lo[j] = from_bits(bits[i + j]), hi[j] = from_bits(bits[i + 8 + j]);
+        bf16 out[16];
+        store16(out, lo, hi);
+        for (int j = 0; j < 16; j++) {
+            const uint16_t want = bf16::from_float(from_bits(bits[i + j]));
+            if (out[j].bits != want && mismatches++ < 10)
+                ADD_FAILURE() << std::hex << "float bits 0x" << bits[i + j] << " (lane " << std::dec << j << std::hex
+                              << "): store16 gives 0x" << out[j].bits << ", bf16::from_float 0x" << want;
         }
     }
     EXPECT_EQ(mismatches, 0u);
