@@ -24,6 +24,11 @@ SIXND = os.environ["SIXND_BIN"]
 MPIRUN = shutil.which("mpirun")
 FP32_TOL = 1e-5
 BF16_TOL = 2e-2
+# A parameter that starts at zero (a bias) stays small in 10 steps, and Adam turns rounding noise
+# into steps of the learning rate's size there: its bf16 runs differ by what bf16 itself costs
+# against fp32 (2.6e-2 for ln_1.bias where the matmuls run on AMX). Each tensor may differ from the
+# one-process bf16 run by BF16_TOL, or by this multiple of that run's own distance from fp32.
+BF16_NOISE_MULTIPLE = 2
 LEARNED = 0.8     # final loss / first loss of the one-process runs, at most (they reach ~0.72)
 RANK_DEATH_S = 10
 GLOBAL_B, T, STEPS = 4, 16, 10
@@ -136,6 +141,7 @@ def main():
         b16_out, b16 = train(tmp, "bf16_base", 1, 0, "bf16")
         b16_params, _ = final_params(b16_out)
         print(f"one process bf16: loss {b16[0]['loss']:.3f} -> {b16[-1]['loss']:.3f}")
+        bound = {k: max(BF16_TOL, BF16_NOISE_MULTIPLE * rel(b16_params[k], base_params[k])) for k in b16_params}
         if b16[-1]["loss"] > LEARNED * b16[0]["loss"]:
             failures.append(f"bf16 one process did not learn: {b16[0]['loss']:.3f} -> {b16[-1]['loss']:.3f}")
         for np_, stage in ((2, 1), (2, 3), (4, 2)):
@@ -143,10 +149,14 @@ def main():
             out, steps = train(tmp, name, np_, stage, "bf16")
             e = max(abs(a["loss"] - b["loss"]) / abs(b["loss"]) for a, b in zip(steps, b16))
             params, _ = final_params(out)
-            e_param = max(rel(params[k], b16_params[k]) for k in b16_params)
-            print(f"{name}: max loss rel vs one process {e:.1e}, max param rel {e_param:.1e}")
-            if len(steps) != STEPS or e > BF16_TOL or e_param > BF16_TOL:
-                failures.append(f"{name}: bf16 loss rel {e:.2e}, params rel {e_param:.2e} > {BF16_TOL} ({len(steps)} steps)")
+            e_param, worst = max((rel(params[k], b16_params[k]), k) for k in b16_params)
+            over = {k: (rel(params[k], b16_params[k]), bound[k]) for k in b16_params
+                    if rel(params[k], b16_params[k]) > bound[k]}
+            print(f"{name}: max loss rel vs one process {e:.1e}, max param rel {e_param:.1e} ({worst}, "
+                  f"bound {bound[worst]:.1e})")
+            if len(steps) != STEPS or e > BF16_TOL or over:
+                failures.append(f"{name}: bf16 loss rel {e:.2e} (bound {BF16_TOL}), params over their bound "
+                                f"{ {k: f'{a:.2e} > {b:.2e}' for k, (a, b) in over.items()} } ({len(steps)} steps)")
             meta = json.load(open(os.path.join(final_params(out)[1], "meta.json")))
             exp = zero_table(meta, stage, np_, 2, master=True)
             got = {k: int(steps[-1]["memory_ranks"][0][k]) for k in exp}
