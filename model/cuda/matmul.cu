@@ -135,15 +135,21 @@ void Matmul::build_plan(Plan& plan, const GemmArgs& g, int al_a, int al_b, int a
     if (st == CUBLAS_STATUS_SUCCESS) {
         size_t ws = kWorkspaceBytes;
         uint32_t a1 = al_b, a2 = al_a, a3 = al_c;
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &a1, sizeof(a1));
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &a2, sizeof(a2));
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &a3, sizeof(a3));
-        cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &a3, sizeof(a3));
+        // A preference that did not take (an alignment cuBLASLt rejects) would let the heuristic
+        // pick an algorithm for operands aligned better than these: the first failure stands.
+        auto set = [&](cublasLtMatmulPreferenceAttributes_t attr, const void* v, size_t n) {
+            if (st == CUBLAS_STATUS_SUCCESS) st = cublasLtMatmulPreferenceSetAttribute(pref, attr, v, n);
+        };
+        set(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws));
+        set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &a1, sizeof(a1));
+        set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &a2, sizeof(a2));
+        set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &a3, sizeof(a3));
+        set(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &a3, sizeof(a3));
         cublasLtMatmulHeuristicResult_t result{};
         int found = 0;
-        st = cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 1, &result,
-                                            &found);
+        if (st == CUBLAS_STATUS_SUCCESS)
+            st = cublasLtMatmulAlgoGetHeuristic(handle_, plan.desc, plan.a, plan.b, plan.c, plan.c, pref, 1, &result,
+                                                &found);
         cublasLtMatmulPreferenceDestroy(pref);
         if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
             plan.algo = result.algo;
