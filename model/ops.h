@@ -17,6 +17,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "core/dtype.h"
@@ -52,6 +53,12 @@ struct AdamWStep {
     float decay;         // 1 - lr * weight_decay
 };
 AdamWStep adamw_step(const AdamWArgs& a);
+
+// A parameter stored as dtype is finite exactly when the float it is rounded from has
+// |p| < stored_overflow(dtype) (false for NaN): float overflows only at infinity; bf16 rounds
+// to nearest even, so from 0x1.FFp127 (the tie between its largest finite value and
+// infinity) a float rounds to infinity.
+inline float stored_overflow(DType d) { return d == DType::f32 ? std::numeric_limits<float>::infinity() : 0x1.FFp127f; }
 
 class Ops {
 public:
@@ -164,6 +171,11 @@ public:
     // the --master-weights off ablation).
     virtual void adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n,
                        const AdamWArgs& a) = 0;
+    // Whether adamw or muon_apply has stored a parameter that is not finite since the last call
+    // (in bf16 storage, a finite master weight that rounds to infinity counts); the call clears
+    // it. Checked while the update writes (the value is in a register there), so the trainer's
+    // test that a step left the parameters finite costs no pass over them.
+    virtual bool take_nonfinite_update() = 0;
     // sum of x[i]^2 as double, accumulated in a fixed order (deterministic).
     virtual double sum_squares(const void* x, size_t n) = 0;
     // dst[n] = src[n] converted between float and bf16 (RNE); same type is a copy.

@@ -71,6 +71,7 @@ public:
     void classifier_forward_backward(void* logits, float* losses, const int32_t* targets, int N, int V, int Vp, float dloss,
                                      bool write_dlogits) override;
     void adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n, const AdamWArgs& a) override;
+    bool take_nonfinite_update() override { return inner_->take_nonfinite_update(); }
     double sum_squares(const void* x, size_t n) override;
     void muon_momentum(float* out, float* m, const void* grads, size_t n, float beta, float grad_scale) override;
     void newton_schulz(float* x, float* work, int rows, int cols, int steps) override;

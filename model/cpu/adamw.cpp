@@ -12,6 +12,8 @@
 // instructions and 1.8x its time in L3, 1.1x from memory. The update is one expression,
 // update(), for the blocks and the loop, so that both contract it into the same FMAs: the bits
 // do not depend on which of them ran, and master weights are FP32's on the same gradients.
+// Each new p is also compared with stored_overflow as it is stored (the trainer's finiteness
+// check), a compare and a count per value in a loop that waits on memory.
 #include <cmath>
 #include <type_traits>
 
@@ -40,11 +42,15 @@ inline V update(V g, V& m, V& v, V p, const AdamWStep& s) {
     return p * s.decay - s.step_size * m / (sqrt_lanes(v) * s.inv_sqrt_bc2 + s.eps);
 }
 
-// Elements [0, n / 16 * 16) of bf16 AdamW; returns how many that is.
+// Elements [0, n / 16 * 16) of bf16 AdamW; returns how many that is, and adds the blocks with a
+// stored value that is not finite to *bad.
 template <bool kMaster>
-size_t adamw_bf16_blocks(bf16* params, float* master, const bf16* grads, float* m, float* v, size_t n, AdamWStep s) {
+size_t adamw_bf16_blocks(bf16* params, float* master, const bf16* grads, float* m, float* v, size_t n, AdamWStep s,
+                         size_t* bad) {
     const size_t blocks = n / 16;
-#pragma omp parallel for schedule(static) firstprivate(s) if(worth_threads(n))
+    const float lim = stored_overflow(DType::bf16);
+    size_t nonfinite = 0;
+#pragma omp parallel for schedule(static) firstprivate(s) reduction(+ : nonfinite) if(worth_threads(n))
     for (size_t b = 0; b < blocks; b++) {
         f32x8 p[2];
         for (int h = 0; h < 2; h++) {
@@ -57,16 +63,22 @@ size_t adamw_bf16_blocks(bf16* params, float* master, const bf16* grads, float* 
             if (kMaster) store8(master + i, p[h]);
         }
         store16(params + b * 16, p[0], p[1]);
+        const auto finite = (p[0] < lim) & (p[0] > -lim) & (p[1] < lim) & (p[1] > -lim);
+        int all = finite[0];
+        for (int l = 1; l < 8; l++) all &= finite[l];
+        nonfinite += all == 0;
     }
+    *bad += nonfinite;
     return blocks * 16;
 }
 
 template <typename X, bool kMaster>
-void adamw_loop(X* params, float* master, const X* grads, float* m, float* v, size_t n, AdamWStep s) {
-    size_t i0 = 0;
+size_t adamw_loop(X* params, float* master, const X* grads, float* m, float* v, size_t n, AdamWStep s) {
+    size_t i0 = 0, bad = 0;
     if constexpr (kBf16Blocks && std::is_same_v<X, bf16>)
-        i0 = adamw_bf16_blocks<kMaster>(params, master, grads, m, v, n, s);
-#pragma omp parallel for simd schedule(static) firstprivate(s) if(worth_threads(n - i0))
+        i0 = adamw_bf16_blocks<kMaster>(params, master, grads, m, v, n, s, &bad);
+    const float lim = stored_overflow(std::is_same_v<X, float> ? DType::f32 : DType::bf16);
+#pragma omp parallel for simd schedule(static) firstprivate(s) reduction(+ : bad) if(worth_threads(n - i0))
     for (size_t i = i0; i < n; i++) {
         float mi = m[i], vi = v[i];
         const float p = update(to_f32(grads[i]) * s.grad_scale, mi, vi, kMaster ? master[i] : to_f32(params[i]), s);
@@ -74,19 +86,21 @@ void adamw_loop(X* params, float* master, const X* grads, float* m, float* v, si
         v[i] = vi;
         if (kMaster) master[i] = p;
         params[i] = from_f32<X>(p);
+        bad += !(std::fabs(p) < lim);
     }
+    return bad;
 }
 
 }  // namespace
 
 template <typename X>
-void adamw(X* params, float* master, const X* grads, float* m, float* v, size_t n, const AdamWArgs& a) {
+size_t adamw(X* params, float* master, const X* grads, float* m, float* v, size_t n, const AdamWArgs& a) {
     const AdamWStep s = adamw_step(a);
-    if (master) adamw_loop<X, true>(params, master, grads, m, v, n, s);
-    else adamw_loop<X, false>(params, nullptr, grads, m, v, n, s);
+    if (master) return adamw_loop<X, true>(params, master, grads, m, v, n, s);
+    return adamw_loop<X, false>(params, nullptr, grads, m, v, n, s);
 }
 
-template void adamw<float>(float*, float*, const float*, float*, float*, size_t, const AdamWArgs&);
-template void adamw<bf16>(bf16*, float*, const bf16*, float*, float*, size_t, const AdamWArgs&);
+template size_t adamw<float>(float*, float*, const float*, float*, float*, size_t, const AdamWArgs&);
+template size_t adamw<bf16>(bf16*, float*, const bf16*, float*, float*, size_t, const AdamWArgs&);
 
 }  // namespace sixnd::cpu

@@ -226,8 +226,13 @@ public:
                const AdamWArgs& a) override {
         dispatch(dtype_, [&](auto t) {
             using X = decltype(t);
-            cpu::adamw(x<X>(params), master, x<X>(grads), m, v, n, a);
+            nonfinite_ += cpu::adamw(x<X>(params), master, x<X>(grads), m, v, n, a);
         });
+    }
+    bool take_nonfinite_update() override {
+        const bool any = nonfinite_ > 0;
+        nonfinite_ = 0;
+        return any;
     }
     double sum_squares(const void* p, size_t n) override {
         double r = 0.0;
@@ -263,7 +268,7 @@ public:
                     float weight_decay) override {
         dispatch(dtype_, [&](auto t) {
             using X = decltype(t);
-            cpu::muon_apply(x<X>(params), master, update, n, lr, scale, weight_decay);
+            nonfinite_ += cpu::muon_apply(x<X>(params), master, update, n, lr, scale, weight_decay);
         });
     }
 
@@ -283,6 +288,7 @@ private:
     MemoryBackend& mem_;
     cpu::Matmul mm_;
     std::unique_ptr<cpu::Matmul> mm_f32_;
+    size_t nonfinite_ = 0;  // parameters stored non-finite since take_nonfinite_update
 };
 
 }  // namespace

@@ -91,8 +91,10 @@ template <typename X>
 void classifier_forward_backward(X* logits, float* losses, const int32_t* targets, int N, int V, int Vp, float dloss,
                                  bool write_dlogits);
 
+// adamw and muon_apply return how many of the parameters they stored are not finite (see
+// stored_overflow, model/ops.h).
 template <typename X>
-void adamw(X* params, float* master, const X* grads, float* m, float* v, size_t n, const AdamWArgs& a);
+size_t adamw(X* params, float* master, const X* grads, float* m, float* v, size_t n, const AdamWArgs& a);
 
 template <typename X>
 double sum_squares(const X* x, size_t n);
@@ -104,6 +106,6 @@ template <typename X>
 void muon_momentum(float* out, float* m, const X* grads, size_t n, float beta, float grad_scale);
 void newton_schulz(Matmul& mm, float* x, float* work, int rows, int cols, int steps);
 template <typename X>
-void muon_apply(X* params, float* master, const float* update, size_t n, float lr, float scale, float weight_decay);
+size_t muon_apply(X* params, float* master, const float* update, size_t n, float lr, float scale, float weight_decay);
 
 }  // namespace sixnd::cpu

@@ -5,6 +5,7 @@
 // step (2 s^2 l + 2 s^3 + 2 s^2 l FLOPs) through the FP32 Matmul; elementwise passes are
 // fixed-order loops, so the result depends only on the inputs and the GEMM engine.
 #include <cmath>
+#include <type_traits>
 
 #include "model/cpu/kernels.h"
 
@@ -63,20 +64,24 @@ void newton_schulz(Matmul& mm, float* x, float* work, int rows, int cols, int st
 }
 
 template <typename X>
-void muon_apply(X* params, float* master, const float* update, size_t n, float lr, float scale, float weight_decay) {
+size_t muon_apply(X* params, float* master, const float* update, size_t n, float lr, float scale, float weight_decay) {
     const float keep = 1.0f - lr * weight_decay, step = lr * scale;
-#pragma omp parallel for simd schedule(static) if(worth_threads(n))
+    const float lim = stored_overflow(std::is_same_v<X, float> ? DType::f32 : DType::bf16);
+    size_t bad = 0;
+#pragma omp parallel for simd schedule(static) reduction(+ : bad) if(worth_threads(n))
     for (size_t i = 0; i < n; i++) {
         float p = master ? master[i] : to_f32(params[i]);
         p = p * keep - step * update[i];
         if (master) master[i] = p;
         params[i] = from_f32<X>(p);
+        bad += !(std::fabs(p) < lim);
     }
+    return bad;
 }
 
 template void muon_momentum<float>(float*, float*, const float*, size_t, float, float);
 template void muon_momentum<bf16>(float*, float*, const bf16*, size_t, float, float);
-template void muon_apply<float>(float*, float*, const float*, size_t, float, float, float);
-template void muon_apply<bf16>(bf16*, float*, const float*, size_t, float, float, float);
+template size_t muon_apply<float>(float*, float*, const float*, size_t, float, float, float);
+template size_t muon_apply<bf16>(bf16*, float*, const float*, size_t, float, float, float);
 
 }  // namespace sixnd::cpu

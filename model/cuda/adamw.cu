@@ -3,7 +3,8 @@
 //   p = p * (1 - lr wd) - lr/bc1 * m / (sqrt(v) / sqrt(bc2) + eps)   (decoupled decay)
 // with the per-step constants folded by adamw_step (model/ops.h), as the CPU kernel folds them.
 // p is the FP32 master when there is one (params = round(p), to nearest, as the CPU backend
-// rounds), else the stored parameter. One thread per element.
+// rounds), else the stored parameter. One thread per element. A stored value that is not finite
+// (|p| >= overflow, stored_overflow in model/ops.h) sets *nonfinite.
 #include "model/cuda/kernels.cuh"
 
 namespace sixnd::cuda {
@@ -11,7 +12,7 @@ namespace {
 
 template <typename T>
 __global__ void adamw_kernel(T* params, float* master, const T* grads, float* m, float* v, size_t n,
-                             AdamWStep a) {
+                             AdamWStep a, unsigned* nonfinite, float overflow) {
     size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float g = to_float(grads[i]) * a.grad_scale;
@@ -23,19 +24,23 @@ __global__ void adamw_kernel(T* params, float* master, const T* grads, float* m,
     p = p * a.decay - a.step_size * mi / (sqrtf(vi) * a.inv_sqrt_bc2 + a.eps);
     if (master) master[i] = p;
     params[i] = from_float<T>(p);
+    if (!(fabsf(p) < overflow)) *nonfinite = 1;
 }
 
 }  // namespace
 
 template <typename T>
 void adamw(T* params, float* master, const T* grads, float* m, float* v, size_t n, const AdamWStep& p,
-           cudaStream_t s) {
+           unsigned* nonfinite, cudaStream_t s) {
     if (n == 0) return;
-    adamw_kernel<T><<<ceil_div(n, 256), 256, 0, s>>>(params, master, grads, m, v, n, p);
+    const float overflow = stored_overflow(std::is_same<T, float>::value ? DType::f32 : DType::bf16);
+    adamw_kernel<T><<<ceil_div(n, 256), 256, 0, s>>>(params, master, grads, m, v, n, p, nonfinite, overflow);
     SIXND_CUDA_LAUNCHED("adamw");
 }
 
-template void adamw<float>(float*, float*, const float*, float*, float*, size_t, const AdamWStep&, cudaStream_t);
-template void adamw<bf16>(bf16*, float*, const bf16*, float*, float*, size_t, const AdamWStep&, cudaStream_t);
+template void adamw<float>(float*, float*, const float*, float*, float*, size_t, const AdamWStep&, unsigned*,
+                           cudaStream_t);
+template void adamw<bf16>(bf16*, float*, const bf16*, float*, float*, size_t, const AdamWStep&, unsigned*,
+                          cudaStream_t);
 
 }  // namespace sixnd::cuda

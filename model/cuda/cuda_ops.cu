@@ -172,7 +172,13 @@ public:
 
     void adamw(void* params, float* master, const void* grads, float* m, float* v, size_t n,
                const AdamWArgs& a) override {
-        cuda::adamw<T>(x(params), master, cx(grads), m, v, n, adamw_step(a), stream_);
+        cuda::adamw<T>(x(params), master, cx(grads), m, v, n, adamw_step(a), nonfinite_.device, stream_);
+    }
+    bool take_nonfinite_update() override {
+        SIXND_CUDA(cudaStreamSynchronize(stream_));
+        const bool any = *nonfinite_.host != 0;
+        *nonfinite_.host = 0;
+        return any;
     }
     double sum_squares(const void* xs, size_t n) override { return cuda::sum_squares<T>(cx(xs), n, scratch_, stream_); }
     void cast(void* dst, DType dst_type, const void* src, DType src_type, size_t n) override {
@@ -194,7 +200,7 @@ public:
     }
     void muon_apply(void* params, float* master, const float* update, size_t n, float lr, float scale,
                     float weight_decay) override {
-        cuda::muon_apply<T>(x(params), master, update, n, lr, scale, weight_decay, stream_);
+        cuda::muon_apply<T>(x(params), master, update, n, lr, scale, weight_decay, nonfinite_.device, stream_);
     }
 
 private:
@@ -238,6 +244,20 @@ private:
     cudaStream_t stream_ = nullptr;
     cuda::Scratch scratch_;
     cuda::Matmul matmul_;
+    // The update kernels' non-finite flag: pinned host memory mapped into the device's address
+    // space, read after one synchronisation, and outside the device memory ledger.
+    struct MappedFlag {
+        unsigned* host = nullptr;
+        unsigned* device = nullptr;
+        MappedFlag() {
+            SIXND_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&host), sizeof(unsigned), cudaHostAllocMapped));
+            *host = 0;
+            SIXND_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device), host, 0));
+        }
+        ~MappedFlag() { cudaFreeHost(host); }
+        MappedFlag(const MappedFlag&) = delete;
+        MappedFlag& operator=(const MappedFlag&) = delete;
+    } nonfinite_;
 };
 
 }  // namespace

@@ -164,9 +164,11 @@ template <typename T>
 void classifier_forward_backward(T* logits, float* losses, const int32_t* targets, int N, int V, int Vp,
                                  float dloss, bool write_dlogits, cudaStream_t s);
 
+// adamw and muon_apply set *nonfinite (device-visible memory) where they store a parameter that
+// is not finite (stored_overflow, model/ops.h), and leave it as it is elsewhere.
 template <typename T>
 void adamw(T* params, float* master, const T* grads, float* m, float* v, size_t n, const AdamWStep& p,
-           cudaStream_t s);
+           unsigned* nonfinite, cudaStream_t s);
 
 // sum of x^2 in double, fixed grid and order: deterministic on any device.
 template <typename T> double sum_squares(const T* x, size_t n, Scratch& scratch, cudaStream_t s);
@@ -179,7 +181,7 @@ void muon_momentum(float* out, float* m, const T* grads, size_t n, float beta, f
 void newton_schulz(Matmul& mm, float* x, float* work, int rows, int cols, int steps, Scratch& scratch, cudaStream_t s);
 template <typename T>
 void muon_apply(T* params, float* master, const float* update, size_t n, float lr, float scale, float weight_decay,
-                cudaStream_t s);
+                unsigned* nonfinite, cudaStream_t s);
 
 // Attention with NKV key/value heads shared by NH query heads (grouped-query; model/ops.h):
 // qkv rows are [q NH*hs | k NKV*hs | v NKV*hs], query head h reads kv head h / (NH/NKV).

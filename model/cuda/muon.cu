@@ -4,6 +4,7 @@
 // beta on a copy of A); X = a X + B X (beta on a copy of X), all CUBLAS_COMPUTE_32F. The
 // Frobenius norm is the deterministic sum_squares. Elementwise kernels: one thread per element.
 #include <cmath>
+#include <type_traits>
 
 #include "model/cuda/kernels.cuh"
 
@@ -29,13 +30,15 @@ __global__ void scale_kernel(float* x, size_t n, float s) {
 }
 
 template <typename T>
-__global__ void muon_apply_kernel(T* params, float* master, const float* update, size_t n, float step, float keep) {
+__global__ void muon_apply_kernel(T* params, float* master, const float* update, size_t n, float step, float keep,
+                                  unsigned* nonfinite, float overflow) {
     size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float p = master ? master[i] : to_float(params[i]);
     p = p * keep - step * update[i];
     if (master) master[i] = p;
     params[i] = from_float<T>(p);
+    if (!(fabsf(p) < overflow)) *nonfinite = 1;
 }
 
 }  // namespace
@@ -77,15 +80,17 @@ void newton_schulz(Matmul& mm, float* x, float* work, int rows, int cols, int st
 
 template <typename T>
 void muon_apply(T* params, float* master, const float* update, size_t n, float lr, float scale, float weight_decay,
-                cudaStream_t s) {
+                unsigned* nonfinite, cudaStream_t s) {
     if (n == 0) return;
-    muon_apply_kernel<T><<<ceil_div(n, 256), 256, 0, s>>>(params, master, update, n, lr * scale, 1.0f - lr * weight_decay);
+    const float overflow = stored_overflow(std::is_same<T, float>::value ? DType::f32 : DType::bf16);
+    muon_apply_kernel<T><<<ceil_div(n, 256), 256, 0, s>>>(params, master, update, n, lr * scale, 1.0f - lr * weight_decay,
+                                                          nonfinite, overflow);
     SIXND_CUDA_LAUNCHED("muon_apply");
 }
 
 template void muon_momentum<float>(float*, float*, const float*, size_t, float, float, cudaStream_t);
 template void muon_momentum<bf16>(float*, float*, const bf16*, size_t, float, float, cudaStream_t);
-template void muon_apply<float>(float*, float*, const float*, size_t, float, float, float, cudaStream_t);
-template void muon_apply<bf16>(bf16*, float*, const float*, size_t, float, float, float, cudaStream_t);
+template void muon_apply<float>(float*, float*, const float*, size_t, float, float, float, unsigned*, cudaStream_t);
+template void muon_apply<bf16>(bf16*, float*, const float*, size_t, float, float, float, unsigned*, cudaStream_t);
 
 }  // namespace sixnd::cuda

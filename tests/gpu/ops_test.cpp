@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "tests/gpu/gpu_harness.h"
 
@@ -336,6 +337,36 @@ TEST_P(CudaOpsTest, AdamW) {
             EXPECT_TRUE(s->close(master, 1e-5, "master"));
         }
     }
+}
+
+// The update kernels flag a non-finite parameter as they store it (take_nonfinite_update), on
+// the device as on the CPU, and the flag clears when read.
+TEST_P(CudaOpsTest, UpdatesFlagNonFiniteStores) {
+    const size_t n = 5003;
+    AdamWArgs a;
+    a.lr = 1e-2f;
+    a.step = 1;
+    auto p_v = rnd(n), g_v = rnd(n), q_v = rnd(n);
+    Tensor p = s->x(p_v), g = s->x(g_v), m = s->f(std::vector<float>(n, 0.0f)), v = s->f(std::vector<float>(n, 0.0f));
+    s->ref().adamw(p.r(), nullptr, g.r(), m.rf(), v.rf(), n, a);
+    s->dev().adamw(p.d(), nullptr, g.d(), m.df(), v.df(), n, a);
+    EXPECT_FALSE(s->ref().take_nonfinite_update());
+    EXPECT_FALSE(s->dev().take_nonfinite_update());
+    g_v[n - 7] = std::nanf("");
+    Tensor nan_grad = s->x(g_v);
+    a.step = 2;
+    s->ref().adamw(p.r(), nullptr, nan_grad.r(), m.rf(), v.rf(), n, a);
+    s->dev().adamw(p.d(), nullptr, nan_grad.d(), m.df(), v.df(), n, a);
+    EXPECT_TRUE(s->ref().take_nonfinite_update());
+    EXPECT_TRUE(s->dev().take_nonfinite_update());
+    EXPECT_FALSE(s->dev().take_nonfinite_update()) << "the flag clears when read";
+    auto u_v = rnd(n);
+    u_v[11] = std::numeric_limits<float>::infinity();
+    Tensor upd = s->f(u_v), q = s->x(q_v);
+    s->ref().muon_apply(q.r(), nullptr, upd.rf(), n, 0.02f, 1.0f, 0.0f);
+    s->dev().muon_apply(q.d(), nullptr, upd.df(), n, 0.02f, 1.0f, 0.0f);
+    EXPECT_TRUE(s->ref().take_nonfinite_update());
+    EXPECT_TRUE(s->dev().take_nonfinite_update());
 }
 
 TEST_P(CudaOpsTest, SumSquaresAndCast) {

@@ -1,12 +1,14 @@
 // AdamW against a float64 reference over several steps (master weights on/off, weight decay
-// on/off, a grad_scale), the bf16 stall that master weights prevent, and sum_squares against
-// float64 and across thread counts. FP32 tolerance 1e-6 relative (a few FP32 operations per
+// on/off, a grad_scale), the bf16 stall that master weights prevent, the non-finite flag of
+// AdamW and Muon's update, and sum_squares against float64 and across thread counts. FP32 tolerance 1e-6 relative (a few FP32 operations per
 // element per step); bf16 parameters are compared after the same per-step rounding, to 1e-3
 // (a rare tie broken differently costs one bf16 ulp on one element).
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "core/memory.h"
@@ -149,5 +151,67 @@ TEST(CpuSumSquares, MatchesFloat64AndIgnoresThreadCount) {
         EXPECT_NEAR(one, ref, 1e-6 * ref) << dtype_name(dt);
         EXPECT_EQ(one, three) << dtype_name(dt);
         EXPECT_EQ(ops->sum_squares(xb.ptr(), 0), 0.0);
+    }
+}
+
+// take_nonfinite_update: a stored parameter that is not finite is flagged by the update that
+// stores it, in either place of a 1003-value update (the AVX2 build's blocks of 16, or the tail),
+// and the flag clears when read. A master weight of 0x1.FFp127 is finite, but rounds to
+// infinity in bf16 storage; a NaN gradient makes every kind of parameter NaN.
+TEST(CpuAdamW, FlagsTheNonFiniteParametersItStores) {
+    const size_t n = 1003;
+    for (DType dt : {DType::f32, DType::bf16})
+        for (bool master : {true, false})
+            for (size_t k : {size_t(5), n - 2}) {
+                SCOPED_TRACE(std::string(dtype_name(dt)) + (master ? " master" : "") + " at " + std::to_string(k));
+                HostMemory mem;
+                auto ops = make_cpu_ops(dt, mem);
+                auto p0 = round_to(dt, random_floats(n, 1));
+                XBuf params(dt, p0);
+                std::vector<float> mw(p0), m(n, 0.0f), v(n, 0.0f);
+                AdamWArgs a;
+                a.lr = 1e-2f;
+                a.step = 1;
+                XBuf g(dt, round_to(dt, random_floats(n, 2)));
+                ops->adamw(params.ptr(), master ? mw.data() : nullptr, g.ptr(), m.data(), v.data(), n, a);
+                EXPECT_FALSE(ops->take_nonfinite_update());
+
+                // lr 0: the update stores the parameter as it is.
+                a.lr = 0;
+                a.step = 2;
+                XBuf zero(dt, n);
+                if (master) {
+                    mw[k] = 0x1.FFp127f;
+                    ops->adamw(params.ptr(), mw.data(), zero.ptr(), m.data(), v.data(), n, a);
+                    EXPECT_EQ(ops->take_nonfinite_update(), dt == DType::bf16);
+                    mw[k] = 0x1.FEp127f;  // bf16's largest finite value
+                    ops->adamw(params.ptr(), mw.data(), zero.ptr(), m.data(), v.data(), n, a);
+                    EXPECT_FALSE(ops->take_nonfinite_update());
+                }
+                std::vector<float> gv(n, 0.0f);
+                gv[k] = std::nanf("");
+                XBuf nan_grad(dt, gv);
+                a.lr = 1e-2f;
+                a.step = 3;
+                ops->adamw(params.ptr(), master ? mw.data() : nullptr, nan_grad.ptr(), m.data(), v.data(), n, a);
+                EXPECT_TRUE(ops->take_nonfinite_update());
+                EXPECT_FALSE(ops->take_nonfinite_update()) << "the flag clears when read";
+            }
+}
+
+TEST(CpuMuon, ApplyFlagsTheNonFiniteParametersItStores) {
+    const size_t n = 1003;
+    for (DType dt : {DType::f32, DType::bf16}) {
+        HostMemory mem;
+        auto ops = make_cpu_ops(dt, mem);
+        auto p0 = round_to(dt, random_floats(n, 1));
+        XBuf params(dt, p0);
+        std::vector<float> update = random_floats(n, 3);
+        ops->muon_apply(params.ptr(), nullptr, update.data(), n, 0.02f, 1.0f, 0.0f);
+        EXPECT_FALSE(ops->take_nonfinite_update()) << dtype_name(dt);
+        update[n / 2] = std::numeric_limits<float>::infinity();
+        ops->muon_apply(params.ptr(), nullptr, update.data(), n, 0.02f, 1.0f, 0.0f);
+        EXPECT_TRUE(ops->take_nonfinite_update()) << dtype_name(dt);
+        EXPECT_FALSE(ops->take_nonfinite_update()) << dtype_name(dt);
     }
 }
