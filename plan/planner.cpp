@@ -347,15 +347,24 @@ Report make_plan(const PlanInputs& in) {
     }
     if (in.batch > 0 && in.model) {
         const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;
-        const double step_tokens = static_cast<double>(in.batch) * T * ranks * std::max(1, in.grad_accum);
-        rep.add("steps", "tokens_per_step", step_tokens, Unit::tokens, "B x T x ranks x grad accumulation");
+        // Under a pipeline a step runs M micro-batches of B per rank through the stages.
+        const int M = in.pipeline_stages > 1 ? in.micro_batches : 1;
+        const double step_tokens = static_cast<double>(in.batch) * T * ranks * std::max(1, in.grad_accum) * M;
+        rep.add("steps", "tokens_per_step", step_tokens, Unit::tokens,
+                M > 1 ? "B x T x ranks x grad accumulation x micro-batches" : "B x T x ranks x grad accumulation");
         rep.add("steps", "steps", r.D / step_tokens, Unit::ratio, "D / tokens per step");
         rep.add("steps", "flops_per_step", (6 * r.N + r.attention_per_token) * step_tokens, Unit::flops, "(6N + 12LCT) x tokens per step");
     }
 
     // Pipeline.
     if (in.pipeline_stages > 1) {
-        rep.add("pipeline", "bubble", pipeline_bubble(in.pipeline_stages, in.micro_batches), Unit::ratio, "(P - 1) / (M + P - 1)");
+        const double bubble = pipeline_bubble(in.pipeline_stages, in.micro_batches);
+        rep.add("pipeline", "bubble", bubble, Unit::ratio, "(P - 1) / (M + P - 1)");
+        // The time above follows from the MFU, which must already pay for the bubble.
+        rep.add("pipeline", "mfu_ceiling", 1 - bubble, Unit::ratio, "1 - bubble: each device idles that share of a step");
+        if (in.mfu > 1 - bubble)
+            rep.note("--mfu " + num(in.mfu) + " is above what the pipeline leaves (" + num(1 - bubble) +
+                     "): the time is too short; more micro-batches shrink the bubble");
         rep.text("pipeline", "schedule", in.gpipe ? "gpipe" : "1f1b",
                  in.gpipe ? "all forwards, then all backwards" : "one forward, one backward once the pipeline is full");
     }

@@ -103,6 +103,11 @@ def worked_numbers():
              "--pipeline-schedule", "gpipe")
     want("GPipe in flight", [j["memory_by_stage"][f"stage{i}_in_flight"] for i in range(4)], [8, 8, 8, 8])
     want("GPipe schedule", j["pipeline"]["schedule"], "gpipe")
+    want("pipeline tokens per step (B x T x M)", j["steps"]["tokens_per_step"], 4 * 1024 * 8)
+    r = subprocess.run([SIXND, "plan", "--params", "1e9", "--device", "h100", "--devices", "4", "--mfu", "0.8",
+                        "--tokens", "1e10", "--pipeline-stages", "4", "--micro-batches", "4"], capture_output=True, text=True)
+    if r.returncode != 0 or "above what the pipeline leaves" not in r.stdout + r.stderr:
+        faults.append(f"an MFU above 1 - bubble (4/7) without a note: {r.stdout[-400:]} {r.stderr}")
     r = subprocess.run([SIXND, "plan", "--model", "gpt2-124m", "--batch", "4", "--tokens", "1e9", "--pipeline-stages", "2",
                         "--micro-batches", "4"], capture_output=True, text=True)
     if r.returncode != 0 or "memory_by_stage" not in r.stdout or "stage1_total" not in r.stdout:

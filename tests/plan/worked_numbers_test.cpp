@@ -64,6 +64,7 @@ TEST(WorkedNumbers, PipelineBubble) {
     in.pipeline_stages = 4;
     in.micro_batches = 32;
     EXPECT_DOUBLE_EQ(get(make_plan(in), "pipeline", "bubble"), 3.0 / 35);
+    EXPECT_DOUBLE_EQ(get(make_plan(in), "pipeline", "mfu_ceiling"), 32.0 / 35);
 }
 
 TEST(WorkedNumbers, H100Ridge) {
