@@ -289,6 +289,8 @@ Report make_plan(const PlanInputs& in) {
         }
         rep.add("memory", "workspace", d.workspace, Unit::bytes, "backward 9 C e per token (GPT-2) + ZeRO scratch slice");
     } else {
+        // Without activations the workspace is ZeRO's scratch slice alone, still in the total.
+        if (d.workspace > 0) rep.add("memory", "workspace", d.workspace, Unit::bytes, "ZeRO scratch slice" + per);
         rep.note("activations are left out: give --model and --batch (and --seq-len) to count them");
     }
     if (d.copies > 0)

@@ -78,6 +78,12 @@ def worked_numbers():
     j = plan("--params", "1e9", "--ranks", "4", "--zero", "2", "--master-weights", "off")
     want("no master ZeRO-2 bytes/param", j["memory"]["zero2_bytes_per_param"], 2 + 10 / 4)
     want("no master model states", j["memory"]["model_states"], 1e9 * (2 + 10 / 4))
+    # A model shape without --batch (no activations) still totals its rows: ZeRO 1-3's scratch slice
+    # is a workspace row of its own.
+    for z in ("0", "1", "3"):
+        m = plan("--model", "gpt2-124m", "--ranks", "8", "--zero", z)["memory"]
+        want(f"--model without --batch, ZeRO-{z}: total = its rows", m["total"],
+             sum(m.get(k, 0) for k in ("params", "grads", "master", "adam_m", "adam_v", "workspace")))
     # Devices are data-parallel ranks x pipeline stages.
     j = plan("--params", "1e9", "--devices", "64", "--device", "h100", "--pipeline-stages", "4", "--micro-batches", "8")
     want("ranks per stage", j["memory"]["ranks"], 16)
