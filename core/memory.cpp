@@ -101,10 +101,35 @@ void* HostMemory::raw_allocate(size_t bytes) {
     return std::aligned_alloc(64, rounded ? rounded : 64);
 }
 void HostMemory::raw_free(void* p) { std::free(p); }
-void HostMemory::copy_to_device(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
-void HostMemory::copy_to_host(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
+namespace {
+// Large fills and copies (every step zeroes the gradients: 249 MB for GPT-2 124M in bf16) in
+// pieces spread over the threads: one core's stores reach about half the memory's write
+// bandwidth (249 MB: 25 ms on one core, 13-15 ms on two, on a 2-core Xeon VM). Small ones stay
+// on the calling thread, where starting the threads would cost more than they save.
+constexpr size_t kPiece = size_t(1) << 20, kThreadsFrom = size_t(8) << 20;
+
+template <typename F>
+void in_pieces(size_t bytes, F&& f) {
+    if (bytes < kThreadsFrom) {
+        f(0, bytes);
+        return;
+    }
+    const size_t pieces = (bytes + kPiece - 1) / kPiece;
+#pragma omp parallel for schedule(static)
+    for (size_t p = 0; p < pieces; p++) f(p * kPiece, std::min(kPiece, bytes - p * kPiece));
+}
+
+void copy_pieces(void* dst, const void* src, size_t bytes) {
+    in_pieces(bytes, [=](size_t at, size_t n) { std::memcpy(static_cast<char*>(dst) + at, static_cast<const char*>(src) + at, n); });
+}
+}  // namespace
+
+void HostMemory::copy_to_device(void* dst, const void* src, size_t bytes) { copy_pieces(dst, src, bytes); }
+void HostMemory::copy_to_host(void* dst, const void* src, size_t bytes) { copy_pieces(dst, src, bytes); }
 void HostMemory::copy(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
-void HostMemory::memset(void* dst, int value, size_t bytes) { std::memset(dst, value, bytes); }
+void HostMemory::memset(void* dst, int value, size_t bytes) {
+    in_pieces(bytes, [=](size_t at, size_t n) { std::memset(static_cast<char*>(dst) + at, value, n); });
+}
 
 std::string format_bytes(size_t bytes) {
     char buf[64];

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "core/error.h"
 #include "core/memory.h"
 
@@ -70,4 +73,23 @@ TEST(MemoryLedger, HoldsFindsTheAllocationAroundARange) {
     const void* gone = p.get();
     p.reset();
     EXPECT_FALSE(mem.holds(gone, 8, MemCategory::params));
+}
+
+// Fills and copies from 8 MiB up run in 1 MiB pieces over the threads: every byte of a size that
+// is no multiple of the piece is written, and none beyond it.
+TEST(HostMemory, LargeFillsAndCopiesCoverEveryByteAndNoMore) {
+    HostMemory mem;
+    for (size_t bytes : {size_t(1000), (size_t(8) << 20) + 12345}) {
+        std::vector<unsigned char> buf(bytes + 64, 0x11), src(bytes);
+        for (size_t i = 0; i < bytes; i++) src[i] = static_cast<unsigned char>(i * 2654435761u >> 24);
+        mem.memset(buf.data(), 0xAB, bytes);
+        EXPECT_EQ(std::count(buf.begin(), buf.begin() + static_cast<long>(bytes), 0xAB), static_cast<long>(bytes)) << bytes;
+        EXPECT_EQ(std::count(buf.begin() + static_cast<long>(bytes), buf.end(), 0x11), 64) << bytes;
+        mem.copy_to_device(buf.data(), src.data(), bytes);
+        EXPECT_TRUE(std::equal(src.begin(), src.end(), buf.begin())) << bytes;
+        std::vector<unsigned char> back(bytes + 64, 0x22);
+        mem.copy_to_host(back.data(), buf.data(), bytes);
+        EXPECT_TRUE(std::equal(src.begin(), src.end(), back.begin())) << bytes;
+        EXPECT_EQ(std::count(back.begin() + static_cast<long>(bytes), back.end(), 0x22), 64) << bytes;
+    }
 }
