@@ -77,7 +77,7 @@ size_t adamw_loop(X* params, float* master, const X* grads, float* m, float* v, 
     size_t i0 = 0, bad = 0;
     if constexpr (kBf16Blocks && std::is_same_v<X, bf16>)
         i0 = adamw_bf16_blocks<kMaster>(params, master, grads, m, v, n, s, &bad);
-    const float lim = stored_overflow(std::is_same_v<X, float> ? DType::f32 : DType::bf16);
+    const float lim = stored_overflow(dtype_of<X>());
 #pragma omp parallel for simd schedule(static) firstprivate(s) reduction(+ : bad) if(worth_threads(n - i0))
     for (size_t i = i0; i < n; i++) {
         float mi = m[i], vi = v[i];

@@ -5,7 +5,6 @@
 // step (2 s^2 l + 2 s^3 + 2 s^2 l FLOPs) through the FP32 Matmul; elementwise passes are
 // fixed-order loops, so the result depends only on the inputs and the GEMM engine.
 #include <cmath>
-#include <type_traits>
 
 #include "model/cpu/kernels.h"
 
@@ -66,7 +65,7 @@ void newton_schulz(Matmul& mm, float* x, float* work, int rows, int cols, int st
 template <typename X>
 size_t muon_apply(X* params, float* master, const float* update, size_t n, float lr, float scale, float weight_decay) {
     const float keep = 1.0f - lr * weight_decay, step = lr * scale;
-    const float lim = stored_overflow(std::is_same_v<X, float> ? DType::f32 : DType::bf16);
+    const float lim = stored_overflow(dtype_of<X>());
     size_t bad = 0;
 #pragma omp parallel for simd schedule(static) reduction(+ : bad) if(worth_threads(n))
     for (size_t i = 0; i < n; i++) {

@@ -19,9 +19,6 @@ constexpr int kVecs = 8;                      // f32x8 accumulators: 64 lanes
 constexpr int kRuns = 16;                     // values per lane summed in float
 constexpr size_t kBlock = 8 * kVecs * kRuns;  // 1024 values per float pass
 
-inline f32x8 load8_of(const float* p) { return load8(p); }
-inline f32x8 load8_of(const bf16* p) { return load8(p); }
-
 template <typename X>
 double chunk_sum_squares(const X* x, size_t n) {
     double lanes[8 * kVecs] = {};
@@ -30,7 +27,7 @@ double chunk_sum_squares(const X* x, size_t n) {
         f32x8 acc[kVecs] = {};
         for (int r = 0; r < kRuns; r++)
             for (int j = 0; j < kVecs; j++) {
-                const f32x8 v = load8_of(x + i + 8 * (r * kVecs + j));
+                const f32x8 v = load8(x + i + 8 * (r * kVecs + j));
                 acc[j] += v * v;
             }
         for (int j = 0; j < kVecs; j++)

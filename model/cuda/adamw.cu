@@ -33,7 +33,7 @@ template <typename T>
 void adamw(T* params, float* master, const T* grads, float* m, float* v, size_t n, const AdamWStep& p,
            unsigned* nonfinite, cudaStream_t s) {
     if (n == 0) return;
-    const float overflow = stored_overflow(std::is_same<T, float>::value ? DType::f32 : DType::bf16);
+    const float overflow = stored_overflow(dtype_of<T>());
     adamw_kernel<T><<<ceil_div(n, 256), 256, 0, s>>>(params, master, grads, m, v, n, p, nonfinite, overflow);
     SIXND_CUDA_LAUNCHED("adamw");
 }

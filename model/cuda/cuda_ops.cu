@@ -25,7 +25,7 @@ public:
         SIXND_CHECK(!mem.is_host(), "CudaOps", "needs device memory from make_cuda_memory");
     }
     const char* name() const override { return "cuda"; }
-    DType dtype() const override { return std::is_same<T, float>::value ? DType::f32 : DType::bf16; }
+    DType dtype() const override { return dtype_of<T>(); }
     MemoryBackend& memory() override { return mem_; }
     std::unique_ptr<OpClock> make_op_clock() override { return make_cuda_event_clock(stream_); }
 

@@ -4,7 +4,6 @@
 // beta on a copy of A); X = a X + B X (beta on a copy of X), all CUBLAS_COMPUTE_32F. The
 // Frobenius norm is the deterministic sum_squares. Elementwise kernels: one thread per element.
 #include <cmath>
-#include <type_traits>
 
 #include "model/cuda/kernels.cuh"
 
@@ -82,7 +81,7 @@ template <typename T>
 void muon_apply(T* params, float* master, const float* update, size_t n, float lr, float scale, float weight_decay,
                 unsigned* nonfinite, cudaStream_t s) {
     if (n == 0) return;
-    const float overflow = stored_overflow(std::is_same<T, float>::value ? DType::f32 : DType::bf16);
+    const float overflow = stored_overflow(dtype_of<T>());
     muon_apply_kernel<T><<<ceil_div(n, 256), 256, 0, s>>>(params, master, update, n, lr * scale, 1.0f - lr * weight_decay,
                                                           nonfinite, overflow);
     SIXND_CUDA_LAUNCHED("muon_apply");

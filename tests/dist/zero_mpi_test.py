@@ -149,9 +149,9 @@ def main():
             out, steps = train(tmp, name, np_, stage, "bf16")
             e = max(abs(a["loss"] - b["loss"]) / abs(b["loss"]) for a, b in zip(steps, b16))
             params, _ = final_params(out)
-            e_param, worst = max((rel(params[k], b16_params[k]), k) for k in b16_params)
-            over = {k: (rel(params[k], b16_params[k]), bound[k]) for k in b16_params
-                    if rel(params[k], b16_params[k]) > bound[k]}
+            rels = {k: rel(params[k], b16_params[k]) for k in b16_params}
+            e_param, worst = max((r, k) for k, r in rels.items())
+            over = {k: (r, bound[k]) for k, r in rels.items() if r > bound[k]}
             print(f"{name}: max loss rel vs one process {e:.1e}, max param rel {e_param:.1e} ({worst}, "
                   f"bound {bound[worst]:.1e})")
             if len(steps) != STEPS or e > BF16_TOL or over:
