@@ -28,15 +28,8 @@ fi
 
 bash scripts/setup.sh qemu-user
 
-# Every CPU op's test binary (tests/model/cpu_*_test.cpp, so that a new op's is not missed), the
-# model's, the decoder's, the trainer's, the CPU peak's and bf16's; longest first (emulated: the
-# trainer's 9 minutes, attention, matmul, the model's 4-6 each), so that the cores finish together.
-TESTS=(train_trainer_test model_cpu_attention_test model_cpu_matmul_test model_gpt_test)
-for src in tests/model/cpu_*_test.cpp; do
-  name=model_$(basename "$src" .cpp)
-  [[ " ${TESTS[*]} " == *" $name "* ]] || TESTS+=("$name")
-done
-TESTS+=(model_decoder_test train_cpu_peak_test core_bf16_test)
+source scripts/avx2_path_tests.sh
+TESTS=("${AVX2_PATH_TESTS[@]}")
 
 echo "== build (preset avx2: -march=x86-64-v3) ==" >&2
 cmake --preset avx2 >/dev/null

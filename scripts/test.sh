@@ -3,7 +3,8 @@
 # sm_80 and sm_90 (warnings are errors, no register spills in the attention kernels) and run
 # the gpu tests, which skip with the reason when no device is present; then build the CPU code
 # with AddressSanitizer + UBSan and run every test through ctest (GoogleTest, the PyTorch
-# parity scripts, the mpirun tests). The CPU suite runs last, so its summary closes the output.
+# parity scripts, the mpirun tests); where the CPU has AVX-512, also build the kernels' AVX2
+# variants and run their tests. The CPU suite runs last, so its summary closes the output.
 # The environment is passed through untouched (OPENBLAS_CORETYPE and the like stay as found).
 #   SIXND_CPU_ISA=avx2 bash scripts/test.sh   runs the suite on the code path of an AVX2-only CPU
 #   (no AVX-512, BF16 through FP32 kernels) on a machine that has more; see README.
@@ -44,18 +45,34 @@ echo "== build (CPU, ASan + UBSan) ==" >&2
 # -O1 -g1 (line tables: the sanitizers' stack traces keep file and line): this build was 22 of
 # CI's 34 minutes at -O2 -g, and is 11 at -O1 -g1, while the tests take no longer. Like every
 # build it is tuned for this CPU (-march=native), so the tests run the kernels this CPU runs.
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
-  -DSIXND_SANITIZE=ON -DSIXND_CUDA=OFF -DSIXND_BENCH="$ASAN_BENCH" >/dev/null
+ASAN_CONFIG=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
+  -DSIXND_SANITIZE=ON -DSIXND_CUDA=OFF)
+cmake -S . -B build-asan "${ASAN_CONFIG[@]}" -DSIXND_BENCH="$ASAN_BENCH" >/dev/null
 cmake --build build-asan -j"$JOBS"
 
-# On a CPU with AVX-512 BF16 the suite below runs the native BF16 matmuls; the code an AVX2-only
-# CPU runs (BF16 on the packed GEMM in FP32 arithmetic, packed weight copies) gets its own pass
-# over the op and model tests here (a minute or two), unless the whole suite already runs under
-# SIXND_CPU_ISA.
+# On a CPU with AVX-512 BF16 the suite below runs the native BF16 matmuls; the path a CPU without
+# BF16 arithmetic takes (BF16 on the packed GEMM in FP32 arithmetic, packed weight copies, oneDNN
+# capped to AVX2) gets its own pass over the op and model tests here (under a minute), unless the
+# whole suite already runs under SIXND_CPU_ISA.
 if [ -z "${SIXND_CPU_ISA:-}" ]; then
   echo "== test (CPU ops and model on the AVX2 path: SIXND_CPU_ISA=avx2) ==" >&2
   SIXND_CPU_ISA=avx2 ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout 1200 \
     -R '^(model\.(Cpu|Gpt|Decoder)|train\.Trainer\.)'
+fi
+
+# Where the CPU has AVX-512, the build above holds the AVX-512 variants of the packed GEMM, the
+# vector maths, AdamW and the bf16 conversions, so the pass above runs them in FP32 arithmetic;
+# the AVX2 variants an AVX2-only CPU runs are compiled only in a build for x86-64-v3: their
+# tests get one here, with the same sanitizers (3-4 minutes on 2 cores, most of it the build).
+if grep -q -w avx512f /proc/cpuinfo && grep -q -w avx2 /proc/cpuinfo; then
+  echo "== build (CPU for x86-64-v3, ASan + UBSan: the AVX2 variants) ==" >&2
+  source scripts/avx2_path_tests.sh
+  cmake -S . -B build-asan-avx2 "${ASAN_CONFIG[@]}" -DSIXND_BENCH=OFF -DSIXND_NATIVE=OFF \
+    -DCMAKE_CXX_FLAGS=-march=x86-64-v3 >/dev/null
+  cmake --build build-asan-avx2 -j"$JOBS" --target "${AVX2_PATH_TESTS[@]}"
+  echo "== test (the AVX2 variants: x86-64-v3 build, SIXND_CPU_ISA=avx2) ==" >&2
+  SIXND_CPU_ISA=avx2 ctest --test-dir build-asan-avx2 --output-on-failure -j"$JOBS" --timeout 1200 \
+    -LE script -E '_NOT_BUILT$'
 fi
 
 echo "== test (CPU) ==" >&2
