@@ -53,6 +53,7 @@ plan::ModelInfo model_info(const GPTConfig& cfg, const std::string& name, size_t
         if (const TensorInfo* t = layout.block(0, static_cast<BlockTensor>(k)); t && layout.hidden_matrix(*t))
             m.block_matrices.emplace_back(t->shape[0], t->shape[1]);
     m.head_matrix = {layout.head().shape[0], layout.head().shape[1]};
+    m.tied_head = cfg.tie_embeddings;
     m.layout.total = static_cast<double>(layout.total());
     // A pipeline's end units, padded by ParamLayout itself: the embeddings unit of the model with
     // its head tied (wte, wpe), and of the model with neither head nor wpe (a [Vp, C] alone).

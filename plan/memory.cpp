@@ -115,8 +115,12 @@ MuonCost muon_cost(const LayoutShape& l, int stage, int n, double ns_floats) {
         widest = std::max(widest, l.units[u]);
     }
     m.workspace = 4 * (widest + ns_floats);
-    if (stage >= 1 && n > 1) m.all_gather = (n - 1.0) / n * 4 * blocks;
+    m.all_gather = muon_all_gather_bytes(blocks, stage, n);
     return m;
+}
+
+double muon_all_gather_bytes(double block_elements, int stage, int n) {
+    return stage >= 1 && n > 1 ? (n - 1.0) / n * 4 * block_elements : 0;
 }
 
 size_t muon_ns_floats(const MuonUnit& u, size_t lo, size_t hi) {

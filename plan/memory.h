@@ -106,6 +106,8 @@ struct MuonCost {
     double workspace = 0, all_gather = 0;
 };
 MuonCost muon_cost(const LayoutShape& layout, int zero_stage, int ranks, double ns_floats);
+// The all-gather alone, for block units of `block_elements` in all (a pipeline stage's).
+double muon_all_gather_bytes(double block_elements, int zero_stage, int ranks);
 
 // Muon's matrices, unit by unit, where they lie in the flat layout (train/muon.h builds them from
 // the parameter layout; the planner from a run's model).

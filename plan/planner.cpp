@@ -144,6 +144,8 @@ namespace {
 struct StageMemory {
     int first_layer = 0;
     StageShare share;
+    LayoutShape units;          // what this stage holds: its ranks shard and sync these alone
+    double block_elements = 0;  // its blocks' share of them
     StateBytes states;
     double muon = 0, activations = 0, workspace = 0, copies = 0;  // workspace: backward + ZeRO scratch
     double total() const { return states.total() + muon + activations + workspace + copies; }
@@ -163,6 +165,7 @@ std::vector<StageMemory> stage_memory(const PlanInputs& in, const LayoutShape& l
         d.states = model_state_bytes(layout, in.zero_stage, ranks, in.dtype_bytes, in.master_weights);
         for (double* x : {&d.states.params, &d.states.grads, &d.states.master, &d.states.adam_m, &d.states.adam_v}) *x /= P;
         d.workspace = d.states.workspace;
+        d.units = layout_from_count(layout.total / P);
         return {d};
     }
     const ModelInfo& m = *in.model;
@@ -183,6 +186,8 @@ std::vector<StageMemory> stage_memory(const PlanInputs& in, const LayoutShape& l
             part.total = 0;
             for (double u : part.units) part.total += u;
         }
+        st.units = part;
+        for (int l = st.first_layer; l < next; l++) st.block_elements += layout.units.at(1 + l);
         st.states = model_state_bytes(part, in.zero_stage, ranks, in.dtype_bytes, in.master_weights);
         st.workspace = st.states.workspace;
         // Every stage holds at least one block, and the blocks are alike.
@@ -254,6 +259,8 @@ Report make_plan(const PlanInputs& in) {
     const int ranks = data_parallel_ranks(in);
     const LayoutShape layout = in.model ? in.model->layout : layout_from_count(r.N);
     const int P = std::max(1, in.pipeline_stages);
+    // Under a pipeline a step runs M micro-batches of B per rank through the stages.
+    const int M = P > 1 ? in.micro_batches : 1;
     // Muon's buffers and gather, at the rank whose slices touch the widest matrix: every matrix
     // overlaps some rank's slice, so that rank's Newton-Schulz buffer is the whole units' largest.
     const double ns_floats = in.muon ? static_cast<double>(muon_ns_floats(in.model->muon_units, 0, 1, 0)) : 0;
@@ -330,15 +337,25 @@ Report make_plan(const PlanInputs& in) {
 
     // Communication.
     if (ranks > 1) {
-        auto comm_at = [&](int stage) {
-            CommBytes c = comm_bytes_per_step(layout, stage, ranks, in.dtype_bytes, std::max(1, in.grad_accum));
-            c.all_gather += muon_at(stage).all_gather;
+        // The data-parallel ranks of a pipeline stage sync that stage's units alone, once per
+        // micro-batch where ZeRO 2-3 reduce-scatter every micro-step; the busiest stage's shown.
+        const int micro_steps = std::max(1, in.grad_accum) * M;
+        auto comm_of = [&](const StageMemory& st, int zero) {
+            CommBytes c = comm_bytes_per_step(st.units, zero, ranks, in.dtype_bytes, micro_steps);
+            if (in.muon) c.all_gather += muon_all_gather_bytes(st.block_elements, zero, ranks);
             return c;
         };
+        const StageMemory& b = *std::max_element(stages.begin(), stages.end(), [&](const StageMemory& x, const StageMemory& y) {
+            return comm_of(x, in.zero_stage).total() < comm_of(y, in.zero_stage).total();
+        });
+        auto comm_at = [&](int zero) { return comm_of(b, zero); };
         const CommBytes c = comm_at(in.zero_stage);
+        const long bi = &b - stages.data();
+        const std::string busiest = by_stage ? " (stage " + std::to_string(bi) + ", the busiest)" : P > 1 ? per : "";
+        if (by_stage) rep.add("comm", "stage", static_cast<double>(bi), Unit::none, "the pipeline stage whose ranks these rows are");
         rep.add("comm", "bytes_per_rank_per_step", c.total(), Unit::bytes,
-                in.muon ? "ring: all-reduce 2(n-1)/n, RS/AG (n-1)/n of psi e; Muon's FP32 block units (n-1)/n x 4 bytes"
-                        : "ring: all-reduce 2(n-1)/n, RS/AG (n-1)/n of psi e");
+                (in.muon ? "ring: all-reduce 2(n-1)/n, RS/AG (n-1)/n of psi e; Muon's FP32 block units (n-1)/n x 4 bytes"
+                         : "ring: all-reduce 2(n-1)/n, RS/AG (n-1)/n of psi e") + busiest);
         rep.add("comm", "all_reduce", c.all_reduce, Unit::bytes, "");
         rep.add("comm", "reduce_scatter", c.reduce_scatter, Unit::bytes, "");
         rep.add("comm", "all_gather", c.all_gather, Unit::bytes, "");
@@ -349,8 +366,6 @@ Report make_plan(const PlanInputs& in) {
     }
     if (in.batch > 0 && in.model) {
         const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;
-        // Under a pipeline a step runs M micro-batches of B per rank through the stages.
-        const int M = in.pipeline_stages > 1 ? in.micro_batches : 1;
         const double step_tokens = static_cast<double>(in.batch) * T * ranks * std::max(1, in.grad_accum) * M;
         rep.add("steps", "tokens_per_step", step_tokens, Unit::tokens,
                 M > 1 ? "B x T x ranks x grad accumulation x micro-batches" : "B x T x ranks x grad accumulation");
@@ -369,6 +384,24 @@ Report make_plan(const PlanInputs& in) {
                      "): the time is too short; more micro-batches shrink the bubble");
         rep.text("pipeline", "schedule", in.gpipe ? "gpipe" : "1f1b",
                  in.gpipe ? "all forwards, then all backwards" : "one forward, one backward once the pipeline is full");
+        if (in.model && in.batch > 0) {
+            // Point to point between neighbouring stages: the residual stream at the cut.
+            const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;
+            const double boundary = static_cast<double>(in.batch) * T * in.model->n_embd * in.dtype_bytes;
+            rep.add("pipeline", "p2p_bytes_per_micro_batch", boundary, Unit::bytes,
+                    "B x T x C x e: the activations forward, their gradient back");
+            rep.add("pipeline", "p2p_bytes_per_step", (P > 2 ? 2 : 1) * M * std::max(1, in.grad_accum) * boundary, Unit::bytes,
+                    P > 2 ? "a middle stage's sends: both ways, M micro-batches x grad accumulation"
+                          : "each stage's sends: one way, M micro-batches x grad accumulation");
+        }
+        if (in.model && in.model->tied_head) {
+            // The first stage's wte and the last stage's copy of it as the head must stay one
+            // matrix: they sum their gradients each step (an all-reduce of two), the whole [Vp, C]
+            // at ZeRO 0-1, each rank's reduced slice at ZeRO 2-3.
+            const double head = static_cast<double>(in.model->head_matrix.first) * in.model->head_matrix.second;
+            rep.add("pipeline", "tied_head_sum_bytes", head * in.dtype_bytes / (in.zero_stage >= 2 ? ranks : 1), Unit::bytes,
+                    "first and last stage, per step: Vp x C x e (ZeRO 2-3: / n) to sum the tied head's gradient");
+        }
     }
 
     // Reliability.

@@ -31,6 +31,7 @@ struct ModelInfo {
     // [Vp, C] as a unit of its own (untied, lm_head.weight; tied, a copy of wte whose gradient
     // the two stages would sum).
     double first_stage_unit = 0, head_unit = 0;
+    bool tied_head = true;  // the LM head is wte (under a pipeline the two ends sum its gradient)
     // Muon's matrices unit by unit (Muon::matrices_by_unit), for its Newton-Schulz buffer per rank.
     std::vector<MuonUnit> muon_units;
     ActivationShape activation_shape(bool flash) const {

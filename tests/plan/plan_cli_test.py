@@ -105,6 +105,13 @@ def worked_numbers():
             faults.append(f"pipeline (tie {tie}): memory.total {j['memory']['total']} is not the heaviest of {totals}")
         want(f"stages' model states, tie {tie}", sum(st[f"stage{i}_model_states"] for i in range(4)),
              whole + (16 * head if tie == "on" else 0))
+        want(f"the tied head's gradient sum, tie {tie}", j["pipeline"].get("tied_head_sum_bytes"),
+             2 * head if tie == "on" else None)
+        want(f"stage boundary bytes (B T C e), tie {tie}", j["pipeline"]["p2p_bytes_per_micro_batch"], 4 * 1024 * 768 * 2)
+    # A pipeline stage's ranks sync that stage's units: from a count, a quarter of the model's.
+    whole = plan("--params", "1e9", "--ranks", "8")["comm"]["bytes_per_rank_per_step"]
+    want("a pipeline stage's ring bytes", plan("--params", "1e9", "--ranks", "8", "--pipeline-stages", "4",
+                                               "--micro-batches", "8")["comm"]["bytes_per_rank_per_step"], whole / 4)
     j = plan("--model", "gpt2-124m", "--batch", "4", "--tokens", "1e9", "--pipeline-stages", "4", "--micro-batches", "8",
              "--pipeline-schedule", "gpipe")
     want("GPipe in flight", [j["memory_by_stage"][f"stage{i}_in_flight"] for i in range(4)], [8, 8, 8, 8])

@@ -316,6 +316,53 @@ TEST(PlanMemory, PipelineStagesHoldTheirOwnUnitsAndMicroBatches) {
     EXPECT_DOUBLE_EQ(get(t, "memory", "total"), 78272);
 }
 
+// A pipeline's traffic: four_layers (head [128, 8], tied) as 2 data-parallel ranks x 2 stages,
+// M = 4 micro-batches of B 1, T 16, bf16 (e = 2); rings of n = 2 send (n-1)/n x e = 1 byte per
+// element for each reduce-scatter or all-gather.
+//   data-parallel, each stage over its own units: stage 0 2944 elements, stage 1 2880 (above)
+//     ZeRO 1: RS + AG: 2 x 2944 = 5888 at stage 0, the busiest (the whole model's 4800: 9600)
+//     ZeRO 2: RS on each of the 4 micro-batches + AG: 5 x 2944 = 14720
+//     Muon at ZeRO 1: + its FP32 block all-gather, 1/2 x 4 x 2 x 896 = 3584: 9472
+//   point to point: B T C e = 16 x 8 x 2 = 256 per micro-batch, one way on 2 stages: 4 x 256 =
+//     1024; on 3 stages a middle stage sends both ways: 2048
+//   the tied head's gradient sum: 128 x 8 x 2 = 2048 at ZeRO 0-1, a rank's half at ZeRO 2: 1024
+TEST(PlanComm, PipelineStagesSyncTheirOwnUnitsAndSendTheStream) {
+    PlanInputs in;
+    in.model = four_layers();
+    in.model->head_matrix = {128, 8};
+    in.tokens = 1e6;
+    in.batch = 1;
+    in.seq_len = 16;
+    in.ranks = 2;
+    in.pipeline_stages = 2;
+    in.micro_batches = 4;
+    in.zero_stage = 1;
+    Report r = make_plan(in);
+    EXPECT_DOUBLE_EQ(get(r, "comm", "stage"), 0);
+    EXPECT_DOUBLE_EQ(get(r, "comm", "bytes_per_rank_per_step"), 5888);
+    EXPECT_DOUBLE_EQ(get(r, "comm", "zero2"), 14720);
+    EXPECT_DOUBLE_EQ(get(r, "pipeline", "p2p_bytes_per_micro_batch"), 256);
+    EXPECT_DOUBLE_EQ(get(r, "pipeline", "p2p_bytes_per_step"), 1024);
+    EXPECT_DOUBLE_EQ(get(r, "pipeline", "tied_head_sum_bytes"), 2048);
+    in.zero_stage = 2;
+    EXPECT_DOUBLE_EQ(get(make_plan(in), "comm", "bytes_per_rank_per_step"), 14720);
+    EXPECT_DOUBLE_EQ(get(make_plan(in), "pipeline", "tied_head_sum_bytes"), 1024);
+    in.zero_stage = 1;
+    in.muon = true;
+    EXPECT_DOUBLE_EQ(get(make_plan(in), "comm", "bytes_per_rank_per_step"), 9472);
+    in.muon = false;
+    in.pipeline_stages = 3;
+    EXPECT_DOUBLE_EQ(get(make_plan(in), "pipeline", "p2p_bytes_per_step"), 2048);
+    in.model->tied_head = false;
+    EXPECT_FALSE(make_plan(in).to_json().at("pipeline").contains("tied_head_sum_bytes"));
+    // Without a pipeline the same ranks sync the whole model: 2 x 4800.
+    in.pipeline_stages = 1;
+    in.micro_batches = 0;
+    r = make_plan(in);
+    EXPECT_DOUBLE_EQ(get(r, "comm", "bytes_per_rank_per_step"), 9600);
+    EXPECT_FALSE(r.to_json().at("comm").contains("stage"));
+}
+
 TEST(PlanComm, RingBytesPerStage) {
     LayoutShape l;
     l.units = {4000, 1000, 1000, 1000, 1000, 8};  // four blocks and ln_f
