@@ -7,7 +7,6 @@ checkpointed Muon run resumes exactly: bitwise in one process and at np=2 stage 
 when resharded (np=2 stage 3 -> one process)."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -15,9 +14,9 @@ import tempfile
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
+from sixnd_files import rel  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
-MPIRUN = shutil.which("mpirun")
 FP32_TOL = 1e-5
 LEARNED = 0.8
 GLOBAL_B, T, STEPS = 4, 16, 8
@@ -41,36 +40,16 @@ def train(tmp, name, np_, stage, optimizer="muon", extra=()):
            "--optimizer", optimizer, "--muon-lr", "0.03", "--muon-weight-decay", "0.05", "--grad-clip", "1.0",
            "--zero", str(stage), "--total-batch-tokens", str(2 * GLOBAL_B * T), "--out", out, "--log", log,
            "--peak-tflops", "1", "--keep-last", "0"] + list(extra)
-    if np_ > 1 or stage > 0:
-        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)] + cmd
-    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
-    if r.returncode != 0:
-        raise RuntimeError(f"{name} failed ({r.returncode}):\n{r.stderr[-3000:]}")
-    recs = [json.loads(l) for l in open(log)]
+    recs = sixnd_files.run_train(cmd, name, log, np_, mpi=stage > 0)
     return out, recs[0], [x for x in recs if x.get("type") == "step"]
 
 
-def rel(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
-
-
 def final_params(out):
-    """The last checkpoint's parameters, without the key bias (its gradient is zero in exact
-    arithmetic, so AdamW turns rounding noise into full steps there; see zero_mpi_test.py)."""
-    ck = os.path.join(out, "checkpoints")
-    last = sorted(d for d in os.listdir(ck) if d.startswith("step-"))[-1]
-    params = {}
-    for k, v in sixnd_files.checkpoint_params(os.path.join(ck, last)).items():
-        if k.endswith("attn.c_attn.bias"):
-            C = v.shape[0] // 3
-            v = np.concatenate([v[:C], v[2 * C:]])
-        params[k] = v
-    return params
+    return sixnd_files.determined(sixnd_files.checkpoint_params(sixnd_files.last_checkpoint(out)))
 
 
 def main():
-    if MPIRUN is None:
+    if sixnd_files.MPIRUN is None:
         print("SKIP: mpirun not found (Debian's openmpi-bin)")
         return 77
     failures = []

@@ -8,8 +8,6 @@ spike, skip and rollback events match the one-process run's), the report lists b
 and the 2-rank rollback run stopped after its rollback and resumed repeats its losses bit for bit."""
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -18,10 +16,8 @@ import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
-MPIRUN = shutil.which("mpirun")
 FP32_TOL = 1e-5
 GLOBAL_B, T, STEPS = 4, 16, 30
-ENV = sixnd_files.MPI_ENV
 
 
 def train(tmp, name, np_, stage, extra):
@@ -32,12 +28,7 @@ def train(tmp, name, np_, stage, extra):
            "--seq-len", str(T), "--steps", str(STEPS), "--lr", "3e-3", "--warmup", "2", "--schedule", "constant",
            "--grad-clip", "1.0", "--zero", str(stage), "--out", out, "--log", log, "--peak-tflops", "1",
            "--keep-last", "0", "--spike-window", "8"] + list(extra)
-    if np_ > 1:
-        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)] + cmd
-    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
-    if r.returncode != 0:
-        raise RuntimeError(f"{name} failed ({r.returncode}):\n{r.stderr[-3000:]}")
-    recs = [json.loads(x) for x in open(log)]
+    recs = sixnd_files.run_train(cmd, name, log, np_)
     losses = [x["loss"] for x in recs if x.get("type") == "step"]
     events = [(x["event"], x["step"], x.get("to")) for x in recs
               if x.get("type") == "event" and x["event"] in ("spike", "skip", "rollback")]
@@ -50,7 +41,7 @@ def report_rows(tmp, name, step):
 
 
 def main():
-    if MPIRUN is None:
+    if sixnd_files.MPIRUN is None:
         print("SKIP: mpirun not found (Debian's openmpi-bin)")
         return 77
     failures = []

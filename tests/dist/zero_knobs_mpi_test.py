@@ -5,7 +5,6 @@ table of the knob model's own layout; and `sixnd sample` decodes from the 2-rank
 checkpoint (the KV cache with rope and shared kv heads)."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -13,9 +12,9 @@ import tempfile
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
+from sixnd_files import rel  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
-MPIRUN = shutil.which("mpirun")
 FP32_TOL = 1e-5
 LEARNED = 0.85
 GLOBAL_B, T, STEPS = 4, 16, 8
@@ -29,35 +28,14 @@ def train(tmp, name, np_, stage):
            "--seq-len", str(T), "--steps", str(STEPS), "--lr", "3e-3", "--warmup", "2", "--weight-decay", "0.1",
            "--grad-clip", "1.0", "--zero", str(stage), "--total-batch-tokens", str(GLOBAL_B * T),
            "--out", out, "--log", log, "--peak-tflops", "1", "--keep-last", "0"]
-    if np_ > 1 or stage > 0:
-        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)] + cmd
-    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
-    if r.returncode != 0:
-        raise RuntimeError(f"{name} failed ({r.returncode}):\n{r.stderr[-3000:]}")
-    steps = [x for x in (json.loads(l) for l in open(log)) if x.get("type") == "step"]
-    ck = os.path.join(out, "checkpoints")
-    last = os.path.join(ck, sorted(d for d in os.listdir(ck) if d.startswith("step-"))[-1])
+    recs = sixnd_files.run_train(cmd, name, log, np_, mpi=stage > 0)
+    steps = [x for x in recs if x.get("type") == "step"]
+    last = sixnd_files.last_checkpoint(out)
     return steps, sixnd_files.checkpoint_params(last), last
 
 
-def rel(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
-
-
-def zero_table(meta, stage, n):
-    _, spans = sixnd_files.layout(meta["model"], meta["unit_align"])
-    psi = spans[-1][1]
-    unit0 = spans[0][1] - spans[0][0]
-    max_unit = max(e - b for b, e in spans[1:])
-    state = psi // n if stage > 0 else psi
-    return {"adam_m": 4 * state, "adam_v": 4 * state,
-            "params": 4 * (psi if stage < 3 else psi // n + unit0 + 2 * max_unit),
-            "grads": 4 * (psi if stage < 2 else psi // n + unit0 + max_unit)}
-
-
 def main():
-    if MPIRUN is None:
+    if sixnd_files.MPIRUN is None:
         print("SKIP: mpirun not found (Debian's openmpi-bin)")
         return 77
     failures = []
@@ -81,7 +59,7 @@ def main():
             if len(steps) != STEPS or e_loss > FP32_TOL or e_param > FP32_TOL:
                 failures.append(f"{name}: loss {e_loss:.2e} params {e_param:.2e} ({len(steps)} steps)")
             m = json.load(open(os.path.join(ck, "meta.json")))
-            exp = zero_table(m, stage, 2)
+            exp = sixnd_files.zero_table(m, stage, 2, 4, master=False)
             for r, mem in enumerate(steps[-1].get("memory_ranks", [steps[-1]["memory"]])):
                 got = {k: int(mem[k]) for k in exp}
                 if got != exp:

@@ -9,7 +9,6 @@ The data is learnable (a short random sequence repeated), and the one-process ru
 the loss down by LEARNED: a run that never learns, or ranks whose updates are lost, cannot match."""
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,9 +18,9 @@ import time
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
+from sixnd_files import rel  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
-MPIRUN = shutil.which("mpirun")
 FP32_TOL = 1e-5
 BF16_TOL = 2e-2
 # A parameter that starts at zero (a bias) stays small in 10 steps, and Adam turns rounding noise
@@ -43,55 +42,17 @@ def train(tmp, name, np_, stage, dtype="fp32", extra=()):
            "--seq-len", str(T), "--steps", str(STEPS), "--lr", "3e-3", "--warmup", "2", "--weight-decay", "0.1",
            "--grad-clip", "1.0", "--zero", str(stage), "--total-batch-tokens", str(2 * GLOBAL_B * T),
            "--out", out, "--log", log, "--peak-tflops", "1", "--keep-last", "0"] + list(extra)
-    if np_ > 1 or stage > 0:
-        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(np_)] + cmd
-    r = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
-    if r.returncode != 0:
-        raise RuntimeError(f"{name} failed ({r.returncode}):\n{r.stderr[-3000:]}")
-    recs = [json.loads(l) for l in open(log)]
-    steps = [x for x in recs if x.get("type") == "step"]
-    return out, steps
-
-
-def rel(a, b):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
-
-
-def comparable(params):
-    """The parameters whose values a correct run determines. The key bias's gradient is exactly
-    zero in exact arithmetic (softmax ignores a per-query constant), so Adam turns rounding noise
-    into full-size steps there; it is left out, the query and value biases stay."""
-    out = {}
-    for k, v in params.items():
-        if k.endswith("attn.c_attn.bias"):
-            C = v.shape[0] // 3
-            v = np.concatenate([v[:C], v[2 * C:]])
-        out[k] = v
-    return out
+    recs = sixnd_files.run_train(cmd, name, log, np_, mpi=stage > 0)
+    return out, [x for x in recs if x.get("type") == "step"]
 
 
 def final_params(out):
-    ck = os.path.join(out, "checkpoints")
-    last = sorted(d for d in os.listdir(ck) if d.startswith("step-"))[-1]
-    return comparable(sixnd_files.checkpoint_params(os.path.join(ck, last))), os.path.join(ck, last)
-
-
-def zero_table(meta, stage, n, dtype_bytes, master):
-    """Expected per-rank bytes of params, grads, master, adam_m, adam_v."""
-    tensors, spans = sixnd_files.layout(meta["model"], meta["unit_align"])
-    psi = spans[-1][1]
-    unit0 = spans[0][1] - spans[0][0]
-    max_unit = max(e - b for b, e in spans[1:])
-    state = psi // n if stage > 0 else psi
-    exp = {"master": 4 * state if master else 0, "adam_m": 4 * state, "adam_v": 4 * state}
-    exp["params"] = dtype_bytes * (psi if stage < 3 else psi // n + unit0 + 2 * max_unit)
-    exp["grads"] = dtype_bytes * (psi if stage < 2 else psi // n + unit0 + max_unit)
-    return exp
+    ck = sixnd_files.last_checkpoint(out)
+    return sixnd_files.determined(sixnd_files.checkpoint_params(ck)), ck
 
 
 def main():
-    if MPIRUN is None:
+    if sixnd_files.MPIRUN is None:
         print("SKIP: mpirun not found (Debian's openmpi-bin)")
         return 77
     failures = []
@@ -125,7 +86,7 @@ def main():
                         failures.append(f"{name}: collectives used {sorted(used)}, expected {sorted(want)}")
                 meta = json.load(open(os.path.join(ck, "meta.json")))
                 mem = steps[-1].get("memory_ranks", [steps[-1]["memory"]])
-                exp = zero_table(meta, stage, np_, 4, master=False)
+                exp = sixnd_files.zero_table(meta, stage, np_, 4, master=False)
                 for r, m in enumerate(mem):
                     got = {k: int(m[k]) for k in exp}
                     if got != exp:
@@ -158,7 +119,7 @@ def main():
                 failures.append(f"{name}: bf16 loss rel {e:.2e} (bound {BF16_TOL}), params over their bound "
                                 f"{ {k: f'{a:.2e} > {b:.2e}' for k, (a, b) in over.items()} } ({len(steps)} steps)")
             meta = json.load(open(os.path.join(final_params(out)[1], "meta.json")))
-            exp = zero_table(meta, stage, np_, 2, master=True)
+            exp = sixnd_files.zero_table(meta, stage, np_, 2, master=True)
             got = {k: int(steps[-1]["memory_ranks"][0][k]) for k in exp}
             total, table = sum(got.values()), sum(exp.values())
             print(f"{name}: rank 0 model-state bytes {total} (ZeRO table with slots/buckets {table})")
@@ -184,7 +145,7 @@ def main():
 
         # A rank killed mid-run: the job ends, with a message, within a bounded time.
         log = os.path.join(tmp, "dies.jsonl")
-        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", SIXND, "train", "--init", "random",
+        cmd = [sixnd_files.MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2", SIXND, "train", "--init", "random",
                "--model", "tiny", "--train-data", os.path.join(tmp, "train.bin"), "--device", "cpu", "--dtype", "fp32",
                "--batch", "2", "--seq-len", str(T), "--steps", "100000", "--zero", "2", "--out",
                os.path.join(tmp, "dies"), "--log", log, "--peak-tflops", "1"]

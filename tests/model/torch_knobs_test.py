@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "u
 from torch_peer import F, torch  # noqa: E402  (ends the test as skipped without PyTorch)
 import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
+from sixnd_files import rel  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
 DUMP = os.path.join(os.environ["SIXND_BUILD"], "tests", "gpt_dump")
@@ -46,12 +47,6 @@ CASES = [
     ("llama", LLAMA),
     ("speedrun", SPEEDRUN),
 ]
-
-
-def rel(a, b):
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    den = np.linalg.norm(b)
-    return np.linalg.norm(a - b) / (den if den > 0 else 1.0)
 
 
 # ---- the reference model: a dict of float64 tensors named as sixnd names them ----

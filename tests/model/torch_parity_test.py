@@ -12,6 +12,7 @@ sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "u
 from torch_peer import torch  # noqa: E402  (ends the test as skipped without PyTorch)
 import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
+from sixnd_files import rel  # noqa: E402
 import torch_gpt2 as ref  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
@@ -25,12 +26,6 @@ SHAPES = [
     dict(n_layer=2, n_head=4, n_embd=64, vocab_size=300, max_seq_len=32, B=2, T=16),
     dict(n_layer=3, n_head=3, n_embd=96, vocab_size=257, max_seq_len=48, B=3, T=37),
 ]
-
-
-def rel(a, b):
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    den = np.linalg.norm(b)
-    return np.linalg.norm(a - b) / (den if den > 0 else 1.0)
 
 
 def main():

@@ -1,9 +1,13 @@
 """sixnd's files from Python, for the script tests and benchmarks: llm.c token shards, the flat
-parameter layout (units padded to `unit_align` elements), a checkpoint's parameters by tensor
-name, the steps a run log holds, and the closing line a script test prints."""
+parameter layout (units padded to `unit_align` elements) and the ZeRO engine's per-rank bytes
+over it, a run's newest checkpoint and its parameters by tensor name, the steps a run log holds,
+a training run under mpirun, the relative distance the parity tests compare by, and the closing
+line a script test prints."""
 import json
 import os
+import shutil
 import struct
+import subprocess
 
 import numpy as np
 
@@ -11,6 +15,7 @@ import numpy as np
 # root in containers, one OpenMP thread each, and ASan's leak check (which OpenMPI trips) is off.
 MPI_ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_rmaps_base_oversubscribe="1",
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
+MPIRUN = shutil.which("mpirun")
 
 
 BLOCK_KINDS = ["ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
@@ -75,6 +80,58 @@ def checkpoint_params(ckpt_dir):
         flat = (flat.astype(np.uint32) << 16).view(np.float32)
     tensors, _ = layout(meta["model"], meta["unit_align"])
     return {n: flat[o:o + int(np.prod(s))].reshape(s).astype(np.float64) for n, o, s in tensors}
+
+
+def zero_table(meta, stage, n, dtype_bytes, master):
+    """A rank's expected bytes of params, grads, master, adam_m and adam_v at ZeRO `stage` over
+    n ranks, for a checkpoint's meta.json (stage 3 keeps the embeddings unit and two gathered
+    block units beside its slice; stages 2-3 a bucket of each for the gradients)."""
+    _, spans = layout(meta["model"], meta["unit_align"])
+    psi = spans[-1][1]
+    unit0 = spans[0][1] - spans[0][0]
+    max_unit = max(e - b for b, e in spans[1:])
+    state = psi // n if stage > 0 else psi
+    return {"master": 4 * state if master else 0, "adam_m": 4 * state, "adam_v": 4 * state,
+            "params": dtype_bytes * (psi if stage < 3 else psi // n + unit0 + 2 * max_unit),
+            "grads": dtype_bytes * (psi if stage < 2 else psi // n + unit0 + max_unit)}
+
+
+def last_checkpoint(out):
+    """The newest step-* checkpoint directory of a run's --out."""
+    ck = os.path.join(out, "checkpoints")
+    return os.path.join(ck, sorted(d for d in os.listdir(ck) if d.startswith("step-"))[-1])
+
+
+def determined(params):
+    """The parameters whose values a correct run determines. The key bias's gradient is exactly
+    zero in exact arithmetic (softmax ignores a per-query constant), so Adam turns rounding noise
+    into full-size steps there; it is left out, the query and value biases stay."""
+    out = {}
+    for k, v in params.items():
+        if k.endswith("attn.c_attn.bias"):
+            C = v.shape[0] // 3
+            v = np.concatenate([v[:C], v[2 * C:]])
+        out[k] = v
+    return out
+
+
+def rel(a, b):
+    """||a - b|| / ||b|| in float64 (||a - b|| where b is all zeros)."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    den = np.linalg.norm(b)
+    return float(np.linalg.norm(a - b) / (den if den > 0 else 1.0))
+
+
+def run_train(cmd, name, log, ranks=1, mpi=False):
+    """Runs a `sixnd train` command line, under mpirun with `ranks` ranks where there are more
+    than one or `mpi` asks (ZeRO needs a communicator even alone), in MPI_ENV; raises with the
+    run's stderr if it fails; returns the records of its --log."""
+    if ranks > 1 or mpi:
+        cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", str(ranks)] + list(cmd)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=MPI_ENV, timeout=600)
+    if r.returncode != 0:
+        raise RuntimeError(f"{name} failed ({r.returncode}):\n{r.stderr[-3000:]}")
+    return [json.loads(line) for line in open(log)]
 
 
 def write_shard(path, tokens, magic=20240520, version=1):
