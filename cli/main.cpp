@@ -10,6 +10,7 @@
 #include "cli/config_file.h"
 #include "cli/verbs.h"
 #include "core/error.h"
+#include "core/printable.h"
 #include "dist/comm.h"
 
 namespace {
@@ -68,7 +69,8 @@ int flushed(const std::string& who, int rc) {
 
 void sixnd::cli::print_error(const char* verb, const std::exception& e) {
     const auto* error = dynamic_cast<const sixnd::Error*>(&e);
-    std::fprintf(stderr, "sixnd %s: error: %s\n", verb, error ? with_config_line(*error).c_str() : e.what());
+    // A message may quote input (a file name, a line): it stays one line of valid UTF-8.
+    std::fprintf(stderr, "sixnd %s: error: %s\n", verb, sixnd::printable(error ? with_config_line(*error) : e.what()).c_str());
 }
 
 int main(int argc, char** argv) {

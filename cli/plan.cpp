@@ -4,6 +4,7 @@
 // parameter count); everything else is plan/'s arithmetic.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "cli/on_off.h"
 #include "cli/verbs.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "model/backend.h"
 #include "model/config.h"
 #include "model/cpu/gemm_packed.h"
@@ -104,18 +106,26 @@ std::string shown(double v) {
 }
 
 int run_check(const std::string& path, bool as_json) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw Error(path, "is a directory, not a run log (the file train's --log wrote)");
     std::ifstream f(path);
     if (!f) throw Error(path, "cannot open the run log");
     plan::LogRecord header;
     std::vector<plan::LogRecord> steps;
     std::string line;
+    int torn = 0;  // a line that is not JSON: only the last may be (a write cut by a kill)
+    std::string torn_fault;
     for (int n = 1; std::getline(f, line); n++) {
         if (line.empty()) continue;
+        if (torn) throw Error(path + ":" + std::to_string(torn), "not a JSON record, and not the last line: " + torn_fault);
         plan::LogRecord rec{json(), n};
         try {
             rec.json = json::parse(line);
         } catch (const json::exception& e) {
-            throw Error(path + ":" + std::to_string(n), std::string("not a JSON record: ") + e.what());
+            if (header.json.is_null()) throw Error(path + ":" + std::to_string(n), std::string("not a JSON record: ") + e.what());
+            torn = n;
+            torn_fault = e.what();
+            continue;
         }
         const plan::LogFields fields(path, rec);
         const std::string type = fields.has("type") ? fields.text("type") : "";
@@ -132,6 +142,7 @@ int run_check(const std::string& path, bool as_json) {
         }
     }
     if (header.json.is_null()) throw Error(path, "no header record: not a sixnd run log");
+    if (torn) log_warn(path + ":" + std::to_string(torn) + ": the last line is not a JSON record (a write torn by a kill); skipped");
     const plan::LogFields h(path, header);
     if (!h.has("layout")) throw Error(h.where(), "the header has no layout record (written by an older sixnd)");
     const plan::LogFields layout = h.object("layout");
@@ -196,7 +207,8 @@ int run_plan(int argc, char** argv) {
     app.add_option("--write-bw", in.write_bw, "bytes/s per device for checkpoint writes, when --checkpoint-write-s is not given")
         ->capture_default_str();
     if (!parse_flags(app, argc, argv)) return 0;
-    if (!check.empty()) {
+    if (app.count("--check") > 0) {
+        if (check.empty()) throw Error("--check", "needs the path of a run log");
         for (const CLI::Option* opt : app.get_options())
             if (opt->count() > 0 && opt->get_name() != "--check" && opt->get_name() != "--json")
                 throw Error("--check", "takes only a run log (and --json), not " + opt->get_name());
@@ -221,8 +233,8 @@ int run_plan(int argc, char** argv) {
         double value, min;
         bool above;  // > min, else >= min
     } bounds[] = {{"--flops", in.flops, 0, true}, {"--devices", in.devices, 1, false}, {"--days", in.days, 0, true},
-                  {"--mfu", in.mfu, 0, true}, {"--peak-tflops", peak_tflops, 0, true}, {"--params", in.params, 0, true},
-                  {"--tokens", in.tokens, 0, true}, {"--tokens-per-param", in.tokens_per_param, 0, true},
+                  {"--mfu", in.mfu, 0, true}, {"--peak-tflops", peak_tflops, 0, true}, {"--params", in.params, 1, false},
+                  {"--tokens", in.tokens, 1, false}, {"--tokens-per-param", in.tokens_per_param, 0, true},
                   {"--batch", double(in.batch), 1, false}, {"--seq-len", double(in.seq_len), 1, false},
                   {"--grad-accum", double(in.grad_accum), 1, false}, {"--ranks", double(in.ranks), 1, false},
                   {"--pipeline-stages", double(in.pipeline_stages), 1, false},
@@ -238,11 +250,18 @@ int run_plan(int argc, char** argv) {
     }
     if (in.devices != std::floor(in.devices) || in.devices > kMaxDevices)
         throw Error("--devices", "must be a whole number up to " + shown(kMaxDevices) + ", got " + shown(in.devices));
+    if (in.ranks > kMaxDevices) throw Error("--ranks", "must be at most " + shown(kMaxDevices) + ", got " + std::to_string(in.ranks));
+    // Flags that only a device (or a training time on one) gives a row to: refused without it,
+    // as --serve-tokens is, rather than dropped.
+    for (const char* flag : {"--peak-tflops", "--price-per-device-hour", "--serve-batch"})
+        if (app.count(flag) > 0 && device.empty()) throw Error(flag, "needs --device");
+    for (const char* flag : {"--checkpoint-write-s", "--write-bw"})
+        if (app.count(flag) > 0 && (device.empty() || in.devices == 0 || (in.mfu == 0 && in.days == 0)))
+            throw Error(flag, "is for the checkpoint interval, which needs a training time: --device, --devices and --mfu or --days");
     if (!device.empty()) in.device = device_spec(device, dtype, peak_tflops);
     // Planned on this CPU, a bf16 run keeps the packed GEMM's weight copies when it computes in FP32.
     if (device == "cpu" && in.dtype_bytes == 2 && std::string(cpu::Matmul(DType::bf16).bf16_math()) == "fp32")
         in.weight_copy_panel = cpu::kPanelWidth;
-    else if (peak_tflops > 0) throw Error("--peak-tflops", "needs --device");
 
     const bool preset = app.count("--model") > 0;
     const std::string knob = first_knob_flag(app);

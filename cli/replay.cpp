@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/uint64_flag.h"
 #include "cli/verbs.h"
 #include "core/error.h"
 #include "train/replay.h"
@@ -53,7 +54,7 @@ int run_replay(int argc, char** argv) {
                    "an older checkpoint (default: the report's run.checkpoint_earlier, else the oldest of the run before --checkpoint)");
     app.add_option("--other-batches", o.other_batches, "baseline batches of as many rows as the spike's (2 to 100000)")
         ->capture_default_str();
-    app.add_option("--seed", o.seed, "draws the baseline's rows")->capture_default_str();
+    app.add_option("--seed", o.seed, "draws the baseline's rows")->capture_default_str()->check(uint64_value());
     app.add_option("--device", o.device, "cpu, cuda or auto")->capture_default_str();
     if (!parse_flags(app, argc, argv)) return 0;
     const nlohmann::json r = replay_spike(o);

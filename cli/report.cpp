@@ -83,7 +83,7 @@ json ablation(const std::string& arg, const fs::path& results) {
     const auto check = [&](bool ok, const std::string& what) {
         if (!ok) throw Error(path, what + ": not the results file sixnd ablate writes");
     };
-    check(r.contains("variants") && r["variants"].is_array(), "no variants array");
+    check(r.contains("variants") && r["variants"].is_array() && !r["variants"].empty(), "no variants (an empty or missing array)");
     for (const json& v : r["variants"]) {
         check(v.is_object() && v.contains("name") && v["name"].is_string() && v.contains("runs") && v["runs"].is_array(),
               "a variant without a name or a runs array");

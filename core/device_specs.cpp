@@ -7,25 +7,25 @@
 namespace sixnd {
 
 const std::vector<DeviceSpec>& device_specs() {
-    constexpr double T = 1e12, G = 1e9;
+    constexpr double T = 1e12, G = 1e9, MiB = 1024.0 * 1024;
     static const std::vector<DeviceSpec> table = {
-        {"", "H100 PCIe", "NVIDIA H100 PCIe", 756 * T, 51 * T, 2.0e12, 80 * G, "H100 PCIe data sheet"},
-        {"", "H100 NVL", "NVIDIA H100 NVL", 835 * T, 60 * T, 3.9e12, 94 * G, "H100 NVL data sheet"},
-        {"", "H200 NVL", "NVIDIA H200 NVL", 835 * T, 60 * T, 4.8e12, 141 * G, "H200 NVL data sheet"},
-        {"", "GH200", "NVIDIA GH200", 989 * T, 67 * T, 4.0e12, 96 * G, "GH200 data sheet"},
-        {"h100", "H100", "NVIDIA H100 SXM 80GB", 989 * T, 67 * T, 3.35e12, 80 * G,
+        {"", "H100 PCIe", "NVIDIA H100 PCIe", 756 * T, 51 * T, 2.0e12, 81559 * MiB, "H100 PCIe data sheet"},
+        {"", "H100 NVL", "NVIDIA H100 NVL", 835 * T, 60 * T, 3.9e12, 95830 * MiB, "H100 NVL data sheet"},
+        {"", "H200 NVL", "NVIDIA H200 NVL", 835 * T, 60 * T, 4.8e12, 143771 * MiB, "H200 NVL data sheet"},
+        {"", "GH200", "NVIDIA GH200", 989 * T, 67 * T, 4.0e12, 96 * G, "GH200 data sheet (memory: the nominal 96 GB, no driver report at hand)"},
+        {"h100", "H100", "NVIDIA H100 SXM 80GB", 989 * T, 67 * T, 3.35e12, 81559 * MiB,
          "H100 SXM data sheet: 989 TFLOP/s BF16 dense, 3.35 TB/s HBM3"},
-        {"h200", "H200", "NVIDIA H200 SXM 141GB", 989 * T, 67 * T, 4.8e12, 141 * G,
+        {"h200", "H200", "NVIDIA H200 SXM 141GB", 989 * T, 67 * T, 4.8e12, 143771 * MiB,
          "H200 data sheet: 989 TFLOP/s BF16 dense, 4.8 TB/s HBM3e"},
         {"", "H800 PCIe", "NVIDIA H800 PCIe", 756 * T, 51 * T, 0, 0, "H800 PCIe data sheet"},
         {"", "H800", "NVIDIA H800", 989 * T, 67 * T, 0, 0, "H800 data sheet"},
         {"", "H20", "NVIDIA H20", 148 * T, 44 * T, 0, 0, "H20 data sheet"},
-        {"b200", "B200", "NVIDIA B200 (HGX, 1000 W)", 2.25e15, 0, 8e12, 192 * G,
+        {"b200", "B200", "NVIDIA B200 (HGX, 1000 W)", 2.25e15, 0, 8e12, 183359 * MiB,
          "B200 HGX: 2.25 PFLOP/s BF16 dense (4.5 sparse), 8 TB/s HBM3e"},
         {"", "B100", "NVIDIA B100", 1.75e15, 0, 0, 0, "B100 data sheet"},
-        {"a100-40gb", "A100 40GB", "NVIDIA A100 SXM 40GB", 312 * T, 19.5 * T, 1.555e12, 40 * G,
+        {"a100-40gb", "A100 40GB", "NVIDIA A100 SXM 40GB", 312 * T, 19.5 * T, 1.555e12, 40960 * MiB,
          "A100 data sheet: 312 TFLOP/s BF16 dense, 1.555 TB/s HBM2 (40GB)"},
-        {"a100", "A100", "NVIDIA A100 SXM 80GB", 312 * T, 19.5 * T, 2.0e12, 80 * G,
+        {"a100", "A100", "NVIDIA A100 SXM 80GB", 312 * T, 19.5 * T, 2.0e12, 81920 * MiB,
          "A100 data sheet: 312 TFLOP/s BF16 dense, 2.0 TB/s HBM2e (80GB)"},
         {"", "A800", "NVIDIA A800", 312 * T, 19.5 * T, 0, 0, "A800 data sheet"},
         {"", "A10G", "NVIDIA A10G", 70 * T, 0, 0, 0, "A10G data sheet"},

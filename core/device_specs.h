@@ -16,7 +16,9 @@ struct DeviceSpec {
     // FP32 compute, not TF32 (model/cuda/matmul.cu). 0: not listed.
     double fp32_flops = 0;
     double mem_bw = 0;      // bytes/s (0: not listed)
-    double mem_bytes = 0;   // bytes (0: not listed)
+    // Bytes as the driver reports them (nvidia-smi's MiB x 2^20), not the data sheet's "80GB":
+    // the planner's "fits" compares against it. 0: not listed.
+    double mem_bytes = 0;
     std::string source;
 };
 

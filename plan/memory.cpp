@@ -79,7 +79,7 @@ ActivationBytes activation_bytes(const ActivationShape& s, int batch, int seq_le
     return a;
 }
 
-CommBytes comm_bytes_per_step(const LayoutShape& l, int stage, int n, int e, int micro) {
+CommBytes comm_bytes_per_step(const LayoutShape& l, int stage, int n, int e, double micro) {
     CommBytes c;
     if (n <= 1) return c;
     const double part = (n - 1.0) / n * e;  // of a buffer, per reduce-scatter or all-gather

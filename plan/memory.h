@@ -95,7 +95,7 @@ struct CommBytes {
     double all_reduce = 0, reduce_scatter = 0, all_gather = 0;
     double total() const { return all_reduce + reduce_scatter + all_gather; }
 };
-CommBytes comm_bytes_per_step(const LayoutShape& layout, int zero_stage, int ranks, int e, int micro_steps);
+CommBytes comm_bytes_per_step(const LayoutShape& layout, int zero_stage, int ranks, int e, double micro_steps);
 
 // What --optimizer muon adds (train/muon.h). Workspace: one FP32 block unit (the Newton-Schulz
 // inputs, gathered under ZeRO) and one rank's Newton-Schulz buffer, ns_floats (muon_ns_floats).

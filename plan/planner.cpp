@@ -339,7 +339,7 @@ Report make_plan(const PlanInputs& in) {
     if (ranks > 1) {
         // The data-parallel ranks of a pipeline stage sync that stage's units alone, once per
         // micro-batch where ZeRO 2-3 reduce-scatter every micro-step; the busiest stage's shown.
-        const int micro_steps = std::max(1, in.grad_accum) * M;
+        const double micro_steps = static_cast<double>(std::max(1, in.grad_accum)) * M;
         auto comm_of = [&](const StageMemory& st, int zero) {
             CommBytes c = comm_bytes_per_step(st.units, zero, ranks, in.dtype_bytes, micro_steps);
             if (in.muon) c.all_gather += muon_all_gather_bytes(st.block_elements, zero, ranks);
@@ -370,6 +370,7 @@ Report make_plan(const PlanInputs& in) {
         rep.add("steps", "tokens_per_step", step_tokens, Unit::tokens,
                 M > 1 ? "B x T x ranks x grad accumulation x micro-batches" : "B x T x ranks x grad accumulation");
         rep.add("steps", "steps", r.D / step_tokens, Unit::ratio, "D / tokens per step");
+        if (r.D < step_tokens) rep.note("one step's tokens are more than D: the run is not one whole optimizer step");
         rep.add("steps", "flops_per_step", (6 * r.N + r.attention_per_token) * step_tokens, Unit::flops, "(6N + 12LCT) x tokens per step");
     }
 
@@ -390,7 +391,7 @@ Report make_plan(const PlanInputs& in) {
             const double boundary = static_cast<double>(in.batch) * T * in.model->n_embd * in.dtype_bytes;
             rep.add("pipeline", "p2p_bytes_per_micro_batch", boundary, Unit::bytes,
                     "B x T x C x e: the activations forward, their gradient back");
-            rep.add("pipeline", "p2p_bytes_per_step", (P > 2 ? 2 : 1) * M * std::max(1, in.grad_accum) * boundary, Unit::bytes,
+            rep.add("pipeline", "p2p_bytes_per_step", (P > 2 ? 2.0 : 1.0) * M * std::max(1, in.grad_accum) * boundary, Unit::bytes,
                     P > 2 ? "a middle stage's sends: both ways, M micro-batches x grad accumulation"
                           : "each stage's sends: one way, M micro-batches x grad accumulation");
         }
@@ -429,9 +430,11 @@ Report make_plan(const PlanInputs& in) {
 
     // Serving.
     if (dev) {
-        const double wbytes = in.dtype_bytes * r.N;
-        const double tps = decode_tokens_per_s(dev->mem_bw, wbytes, in.serve_batch);
-        rep.add("serving", "decode_tokens_per_s", tps, Unit::per_second, "batch x bandwidth / weight bytes (weights read once per step)");
+        const double tps = decode_tokens_per_s(dev->mem_bw, dev->peak_flops, r.N, in.dtype_bytes, in.serve_batch);
+        rep.add("serving", "decode_tokens_per_s", tps, Unit::per_second,
+                "min(batch x bandwidth / weight bytes, peak / 2N): weights read once per step, 2N FLOPs per token");
+        if (in.serve_batch * dev->mem_bw / (in.dtype_bytes * r.N) > dev->peak_flops / (2 * r.N))
+            rep.note("--serve-batch " + std::to_string(in.serve_batch) + " is past the ridge point: decoding is compute-bound there");
         if (in.price_per_device_hour > 0)
             rep.add("serving", "dollars_per_million_tokens", in.price_per_device_hour / 3600 / tps * 1e6, Unit::dollars,
                     "price / 3600 / tokens/s x 1e6");
@@ -447,7 +450,7 @@ Report make_plan(const PlanInputs& in) {
                     const double n = f * N0, d = tokens_for_loss(n, loss);
                     if (d <= 0) continue;
                     const double train_h = training_flops(n, d) / (dev->peak_flops * mfu) / 3600;
-                    const double serve_h = in.serve_tokens / decode_tokens_per_s(dev->mem_bw, in.dtype_bytes * n, in.serve_batch) / 3600;
+                    const double serve_h = in.serve_tokens / decode_tokens_per_s(dev->mem_bw, dev->peak_flops, n, in.dtype_bytes, in.serve_batch) / 3600;
                     const std::string p = "option" + std::to_string(k++) + "_";
                     rep.add("tradeoff", p + "params", n, Unit::params, f == 1.0 ? "Chinchilla point" : num(f) + " x Chinchilla N");
                     rep.add("tradeoff", p + "tokens", d, Unit::tokens, "tokens for the same loss");
@@ -463,6 +466,10 @@ Report make_plan(const PlanInputs& in) {
             }
         }
     }
+    // The inputs are held to their ranges, but their products can still leave the doubles.
+    for (const Row& row : rep.rows())
+        if (row.value.is_number() && !std::isfinite(row.value.get<double>()))
+            throw Error("plan", row.section + "." + row.key + " is not a finite number: the inputs are too large to plan");
     return rep;
 }
 

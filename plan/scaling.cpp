@@ -1,5 +1,6 @@
 #include "plan/scaling.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace sixnd::plan {
@@ -11,7 +12,7 @@ double training_seconds(double flops, double devices, double peak_flops, double 
 }
 
 double pipeline_bubble(int stages, int micro_batches) {
-    return (stages - 1.0) / (micro_batches + stages - 1.0);
+    return (stages - 1.0) / (static_cast<double>(micro_batches) + stages - 1.0);
 }
 
 Interruptions expected_interruptions(double devices, double days) {
@@ -24,7 +25,9 @@ Interruptions expected_interruptions(double devices, double days) {
 
 double young_daly_interval(double write_s, double mtbf_s) { return std::sqrt(2.0 * write_s * mtbf_s); }
 
-double decode_tokens_per_s(double mem_bw, double weight_bytes, int batch) { return batch * mem_bw / weight_bytes; }
+double decode_tokens_per_s(double mem_bw, double peak_flops, double params, int bytes_per_param, int batch) {
+    return std::min(batch * mem_bw / (bytes_per_param * params), peak_flops / (2 * params));
+}
 
 double chinchilla_loss(double params, double tokens, const ChinchillaFit& f) {
     return f.E + f.A / std::pow(params, f.alpha) + f.B / std::pow(tokens, f.beta);

@@ -7,8 +7,9 @@
 //   interruptions        Llama 3 405B saw 419 unexpected interruptions in 54 days on ~16,000
 //                        H100s; scaled linearly in GPU-days (an extrapolation from one data point)
 //   checkpoint interval  Young/Daly: sqrt(2 x write time x MTBF)
-//   decode               every generated token reads all weights once: tokens/s per device =
-//                        batch x bandwidth / weight bytes
+//   decode               every step reads all weights once and spends 2N FLOPs per sequence:
+//                        tokens/s per device = min(batch x bandwidth / weight bytes, peak / 2N)
+//                        (bandwidth-bound below the ridge point's batch, compute-bound above)
 //   iso-loss trade       the parametric fit L(N, D) = E + A/N^alpha + B/D^beta, as re-fitted to
 //                        Chinchilla's data by Besiroglu et al. 2024 (E 1.8172, A 482.01, B 2085.43,
 //                        alpha 0.3478, beta 0.3658; its compute optimum sits at ~20 tokens per
@@ -40,7 +41,7 @@ Interruptions expected_interruptions(double devices, double days);
 
 double young_daly_interval(double write_s, double mtbf_s);
 
-double decode_tokens_per_s(double mem_bw, double weight_bytes, int batch);
+double decode_tokens_per_s(double mem_bw, double peak_flops, double params, int bytes_per_param, int batch);
 
 struct ChinchillaFit {
     double E = 1.8172, A = 482.01, B = 2085.43, alpha = 0.3478, beta = 0.3658;

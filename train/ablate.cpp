@@ -40,6 +40,7 @@ std::vector<AblationKnob> parse_vary(const std::vector<std::string>& specs) {
         if (k.name.rfind("--", 0) == 0) k.name = k.name.substr(2);
         for (const char* own : {"out", "log", "resume", "seed", "check"})
             if (k.name == own) throw Error("--vary", "'" + k.name + "' is set by sixnd ablate for each run; it cannot be varied");
+        if (k.name == "help" || k.name == "h") throw Error("--vary", "'" + k.name + "' prints train's flags; it is not a knob");
         if (!seen.insert(k.name).second) throw Error("--vary", "knob '" + k.name + "' is given twice");
         std::string rest = spec.substr(eq + 1);
         for (size_t start = 0;;) {
@@ -298,6 +299,10 @@ json run_ablation(const AblationSpec& spec) {
                 throw Error(dir + "/train.log", "sixnd train exited with status " + std::to_string(rc) + ": " +
                                                     failure_line(dir + "/train.log") +
                                                     "; the same command resumes the ablation (finished runs are skipped)");
+            // DONE is the promise that the run's log holds it: a train that exits 0 without
+            // one (a flag that only printed something) has not run.
+            if (!fs::exists(dir + "/run.jsonl"))
+                throw Error(dir + "/train.log", "sixnd train exited with status 0 without writing its run log (run.jsonl)");
             write_file_atomically(dir + "/DONE", "");
             ran++;
             const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

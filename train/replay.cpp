@@ -312,10 +312,15 @@ json replay_spike(const ReplayOptions& o) {
         throw Error(ck.dir(), "the model's context of " + std::to_string(meta.model.max_seq_len) +
                                   " tokens is shorter than the spike report's seq_len of " + std::to_string(rep.seq_len) +
                                   " (" + o.spike_report + "): a checkpoint of another model");
-    const CheckpointReader early(o.earlier_checkpoint.empty() ? find_earlier(ck, rep.checkpoint_earlier) : o.earlier_checkpoint);
-    if (early.meta().step >= meta.step)
-        throw Error("--earlier-checkpoint", early.dir() + " is at step " + std::to_string(early.meta().step) +
-                                                ", not before --checkpoint's step " + std::to_string(meta.step));
+    const std::string earlier = o.earlier_checkpoint.empty() ? find_earlier(ck, rep.checkpoint_earlier) : o.earlier_checkpoint;
+    const CheckpointReader early(earlier);
+    if (early.meta().step >= meta.step) {
+        // Name where the checkpoint came from: the flag, or the report's field when no flag was given.
+        const bool from_report = o.earlier_checkpoint.empty();
+        throw Error(from_report ? o.spike_report + ": run.checkpoint_earlier" : "--earlier-checkpoint",
+                    early.dir() + " is at step " + std::to_string(early.meta().step) + ", not before --checkpoint's step " +
+                        std::to_string(meta.step) + (from_report ? " (give --earlier-checkpoint an older one)" : ""));
+    }
     if (early.meta().model.to_json() != meta.model.to_json() || early.meta().dtype != meta.dtype)
         throw Error(early.dir(), "holds another model (" + early.meta().model.describe() + ", " + early.meta().dtype +
                                      ") than --checkpoint " + ck.dir() + " (" + meta.model.describe() + ", " + meta.dtype + ")");

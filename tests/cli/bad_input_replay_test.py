@@ -63,6 +63,7 @@ def main():
         early_spike = report("early.json", step=3)
         long_rows = report("long.json", seq_len=40)
         no_earlier = report("noearlier.json", earlier=None)
+        late_earlier = report("late_earlier.json", earlier=step4)
         wide = os.path.join(tmp, "wide.bin")
         sixnd_files.write_shard(wide, [5] * 50 + [400] + [5] * 50)
         out_of_vocab = report("vocab.json", rows=[{"shard": wide, "offset": 40}])
@@ -99,6 +100,11 @@ def main():
             Case("checkpoint missing", args(checkpoint=os.path.join(ck, "step-00000009")), ["step-00000009"]),
             Case("checkpoint not before the spike", args(spike_report=early_spike), ["--checkpoint", "not before the spike"]),
             Case("earlier checkpoint not earlier", args(earlier_checkpoint=step4), ["--earlier-checkpoint", "not before"]),
+            # Without the flag the report's field is what named it, and the error says so.
+            Case("report's earlier checkpoint not earlier", args(checkpoint=step2, spike_report=late_earlier),
+                 [late_earlier + ": run.checkpoint_earlier", "not before", "give --earlier-checkpoint"]),
+            Case("--seed -1", args(seed="-1"), ["--seed", "0 to 18446744073709551615", "'-1'"]),
+            Case("--seed past 2^64", args(seed="18446744073709551616"), ["--seed", "above 18446744073709551615"]),
             Case("earlier checkpoint of another model", args(earlier_checkpoint=os.path.join(other, "step-00000002")),
                  ["another model", "step-00000002"]),
             Case("checkpoint of another model shape", args(checkpoint=os.path.join(other, "step-00000002"),

@@ -159,6 +159,29 @@ def run(tmp):
     with open(not_object, "w") as f:
         f.write(json.dumps(records[header]) + "\n[1, 2]\n" + json.dumps(records[steps[0]]) + "\n")
     cases.append(Case("a record that is not an object", ["plan", "--check", not_object], [f"{not_object}:2: ", "JSON object"]))
+    # A killed run's log ends in a torn line: checked without it, with a warning. Torn anywhere
+    # else it is damage; and what the error quotes of the line stays one line of valid UTF-8.
+    whole = open(log).read()
+    torn_last = os.path.join(tmp, "torn_last.jsonl")
+    with open(torn_last, "w") as f:
+        f.write(whole + '{"type":"step","step":4,"loss":3.1')
+
+    def warned_of_torn_line():
+        r = subprocess.run([SIXND, "plan", "--check", torn_last], capture_output=True, text=True,
+                           env=dict(os.environ, **ENV), timeout=120)
+        want = f"{torn_last}:{len(records) + 1}"
+        if r.returncode != 0 or want not in r.stderr or "torn" not in r.stderr or "ratio" not in r.stdout:
+            return f"torn last line: exit {r.returncode}, stderr {r.stderr.strip()[-300:]}"
+        return None
+    cases.append(Case("a torn last line is skipped", ["plan", "--check", torn_last], [], exit_code=0,
+                      check=warned_of_torn_line))
+    torn_mid = os.path.join(tmp, "torn_mid.jsonl")
+    lines = whole.splitlines(keepends=True)
+    with open(torn_mid, "wb") as f:
+        f.write("".join(lines[:steps[1]]).encode() + b'{"type":"step","st\xff\n' + "".join(lines[steps[1]:]).encode())
+    cases.append(Case("a torn line before the last", ["plan", "--check", torn_mid],
+                      [f"{torn_mid}:{steps[1] + 1}: ", "not the last line", "\\xff"]))
+    cases.append(Case("a directory", ["plan", "--check", tmp], [tmp + ": ", "is a directory"]))
     cases.append(Case("the unbroken log", ["plan", "--check", log], [], exit_code=0))
     for c in cases:
         c.env = ENV

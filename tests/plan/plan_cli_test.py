@@ -108,6 +108,18 @@ def worked_numbers():
         want(f"the tied head's gradient sum, tie {tie}", j["pipeline"].get("tied_head_sum_bytes"),
              2 * head if tie == "on" else None)
         want(f"stage boundary bytes (B T C e), tie {tie}", j["pipeline"]["p2p_bytes_per_micro_batch"], 4 * 1024 * 768 * 2)
+    # --peak-tflops on any device; decoding is bandwidth-bound up to the ridge point, compute-bound
+    # past it (2N FLOPs a token); memory as the driver reports it (nvidia-smi's 81559 MiB).
+    want("--peak-tflops on an H100", plan("--params", "1e9", "--device", "h100", "--peak-tflops", "500")["device"]["peak_flops"], 5e14)
+    want("decode at batch 1: bandwidth / weight bytes",
+         plan("--params", "1e9", "--device", "h100")["serving"]["decode_tokens_per_s"], 3.35e12 / 2e9)
+    want("decode at batch 1024: peak / 2N",
+         plan("--params", "1e9", "--device", "h100", "--serve-batch", "1024")["serving"]["decode_tokens_per_s"], 989e12 / 2e9)
+    want("H100 memory", plan("--params", "1e9", "--device", "h100")["device"]["mem_bytes"], 81559 * 2 ** 20)
+    # Counts whose products leave an int are planned in doubles.
+    j = plan("--model", "tiny", "--batch", "1", "--ranks", "2", "--zero", "2", "--pipeline-stages", "2",
+             "--micro-batches", "65536", "--grad-accum", "65536")
+    want("p2p over 2^32 micro-steps", j["pipeline"]["p2p_bytes_per_step"], 65536.0 * 65536 * j["pipeline"]["p2p_bytes_per_micro_batch"])
     # A pipeline stage's ranks sync that stage's units: from a count, a quarter of the model's.
     whole = plan("--params", "1e9", "--ranks", "8")["comm"]["bytes_per_rank_per_step"]
     want("a pipeline stage's ring bytes", plan("--params", "1e9", "--ranks", "8", "--pipeline-stages", "4",
@@ -187,7 +199,17 @@ def main():
             Case("zero devices", ["--params", "1e9", "--device", "h100", "--devices", "0", "--mfu", "0.4"],
                  ["--devices: must be at least 1, got 0"]),
             Case("zero flops", ["--flops", "0"], ["--flops: must be above 0, got 0"]),
-            Case("zero tokens", ["--params", "1e9", "--tokens", "0"], ["--tokens: must be above 0, got 0"]),
+            Case("zero tokens", ["--params", "1e9", "--tokens", "0"], ["--tokens: must be at least 1, got 0"]),
+            Case("params below one", ["--params", "0.5"], ["--params: must be at least 1, got 0.5"]),
+            Case("a plan past the doubles", ["--params", "1e308"], ["compute.flops", "not a finite number"]),
+            Case("ranks beyond any cluster", ["--params", "1e9", "--ranks", "2147483647"], ["--ranks: must be at most"]),
+            Case("peak without device", ["--params", "1e9", "--peak-tflops", "500"], ["--peak-tflops: needs --device"]),
+            Case("price without device", ["--params", "1e9", "--price-per-device-hour", "2"],
+                 ["--price-per-device-hour: needs --device"]),
+            Case("serve batch without device", ["--params", "1e9", "--serve-batch", "64"], ["--serve-batch: needs --device"]),
+            Case("checkpoint write without a training time", ["--params", "1e9", "--device", "h100", "--checkpoint-write-s", "10"],
+                 ["--checkpoint-write-s", "training time"]),
+            Case("write bandwidth without a training time", ["--params", "1e9", "--write-bw", "5e9"], ["--write-bw", "training time"]),
             Case("zero batch", ["--model", "d6", "--batch", "0"], ["--batch: must be at least 1, got 0"]),
             Case("more stages than layers", ["--model", "gpt2-124m", "--pipeline-stages", "40", "--micro-batches", "8"],
                  ["--pipeline-stages", "40", "12 layers"]),
@@ -200,6 +222,7 @@ def main():
             Case("check missing file", ["--check", os.path.join(tmp, "absent.jsonl")], ["absent.jsonl"]),
             Case("check without header", ["--check", notlog], ["notlog.jsonl", "header"]),
             Case("check not json", ["--check", broken], ["broken.jsonl:1"]),
+            Case("check an empty path", ["--check", ""], ["--check: needs the path of a run log"]),
             Case("check with plan flags", ["--check", notlog, "--params", "1e9"], ["--check", "--params"]),
         ]
         for c in cases:

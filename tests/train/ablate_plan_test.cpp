@@ -33,7 +33,8 @@ TEST(AblatePlan, OneKnobAtATime) {
 TEST(AblatePlan, BadSpecs) {
     for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
              {}, {"lr"}, {"lr="}, {"=1,2"}, {"lr=1e-3"}, {"lr=1,,2"}, {"lr=1,1"}, {"lr=1,2", "lr=3,4"},
-             {"seed=1,2"}, {"out=a,b"}, {"log=a,b"}, {"resume=a,b"}, {"check=a,b"}, {"data=a,x/y,x_y"}})
+             {"seed=1,2"}, {"out=a,b"}, {"log=a,b"}, {"resume=a,b"}, {"check=a,b"}, {"help=1,2"}, {"--h=1,2"},
+             {"data=a,x/y,x_y"}})
         EXPECT_THROW(ablation_variants(parse_vary(bad)), sixnd::Error) << (bad.empty() ? "" : bad[0]);
 }
 

@@ -124,6 +124,11 @@ def bad_source_cases(tmp, log, abl, tokenizer):
     broken_abl = os.path.join(bad, "abl_array")
     shutil.copytree(abl, broken_abl)
     write(os.path.join("abl_array", "results.json"), "[1, 2]\n")
+    no_variants = os.path.join(bad, "abl_no_variants")
+    shutil.copytree(abl, no_variants)
+    results = json.load(open(os.path.join(abl, "results.json")))
+    results["variants"] = []
+    write(os.path.join("abl_no_variants", "results.json"), json.dumps(results))
     edited_abl = os.path.join(bad, "abl_edited")
     shutil.copytree(abl, edited_abl)
     run_log = glob.glob(os.path.join(edited_abl, "runs", "*", "seed-*", "run.jsonl"))[0]
@@ -147,6 +152,7 @@ def bad_source_cases(tmp, log, abl, tokenizer):
         ("header_config_not_object", write("hc.jsonl", '{"type":"header","config":7}\n' + step + '}\n'),
          ["hc.jsonl:1", "config"]),
         ("results_json_an_array", broken_abl, ["results.json", "not an ablation directory"]),
+        ("results_json_without_variants", no_variants, ["results.json", "no variants"]),
         ("ablation_run_log_edited", edited_abl, [run_log, "loss"]),
         # Only the last line can be a write torn by a kill: a resume cuts it off before appending.
         ("torn_line_not_last", write("mid.jsonl", header + step + '}\n{"type":"step","st\n' + step2),
