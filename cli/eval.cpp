@@ -120,6 +120,7 @@ nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f) {
 // overwrites its own data or model cannot be undone) and must be a file sixnd may replace.
 void check_per_item(const EvalFlags& f, const ModelFlags& mf, const CheckpointReader* ck) {
     if (f.per_item.empty()) return;
+    if (f.task != "hellaswag") throw Error("--per-item", "holds a task's items: it needs --task hellaswag");
     check_replaceable_file(f.per_item);
     check_output_dir(f.per_item);
     check_not_same_file(f.per_item, f.data, "--data");
@@ -158,7 +159,8 @@ int run_eval(int argc, char** argv) {
     app.add_option("--batches", f.batches, "number of batches (default: all that fit)");
     if (!parse_flags(app, argc, argv)) return 0;
     check_model_flags(app, mf);
-    if (f.B <= 0 || f.T <= 0) throw Error("--batch/--seq-len", "must be positive");
+    if (f.B <= 0) throw Error("--batch", "must be positive, got " + std::to_string(f.B));
+    if (f.T <= 0) throw Error("--seq-len", "must be positive, got " + std::to_string(f.T));
     if (app.count("--batches") && f.batches < 1)
         throw Error("--batches", "must be at least 1, got " + std::to_string(f.batches) + " (leave it out for all that fit)");
     if (f.task != "loss" && f.task != "hellaswag") throw Error("--task", "expected loss or hellaswag, got '" + f.task + "'");

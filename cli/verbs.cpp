@@ -29,6 +29,20 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
             if (what.find(c.flag) != std::string::npos) throw Error(c.where, what);
         throw Error("", what);
     }
+    // CLI11 reads an empty value as 0 for a number: "grad-clip =" in a config file would turn
+    // clipping off, "--lr=" would say "got 0".
+    for (const CLI::Option* opt : app.get_options()) {
+        const std::string type = opt->get_type_name();
+        const bool number = type.rfind("FLOAT", 0) == 0 || type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0;
+        if (!number || opt->count() == 0) continue;
+        for (const std::string& value : opt->results()) {
+            if (!value.empty()) continue;
+            std::string where = opt->get_name();
+            for (const ConfigArg& c : config)
+                if (c.flag == opt->get_name() && std::find(c.args.begin(), c.args.end(), "") != c.args.end()) where = c.where;
+            throw Error(where, (where == opt->get_name() ? "" : opt->get_name() + " ") + "needs a number, and its value is empty");
+        }
+    }
     return true;
 }
 

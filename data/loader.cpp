@@ -8,7 +8,8 @@ namespace sixnd {
 DataLoader::DataLoader(const std::string& glob, int B, int T, int rank, int world, bool shuffle, uint64_t seed)
     : tokens_(glob), B_(B), T_(T), rank_(rank), world_(world), shuffle_(shuffle), seed_(seed),
       row_(static_cast<size_t>(T) + 1) {
-    if (B <= 0 || T <= 0) throw Error("--batch/--seq-len", "must be positive");
+    if (B <= 0) throw Error("--batch", "must be positive, got " + std::to_string(B));
+    if (T <= 0) throw Error("--seq-len", "must be positive, got " + std::to_string(T));
     samples_ = tokens_.size() > 0 ? (tokens_.size() - 1) / static_cast<uint64_t>(T) : 0;
     const uint64_t need = static_cast<uint64_t>(world) * B;
     if (samples_ < need)

@@ -93,6 +93,12 @@ void TokenSet::read(size_t begin, size_t count, int32_t* out) const {
         size_t local = begin + i - starts_[s];
         size_t take = std::min(count - i, sh.size() - local);
         sh.read(local, take, out + i);
+        if (checked_vocab_ > 0)
+            for (size_t j = 0; j < take; j++)
+                if (static_cast<uint32_t>(out[i + j]) >= checked_vocab_)
+                    throw Error(sh.path(), "token " + std::to_string(static_cast<uint32_t>(out[i + j])) + " at position " +
+                                               std::to_string(local + j) + " is outside the model's vocabulary of " +
+                                               std::to_string(checked_vocab_) + ": the shard changed after the run checked it");
         i += take;
         s++;
     }
@@ -106,6 +112,7 @@ void TokenSet::check_vocab(int vocab_size) const {
                 throw Error(sh.path(), "token " + std::to_string(sh[i]) + " at position " + std::to_string(i) +
                                            " is outside the model's vocabulary of " + std::to_string(vocab_size));
     }
+    checked_vocab_ = static_cast<uint32_t>(vocab_size);
 }
 
 }  // namespace sixnd

@@ -21,7 +21,9 @@ public:
     size_t size() const { return total_; }
     const std::vector<Shard>& shards() const { return shards_; }
     const std::string& pattern() const { return pattern_; }
-    // out[i] = token (begin + i) of the concatenation; reads across shard boundaries.
+    // out[i] = token (begin + i) of the concatenation; reads across shard boundaries. After
+    // check_vocab, a token outside that vocabulary is an Error too: a shard rewritten in place
+    // while a run reads it would otherwise index past the embeddings.
     void read(size_t begin, size_t count, int32_t* out) const;
     // Throws Error naming the shard and position of the first token >= vocab_size.
     void check_vocab(int vocab_size) const;
@@ -36,6 +38,7 @@ private:
     std::vector<Shard> shards_;
     std::vector<size_t> starts_;  // starts_[i] = global index of shard i's first token
     size_t total_ = 0;
+    mutable uint32_t checked_vocab_ = 0;  // what check_vocab found every token below (0: not checked)
 };
 
 }  // namespace sixnd

@@ -107,6 +107,9 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
                                         : "is a run directory, not a checkpoint: give one of its checkpoints, e.g. the latest, " +
                                               latest);
     }
+    if (!fs::exists(dir + "/DONE") && !latest_checkpoint(dir).empty())
+        throw Error(dir, "is a run's checkpoints directory, not a checkpoint: give one of them, e.g. the latest, " +
+                             latest_checkpoint(dir));
     if (!fs::exists(dir + "/DONE")) throw Error(dir, "incomplete checkpoint: the DONE marker is missing");
     const std::string mpath = dir + "/meta.json";
     meta_ = CheckpointMeta::parse(read_whole_file(mpath), mpath);

@@ -60,23 +60,34 @@ CheckpointMeta CheckpointMeta::parse(const std::string& text, const std::string&
     j.erase("checksum");
     if (checksum_of(j) != stored) throw Error(where, "checksum mismatch: meta.json was edited or is corrupt");
     CheckpointMeta m;
+    // Counts are whole numbers in their type's range: nlohmann would truncate 3.5 to 3, wrap
+    // 2^40 into an int and -1 into a uint64 (the checksum only says the file is as written).
+    const auto whole = [&](const json& v, const std::string& name, double hi) {
+        if (!v.is_number_integer() || (!v.is_number_unsigned() && v.get<long long>() < 0) ||
+            static_cast<double>(v.get<uint64_t>()) > hi)
+            throw Error(where, name + " must be a whole number from 0 to " + std::to_string(static_cast<unsigned long long>(hi)) +
+                                   ", got " + excerpt(v.dump()));
+        return v.get<uint64_t>();
+    };
+    constexpr double kInt = 2147483647.0, kU64 = 18446744073709551615.0;
     try {
         m.run_id = j.at("run_id");
-        m.step = j.at("step");
-        m.applied_steps = j.at("applied_steps");
-        m.bad_steps = j.at("bad_steps");
-        m.tokens_seen = j.at("tokens_seen");
-        m.batch_tokens = j.at("batch_tokens");
-        m.world_size = j.at("world_size");
-        m.zero_stage = j.at("zero_stage");
-        m.unit_align = j.at("unit_align");
+        m.step = static_cast<int>(whole(j.at("step"), "step", kInt));
+        m.applied_steps = static_cast<int>(whole(j.at("applied_steps"), "applied_steps", kInt));
+        m.bad_steps = static_cast<int>(whole(j.at("bad_steps"), "bad_steps", kInt));
+        m.tokens_seen = whole(j.at("tokens_seen"), "tokens_seen", kU64);
+        m.batch_tokens = static_cast<long long>(whole(j.at("batch_tokens"), "batch_tokens", 9223372036854775807.0));
+        m.world_size = static_cast<int>(whole(j.at("world_size"), "world_size", kInt));
+        m.zero_stage = static_cast<int>(whole(j.at("zero_stage"), "zero_stage", 3));
+        m.unit_align = whole(j.at("unit_align"), "unit_align", kU64);
         m.dtype = j.at("dtype");
         m.model = GPTConfig::from_json(j.at("model"), where);
         m.config = j.at("config");
         m.tokenizer_hash = j.at("tokenizer_hash");
         m.data = j.at("data");
-        m.loader.epoch = j.at("loader").at("epoch");
-        m.loader.cursor = j.at("loader").at("cursor");
+        if (!m.config.is_object() || !m.data.is_object()) throw Error(where, "config and data must be objects");
+        m.loader.epoch = whole(j.at("loader").at("epoch"), "loader.epoch", kU64);
+        m.loader.cursor = whole(j.at("loader").at("cursor"), "loader.cursor", kU64);
         for (const auto& [name, f] : j.at("files").items()) m.files[name] = FileSum{f.at("bytes"), f.at("xxh64")};
     } catch (const json::exception& e) {
         throw Error(where, std::string("missing or mistyped field: ") + e.what());

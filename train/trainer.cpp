@@ -357,6 +357,8 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
                                         config.describe() + ". The checkpoint fixes the model: drop --init/--model/--vocab-size/"
                                         "--max-seq-len, or start a fresh run");
     });
+    // The flags checked the fresh model's context; a resumed run's model is the checkpoint's.
+    on_all_agreed(comm, [&] { cfg_.require_seq_len(o.seq_len); });
     run_id_ = ck_ ? ck_->meta().run_id : new_run_id();
     last_good_ = ck_ ? ck_->dir() : "";
     on_root_agreed(comm, [&] { claim_checkpoints(ckpt_root_, run_id_, o.overwrite); });
@@ -386,6 +388,15 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
                                                            std::to_string(last_step_) + " leaves nothing to train");
     });
     profiler_.window(start_step_, last_step_);
+    if (root_ && o.schedule.lr > 1) {
+        char lr_text[32];
+        std::snprintf(lr_text, sizeof lr_text, "%g", o.schedule.lr);
+        log_warn(std::string("--lr ") + lr_text + " is above 1: Adam moves each weight by about the learning rate a step, "
+                 "so this run will diverge (a missing minus in the exponent?)");
+    }
+    if (root_ && o.schedule.warmup > o.steps)
+        log_warn("--warmup " + std::to_string(o.schedule.warmup) + " is longer than --steps " + std::to_string(o.steps) +
+                 ": the learning rate never reaches --lr");
     if (val_ && !o.tokenizer.empty()) val_bytes_ = std::make_unique<TokenBytes>(Tokenizer::load(o.tokenizer));
     else if (val_ && root_) log_info("no --tokenizer: validation reports loss per token only, not bits per byte");
     if (!o.eval_task.empty()) {
@@ -1122,6 +1133,7 @@ TrainResult Run::go() {
         tokens_seen_ += static_cast<uint64_t>(step_tokens_);
         if (!std::isfinite(loss) || !std::isfinite(norm)) {
             skip(done, loss, norm);
+            result.last_loss = static_cast<float>(loss);  // the summary's loss is the last step's, not a stale one
             end_step(done, result);
             step = done;
             continue;
@@ -1214,6 +1226,11 @@ TrainResult Run::go() {
         step = done;
     }
     if (tty_) std::fprintf(stderr, "\n");
+    result.skipped_at_end = bad_steps_;
+    if (root_ && bad_steps_ > 0)
+        log_warn("the run ended on " + std::to_string(bad_steps_) + " skipped step" + (bad_steps_ > 1 ? "s" : "") +
+                 " in a row (non-finite or spikes): its last checkpoint holds the weights after step " +
+                 std::to_string(result.steps_done - bad_steps_) + ", which no later step could update (a lower --lr?)");
     if (result.steps_done > 0) result.last_checkpoint = save(result.steps_done);
     finish(iterations_);
     return result;

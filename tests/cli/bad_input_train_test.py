@@ -230,6 +230,16 @@ def run(tmp):
              train("--resume", "latest", out=res, steps=3, data=other_data), ["--resume", "--train-data"], unchanged=[rck],
              env=ENV),
     ]
+    # The checkpoint's model bounds the sequence length: refused before the run log is touched.
+    res_log = os.path.join(res, "run.jsonl")
+    sixnd(train("--resume", "latest", "--log", res_log, out=res, steps=3))
+    cases += [
+        Case("resume with --seq-len past the checkpoint's context",
+             train("--resume", "latest", "--allow-resume-changes", "--seq-len", "32", "--log", res_log, out=res, steps=4),
+             ["--seq-len", "32", "max_seq_len 16"], unchanged=[rck, res_log], env=ENV),
+        Case("--resume a run's checkpoints directory", train("--resume", rck, out=res, steps=4),
+             [rck, "checkpoints directory, not a checkpoint", "step-00000003"], unchanged=[rck], env=ENV),
+    ]
     # The optimizer state is AdamW's or Muon's: a resume with the other optimizer is refused either way.
     muon_res = os.path.join(tmp, "muon_res")
     sixnd(train("--checkpoint-every", "1", "--optimizer", "muon", out=muon_res, steps=2))
@@ -280,6 +290,7 @@ def run(tmp):
     section = config("section.toml", "[train]\nlr = 1e-3\n[bogus]\nx = 1\n")
     badval = config("badval.toml", "\n\nlr = fast\n")
     nanval = config("nanval.toml", "[train]\nlr = nan\n")
+    emptyval = config("emptyval.toml", "[train]\nlr = 1e-3\ngrad-clip =\n")
     good = config("good.toml", "# underscores, a [train] section and a [sample] one that train skips\n"
                   "warmup = 0\n[train]\nfinal_lr_frac = 0.5\nshuffle = \"off\"\n[sample]\ntop_k = 3\n")
     cases += [
@@ -289,6 +300,9 @@ def run(tmp):
              unchanged=[fresh], env=ENV),
         Case("config: bad value", train("--config", badval), [badval + ":3", "--lr"], unchanged=[fresh], env=ENV),
         Case("config: nan", train("--config", nanval), ["--lr", "finite"], unchanged=[fresh], env=ENV),
+        Case("config: an empty number", train("--config", emptyval), [emptyval + ":3", "--grad-clip", "value is empty"],
+             unchanged=[fresh], env=ENV),
+        Case("an empty --lr", train("--lr", ""), ["--lr", "value is empty"], unchanged=[fresh], env=ENV),
         Case("config: missing file", train("--config", os.path.join(tmp, "none.toml")), ["none.toml", "cannot open"],
              unchanged=[fresh], env=ENV),
     ]

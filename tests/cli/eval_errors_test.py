@@ -70,6 +70,13 @@ def main():
         case("seq-len over max", base[:-1] + ["64", "--init", "llmc:" + good_model, "--data", good_data],
              ["--seq-len", "exceeds"])
         case("unknown verb", ["frobnicate"], ["unknown verb 'frobnicate'"])
+        case("batch 0", ["eval", "--device", "cpu", "--batch", "0", "--seq-len", "8", "--init", "llmc:" + good_model,
+                         "--data", good_data], ["--batch: must be positive, got 0"])
+        per_item = os.path.join(d, "items.jsonl")
+        case("per-item without a task", base + ["--init", "llmc:" + good_model, "--data", good_data, "--per-item", per_item],
+             ["--per-item", "--task hellaswag"])
+        if os.path.exists(per_item):
+            failures.append("per-item without a task: wrote " + per_item)
     return sixnd_files.report(failures, "sixnd eval bad input")
 
 

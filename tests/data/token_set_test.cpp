@@ -149,3 +149,30 @@ TEST(TokenSet, AShardTruncatedWhileReadIsNamed) {
         }
     }
 }
+
+// A shard rewritten in place at the same size after the run checked its tokens: a token past
+// the vocabulary is an Error naming the shard and position when read, not an index past the
+// embeddings (the CPU embedding lookup faulted on it).
+TEST(TokenSet, ATokenRewrittenPastTheVocabularyIsNamed) {
+    Dir d;
+    const std::string path = d.path + "/train_000000.bin";
+    write_shard(path, std::vector<uint32_t>(2000, 7), 100);
+    TokenSet t(path);
+    t.check_vocab(100);
+    std::vector<int32_t> out(10);
+    t.read(500, 10, out.data());
+    {
+        std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(1024 + 2 * 505);
+        const uint16_t big = 60000;
+        f.write(reinterpret_cast<const char*>(&big), 2);
+    }
+    try {
+        t.read(500, 10, out.data());
+        ADD_FAILURE() << "no error for a token past the vocabulary";
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(path + ": token 60000 at position 505"), std::string::npos) << what;
+        EXPECT_NE(what.find("changed after the run checked it"), std::string::npos) << what;
+    }
+}

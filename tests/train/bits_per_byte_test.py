@@ -52,7 +52,8 @@ def check_checkpoint_eval(p, model, tmp, failures):
         failures.append(f"eval --checkpoint ({model}): {got}, the run's last evaluation {last}")
     for name, extra, expect in [("--model", ["--model", "tiny"], "fixes the model"),
                                 ("--dtype", ["--dtype", "bf16"], "fp32"),
-                                ("--per-item", ["--per-item", os.path.join(ck, "items.jsonl")], "inside the checkpoint")]:
+                                ("--per-item", ["--task", "hellaswag", "--per-item", os.path.join(ck, "items.jsonl")],
+                                 "inside the checkpoint")]:
         r = tiny_text.sixnd(*base, *extra, check=False)
         if r.returncode == 0 or expect not in r.stderr or (name not in r.stderr and "items.jsonl" not in r.stderr):
             failures.append(f"eval --checkpoint with {name}: exit {r.returncode}: {r.stderr.strip()}")

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "core/hex.h"
@@ -29,15 +32,17 @@ CheckpointMeta good_meta() {
     return m;
 }
 
-// meta.json's text with model.<key> set to value, its checksum made right again.
-std::string with_model_field(const std::string& key, const json& value) {
+// meta.json's text with the field at `path` (a JSON pointer) set to value, its checksum made right again.
+std::string with_field(const std::string& path, const json& value) {
     json j = json::parse(good_meta().to_text());
     j.erase("checksum");
-    j["model"][key] = value;
+    j[json::json_pointer(path)] = value;
     const std::string canonical = j.dump();
     j["checksum"] = hex64(XXH64(canonical.data(), canonical.size(), 0));
     return j.dump(2);
 }
+
+std::string with_model_field(const std::string& key, const json& value) { return with_field("/model/" + key, value); }
 
 std::string error_of(const std::string& text) {
     try {
@@ -80,4 +85,25 @@ TEST(CheckpointMeta, UnknownKnobValuesNameTheFileNotAFlag) {
     EXPECT_NE(e.find("model.mlp: unknown MLP 'weird'"), std::string::npos) << e;
     EXPECT_EQ(e.find("--mlp"), std::string::npos) << e;
     EXPECT_NE(error_of(with_model_field("norm", "batchnorm")).find("model.norm"), std::string::npos);
+}
+
+// The run's counters and the loader's position, likewise: whole numbers in their type's range,
+// named with the file, never truncated (3.5 -> 3), wrapped (2^40 -> 0, -1 -> 2^64-1) or, for a
+// null config or data record, a bare JSON error naming nothing.
+TEST(CheckpointMeta, CountersOutsideTheirRangeAreRefusedNotWrapped) {
+    const std::vector<std::pair<std::string, json>> bad = {
+        {"/step", 3.5}, {"/step", 1099511627776LL}, {"/step", -1}, {"/tokens_seen", -1}, {"/world_size", 1LL << 40},
+        {"/zero_stage", 4}, {"/loader/cursor", -1}, {"/loader/epoch", -1}, {"/batch_tokens", "64"}};
+    for (const auto& [path, value] : bad) {
+        const std::string e = error_of(with_field(path, value));
+        std::string name = path.substr(1);
+        std::replace(name.begin(), name.end(), '/', '.');
+        EXPECT_EQ(e.find(kWhere), 0u) << path << ": " << e;
+        EXPECT_NE(e.find(name + " must be a whole number"), std::string::npos) << path << ": " << e;
+    }
+    for (const char* path : {"/config", "/data"}) {
+        const std::string e = error_of(with_field(path, nullptr));
+        EXPECT_NE(e.find(std::string(kWhere) + ": config and data must be objects"), std::string::npos) << e;
+    }
+    EXPECT_EQ(error_of(with_field("/tokens_seen", 18446744073709551615ULL)), "");
 }

@@ -229,6 +229,25 @@ TEST(Trainer, OverflowingUpdateStopsWithoutSavingIt) {
     for (const CheckpointEntry& e : list_checkpoints(root)) EXPECT_NO_THROW(restore_params(CheckpointReader(e.dir), ParamLayout(c)));
 }
 
+// A learning rate that makes the weights huge but finite: the steps after it are skipped as
+// non-finite, and the result says so (the summary's loss was the last finite step's, as if the
+// run had ended well).
+TEST(Trainer, ARunEndingOnSkippedStepsSaysSo) {
+    TmpDir t;
+    GPTConfig c = tiny();
+    std::string data = make_data(t.dir, 4000, 4, c.vocab_size);
+    TrainOptions o = base_options(t.dir, data);
+    o.steps = 3;
+    o.schedule.kind = ScheduleKind::constant;
+    o.schedule.warmup = 0;
+    o.schedule.lr = 1e30f;
+    o.grad_clip = 0;
+    const TrainResult r = train(o, c, init_params(c));
+    EXPECT_EQ(r.steps_done, 3);
+    EXPECT_EQ(r.skipped_at_end, 2);
+    EXPECT_TRUE(std::isnan(r.last_loss) || std::isinf(r.last_loss)) << r.last_loss;
+}
+
 // params.bin with a NaN but consistent checksums (as a faulty writer would leave it): the one
 // parameter loader refuses it, so `sixnd sample` does too.
 TEST(Trainer, NonFiniteCheckpointIsRefusedByTheLoader) {
