@@ -28,6 +28,7 @@
 #include "core/read_file.h"
 #include "tokenizer/stream_encoder.h"
 #include "tokenizer/tokenizer_file.h"
+#include "tokenizer/utf8.h"
 
 namespace sixnd::cli {
 namespace {
@@ -42,9 +43,6 @@ uint64_t file_size(const std::string& path) {
     return static_cast<uint64_t>(st.st_size);
 }
 
-// Splits the inputs into a training part and a held-out tail of about `fraction` of the bytes
-// (at most 16 MB: enough to measure compression). Every input keeps a training range, even an
-// empty one, so that an error about the training text names them all.
 // Logs what an encode has done every 2 s, so that a long one is seen to move; `total_bytes` is 0
 // when unknown (stdin).
 std::function<void(const EncodeStats&)> encode_progress(const std::string& what, uint64_t total_bytes) {
@@ -64,6 +62,9 @@ std::function<void(const EncodeStats&)> encode_progress(const std::string& what,
     };
 }
 
+// Splits the inputs into a training part and a held-out tail of about `fraction` of the bytes
+// (at most 16 MB: enough to measure compression). Every input keeps a training range, even an
+// empty one, so that an error about the training text names them all.
 void split_heldout(const std::vector<std::string>& files, double fraction, std::vector<InputRange>* train,
                    std::vector<InputRange>* heldout) {
     uint64_t total = 0;
@@ -78,13 +79,35 @@ void split_heldout(const std::vector<std::string>& files, double fraction, std::
     }
 }
 
+// AtomicFile refuses an empty path too, but cannot name the flag that gave it. "-" is standard
+// output where a verb can write there (encode, decode, export-hf); elsewhere a file named "-" is
+// rarely what was meant.
+void check_output_flag(const std::string& path, const std::string& flag, bool stdout_ok) {
+    SIXND_CHECK(!path.empty(), flag, "is empty: name the file to write");
+    SIXND_CHECK(stdout_ok || path != "-", flag,
+                "- (standard output) is not supported here: name a file (./- for one called -)");
+}
+
+// Training reads an input by its size, and its held-out tail a second time, which a pipe or a
+// device cannot give.
+void check_train_input(const std::string& path, const std::string& flag) {
+    SIXND_CHECK(path != "-", flag, "- (standard input) is not supported: training reads its input more than once");
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
+    SIXND_CHECK(S_ISREG(st.st_mode), path,
+                std::string("is ") + file_kind(st.st_mode) + "; " + flag +
+                    " must be a regular file, as training reads it more than once (save the text to a file first)");
+}
+
 // --out and --hf-out (train, import-gpt2) are checked together before the work and written
 // together after it.
 void check_outputs(const std::string& out, const std::string& hf_out,
                    const std::vector<std::pair<std::string, std::string>>& inputs) {
+    check_output_flag(out, "--out", false);
     check_replaceable_file(out);
     check_output_dir(out);
     if (!hf_out.empty()) {
+        check_output_flag(hf_out, "--hf-out", false);
         check_replaceable_file(hf_out);
         check_output_dir(hf_out);
         check_not_same_output(hf_out, out, "--out");
@@ -115,11 +138,16 @@ void save_outputs(const Tokenizer& tok, const std::string& out, const std::strin
     tokenizer_file.commit();
 }
 
-// Checked before the long work: a tokenizer's specials must be distinct and non-empty, and
-// finding that out after hours of merges wastes them.
+// Checked before the long work (Tokenizer::from_spec checks them too, after it): finding a fault
+// after hours of merges wastes them. A special is stored as JSON text, so it must be UTF-8; and
+// one byte is always an ordinary token, which the special would take the place of.
 void check_specials(const std::vector<std::string>& specials) {
     for (size_t i = 0; i < specials.size(); i++) {
         SIXND_CHECK(!specials[i].empty(), "--special", "a special token is empty");
+        SIXND_CHECK(valid_utf8(specials[i]), "--special", "\"" + excerpt(specials[i]) + "\" is not valid UTF-8");
+        SIXND_CHECK(specials[i].size() > 1, "--special",
+                    "\"" + specials[i] + "\" is one byte, which is always an ordinary token; a special token must be " +
+                        "text no ordinary token spells");
         for (size_t j = 0; j < i; j++)
             SIXND_CHECK(specials[j] != specials[i], "--special", "\"" + excerpt(specials[i]) + "\" is given twice");
     }
@@ -129,19 +157,25 @@ void add_threads(CLI::App* cmd, int* threads) {
     cmd->add_option("--threads", *threads, "worker threads (0: all cores)")->check(CLI::Range(0, kMaxThreads));
 }
 
-int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std::vector<std::string>& specials,
-          const std::string& out, const std::string& pattern, const std::string& heldout_file,
-          double heldout_fraction, const std::string& hf_out, int threads) {
+// vocab_size_typed: the flag as given, since CLI11 saturates a number too large for int64_t.
+int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std::string& vocab_size_typed,
+          const std::vector<std::string>& specials, const std::string& out, const std::string& pattern,
+          const std::string& heldout_file, double heldout_fraction, const std::string& hf_out, int threads) {
     // Token ids are stored as int32 in shards and models; far below that, training simply stops
     // when the text has no more pairs to merge.
     SIXND_CHECK(vocab_size >= 256 && vocab_size <= INT32_MAX, "--vocab-size",
-                "must be between 256 (the byte tokens) and 2^31 - 1, not " + std::to_string(vocab_size));
+                "must be between 256 (the byte tokens) and 2^31 - 1, not " + vocab_size_typed);
     SIXND_CHECK(heldout_fraction >= 0 && heldout_fraction <= 0.5, "--heldout-fraction",
                 "must be between 0 and 0.5, not " + std::to_string(heldout_fraction));  // NaN fails here too
     check_specials(specials);
-    // Outputs are checked before the long work, not found unwritable after it.
+    const std::string regex = resolve_pattern(pattern);
+    // Inputs and outputs are checked before the long work, not found unusable after it.
     std::vector<std::pair<std::string, std::string>> read = {{heldout_file, "--heldout"}};
-    for (const auto& in : inputs) read.emplace_back(in, "--input");
+    for (const auto& in : inputs) {
+        check_train_input(in, "--input");
+        read.emplace_back(in, "--input");
+    }
+    if (!heldout_file.empty()) check_train_input(heldout_file, "--heldout");
     check_outputs(out, hf_out, read);
     std::vector<InputRange> train_ranges, heldout_ranges;
     if (!heldout_file.empty()) {
@@ -153,14 +187,15 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
     BpeTrainOptions opt;
     opt.vocab_size = static_cast<size_t>(vocab_size);
     opt.specials = specials;
-    opt.pattern = resolve_pattern(pattern);
+    opt.pattern = regex;
     opt.threads = threads;
     opt.progress = true;
     auto start = std::chrono::steady_clock::now();
     Tokenizer tok = train_bpe(train_ranges, opt);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    save_outputs(tok, out, hf_out);
 
+    // Everything that can fail (the held-out encode, the summary) runs before the outputs are
+    // committed, so a failed run leaves no output behind.
     nlohmann::ordered_json summary = {{"out", out},
                                       {"vocab_size", tok.vocab_size()},
                                       {"merges", tok.spec().merges.size()},
@@ -178,8 +213,11 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
         summary["heldout_tokens"] = s.tokens;
         summary["bytes_per_token"] = bpt;
     }
+    // --out is any byte string, JSON text only UTF-8: an invalid sequence shows as U+FFFD.
+    const std::string summary_line = summary.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    save_outputs(tok, out, hf_out);
     log_info("wrote " + out + " (" + std::to_string(tok.vocab_size()) + " tokens) in " + std::to_string(secs) + " s");
-    std::printf("%s\n", summary.dump().c_str());
+    std::printf("%s\n", summary_line.c_str());
     return 0;
 }
 
@@ -209,6 +247,7 @@ private:
 
 int encode(const std::string& tokenizer_path, const std::string& input, const std::string& out, bool ordinary,
            int threads) {
+    check_output_flag(out, "--out", true);
     Tokenizer tok = Tokenizer::load(tokenizer_path);
     if (ordinary) {
         TokenizerSpec spec = tok.spec();
@@ -237,40 +276,70 @@ int encode(const std::string& tokenizer_path, const std::string& input, const st
     return 0;
 }
 
-// Ids from an llm.c shard, or from text (see tokenizer/id_list.h); every id is checked against
-// the vocabulary here, where the file and position can still be named.
-std::vector<uint32_t> read_ids(const std::string& input, size_t vocab_size) {
-    if (input != "-") {
-        std::FILE* f = std::fopen(input.c_str(), "rb");
-        int32_t magic = 0;
-        bool shard = f && std::fread(&magic, sizeof magic, 1, f) == 1 &&
-                     (magic == kShardMagicU16 || magic == kShardMagicU32);
-        if (f) std::fclose(f);
-        if (shard) {
-            Shard s(input);
-            std::vector<uint32_t> ids(s.size());
-            for (size_t i = 0; i < s.size(); i++) {
-                ids[i] = s[i];
-                SIXND_CHECK(ids[i] < vocab_size, input,
-                            "the token at index " + std::to_string(i) + " is " + std::to_string(ids[i]) +
-                                ", outside the vocabulary (size " + std::to_string(vocab_size) + ")");
-            }
-            return ids;
-        }
-    }
+std::string read_stdin() {
     std::string text;
-    if (input == "-") {
-        char buf[1 << 16];
-        size_t got;
-        while ((got = std::fread(buf, 1, sizeof buf, stdin)) > 0) text.append(buf, got);
-        SIXND_CHECK(!std::ferror(stdin), "stdin", std::string("read failed: ") + std::strerror(errno));
-    } else {
-        text = read_whole_file(input);
+    char buf[1 << 16];
+    size_t got;
+    while ((got = std::fread(buf, 1, sizeof buf, stdin)) > 0) text.append(buf, got);
+    SIXND_CHECK(!std::ferror(stdin), "stdin", std::string("read failed: ") + std::strerror(errno));
+    return text;
+}
+
+// The ids of an llm.c shard held in memory (data/shard.h's Shard maps only regular files, and a
+// shard may come down a pipe), with the header checks Shard makes.
+std::vector<uint32_t> shard_ids(const std::string& bytes, const std::string& where, size_t vocab_size) {
+    SIXND_CHECK(bytes.size() >= kShardHeaderInts * 4, where,
+                "not a token shard: " + std::to_string(bytes.size()) + " bytes is shorter than the 1024-byte header");
+    int32_t h[3];
+    std::memcpy(h, bytes.data(), sizeof h);
+    const bool wide = h[0] == kShardMagicU32;
+    const int32_t version = wide ? kShardVersionU32 : kShardVersionU16;
+    SIXND_CHECK(h[1] == version, where,
+                "unsupported shard version " + std::to_string(h[1]) + " for magic " + std::to_string(h[0]) +
+                    " (expected " + std::to_string(version) + ")");
+    SIXND_CHECK(h[2] >= 0, where, "negative token count in header");
+    const size_t n = static_cast<size_t>(h[2]), width = wide ? 4 : 2;
+    const size_t expect = kShardHeaderInts * 4 + n * width;
+    SIXND_CHECK(expect == bytes.size(), where,
+                "header says " + std::to_string(n) + " tokens (" + std::to_string(expect) + " bytes) but the input has " +
+                    std::to_string(bytes.size()) + " bytes");
+    std::vector<uint32_t> ids(n);
+    const char* tokens = bytes.data() + kShardHeaderInts * 4;
+    for (size_t i = 0; i < n; i++) {
+        if (wide) {
+            std::memcpy(&ids[i], tokens + i * 4, 4);
+        } else {
+            uint16_t id;
+            std::memcpy(&id, tokens + i * 2, 2);
+            ids[i] = id;
+        }
+        SIXND_CHECK(ids[i] < vocab_size, where,
+                    "the token at index " + std::to_string(i) + " is " + std::to_string(ids[i]) +
+                        ", outside the vocabulary (size " + std::to_string(vocab_size) + ")");
     }
-    return parse_id_list(text, input == "-" ? "stdin" : input, vocab_size);
+    return ids;
+}
+
+// Ids from an llm.c shard, or from text (see tokenizer/id_list.h); every id is checked against
+// the vocabulary here, where the input and position can still be named. The input is read once:
+// a pipe or FIFO can be neither opened again nor read back after a look at its first bytes.
+std::vector<uint32_t> read_ids(const std::string& input, size_t vocab_size) {
+    const std::string where = input == "-" ? "stdin" : input;
+    const std::string bytes = input == "-" ? read_stdin() : read_whole_file(input);
+    int32_t magic = 0;
+    if (bytes.size() >= sizeof magic) std::memcpy(&magic, bytes.data(), sizeof magic);
+    if (magic == kShardMagicU16 || magic == kShardMagicU32) return shard_ids(bytes, where, vocab_size);
+    return parse_id_list(bytes, where, vocab_size);
+}
+
+// For "-": a failed write (a full disk behind a redirect) is an error, not output quietly lost.
+void write_stdout(const std::string& bytes) {
+    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+    SIXND_CHECK(std::fflush(stdout) == 0, "stdout", std::string("write failed: ") + std::strerror(errno));
 }
 
 int decode(const std::string& tokenizer_path, const std::string& input, const std::string& out, bool as_text) {
+    check_output_flag(out, "--out", true);
     if (out != "-") {
         check_replaceable_file(out);
         check_not_same_file(out, input, "--input");
@@ -280,8 +349,7 @@ int decode(const std::string& tokenizer_path, const std::string& input, const st
     std::vector<uint32_t> ids = read_ids(input, tok.vocab_size());
     std::string bytes = as_text ? tok.decode_text(ids) : tok.decode(ids);
     if (out == "-") {
-        std::fwrite(bytes.data(), 1, bytes.size(), stdout);
-        SIXND_CHECK(std::fflush(stdout) == 0, "stdout", std::string("write failed: ") + std::strerror(errno));
+        write_stdout(bytes);
     } else {
         write_file_atomically(out, bytes);
     }
@@ -356,7 +424,7 @@ int run_tokenizer(int argc, char** argv) {
 
     auto* export_cmd = app.add_subcommand("export-hf", "sixnd tokenizer file -> Hugging Face tokenizer.json");
     export_cmd->add_option("--tokenizer", tokenizer_path, "sixnd tokenizer file")->required();
-    export_cmd->add_option("--out", out, "tokenizer.json to write")->required();
+    export_cmd->add_option("--out", out, "tokenizer.json to write (- for stdout)")->required();
 
     auto* info_cmd = app.add_subcommand("info", "summary of a tokenizer file as one JSON line");
     info_cmd->add_option("--tokenizer", tokenizer_path, "sixnd tokenizer file")->required();
@@ -373,20 +441,27 @@ int run_tokenizer(int argc, char** argv) {
     if (!parse_flags(app, argc, argv)) return 0;
 
     if (train_cmd->parsed())
-        return train(inputs, vocab_size, specials, out, pattern, heldout, heldout_fraction, hf_out, threads);
+        return train(inputs, vocab_size, train_cmd->get_option("--vocab-size")->results().front(), specials, out, pattern,
+                     heldout, heldout_fraction, hf_out, threads);
     if (encode_cmd->parsed()) return encode(tokenizer_path, input, encode_out, ordinary, threads);
     if (decode_cmd->parsed()) return decode(tokenizer_path, input, decode_out, as_text);
     if (import_cmd->parsed()) {
         if (specials.empty()) specials = {"<|endoftext|>"};
         check_specials(specials);
+        const std::string regex = resolve_pattern(pattern);
         check_outputs(out, hf_out, {{vocab_path, "--vocab"}, {merges_path, "--merges"}});
-        Tokenizer tok = import_gpt2(vocab_path, merges_path, specials, resolve_pattern(pattern));
+        Tokenizer tok = import_gpt2(vocab_path, merges_path, specials, regex);
         save_outputs(tok, out, hf_out);
         log_info("wrote " + out + " (" + std::to_string(tok.vocab_size()) + " tokens, " +
                  std::to_string(tok.spec().merges.size()) + " merges)");
         return 0;
     }
     if (export_cmd->parsed()) {
+        check_output_flag(out, "--out", true);
+        if (out == "-") {
+            write_stdout(hf_tokenizer_json(Tokenizer::load(tokenizer_path)));
+            return 0;
+        }
         check_not_same_file(out, tokenizer_path, "--tokenizer");
         export_hf_tokenizer_json(Tokenizer::load(tokenizer_path), out);
         return 0;

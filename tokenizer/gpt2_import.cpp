@@ -61,6 +61,29 @@ void check_every_token_made(const TokenizerSpec& spec, const std::vector<bool>& 
     throw Error(merges_path, fault);
 }
 
+// A special token must be text no ordinary token spells. Named after an entry of vocab.json that
+// is a byte or that a merge makes, it would take that token from the merges that make and use
+// it; with the bytes of another entry, text spelling them would always encode as the special.
+// GPT-2's <|endoftext|> is neither: no merge makes it.
+void check_specials_not_ordinary(const TokenizerSpec& spec, const std::unordered_map<std::string, uint32_t>& id_of,
+                                 const std::vector<bool>& made, const std::string& vocab_path) {
+    auto special = [&](uint32_t id) {
+        for (const auto& s : spec.specials)
+            if (s.second == id) return true;
+        return false;
+    };
+    for (const auto& [text, id] : spec.specials) {
+        const auto bytes = printable_to_bytes(text);
+        const bool ordinary_entry = id < made.size() && (made[id] || (bytes && bytes->size() == 1));
+        const auto twin = id_of.find(bytes_to_printable(text));
+        if (!ordinary_entry && (twin == id_of.end() || special(twin->second))) continue;
+        const uint32_t ordinary = ordinary_entry ? id : twin->second;
+        throw Error("--special", "\"" + excerpt(text) + "\" is spelt like ordinary token id " + std::to_string(ordinary) +
+                                     " \"" + excerpt(ordinary_entry ? text : twin->first) + "\" of " + vocab_path +
+                                     "; a special token must be text no ordinary token spells");
+    }
+}
+
 }  // namespace
 
 Tokenizer import_gpt2(const std::string& vocab_path, const std::string& merges_path,
@@ -146,6 +169,7 @@ Tokenizer import_gpt2(const std::string& vocab_path, const std::string& merges_p
         first = line;
         spec.merges.emplace_back(ids[0], ids[1]);
     }
+    check_specials_not_ordinary(spec, id_of, made, vocab_path);
     check_every_token_made(spec, made, merges_path, vocab_path);
     try {
         return Tokenizer::from_spec(std::move(spec), vocab_path);

@@ -1,8 +1,10 @@
 #include "tokenizer/hf_export.h"
 
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "core/atomic_file.h"
+#include "core/error.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenizer.h"
 
@@ -37,12 +39,25 @@ std::string hf_tokenizer_json(const Tokenizer& tok) {
                              byte_level(false)})}};
     }
     // Appended directly: ordered_json's operator[] searches the keys linearly, which is
-    // quadratic over 50K tokens. Keys are distinct because tokens are.
+    // quadratic over 50K tokens. A special is written as its text and an ordinary token through
+    // the byte table, so the two can meet (a special "Ġthe" beside a learned " the"); a key
+    // given twice would load as only one of the tokens.
     json vocab = json::object();
     auto& entries = vocab.get_ref<json::object_t&>();
     entries.reserve(spec.tokens.size());
-    for (uint32_t id = 0; id < spec.tokens.size(); id++)
-        entries.emplace_back(special[id] ? spec.tokens[id] : bytes_to_printable(spec.tokens[id]), id);
+    std::unordered_map<std::string, uint32_t> id_of_key;
+    id_of_key.reserve(spec.tokens.size());
+    for (uint32_t id = 0; id < spec.tokens.size(); id++) {
+        std::string key = special[id] ? spec.tokens[id] : bytes_to_printable(spec.tokens[id]);
+        auto [it, fresh] = id_of_key.emplace(key, id);
+        if (!fresh) {
+            const uint32_t s = special[id] ? id : it->second, o = special[id] ? it->second : id;
+            throw Error("tokenizer.json", "special token \"" + excerpt(key) + "\" (id " + std::to_string(s) +
+                                              ") is how it writes ordinary token " + std::to_string(o) +
+                                              "; its vocabulary cannot hold both (rename the special token)");
+        }
+        entries.emplace_back(std::move(key), id);
+    }
     json merges = json::array();
     for (const auto& [a, b] : spec.merges)
         merges.push_back(bytes_to_printable(spec.tokens[a]) + " " + bytes_to_printable(spec.tokens[b]));

@@ -7,6 +7,7 @@
 
 namespace sixnd {
 
+// Throws Error when a special token's text is how tokenizer.json writes an ordinary token.
 std::string hf_tokenizer_json(const Tokenizer& tok);
 // Writes atomically.
 void export_hf_tokenizer_json(const Tokenizer& tok, const std::string& path);

@@ -43,6 +43,7 @@ std::string resolve_pattern(const std::string& name_or_regex, const std::string&
     SIXND_CHECK(!bare_word, where,
                 "'" + name_or_regex + "' is no pattern name (gpt2, gpt4 or cl100k); a regex matching only that word would " +
                     "leave all other text unsplit (write it as (?:" + name_or_regex + ") if that is meant)");
+    Pretokenizer(name_or_regex, where);
     return name_or_regex;
 }
 

@@ -12,6 +12,7 @@ namespace sixnd {
 // "gpt2" and "gpt4" (cl100k) name the published patterns; anything else is taken as a regex,
 // except a bare word (letters, digits, '_', '-'): that is a misspelt name far more often than a
 // pre-tokenizer that matches one literal word, so it is an Error(where, ...) listing the names.
+// A regex that does not compile is an Error(where, ...) too, found before any work.
 std::string resolve_pattern(const std::string& name_or_regex, const std::string& where = "--pattern");
 // "gpt2"/"gpt4" when the regex is one of the published ones, else "custom".
 std::string pattern_name(const std::string& regex);

@@ -35,7 +35,8 @@ public:
     std::string hash() const;
 
     // Validates the spec (every byte has a token, every merge yields a token, specials are
-    // distinct); throws Error(where, ...) naming what is wrong.
+    // distinct, valid UTF-8 and spelt like no ordinary token); throws Error(where, ...) naming
+    // what is wrong.
     static Tokenizer from_spec(TokenizerSpec spec, const std::string& where);
     const TokenizerSpec& spec() const;
     // Like decode(), with each invalid UTF-8 sequence replaced by U+FFFD, so it shows.

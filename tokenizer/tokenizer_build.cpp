@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "tokenizer/tokenizer_impl.h"
+#include "tokenizer/utf8.h"
 
 namespace sixnd {
 namespace {
@@ -65,6 +66,8 @@ Tokenizer::Impl::Impl(TokenizerSpec s, const std::string& where)
     std::unordered_map<std::string_view, uint32_t> special_ids;
     for (const auto& [text, id] : spec.specials) {
         SIXND_CHECK(!text.empty(), where, "a special token is empty");
+        // The tokenizer file and tokenizer.json hold a special's text as JSON text.
+        SIXND_CHECK(valid_utf8(text), where, "special token " + show(text) + " is not valid UTF-8");
         SIXND_CHECK(id < n, where,
                     "special token " + show(text) + " has id " + std::to_string(id) + ", outside the vocabulary");
         SIXND_CHECK(!is_special[id], where, "two special tokens share id " + std::to_string(id));
@@ -91,6 +94,14 @@ Tokenizer::Impl::Impl(TokenizerSpec s, const std::string& where)
     for (int b = 0; b < 256; b++)
         SIXND_CHECK(byte_ids[b] != ~uint32_t(0), where,
                     "byte " + show(std::string(1, static_cast<char>(b))) + " has no token (byte-level BPE needs all 256)");
+    // Text spelling such a special always encodes as the special, so the ordinary token it shadows
+    // (and every merge through it) could never be produced.
+    for (const auto& [text, id] : spec.specials) {
+        auto it = ids.find(text);
+        SIXND_CHECK(it == ids.end(), where,
+                    "special token " + show(text) + " (id " + std::to_string(id) + ") is spelt like ordinary token " +
+                        std::to_string(it->second) + "; a special token must be text no ordinary token spells");
+    }
 
     for (size_t r = 0; r < spec.merges.size(); r++) {
         auto [a, b] = spec.merges[r];

@@ -36,10 +36,12 @@ TokenizerSpec read_tokenizer_file(const std::string& path, std::string* stored_h
     } catch (const json::parse_error& e) {
         throw Error(path, std::string("not a sixnd tokenizer file (invalid JSON): ") + e.what());
     }
-    SIXND_CHECK(doc.is_object() && doc.value("format", "") == "sixnd-tokenizer", path,
+    // Other JSON may hold a "format" of any type (GPT-2's vocab.json maps the word to an id).
+    const auto format = doc.find("format");
+    SIXND_CHECK(format != doc.end() && *format == "sixnd-tokenizer", path,
                 "not a sixnd tokenizer file (no \"format\": \"sixnd-tokenizer\")");
     const json& version = field(doc, "version", json::value_t::number_unsigned, path);
-    SIXND_CHECK(version.get<int>() == kTokenizerFileVersion, path,
+    SIXND_CHECK(version.get<uint64_t>() == kTokenizerFileVersion, path,
                 "tokenizer file version " + version.dump() + " is not supported (this sixnd reads version " +
                     std::to_string(kTokenizerFileVersion) + ")");
     SIXND_CHECK(field(doc, "model", json::value_t::string, path) == "byte-level-bpe", path,
@@ -47,7 +49,9 @@ TokenizerSpec read_tokenizer_file(const std::string& path, std::string* stored_h
     SIXND_CHECK(field(doc, "byte_encoding", json::value_t::string, path) == "gpt2-bytes-to-unicode", path,
                 "unsupported byte_encoding " + doc["byte_encoding"].dump());
 
-    if (stored_hash) *stored_hash = doc.contains("hash") && doc["hash"].is_string() ? doc["hash"].get<std::string>() : "";
+    // Optional, but a "hash" that is not a string is damage, not a hash left out.
+    const std::string hash = doc.contains("hash") ? field(doc, "hash", json::value_t::string, path).get<std::string>() : "";
+    if (stored_hash) *stored_hash = hash;
     TokenizerSpec spec;
     spec.pattern = field(doc, "pattern", json::value_t::string, path).get<std::string>();
     const json& tokens = field(doc, "tokens", json::value_t::array, path);

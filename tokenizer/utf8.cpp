@@ -1,5 +1,7 @@
 #include "tokenizer/utf8.h"
 
+#include "core/printable.h"
+
 namespace sixnd {
 
 std::string replace_invalid_utf8(std::string_view s) {
@@ -43,6 +45,15 @@ std::string replace_invalid_utf8(std::string_view s) {
         i += good;
     }
     return out;
+}
+
+bool valid_utf8(std::string_view bytes) {
+    for (size_t i = 0; i < bytes.size();) {
+        const size_t n = static_cast<unsigned char>(bytes[i]) < 0x80 ? 1 : utf8_sequence_length(bytes, i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
 }
 
 }  // namespace sixnd

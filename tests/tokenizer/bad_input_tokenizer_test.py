@@ -8,6 +8,7 @@ import signal
 import struct
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
@@ -72,6 +73,82 @@ def killed_encode(tok, d):
     if proc.returncode != -signal.SIGTERM:
         return f"exit {proc.returncode}, expected death by SIGTERM"
     return f"left behind: {left}" if left else None
+
+
+def feed(fifo, data):
+    """Writes data into a FIFO once a reader opens it (a reader gone early reports that itself)."""
+    try:
+        with open(fifo, "wb") as f:
+            f.write(data)
+    except BrokenPipeError:
+        pass
+
+
+def streamed_decode(tok, p):
+    """decode reads its input once, so ids or a shard through a pipe (/dev/stdin, -) or a named
+    FIFO decode as the same file does: no first 4 KiB lost to a look at the shard magic, no
+    reopened pipe found empty, no FIFO waited on twice."""
+    run = bad_input.subprocess.run
+    with open(p("corpus.txt"), "rb") as f:
+        text = f.read()
+    enc = [bad_input.SIXND, "tokenizer", "encode", "--tokenizer", tok, "--input", p("corpus.txt")]
+    ids = run(enc + ["--out", "-"], capture_output=True, check=True).stdout
+    run(enc + ["--out", p("streamed.bin")], capture_output=True, check=True)
+    with open(p("streamed.bin"), "rb") as f:
+        shard = f.read()
+    if len(ids) <= 4096:
+        return f"the id list is {len(ids)} bytes, too short to cross stdio's first 4 KiB"
+    decode = [bad_input.SIXND, "tokenizer", "decode", "--tokenizer", tok, "--input"]
+    for what, data, want in (("ids", ids, text), ("a shard", shard, text), ("a short list", b"[97, 98]", b"ab")):
+        for source in ("/dev/stdin", "-"):
+            r = run(decode + [source], input=data, capture_output=True, timeout=60)
+            if r.returncode != 0 or r.stdout != want:
+                return f"{what} piped to --input {source}: exit {r.returncode}, {len(r.stdout)} of {len(want)} bytes " \
+                       f"{'right' if want.startswith(r.stdout) else 'wrong'}; {r.stderr.decode(errors='replace').strip()}"
+        fifo = p("ids.fifo")
+        os.mkfifo(fifo)
+        writer = threading.Thread(target=feed, args=(fifo, data))
+        writer.start()
+        try:
+            r = run(decode + [fifo], capture_output=True, timeout=20)
+        except bad_input.subprocess.TimeoutExpired:
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # lets a writer still waiting for a reader go
+            return f"{what} through a FIFO: timed out"
+        finally:
+            writer.join()
+            os.remove(fifo)
+        if r.returncode != 0 or r.stdout != want:
+            return f"{what} through a FIFO: exit {r.returncode}, {len(r.stdout)} of {len(want)} bytes"
+    return None
+
+
+def export_to_stdout(tok, d):
+    """export-hf --out - writes tokenizer.json to stdout, as encode and decode take -, not to a
+    file named -."""
+    r = bad_input.subprocess.run([bad_input.SIXND, "tokenizer", "export-hf", "--tokenizer", tok, "--out", "-"],
+                                 capture_output=True, cwd=d)
+    if r.returncode != 0:
+        return f"exit {r.returncode}: {r.stderr.decode(errors='replace').strip()}"
+    if os.path.exists(os.path.join(d, "-")):
+        return "wrote a file named -"
+    return None if json.loads(r.stdout)["model"]["type"] == "BPE" else "stdout is no tokenizer.json"
+
+
+def edited_tokenizer(tok, path, edit):
+    """A copy of the tokenizer file tok at path, its JSON changed by edit(doc)."""
+    with open(tok) as f:
+        doc = json.load(f)
+    edit(doc)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+def with_special_a(doc):
+    """The byte "a" again as a special token, as train --special a wrote it before that was refused."""
+    doc["specials"].append({"id": len(doc["tokens"]), "token": "a"})
+    doc["tokens"].append("a")
+    doc["vocab_size"] = len(doc["tokens"])
+    del doc["hash"]
 
 
 def pair_signal_fault(p):
@@ -226,6 +303,13 @@ def main():
             dev = p("null")
             os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))  # a character device like /dev/null
 
+        edited_tokenizer(tok, p("twin.tok"), with_special_a)
+        edited_tokenizer(tok, p("version_big.tok"), lambda doc: doc.update(version=2 ** 40 + 1))  # an int cut to 1
+        edited_tokenizer(tok, p("hash_number.tok"), lambda doc: doc.update(hash=5))
+        os.mkfifo(p("text.fifo"))
+        not_utf8 = os.fsdecode(b"<|\xff|>")
+        gpt2_merges = os.path.join(FIXTURES, "gpt2_merges.txt")
+
         enc = ["tokenizer", "encode", "--tokenizer", tok, "--input", p("corpus.txt")]
         train = ["tokenizer", "train", "--input", p("corpus.txt"), "--vocab-size", "280"]
         imp = ["tokenizer", "import-gpt2", "--vocab", p("small_vocab.json"), "--merges", p("merges_ab_cd.txt")]
@@ -233,7 +317,7 @@ def main():
             Case("encode --out onto a symlink", enc + ["--out", p("link.bin")], ["link.bin", "symbolic link"],
                  unchanged=[p("link.bin"), p("target.txt")]),
             Case("encode --out onto a directory", enc + ["--out", p("adir")], ["adir", "directory"], unchanged=[p("adir")]),
-            Case("encode --out empty", enc + ["--out", ""], ["empty"]),
+            Case("encode --out empty", enc + ["--out", ""], ["--out", "empty"]),
             Case("encode --out - still writes stdout", enc + ["--out", "-"], [], exit_code=0),
             Case("encode --threads huge", enc + ["--threads", "100000"], ["--threads"]),
             Case("train --vocab-size negative",
@@ -342,6 +426,67 @@ def main():
             Case("export-hf --out onto a directory", ["tokenizer", "export-hf", "--tokenizer", tok, "--out", p("adir")],
                  ["adir", "directory"], unchanged=[p("adir")]),
             Case("info of a non-tokenizer", ["tokenizer", "info", "--tokenizer", p("binary.dat")], ["binary.dat"]),
+            Case("info of GPT-2's vocab.json, whose \"format\" is a token id",
+                 ["tokenizer", "info", "--tokenizer", gpt2_vocab], ["gpt2_vocab.json", "not a sixnd tokenizer file"]),
+            Case("info of a tokenizer file of version 2^40 + 1", ["tokenizer", "info", "--tokenizer", p("version_big.tok")],
+                 ["version_big.tok", "version 1099511627777 is not supported"]),
+            Case("info of a tokenizer file whose hash is a number", ["tokenizer", "info", "--tokenizer", p("hash_number.tok")],
+                 ["hash_number.tok", '"hash"', "wrong type"]),
+            Case("decode through pipes and a FIFO reads the input once", ["tokenizer", "info", "--tokenizer", tok], [],
+                 exit_code=0, check=lambda: streamed_decode(tok, p)),
+            Case("train --out not UTF-8: written, and its summary too",
+                 train + ["--out", os.fsdecode(os.fsencode(p("t")) + b"\xff.bin")], [], exit_code=0,
+                 check=lambda: None if os.path.exists(os.fsencode(p("t")) + b"\xff.bin") else "no tokenizer file"),
+            Case("train --special not UTF-8, refused before training", train + ["--special", not_utf8, "--out", p("e.bin")],
+                 ["--special", "not valid UTF-8"], unchanged=[p("e.bin")]),
+            Case("import-gpt2 --special not UTF-8",
+                 imp + ["--special", "<|endoftext|>", "--special", not_utf8, "--out", p("g.bin")],
+                 ["--special", "not valid UTF-8"], unchanged=[p("g.bin")]),
+            Case("train --special of one byte, always an ordinary token", train + ["--special", "a", "--out", p("e.bin")],
+                 ["--special", '"a" is one byte', "ordinary token"], unchanged=[p("e.bin")]),
+            Case("import-gpt2 --special naming an ordinary GPT-2 token, not the merges",
+                 ["tokenizer", "import-gpt2", "--vocab", gpt2_vocab, "--merges", gpt2_merges, "--special", "<|endoftext|>",
+                  "--special", "the", "--out", p("g.bin")], ["--special", '"the"', "ordinary token id 1169"],
+                 unchanged=[p("g.bin")]),
+            Case("import-gpt2 --special with the bytes of an ordinary GPT-2 token",
+                 ["tokenizer", "import-gpt2", "--vocab", gpt2_vocab, "--merges", gpt2_merges, "--special", "<|endoftext|>",
+                  "--special", " the", "--out", p("g.bin")], ["--special", '" the"', "ordinary token id 262"],
+                 unchanged=[p("g.bin")]),
+            Case("import-gpt2 --special naming a vocab.json token a merge makes",
+                 imp + ["--special", "<|endoftext|>", "--special", "ab", "--out", p("g.bin")],
+                 ["--special", '"ab"', "ordinary token id 256"], unchanged=[p("g.bin")]),
+            Case("info of a tokenizer file whose special is spelt like an ordinary token",
+                 ["tokenizer", "info", "--tokenizer", p("twin.tok")], ["twin.tok", "'a' (id 300)", "ordinary token 97"]),
+            Case("export-hf of that file writes no tokenizer.json with a key twice",
+                 ["tokenizer", "export-hf", "--tokenizer", p("twin.tok"), "--out", p("twin.json")],
+                 ["twin.tok", "ordinary token 97"], unchanged=[p("twin.json")]),
+            Case("encode --ordinary of that file", ["tokenizer", "encode", "--tokenizer", p("twin.tok"), "--input",
+                                                    p("corpus.txt"), "--ordinary"], ["twin.tok", "ordinary token 97"]),
+            Case("train: a special written in tokenizer.json as a learned token is",
+                 train + ["--special", "\u0120the", "--out", p("e.bin"), "--hf-out", p("e.json")],
+                 ["tokenizer.json", '"\u0120the"', "how it writes ordinary token"], unchanged=[p("e.bin"), p("e.json")]),
+            Case("import-gpt2 --pattern that does not compile", imp + ["--pattern", "(", "--out", p("g.bin")],
+                 ["--pattern", "does not compile"], unchanged=[p("g.bin")]),
+            Case("train --pattern that does not compile", train + ["--pattern", "(", "--out", p("e.bin")],
+                 ["--pattern", "does not compile"], unchanged=[p("e.bin")]),
+            Case("train --input a FIFO, read more than once",
+                 ["tokenizer", "train", "--input", p("text.fifo"), "--vocab-size", "300", "--out", p("e.bin")],
+                 ["text.fifo", "a FIFO", "--input must be a regular file"], unchanged=[p("e.bin"), p("text.fifo")],
+                 timeout=20),
+            Case("train --input -", ["tokenizer", "train", "--input", "-", "--vocab-size", "300", "--out", p("e.bin")],
+                 ["--input", "standard input"], unchanged=[p("e.bin")]),
+            Case("train --vocab-size beyond int64, quoted as typed",
+                 ["tokenizer", "train", "--input", p("corpus.txt"), "--vocab-size", "99999999999999999999", "--out",
+                  p("e.bin")], ["--vocab-size", "not 99999999999999999999"], unchanged=[p("e.bin")]),
+            Case("train --out empty", train + ["--out", ""], ["--out", "empty"]),
+            Case("import-gpt2 --out empty", imp + ["--out", ""], ["--out", "empty"]),
+            Case("decode --out empty", ["tokenizer", "decode", "--tokenizer", tok, "--input", p("ids.json"), "--out", ""],
+                 ["--out", "empty"]),
+            Case("export-hf --out empty", ["tokenizer", "export-hf", "--tokenizer", tok, "--out", ""], ["--out", "empty"]),
+            Case("train --out - is no file named -", train + ["--out", "-"], ["--out", "standard output"],
+                 unchanged=[os.path.abspath("-")]),
+            Case("export-hf --out - writes stdout", ["tokenizer", "info", "--tokenizer", tok], [], exit_code=0,
+                 check=lambda: export_to_stdout(tok, d)),
         ]
         decode_faults = [
             ("cut.json", ["cut.json:1:14", "cut off after 3 ids", "closing ']'"]),

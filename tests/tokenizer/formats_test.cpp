@@ -49,6 +49,33 @@ protected:
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// The 256 bytes, "ab" (from a merge) and <|endoftext|>: a whole tokenizer without the fixtures.
+TokenizerSpec small_spec() {
+    TokenizerSpec spec;
+    spec.pattern = resolve_pattern("gpt2");
+    for (int b = 0; b < 256; b++) spec.tokens.emplace_back(1, static_cast<char>(b));
+    spec.tokens.push_back("ab");
+    spec.merges.push_back({'a', 'b'});
+    spec.specials.emplace_back("<|endoftext|>", 257);
+    spec.tokens.push_back("<|endoftext|>");
+    return spec;
+}
+
+void add_special(TokenizerSpec& spec, const std::string& text) {
+    spec.specials.emplace_back(text, static_cast<uint32_t>(spec.tokens.size()));
+    spec.tokens.push_back(text);
+}
+
+// The error from_spec throws for spec, or "no error".
+std::string spec_error(const TokenizerSpec& spec) {
+    try {
+        Tokenizer::from_spec(spec, "t");
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
 }  // namespace
 
 TEST_F(Formats, SaveLoadRoundTripKeepsEverything) {
@@ -171,4 +198,102 @@ TEST_F(Formats, HuggingFaceExportOfCustomPatternUsesSplit) {
     EXPECT_EQ(j["pre_tokenizer"]["pretokenizers"][0]["type"], "Split");
     EXPECT_EQ(j["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"], spec.pattern);
     EXPECT_EQ(j["pre_tokenizer"]["pretokenizers"][1]["use_regex"], false);
+}
+
+TEST_F(Formats, JsonThatIsNoTokenizerFileIsNamedSo) {
+    // GPT-2's vocab.json maps the word "format" to an id.
+    for (const char* text : {"{\"format\": 18982, \"the\": 1169}", "{\"format\": [1]}", "[1, 2]", "{}"}) {
+        spit(path("x.json"), text);
+        try {
+            Tokenizer::load(path("x.json"));
+            ADD_FAILURE() << text << " loaded";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where(), path("x.json")) << e.what();
+            EXPECT_TRUE(contains(e.what(), "not a sixnd tokenizer file")) << e.what();
+        }
+    }
+}
+
+TEST_F(Formats, VersionBeyondIntAndHashOfAnotherTypeAreRefused) {
+    Tokenizer::from_spec(small_spec(), "t").save(path("t.tok"));
+    const auto doc = nlohmann::json::parse(slurp(path("t.tok")));
+    auto load_error = [&](const nlohmann::json& edited) {
+        spit(path("edited.tok"), edited.dump());
+        try {
+            Tokenizer::load(path("edited.tok"));
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where(), path("edited.tok"));
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    auto edited = doc;
+    edited["version"] = 1099511627777ULL;  // 2^40 + 1: 1 in an int
+    EXPECT_TRUE(contains(load_error(edited), "version 1099511627777 is not supported")) << load_error(edited);
+    edited = doc;
+    edited["hash"] = 5;
+    EXPECT_TRUE(contains(load_error(edited), "field \"hash\" has the wrong type")) << load_error(edited);
+    edited.erase("hash");
+    EXPECT_EQ(load_error(edited), "no error");
+}
+
+TEST_F(Formats, SpecialSpeltLikeAnOrdinaryTokenIsRefused) {
+    for (const auto& [text, ordinary] : std::vector<std::pair<std::string, int>>{{"a", 97}, {"ab", 256}}) {
+        TokenizerSpec spec = small_spec();
+        add_special(spec, text);
+        const std::string err = spec_error(spec);
+        EXPECT_TRUE(contains(err, "special token '" + text + "' (id 258) is spelt like ordinary token " +
+                                      std::to_string(ordinary)))
+            << err;
+        // A file written so before this was refused is refused on load, naming it.
+        spit(path("twin.tok"), tokenizer_file_text(spec, ""));
+        try {
+            Tokenizer::load(path("twin.tok"));
+            ADD_FAILURE() << text;
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where(), path("twin.tok")) << e.what();
+        }
+    }
+}
+
+TEST_F(Formats, SpecialThatIsNotUtf8IsRefused) {
+    TokenizerSpec spec = small_spec();
+    add_special(spec, "<|\xff|>");
+    const std::string err = spec_error(spec);
+    EXPECT_TRUE(contains(err, "is not valid UTF-8")) << err;
+}
+
+TEST_F(Formats, ImportRefusesASpecialSpeltLikeAnOrdinaryToken) {
+    // "Ġa" is vocab.json's spelling of the bytes " a".
+    spit(path("vocab.json"), byte_vocab("  \"ab\": 256,\n  \"\u0120a\": 257,\n  \"<|endoftext|>\": 258"));
+    spit(path("merges.txt"), "a b\n\u0120 a\n");
+    auto import_with = [&](const std::string& special) {
+        try {
+            import_gpt2(path("vocab.json"), path("merges.txt"), {"<|endoftext|>", special}, resolve_pattern("gpt2"));
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where(), "--special") << e.what();
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    // An entry a merge makes, an entry of one byte, and new text with the bytes of an entry.
+    EXPECT_TRUE(contains(import_with("ab"), "\"ab\" is spelt like ordinary token id 256")) << import_with("ab");
+    EXPECT_TRUE(contains(import_with("\u0120"), "ordinary token id 32")) << import_with("\u0120");
+    EXPECT_TRUE(contains(import_with(" a"), "\" a\" is spelt like ordinary token id 257 \"\u0120a\"")) << import_with(" a");
+    EXPECT_EQ(import_with("<|pad|>"), "no error");
+}
+
+TEST_F(Formats, HuggingFaceExportRefusesAKeyGivenTwice) {
+    // A special "Ġa" is written as its text, the ordinary " a" through the byte table: both "Ġa".
+    TokenizerSpec spec = small_spec();
+    spec.tokens.push_back(" a");
+    spec.merges.push_back({' ', 'a'});
+    add_special(spec, "\u0120a");
+    Tokenizer t = Tokenizer::from_spec(spec, "t");
+    try {
+        hf_tokenizer_json(t);
+        FAIL() << "exported";
+    } catch (const Error& e) {
+        EXPECT_TRUE(contains(e.what(), "special token \"\u0120a\" (id 259) is how it writes ordinary token 258")) << e.what();
+    }
 }

@@ -51,6 +51,18 @@ TEST(Pretokenizer, BadPatternIsAnError) {
     EXPECT_THROW(Pretokenizer("(unclosed", "--pattern"), Error);
 }
 
+TEST(Pretokenizer, BadPatternIsFoundWhenResolvedNamingTheFlag) {
+    for (const char* regex : {"(", "(unclosed", "a\xff"}) {  // the last is not UTF-8
+        try {
+            resolve_pattern(regex);
+            ADD_FAILURE() << regex << " was accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where(), "--pattern") << e.what();
+            EXPECT_NE(std::string(e.what()).find("does not compile"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(Pretokenizer, BareWordIsAMisspeltNameNotARegex) {
     EXPECT_EQ(resolve_pattern("cl100k"), resolve_pattern("gpt4"));
     for (const char* word : {"gpt3", "GPT2", "gpt-2", "llama_3"}) {

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "tests/tokenizer/fixtures.h"
+#include "tokenizer/utf8.h"
 
 using namespace sixnd;
 using namespace sixnd::test;
@@ -108,6 +109,16 @@ TEST(RoundTrip, DecodeTextReplacesInvalidUtf8) {
     std::vector<uint32_t> ids = tok.encode("ok\xff\xe2\x82 \xe2\x82\xac");
     EXPECT_EQ(tok.decode(ids), "ok\xff\xe2\x82 \xe2\x82\xac");
     EXPECT_EQ(tok.decode_text(ids), "ok\xEF\xBF\xBD\xEF\xBF\xBD \xe2\x82\xac");
+}
+
+TEST(RoundTrip, ValidUtf8IsTheTextDecodeTextKeeps) {
+    for (const char* ok : {"", "plain", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\xef\xbf\xbd"})
+        EXPECT_TRUE(valid_utf8(ok)) << ok;
+    // A lone byte, a cut-off sequence, an overlong '/', a surrogate, past U+10FFFF.
+    for (const char* bad : {"\xff", "ok\xe2\x82", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80"}) {
+        EXPECT_FALSE(valid_utf8(bad)) << bad;
+        EXPECT_NE(replace_invalid_utf8(bad), bad);
+    }
 }
 
 TEST(RoundTrip, ManyThreadsEncodeAlike) {
