@@ -2,11 +2,14 @@
 // token shards and a manifest. Every stage can be switched off and every threshold is a flag;
 // the defaults are the published ones (Gopher rules, FineWeb's MinHash).
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "cli/uint64_flag.h"
 #include "cli/verbs.h"
 #include "core/error.h"
 #include "data/langid.h"
@@ -81,7 +84,9 @@ void add_prepare_flags(CLI::App& p, data::PrepareOptions& o, RawFlags& r) {
     p.add_option("--shard-tokens", o.shard_tokens, "tokens per shard")->capture_default_str();
     p.add_option("--eot", o.eot, "special token written before every document")->capture_default_str();
     p.add_flag("--no-shuffle", r.no_shuffle, "keep training documents in input order");
-    p.add_option("--seed", o.seed, "seed for MinHash, the split, mixing and the shuffle")->capture_default_str();
+    p.add_option("--seed", o.seed, "seed for MinHash, the split, mixing and the shuffle")
+        ->capture_default_str()
+        ->check(uint64_value());
 }
 
 void check_options(const data::PrepareOptions& o) {
@@ -117,8 +122,10 @@ void check_options(const data::PrepareOptions& o) {
     SIXND_CHECK(!o.ingest.jsonl_field.empty(), "--jsonl-field", "must name a field");
     SIXND_CHECK(o.val_fraction < 1, "--val-fraction", "must leave some training documents (below 1)");
     SIXND_CHECK(o.minhash.ngram >= 1 && o.minhash.ngram <= 64, "--minhash-ngram", "must be 1..64");
-    SIXND_CHECK(o.minhash.bands >= 1 && o.minhash.rows >= 1 && o.minhash.size() <= 1024, "--minhash-bands/--minhash-rows",
-                "must be positive with bands x rows at most 1024");
+    // In 64 bits: an int product of two large factors wraps (65536 x 65536 is 0) and would pass.
+    const int64_t bands = o.minhash.bands, rows = o.minhash.rows;
+    SIXND_CHECK(bands >= 1 && bands <= 1024 && rows >= 1 && rows <= 1024 && bands * rows <= 1024, "--minhash-bands/--minhash-rows",
+                "must be positive with bands x rows at most 1024, not " + std::to_string(bands) + " x " + std::to_string(rows));
     SIXND_CHECK(o.decontaminate_ngram >= 1 && o.decontaminate_ngram <= 64, "--decontaminate-ngram", "must be 1..64");
     SIXND_CHECK(o.shard_tokens >= 1 && o.shard_tokens <= 2147483647ull, "--shard-tokens", "must be 1..2^31-1 (llm.c's int32 count)");
     SIXND_CHECK(o.threads >= 0 && o.threads <= 1024, "--threads", "must be 0 (all cores) to 1024, not " + std::to_string(o.threads));
@@ -133,6 +140,7 @@ int run_data(int argc, char** argv) {
     data::PrepareOptions o;
     RawFlags r;
     add_prepare_flags(*prep, o, r);
+    check_subcommand(app, argc, argv);
     if (!parse_flags(app, argc, argv)) return 0;
 
     o.langid = !r.no_langid;
@@ -171,17 +179,21 @@ int run_data(int argc, char** argv) {
             cfg[name] = opt->count() ? values : std::vector<std::string>{};
             continue;
         }
-        // Numbers as numbers, so the manifest reads naturally.
-        const char* text = values.at(0).c_str();
-        char *int_end = nullptr, *real_end = nullptr;
-        long long i = std::strtoll(text, &int_end, 10);
-        double r = std::strtod(text, &real_end);
-        if (*text && !*int_end)
+        // Numbers as numbers, so the manifest reads naturally; whole numbers exactly, so that a
+        // seed above 2^63 reads back as the seed the run used.
+        const std::string& text = values.at(0);
+        const char* end = text.data() + text.size();
+        uint64_t u = 0;
+        int64_t i = 0;
+        char* real_end = nullptr;
+        if (auto whole = std::from_chars(text.data(), end, u); whole.ec == std::errc() && whole.ptr == end)
+            cfg[name] = u;
+        else if (auto negative = std::from_chars(text.data(), end, i); negative.ec == std::errc() && negative.ptr == end)
             cfg[name] = i;
-        else if (*text && !*real_end)
+        else if (double r = std::strtod(text.c_str(), &real_end); !text.empty() && real_end == end)
             cfg[name] = r;
         else
-            cfg[name] = values[0];
+            cfg[name] = text;
     }
     o.config = cfg;
     data::prepare(o);

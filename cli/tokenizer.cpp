@@ -285,28 +285,15 @@ std::string read_stdin() {
     return text;
 }
 
-// The ids of an llm.c shard held in memory (data/shard.h's Shard maps only regular files, and a
-// shard may come down a pipe), with the header checks Shard makes.
+// The ids of an llm.c shard held in memory (Shard maps only regular files, and a shard may come
+// down a pipe).
 std::vector<uint32_t> shard_ids(const std::string& bytes, const std::string& where, size_t vocab_size) {
-    SIXND_CHECK(bytes.size() >= kShardHeaderInts * 4, where,
-                "not a token shard: " + std::to_string(bytes.size()) + " bytes is shorter than the 1024-byte header");
-    int32_t h[3];
-    std::memcpy(h, bytes.data(), sizeof h);
-    const bool wide = h[0] == kShardMagicU32;
-    const int32_t version = wide ? kShardVersionU32 : kShardVersionU16;
-    SIXND_CHECK(h[1] == version, where,
-                "unsupported shard version " + std::to_string(h[1]) + " for magic " + std::to_string(h[0]) +
-                    " (expected " + std::to_string(version) + ")");
-    SIXND_CHECK(h[2] >= 0, where, "negative token count in header");
-    const size_t n = static_cast<size_t>(h[2]), width = wide ? 4 : 2;
-    const size_t expect = kShardHeaderInts * 4 + n * width;
-    SIXND_CHECK(expect == bytes.size(), where,
-                "header says " + std::to_string(n) + " tokens (" + std::to_string(expect) + " bytes) but the input has " +
-                    std::to_string(bytes.size()) + " bytes");
-    std::vector<uint32_t> ids(n);
-    const char* tokens = bytes.data() + kShardHeaderInts * 4;
-    for (size_t i = 0; i < n; i++) {
-        if (wide) {
+    const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+    const ShardHeader h = parse_shard_header(data, bytes.size(), where);
+    std::vector<uint32_t> ids(h.tokens);
+    const unsigned char* tokens = data + kShardHeaderInts * 4;
+    for (size_t i = 0; i < h.tokens; i++) {
+        if (h.token_bytes == 4) {
             std::memcpy(&ids[i], tokens + i * 4, 4);
         } else {
             uint16_t id;
@@ -429,15 +416,7 @@ int run_tokenizer(int argc, char** argv) {
     auto* info_cmd = app.add_subcommand("info", "summary of a tokenizer file as one JSON line");
     info_cmd->add_option("--tokenizer", tokenizer_path, "sixnd tokenizer file")->required();
 
-    // CLI11 would report a misspelt subcommand as "a subcommand is required"; name it instead.
-    std::string names;
-    bool known = false;
-    for (const CLI::App* sub : app.get_subcommands({})) {
-        names += (names.empty() ? "" : ", ") + sub->get_name();
-        known = known || (argc > 1 && sub->get_name() == argv[1]);
-    }
-    if (argc < 2) throw Error("", "a subcommand is required: " + names);
-    if (!known && argv[1][0] != '-') throw Error("", std::string("unknown subcommand '") + argv[1] + "' (" + names + ")");
+    check_subcommand(app, argc, argv);
     if (!parse_flags(app, argc, argv)) return 0;
 
     if (train_cmd->parsed())

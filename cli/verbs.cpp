@@ -46,6 +46,17 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
     return true;
 }
 
+void check_subcommand(CLI::App& app, int argc, char** argv) {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+        known = known || (argc > 1 && sub->get_name() == argv[1]);
+    }
+    if (argc < 2) throw Error("", "a subcommand is required: " + names);
+    if (!known && argv[1][0] != '-') throw Error("", std::string("unknown subcommand '") + argv[1] + "' (" + names + ")");
+}
+
 const std::vector<Verb>& verbs() {
     static const std::vector<Verb> table = {
         {"train", "train a GPT (one process, or many under mpirun)", run_train},

@@ -22,6 +22,10 @@ const std::vector<Verb>& verbs();
 enum class ConfigFile { own, pass_on };
 bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file = ConfigFile::own);
 
+// For a verb with subcommands, before parse_flags: a missing or misspelt subcommand is an Error
+// naming the ones there are (CLI11 would say only "a subcommand is required").
+void check_subcommand(CLI::App& app, int argc, char** argv);
+
 // Prints e as the verb's one error line ("sixnd VERB: error: ..."), led by the FILE:LINE of the
 // config-file value it is about, if any.
 void print_error(const char* verb, const std::exception& e);

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "data/prepare_out.h"
 #include "data/shard.h"
+#include "tokenizer/utf8.h"
 
 namespace sixnd::data {
 
@@ -284,25 +285,79 @@ bool DocReader::next(std::string& doc) {
     return false;
 }
 
+namespace {
+
+// Each byte that does not start a valid UTF-8 sequence replaced by `with`, one byte at a time,
+// as utf8proc_iterate judges them.
+std::string replace_invalid_bytes(std::string_view s, std::string_view with) {
+    const auto* p = reinterpret_cast<const utf8proc_uint8_t*>(s.data());
+    const size_t n = s.size();
+    std::string out;
+    out.reserve(n + 16);
+    for (size_t i = 0; i < n;) {
+        utf8proc_int32_t cp;
+        utf8proc_ssize_t k = utf8proc_iterate(p + i, static_cast<utf8proc_ssize_t>(n - i), &cp);
+        if (k < 0) {
+            out += with;
+            i++;
+        } else {
+            out.append(s, i, static_cast<size_t>(k));
+            i += static_cast<size_t>(k);
+        }
+    }
+    return out;
+}
+
+// The field's text from a JSON line, or nullopt (with the fault) when there is none. A JSON
+// parser refuses invalid UTF-8, so such a line is parsed again twice, each invalid byte standing
+// in as U+FFFD and then as U+FFFC: where the two texts differ the field held an invalid byte, and
+// 0xFF goes there. The document so reaches clean_text with invalid UTF-8 where the line had it,
+// and --invalid-utf8 repairs (one U+FFFD per byte) or drops it as it does plain text.
+std::optional<std::string> jsonl_text(const std::string& line, const std::string& field, std::string& fault) {
+    auto text = [&](const std::string& json_text) -> std::optional<std::string> {
+        auto j = nlohmann::json::parse(json_text, nullptr, false);
+        if (j.is_discarded())
+            fault = "broken JSON line";
+        else if (!j.is_object() || !j.contains(field))
+            fault = "no field \"" + field + "\" (see --jsonl-field)";
+        else if (!j[field].is_string())
+            fault = "field \"" + field + "\" is not a string";
+        else
+            return j[field].get<std::string>();
+        return std::nullopt;
+    };
+    static constexpr std::string_view kFirst = "\xEF\xBF\xBD", kSecond = "\xEF\xBF\xBC";
+    std::optional<std::string> first = text(line);
+    if (first || valid_utf8(line)) return first;
+    first = text(replace_invalid_bytes(line, kFirst));
+    if (!first) return first;
+    const std::string second = text(replace_invalid_bytes(line, kSecond)).value();
+    std::string doc;
+    for (size_t i = 0; i < first->size();) {
+        if (first->compare(i, kFirst.size(), kFirst) == 0 && second.compare(i, kSecond.size(), kSecond) == 0) {
+            doc += '\xFF';
+            i += kFirst.size();
+        } else {
+            doc += (*first)[i++];
+        }
+    }
+    return doc;
+}
+
+}  // namespace
+
 bool DocReader::next_jsonl(std::string& doc) {
     std::string line;
     while (read_line(line)) {
         if (line.find_first_not_of(" \t") == std::string::npos) continue;
         std::string fault;
-        auto j = nlohmann::json::parse(line, nullptr, false);
-        if (j.is_discarded())
-            fault = "broken JSON line";
-        else if (!j.is_object() || !j.contains(opts_.jsonl_field))
-            fault = "no field \"" + opts_.jsonl_field + "\" (see --jsonl-field)";
-        else if (!j[opts_.jsonl_field].is_string())
-            fault = "field \"" + opts_.jsonl_field + "\" is not a string";
-        if (fault.empty()) {
-            doc = j[opts_.jsonl_field].get<std::string>();
+        if (std::optional<std::string> text = jsonl_text(line, opts_.jsonl_field, fault)) {
+            doc = std::move(*text);
             return true;
         }
         std::string where = path_ + ":" + std::to_string(line_no_);
         if (opts_.on_error == OnError::fail) throw Error(where, fault + " (--on-error skip skips such lines)");
-        if (broken_lines_++ < 5) log_warn(where + ": " + fault + "; skipped");
+        if (broken_lines_++ < 5 && opts_.report_skipped_lines) log_warn(where + ": " + fault + "; skipped");
     }
     return false;
 }
@@ -335,20 +390,7 @@ CleanResult clean_text(std::string& text, InvalidUtf8 policy) {
     CleanResult result = CleanResult::ok;
     if (!valid) {
         if (policy == InvalidUtf8::drop) return CleanResult::dropped;
-        std::string fixed;
-        fixed.reserve(n + 16);
-        for (size_t i = 0; i < n;) {
-            utf8proc_int32_t cp;
-            utf8proc_ssize_t k = utf8proc_iterate(p + i, static_cast<utf8proc_ssize_t>(n - i), &cp);
-            if (k < 0) {
-                fixed += "\xEF\xBF\xBD";
-                i++;
-            } else {
-                fixed.append(text, i, static_cast<size_t>(k));
-                i += static_cast<size_t>(k);
-            }
-        }
-        text.swap(fixed);
+        text = replace_invalid_bytes(text, "\xEF\xBF\xBD");
         result = CleanResult::repaired;
     }
     utf8proc_uint8_t* out = nullptr;

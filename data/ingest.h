@@ -21,6 +21,7 @@ struct IngestOptions {
     std::string jsonl_field = "text";
     OnError on_error = OnError::fail;
     InvalidUtf8 invalid_utf8 = InvalidUtf8::repair;
+    bool report_skipped_lines = true;  // false when re-reading lines an earlier pass reported
 };
 
 InputFormat parse_format(const std::string& name);  // throws Error naming --format
@@ -39,7 +40,8 @@ public:
     DocReader(const DocReader&) = delete;
     DocReader& operator=(const DocReader&) = delete;
 
-    // The next document's raw text; false at the end of the file.
+    // The next document's raw text (a JSONL field's invalid UTF-8 bytes each as 0xFF, for
+    // clean_text to repair or drop); false at the end of the file.
     bool next(std::string& doc);
 
     InputFormat format() const { return format_; }

@@ -16,6 +16,7 @@
 #include "core/hex.h"
 #include "core/log.h"
 #include "core/mapped_file.h"
+#include "core/printable.h"
 #include "core/rng.h"
 #include "data/dedup_exact.h"
 #include "data/doc_filter.h"
@@ -27,6 +28,7 @@
 #include "data/prepare_out.h"
 #include "data/shard.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8.h"
 
 namespace sixnd::data {
 
@@ -140,6 +142,14 @@ private:
     StageCount mixing_;
 };
 
+// manifest.json is JSON, which holds only UTF-8: a name it cannot record is refused before the
+// work, not when the manifest is written at the end. (Recording an escaped form instead would
+// make the manifest name a file that does not exist.)
+void require_utf8(const std::string& where, const char* what, const std::string& text) {
+    if (!valid_utf8(text))
+        throw Error(where, std::string(what) + " '" + printable(text) + "' is not valid UTF-8, which manifest.json cannot record");
+}
+
 uint16_t Pipeline::intern(const std::string& reason) {
     auto it = reason_ids_.find(reason);
     if (it != reason_ids_.end()) return it->second;
@@ -156,7 +166,10 @@ void Pipeline::list_inputs() {
         } catch (const Error& e) {
             throw Error("--source " + o_.sources[s].name, e.what());
         }
-        for (auto& p : paths) files_.push_back({s, p, "", 0, 0, 0, 0, 0, ""});
+        for (auto& p : paths) {
+            require_utf8("--source " + o_.sources[s].name, "file name", p);
+            files_.push_back({s, p, "", 0, 0, 0, 0, 0, ""});
+        }
     }
 }
 
@@ -269,7 +282,9 @@ void Pipeline::spool(TokenSpool& spool) {
         next_doc[i] = f.first_doc;
         for (size_t d = f.first_doc; d < f.first_doc + f.docs && !wanted[i] && f.error.empty(); d++) wanted[i] = needed[d];
     }
-    DocStream stream(paths, o_.ingest, wanted);
+    IngestOptions again = o_.ingest;
+    again.report_skipped_lines = false;  // pass 1 warned of each
+    DocStream stream(paths, again, wanted);
     std::vector<std::string> batch, ahead, texts;
     std::vector<uint32_t> file_of, ahead_file_of, ids;
     std::vector<std::vector<uint32_t>> tokens;
@@ -325,6 +340,12 @@ void Pipeline::spool(TokenSpool& spool) {
 void Pipeline::check_flags() {
     if (o_.threads > 0) omp_set_num_threads(o_.threads);
     if (o_.sources.empty()) throw Error("--source", "at least one source is needed");
+    for (const auto& [key, value] : o_.config.items())
+        for (const auto& v : value.is_array() ? value : nlohmann::json::array({value}))
+            if (v.is_string()) require_utf8("--" + key, "value", v.get<std::string>());
+    require_utf8("--tokenizer", "path", o_.tokenizer);
+    require_utf8("--eot", "token", o_.eot);
+    for (const auto& src : o_.sources) require_utf8("--source", "source name", src.name);
     for (size_t i = 0; i < o_.sources.size(); i++)
         for (size_t j = 0; j < i; j++)
             if (o_.sources[i].name == o_.sources[j].name) throw Error("--source", "source name '" + o_.sources[i].name + "' is used twice");
@@ -375,12 +396,22 @@ void Pipeline::load_decontaminator(FilterConfig& cfg) {
     if (o_.decontaminate.empty()) return;
     std::vector<std::string> eval_files;
     for (const auto& pattern : o_.decontaminate) {
-        auto paths = list_source_files(pattern);
+        std::vector<std::string> paths;
+        try {
+            paths = list_source_files(pattern);
+        } catch (const Error& e) {
+            throw Error("--decontaminate", e.what());
+        }
+        if (paths.empty()) throw Error("--decontaminate", pattern + ": holds no files, so nothing would be decontaminated");
+        for (const auto& p : paths) require_utf8("--decontaminate", "file name", p);
         eval_files.insert(eval_files.end(), paths.begin(), paths.end());
     }
     IngestOptions eval_ingest = o_.ingest;
     eval_ingest.on_error = OnError::fail;
     decon_ = std::make_unique<Decontaminator>(eval_files, o_.decontaminate_ngram, eval_ingest);
+    if (decon_->ngram_count() == 0)
+        throw Error("--decontaminate", "the evaluation files hold no passage of " + std::to_string(o_.decontaminate_ngram) +
+                                           " words or more (see --decontaminate-ngram), so nothing would be decontaminated");
     cfg.decontaminator = decon_.get();
     log_info("decontamination: " + std::to_string(decon_->ngram_count()) + " distinct " +
              std::to_string(o_.decontaminate_ngram) + "-grams from " + std::to_string(eval_files.size()) + " file(s)");
@@ -492,7 +523,7 @@ nlohmann::json Pipeline::manifest(const ShardWriter& val, const ShardWriter& tra
             j["xxh3_64"] = hex64(f.hash);
             if (f.broken_lines) j["broken_lines_skipped"] = f.broken_lines;
         } else {
-            j["skipped"] = f.error;
+            j["skipped"] = printable(f.error);  // a message, as the warning printed it
         }
         inputs.push_back(j);
     }

@@ -10,29 +10,36 @@
 
 namespace sixnd {
 
-Shard::Shard(const std::string& path) : map_(path, "token shard") {
-    const size_t bytes = map_.size();
-    if (bytes < kShardHeaderInts * 4)
-        throw Error(path, "not a token shard: " + std::to_string(bytes) + " bytes is shorter than the 1024-byte header");
+ShardHeader parse_shard_header(const unsigned char* bytes, size_t size, const std::string& where) {
+    if (size < kShardHeaderInts * 4)
+        throw Error(where, "not a token shard: " + std::to_string(size) + " bytes is shorter than the 1024-byte header");
     int32_t h[3];
-    std::memcpy(h, map_.data(), sizeof h);
+    std::memcpy(h, bytes, sizeof h);
+    ShardHeader r;
     if (h[0] == kShardMagicU16) {
         if (h[1] != kShardVersionU16)
-            throw Error(path, "unsupported shard version " + std::to_string(h[1]) + " for magic 20240520 (expected 1)");
-        token_bytes_ = 2;
+            throw Error(where, "unsupported shard version " + std::to_string(h[1]) + " for magic 20240520 (expected 1)");
+        r.token_bytes = 2;
     } else if (h[0] == kShardMagicU32) {
         if (h[1] != kShardVersionU32)
-            throw Error(path, "unsupported shard version " + std::to_string(h[1]) + " for magic 20240801 (expected 7)");
-        token_bytes_ = 4;
+            throw Error(where, "unsupported shard version " + std::to_string(h[1]) + " for magic 20240801 (expected 7)");
+        r.token_bytes = 4;
     } else {
-        throw Error(path, "bad magic " + std::to_string(h[0]) + " (expected 20240520 or 20240801): not an llm.c token shard");
+        throw Error(where, "bad magic " + std::to_string(h[0]) + " (expected 20240520 or 20240801): not an llm.c token shard");
     }
-    if (h[2] < 0) throw Error(path, "negative token count in header");
-    ntok_ = static_cast<size_t>(h[2]);
-    size_t expect = kShardHeaderInts * 4 + ntok_ * token_bytes_;
-    if (expect != bytes)
-        throw Error(path, "header says " + std::to_string(ntok_) + " tokens (" + std::to_string(expect) +
-                              " bytes) but the file has " + std::to_string(bytes) + " bytes");
+    if (h[2] < 0) throw Error(where, "negative token count in header");
+    r.tokens = static_cast<size_t>(h[2]);
+    const size_t expect = kShardHeaderInts * 4 + r.tokens * r.token_bytes;
+    if (expect != size)
+        throw Error(where, "header says " + std::to_string(r.tokens) + " tokens (" + std::to_string(expect) +
+                               " bytes) but there are " + std::to_string(size) + " bytes");
+    return r;
+}
+
+Shard::Shard(const std::string& path) : map_(path, "token shard") {
+    const ShardHeader h = parse_shard_header(map_.data(), map_.size(), path);
+    token_bytes_ = h.token_bytes;
+    ntok_ = h.tokens;
     tokens_ = map_.data() + kShardHeaderInts * 4;
 }
 

@@ -26,6 +26,15 @@ constexpr size_t kShardHeaderInts = 256;
 constexpr size_t kShardU16Vocab = 65536;  // ids 0..65535 fit uint16
 
 // A read-only, memory-mapped shard. Validates header, version and file size on open.
+// The header of a shard of `size` bytes starting at `bytes`: its token width (2 or 4) and count,
+// every fault (short, bad magic or version, a count the size does not hold) an Error naming
+// `where`. Shard reads a mapped file's; `tokenizer decode` a shard's bytes from a pipe.
+struct ShardHeader {
+    int token_bytes = 2;
+    size_t tokens = 0;
+};
+ShardHeader parse_shard_header(const unsigned char* bytes, size_t size, const std::string& where);
+
 class Shard {
 public:
     explicit Shard(const std::string& path);

@@ -8,6 +8,7 @@ back). Device nodes need root (os.mknod); without it those cases are left out an
 line says so."""
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -35,6 +36,16 @@ def write(path, text, mode="w"):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, mode) as f:
         f.write(text)
+
+
+WORDS = ("apple river stone bridge quiet morning garden letter window market yellow silver winter summer "
+         "forest candle engine harbor pencil ladder").split()
+
+
+def random_text(seed, n=80):
+    """Words in a seeded order: documents no filter or deduplication takes for each other's copies."""
+    rng = random.Random(seed)
+    return " ".join(rng.choice(WORDS) for _ in range(n)) + "\n"
 
 
 def dead_pid():
@@ -177,6 +188,52 @@ def main():
         m["output"]["train"]["shards"][0]["file"] = "../old/train_000000.bin"
         with open(p("escaping", "manifest.json"), "w") as f:
             json.dump(m, f)
+        def no_partial(out):
+            """A refused run leaves no OUT.partial-PID beside --out."""
+            left = [n for n in os.listdir(os.path.dirname(out)) if n.startswith(os.path.basename(out) + ".partial-")]
+            return f"left {left}" if left else None
+
+        def manifest(out):
+            with open(os.path.join(out, "manifest.json")) as f:
+                return json.load(f)
+
+        # A source file named in Latin-1 ("café"): manifest.json, being JSON, cannot record the name.
+        latin1 = os.fsdecode(os.path.join(os.fsencode(p("latin1_src")), b"caf\xe9.txt"))
+        os.makedirs(p("latin1_src"))
+        shutil.copy(p("src", "doc0.txt"), latin1)
+
+        # The largest seed is recorded exactly, and the recorded seed makes the same data again
+        # (distinct documents, so that the seed's split and shuffle show in the shards).
+        max_seed = 2**64 - 1
+        no_filters = ["--no-langid", "--no-quality", "--no-repetition"]
+        for i in range(8):
+            write(p("seed_src", f"doc{i}.txt"), random_text(i))
+        seeded = prep + ["--source", "s=" + p("seed_src")] + no_filters
+
+        def seed_round_trip():
+            recorded = manifest(p("o_seed_max"))["config"]["seed"]
+            if recorded != max_seed:
+                return f"manifest records seed {recorded}, the run used {max_seed}"
+            for out, seed in (("o_seed_again", recorded), ("o_seed_other", 2**63 - 1)):
+                r = subprocess.run([SIXND] + seeded + ["--out", p(out), "--seed", str(seed)], capture_output=True, text=True)
+                if r.returncode != 0:
+                    return f"rerun with seed {seed}: {r.stderr.strip()[-300:]}"
+            if manifest(p("o_seed_again"))["output"] != manifest(p("o_seed_max"))["output"]:
+                return "a rerun with the recorded seed made other shards"
+            if manifest(p("o_seed_other"))["output"] == manifest(p("o_seed_max"))["output"]:
+                return "seeds 2^63-1 and 2^64-1 made the same shards: this check could not tell them apart"
+            return None
+
+        # JSONL text holding invalid UTF-8 goes to --invalid-utf8 as plain text does.
+        lines = [json.dumps({"text": random_text(100 + i)}).encode() for i in range(4)]
+        lines[0] = lines[0].replace(b'"text": "', b'"text": "\xff\xfe ', 1)
+        write(p("inv", "x.jsonl"), b"\n".join(lines) + b"\n", "wb")
+
+        def ingest_stage(out, want_repaired, want_removed):
+            st = manifest(out)["stages"][0]
+            got = (st["invalid_utf8_repaired"], st["removed_by"])
+            return None if got == (want_repaired, want_removed) else f"ingest stage: {got}, expected {(want_repaired, want_removed)}"
+
         ev = ["eval", "--init", "random", "--model", "tiny", "--vocab-size", "300", "--batch", "1", "--seq-len", "4",
               "--device", "cpu", "--dtype", "fp32", "--data"]
         # A tokenizer of the same size that did not make the shards: bits per byte would count
@@ -248,6 +305,36 @@ def main():
             Case("empty JSONL field", good + ["--out", p("o19"), "--jsonl-field", ""], ["--jsonl-field"],
                  unchanged=[p("o19")]),
             Case("--threads huge", good + ["--out", p("o20"), "--threads", "100000"], ["--threads"], unchanged=[p("o20")]),
+            Case("--minhash-bands x --minhash-rows past int (65536 x 65536 wraps to 0)",
+                 good + ["--out", p("o_mh"), "--minhash-bands", "65536", "--minhash-rows", "65536"],
+                 ["--minhash-bands", "at most 1024", "65536 x 65536"], unchanged=[p("o_mh")], check=lambda: no_partial(p("o_mh"))),
+            Case("--minhash-bands x --minhash-rows negative as an int",
+                 good + ["--out", p("o_mh2"), "--minhash-bands", "2147483647", "--minhash-rows", "2"],
+                 ["--minhash-bands", "at most 1024"], unchanged=[p("o_mh2")], check=lambda: no_partial(p("o_mh2"))),
+            Case("a source file name that is not UTF-8", prep + ["--source", "s=" + p("latin1_src"), "--out", p("o_latin1")],
+                 ["--source s", "caf\\xe9.txt", "not valid UTF-8"], unchanged=[p("o_latin1"), p("latin1_src")],
+                 check=lambda: no_partial(p("o_latin1"))),
+            Case("--seed negative", good + ["--out", p("o_seed_neg"), "--seed", "-1"], ["--seed", "-1"],
+                 unchanged=[p("o_seed_neg")]),
+            Case("--seed above 2^64-1", good + ["--out", p("o_seed_big"), "--seed", "99999999999999999999"],
+                 ["--seed", "18446744073709551615"], unchanged=[p("o_seed_big")]),
+            Case("--seed 2^64-1 recorded exactly, and reproduced", seeded + ["--out", p("o_seed_max"), "--seed", str(max_seed)],
+                 [], exit_code=0, check=seed_round_trip),
+            Case("misspelt subcommand", ["data", "prepar"], ["unknown subcommand 'prepar'", "prepare"]),
+            Case("JSONL text with invalid UTF-8, --invalid-utf8 repair",
+                 prep + ["--source", "s=" + p("inv"), "--out", p("o_inv")] + no_filters, [], exit_code=0,
+                 check=lambda: ingest_stage(p("o_inv"), 1, {})),
+            Case("JSONL text with invalid UTF-8, --invalid-utf8 drop",
+                 prep + ["--source", "s=" + p("inv"), "--out", p("o_inv_drop"), "--invalid-utf8", "drop"] + no_filters, [],
+                 exit_code=0, check=lambda: ingest_stage(p("o_inv_drop"), 0, {"invalid_utf8": 1})),
+            Case("--decontaminate an empty directory", good + ["--out", p("o_dc1"), "--decontaminate", p("eval_empty_dir")],
+                 ["--decontaminate", "eval_empty_dir", "no files"], unchanged=[p("o_dc1")],
+                 setup=lambda: os.makedirs(p("eval_empty_dir"), exist_ok=True)),
+            Case("--decontaminate an empty file", good + ["--out", p("o_dc2"), "--decontaminate", p("eval_empty.txt")],
+                 ["--decontaminate", "no passage"], unchanged=[p("o_dc2")], setup=lambda: write(p("eval_empty.txt"), "")),
+            Case("--decontaminate a path that does not exist",
+                 good + ["--out", p("o_dc3"), "--decontaminate", p("no_such_eval")],
+                 ["--decontaminate", "no_such_eval", "no files match"], unchanged=[p("o_dc3")]),
             Case("shard data given as a directory", ev + [p("old")], ["old", "is a directory", "manifest.json"]),
             Case("manifest shard changed after writing", ev + [p("tampered", "manifest.json")],
                  ["train_000000.bin", "content hash"]),

@@ -107,6 +107,32 @@ TEST_F(Ingest, BrokenJsonlLineFailsWithFileAndLine) {
     EXPECT_EQ(r.broken_lines(), 2u);
 }
 
+// --invalid-utf8 applies to a JSONL field as to plain text: the reader hands the invalid bytes
+// on (one 0xFF each) and clean_text repairs or drops them; the line is not "broken JSON".
+TEST_F(Ingest, JsonlInvalidUtf8IsLeftToTheInvalidUtf8Policy) {
+    std::string p = write("u.jsonl",
+                          "{\"text\": \"abc \xff\xfe def\"}\n"
+                          "{\"text\": \"cut \xe2\x82 short\"}\n"
+                          "{\"text\": \"kept \xef\xbf\xbd \\ufffc as is\", \"other\": \"\xc3\"}\n");
+    auto docs = read_all(p);
+    ASSERT_EQ(docs, (std::vector<std::string>{"abc \xff\xff def", "cut \xff\xff short", "kept \uFFFD \uFFFC as is"}));
+    std::string repaired = docs[0], dropped = docs[0];
+    EXPECT_EQ(clean_text(repaired, InvalidUtf8::repair), CleanResult::repaired);
+    EXPECT_EQ(repaired, "abc \uFFFD\uFFFD def");
+    EXPECT_EQ(clean_text(dropped, InvalidUtf8::drop), CleanResult::dropped);
+    EXPECT_EQ(clean_text(docs[2], InvalidUtf8::drop), CleanResult::ok);  // invalid only in another field
+
+    // Broken JSON stays broken JSON, invalid bytes or not.
+    std::string broken = write("b.jsonl", "{\"text\": \"abc \xff\n");
+    try {
+        read_all(broken);
+        FAIL() << "expected an error";
+    } catch (const sixnd::Error& e) {
+        EXPECT_EQ(e.where(), broken + ":1");
+        EXPECT_NE(std::string(e.what()).find("broken JSON"), std::string::npos) << e.what();
+    }
+}
+
 TEST_F(Ingest, MissingFieldNamesTheLine) {
     std::string p = write("f.jsonl", "{\"text\": 3}\n");
     try {

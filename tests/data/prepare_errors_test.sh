@@ -61,6 +61,9 @@ mkdir "$T/jsonl"
 expect_error "broken JSONL line" "x.jsonl:2: broken JSON line" --source "s=$T/jsonl"
 expect_ok "broken JSONL line skipped" --source "s=$T/jsonl" --on-error skip
 grep -q '"broken_lines_skipped": 1' "$T/out/manifest.json" || { echo "FAIL: skipped line not counted"; fail=1; }
+# Once, not once per pass over the data.
+warned=$(grep -c "x.jsonl:2: broken JSON line; skipped" "$T/err")
+[ "$warned" -eq 1 ] || { echo "FAIL: the skipped line was warned of $warned times"; fail=1; }
 expect_error "missing JSONL field" "no field \"body\"" --source "s=$T/jsonl" --jsonl-field body
 
 : >"$T/empty.txt"
