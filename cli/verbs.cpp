@@ -24,7 +24,11 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
             return false;
         }
         // A bad value from the config file: name its line.
-        const std::string what = e.what();
+        std::string what = e.what();
+        // CLI11's words for a flag given twice.
+        const std::string twice = "At Most 1 required but received ";
+        if (const size_t at = what.find(twice); at != std::string::npos)
+            what = what.substr(0, at) + "is given " + what.substr(at + twice.size()) + " times; give it once";
         for (const ConfigArg& c : config)
             if (what.find(c.flag) != std::string::npos) throw Error(c.where, what);
         throw Error("", what);

@@ -1,6 +1,7 @@
 // TrainOptions::validate: every numeric knob of a run checked once, before anything is built,
 // for the command line and for library callers alike; the error names the flag and the range.
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "core/error.h"
@@ -31,6 +32,9 @@ void TrainOptions::validate(int world) const {
     require(!train_data.empty(), "--train-data", "is required");
     require(eval_task.empty() || !tokenizer.empty(), "--eval-task", "needs --tokenizer to encode the items");
     require(!out_dir.empty(), "--out", "is empty; name the run directory");
+    // The run holds OUT/.lock while it runs, so a log there would be reported as another run's.
+    require(log.empty() || std::filesystem::path(log).lexically_normal() != (std::filesystem::path(out_dir) / ".lock").lexically_normal(),
+            "--log", "is the run directory's lock file (" + out_dir + "/.lock); name another file");
     require(steps > 0, "--steps", "must be positive" + got(steps));
     require(std::isfinite(schedule.lr) && schedule.lr > 0, "--lr", "must be a finite number > 0" + got(schedule.lr));
     require(schedule.warmup >= 0, "--warmup", "must be 0 or more" + got(schedule.warmup));
@@ -92,7 +96,8 @@ void TrainOptions::validate(int world) const {
     require(micro <= kMaxMicroTokens, "--batch", "x --seq-len = " + std::to_string(micro) + " tokens per micro-batch is over " +
                                                      std::to_string(kMaxMicroTokens));
     const long long per_micro_step = micro * world;
-    require(total_batch_tokens >= 0, "--total-batch-tokens", "must be positive" + got(total_batch_tokens));
+    require(total_batch_tokens >= 0, "--total-batch-tokens",
+            "must be 0 (the default: batch x seq-len x ranks) or a positive multiple of it" + got(total_batch_tokens));
     if (total_batch_tokens > 0) {
         require(total_batch_tokens % per_micro_step == 0, "--total-batch-tokens",
                 std::to_string(total_batch_tokens) + " is not a multiple of batch x seq-len x ranks = " +

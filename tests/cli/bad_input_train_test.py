@@ -90,7 +90,7 @@ def run(tmp):
         flag("--seed", "-1", []), flag("--seed", "18446744073709551616", ["2^64-1"]),
         flag("--seed", "99999999999999999999999", ["2^64-1"]),
         flag("--total-batch-tokens", "100", ["multiple of batch x seq-len x ranks", "8"]),
-        flag("--total-batch-tokens", "-8", ["positive"]),
+        flag("--total-batch-tokens", "-8", ["0 (the default", "positive multiple"]),
         flag("--total-batch-tokens", "80000000000", ["micro-steps"]),
         flag("--vocab-size", "0", ["[1,"]), flag("--vocab-size", "-5", ["[1,"]),
         flag("--vocab-size", "2000000000", ["[1,"]),
@@ -303,6 +303,7 @@ def run(tmp):
         Case("config: an empty number", train("--config", emptyval), [emptyval + ":3", "--grad-clip", "value is empty"],
              unchanged=[fresh], env=ENV),
         Case("an empty --lr", train("--lr", ""), ["--lr", "value is empty"], unchanged=[fresh], env=ENV),
+        Case("--lr twice", train("--lr", "1e-3") + ["--lr", "2e-3"], ["--lr: is given 2 times"], unchanged=[fresh], env=ENV),
         Case("config: missing file", train("--config", os.path.join(tmp, "none.toml")), ["none.toml", "cannot open"],
              unchanged=[fresh], env=ENV),
     ]
@@ -354,6 +355,8 @@ def run(tmp):
              unchanged=[shared_log, fresh], timeout=20, env=ENV),
         Case("--log in a missing directory", train("--log", os.path.join(tmp, "nodir", "x.jsonl")),
              ["nodir", "cannot open run log"], unchanged=[fresh], env=ENV),
+        Case("--log is the run's lock file", train("--log", os.path.join(fresh, ".lock")),
+             ["--log", "lock file"], unchanged=[fresh], env=ENV),
     ]
     mpirun = shutil.which("mpirun")
     if mpirun:
