@@ -180,8 +180,14 @@ int run_data(int argc, char** argv) {
             continue;
         }
         // Numbers as numbers, so the manifest reads naturally; whole numbers exactly, so that a
-        // seed above 2^63 reads back as the seed the run used.
+        // seed above 2^63 reads back as the seed the run used. A text flag stays text, whatever
+        // it spells ("--eot inf" is not infinity).
         const std::string& text = values.at(0);
+        const std::string type = opt->get_type_name();
+        if (type.rfind("FLOAT", 0) != 0 && type.rfind("INT", 0) != 0 && type.rfind("UINT", 0) != 0) {
+            cfg[name] = text;
+            continue;
+        }
         const char* end = text.data() + text.size();
         uint64_t u = 0;
         int64_t i = 0;

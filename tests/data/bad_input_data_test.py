@@ -211,9 +211,13 @@ def main():
         seeded = prep + ["--source", "s=" + p("seed_src")] + no_filters
 
         def seed_round_trip():
-            recorded = manifest(p("o_seed_max"))["config"]["seed"]
+            config = manifest(p("o_seed_max"))["config"]
+            recorded = config["seed"]
             if recorded != max_seed:
                 return f"manifest records seed {recorded}, the run used {max_seed}"
+            # A text flag is recorded as text, whatever it spells.
+            if config["jsonl-field"] != "123":
+                return f"manifest records --jsonl-field 123 as {config['jsonl-field']!r}"
             for out, seed in (("o_seed_again", recorded), ("o_seed_other", 2**63 - 1)):
                 r = subprocess.run([SIXND] + seeded + ["--out", p(out), "--seed", str(seed)], capture_output=True, text=True)
                 if r.returncode != 0:
@@ -318,7 +322,8 @@ def main():
                  unchanged=[p("o_seed_neg")]),
             Case("--seed above 2^64-1", good + ["--out", p("o_seed_big"), "--seed", "99999999999999999999"],
                  ["--seed", "18446744073709551615"], unchanged=[p("o_seed_big")]),
-            Case("--seed 2^64-1 recorded exactly, and reproduced", seeded + ["--out", p("o_seed_max"), "--seed", str(max_seed)],
+            Case("--seed 2^64-1 recorded exactly, and reproduced",
+                 seeded + ["--out", p("o_seed_max"), "--seed", str(max_seed), "--jsonl-field", "123"],
                  [], exit_code=0, check=seed_round_trip),
             Case("misspelt subcommand", ["data", "prepar"], ["unknown subcommand 'prepar'", "prepare"]),
             Case("JSONL text with invalid UTF-8, --invalid-utf8 repair",
