@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
         std::ifstream tf(tokens_path, std::ios::binary);
         if (!tf.read(reinterpret_cast<char*>(tok.data()), static_cast<std::streamsize>(tok.size() * 4)))
             throw Error(tokens_path, "short tokens file");
+        for (size_t i = 0; i < tok.size(); i++)
+            if (tok[i] < 0 || tok[i] >= m.config.vocab_size)
+                throw Error(tokens_path, "token " + std::to_string(tok[i]) + " at index " + std::to_string(i) +
+                                             " is outside the vocabulary of " + std::to_string(m.config.vocab_size));
         Backend be = make_backend("cpu", parse_dtype(dtype));
         ModelOptions mo;
         mo.attention = parse_attention(attention);
