@@ -30,8 +30,14 @@ static void share_cores() {
     omp_set_num_threads(std::max(1, omp_get_num_procs() / ranks));
 }
 
+static std::string env_or_empty(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
 // What every rank of a job must agree on: the settings the run log's header records, and the
-// flags it does not hold (the model's, where the log goes, what is resumed).
+// flags it does not hold (the model's, where the log goes, what is resumed), and the switches
+// of the environment that pick the CPU kernels.
 static std::vector<std::pair<std::string, std::string>> flag_settings(const TrainOptions& o, const ModelFlags& mf) {
     std::vector<std::pair<std::string, std::string>> settings;
     const nlohmann::json recorded = o.to_json();
@@ -58,7 +64,10 @@ static std::vector<std::pair<std::string, std::string>> flag_settings(const Trai
                                  {"--bias", mf.bias},
                                  {"--resume", o.resume},
                                  {"--log", o.log},
-                                 {"--peak-tflops", o.peak_tflops}};
+                                 {"--peak-tflops", o.peak_tflops},
+                                 // They choose the CPU kernels, and so the numerics, of each rank.
+                                 {"SIXND_CPU_ISA", env_or_empty("SIXND_CPU_ISA")},
+                                 {"SIXND_BF16_MATMUL", env_or_empty("SIXND_BF16_MATMUL")}};
     for (const auto& [flag, value] : more.items()) settings.emplace_back(flag, value.dump());
     return settings;
 }

@@ -39,8 +39,8 @@ void check_ranks_agree(Comm& comm, const std::vector<std::pair<std::string, std:
         if (!names.empty()) differ += (differ.empty() ? "" : "; ") + std::string("rank ") + std::to_string(r) + ": " + names;
     }
     if (!differ.empty())
-        throw AgreedError("mpirun", "the ranks were started with different flags (those that differ from rank 0's: " +
-                                        differ + "); every rank of a job must run the same command");
+        throw AgreedError("mpirun", "the ranks were started with different flags or data (those that differ from rank 0's: " +
+                                        differ + "); every rank of a job must run the same command on the same data");
 }
 
 }  // namespace sixnd

@@ -27,6 +27,7 @@
 #include "train/bits_per_byte.h"
 #include "train/checkpoint.h"
 #include "train/checkpoint_state.h"
+#include "dist/rank_agreement.h"
 #include "train/data_identity.h"
 #include "train/hellaswag.h"
 #include "train/muon.h"
@@ -377,6 +378,14 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     step_tokens_ = o.total_batch_tokens > 0 ? o.total_batch_tokens : micro_tokens;  // validate(): a multiple
     accum_ = static_cast<int>(step_tokens_ / micro_tokens);
     data_info_ = data_json(loader_.tokens());
+    // Each rank reads its own copy of the data (a node's stale copy, another working directory):
+    // other tokens train silently, and a validation set of another length leaves the ranks in
+    // different collectives at the first evaluation. The content, not the paths, must agree.
+    if (world_ > 1) {
+        std::vector<std::pair<std::string, std::string>> data{{"--train-data's shard contents", data_info_.at("hash")}};
+        if (val_) data.emplace_back("--val-data's shard contents", data_json(val_->tokens()).at("hash"));
+        check_ranks_agree(comm_, data);
+    }
     check_tokenizer();
     load_initial_state(params);
     last_step_ = o.stop_at > 0 ? std::min(o.stop_at, o.steps) : o.steps;

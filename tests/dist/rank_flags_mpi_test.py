@@ -56,6 +56,35 @@ def main():
                 if os.path.isdir(os.path.join(d, "checkpoints")) and os.listdir(os.path.join(d, "checkpoints")):
                     failures.append(f"{name}: a checkpoint was written under {d}")
 
+        # The same command, but what it names differs: a rank's environment picking other CPU
+        # kernels, or a rank's own copy of the data (its working directory's train.bin or
+        # val.bin). A validation set of another length used to hang ZeRO-3 at the first eval.
+        dirs = [os.path.join(tmp, "wd0"), os.path.join(tmp, "wd1")]
+        for i, d in enumerate(dirs):
+            os.makedirs(d)
+            sixnd_files.write_shard(os.path.join(d, "train.bin"), [(k * 31) % 256 for k in range(20000 if i == 0 else 19000)])
+            sixnd_files.write_shard(os.path.join(d, "val.bin"), [(k * 7) % 256 for k in range(4000 if i == 0 else 3000)])
+            shutil.copy(os.path.join(dirs[0], "train.bin") if i else data, os.path.join(d, "same_train.bin"))
+        run = ([os.path.abspath(SIXND)] + base[1:base.index("--train-data")] + base[base.index("--train-data") + 2:] +
+               ["--steps", "4", "--zero", "3"])
+        envs = [("SIXND_CPU_ISA", ["-x", "SIXND_CPU_ISA=avx2"], ["--train-data", "same_train.bin"], ["SIXND_CPU_ISA"]),
+                ("--train-data's content", [], ["--train-data", "train.bin"], ["--train-data's shard contents"]),
+                ("--val-data's content", [], ["--train-data", "same_train.bin", "--val-data", "val.bin", "--eval-every", "2"],
+                 ["--val-data's shard contents"])]
+        for name, rank1_env, flags, words in envs:
+            out = ["--out", os.path.join(tmp, "env_" + str(len(name)))]
+            cmd = ([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "1", "-wdir", dirs[0]] + run + flags + out +
+                   [":", "-np", "1", "-wdir", dirs[1]] + rank1_env + run + flags + out)
+            try:
+                r = subprocess.run(cmd, capture_output=True, text=True, env=sixnd_files.MPI_ENV, timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                failures.append(f"{name}: hung past {TIMEOUT} s")
+                continue
+            errors = [x for x in r.stderr.splitlines() if x.startswith("sixnd")]
+            print(f"{name} differs on rank 1: exit {r.returncode}; {errors}")
+            if r.returncode == 0 or len(errors) != 1 or not all(w in errors[0] for w in words + ["rank 1"]):
+                failures.append(f"{name}: expected one error line naming rank 1 and {words}: exit {r.returncode}, {errors}")
+
         same = os.path.join(tmp, "same")
         cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2"] + base + ["--steps", "4", "--zero", "1",
                                                                                      "--out", same]
