@@ -18,6 +18,24 @@ MPIRUN = shutil.which("mpirun")
 TIMEOUT = 120
 
 
+def refused(name, rank0, rank1, words, failures):
+    """Runs mpirun's MPMD form, rank 0 with `rank0` (mpirun options, then the command) and rank 1
+    with `rank1`: the job must end non-zero inside TIMEOUT with one error line naming rank 1 and
+    every one of `words`."""
+    cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "1"] + rank0 + [":", "-np", "1"] + rank1
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=sixnd_files.MPI_ENV, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        failures.append(f"{name}: hung past {TIMEOUT} s")
+        return
+    errors = [x for x in r.stderr.splitlines() if x.startswith("sixnd")]
+    print(f"{name} differs on rank 1: exit {r.returncode}; {errors}")
+    if r.returncode == 0:
+        failures.append(f"{name}: exit 0")
+    elif len(errors) != 1 or not all(w in errors[0] for w in words + ["rank 1", "different flags"]):
+        failures.append(f"{name}: expected one error line naming rank 1 and {words}: {errors}")
+
+
 def main():
     if not MPIRUN:
         print("SKIP: mpirun (openmpi-bin) not found")
@@ -39,19 +57,7 @@ def main():
             rank0 = {"--steps": "4", "--zero": "1", "--out": os.path.join(tmp, name.strip("-"))}
             rank1 = dict(rank0, **other)
             flat = lambda flags: [x for kv in flags.items() for x in kv]  # noqa: E731
-            cmd = ([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "1"] + base + flat(rank0) +
-                   [":", "-np", "1"] + base + flat(rank1))
-            try:
-                r = subprocess.run(cmd, capture_output=True, text=True, env=sixnd_files.MPI_ENV, timeout=TIMEOUT)
-            except subprocess.TimeoutExpired:
-                failures.append(f"{name}: hung past {TIMEOUT} s")
-                continue
-            errors = [x for x in r.stderr.splitlines() if x.startswith("sixnd")]
-            print(f"{name} differs on rank 1: exit {r.returncode}; {errors}")
-            if r.returncode == 0:
-                failures.append(f"{name}: exit 0")
-            elif len(errors) != 1 or not all(w in errors[0] for w in words + ["rank 1", "different flags"]):
-                failures.append(f"{name}: expected one error line naming rank 1 and {words}: {errors}")
+            refused(name, base + flat(rank0), base + flat(rank1), words, failures)
             for d in (rank0["--out"], rank1["--out"]):
                 if os.path.isdir(os.path.join(d, "checkpoints")) and os.listdir(os.path.join(d, "checkpoints")):
                     failures.append(f"{name}: a checkpoint was written under {d}")
@@ -71,19 +77,9 @@ def main():
                 ("--train-data's content", [], ["--train-data", "train.bin"], ["--train-data's shard contents"]),
                 ("--val-data's content", [], ["--train-data", "same_train.bin", "--val-data", "val.bin", "--eval-every", "2"],
                  ["--val-data's shard contents"])]
-        for name, rank1_env, flags, words in envs:
-            out = ["--out", os.path.join(tmp, "env_" + str(len(name)))]
-            cmd = ([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "1", "-wdir", dirs[0]] + run + flags + out +
-                   [":", "-np", "1", "-wdir", dirs[1]] + rank1_env + run + flags + out)
-            try:
-                r = subprocess.run(cmd, capture_output=True, text=True, env=sixnd_files.MPI_ENV, timeout=TIMEOUT)
-            except subprocess.TimeoutExpired:
-                failures.append(f"{name}: hung past {TIMEOUT} s")
-                continue
-            errors = [x for x in r.stderr.splitlines() if x.startswith("sixnd")]
-            print(f"{name} differs on rank 1: exit {r.returncode}; {errors}")
-            if r.returncode == 0 or len(errors) != 1 or not all(w in errors[0] for w in words + ["rank 1"]):
-                failures.append(f"{name}: expected one error line naming rank 1 and {words}: exit {r.returncode}, {errors}")
+        for i, (name, rank1_env, flags, words) in enumerate(envs):
+            command = run + flags + ["--out", os.path.join(tmp, f"differs_{i}")]
+            refused(name, ["-wdir", dirs[0]] + command, ["-wdir", dirs[1]] + rank1_env + command, words, failures)
 
         same = os.path.join(tmp, "same")
         cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2"] + base + ["--steps", "4", "--zero", "1",
