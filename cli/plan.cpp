@@ -4,8 +4,6 @@
 // parameter count); everything else is plan/'s arithmetic.
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -26,6 +24,7 @@
 #include "train/muon.h"
 #include "train/peak_flops.h"
 #include "train/profile_roof.h"
+#include "train/run_log.h"
 
 namespace sixnd::cli {
 
@@ -106,27 +105,9 @@ std::string shown(double v) {
 }
 
 int run_check(const std::string& path, bool as_json) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw Error(path, "is a directory, not a run log (the file train's --log wrote)");
-    std::ifstream f(path);
-    if (!f) throw Error(path, "cannot open the run log");
     plan::LogRecord header;
     std::vector<plan::LogRecord> steps;
-    std::string line;
-    int torn = 0;  // a line that is not JSON: only the last may be (a write cut by a kill)
-    std::string torn_fault;
-    for (int n = 1; std::getline(f, line); n++) {
-        if (line.empty()) continue;
-        if (torn) throw Error(path + ":" + std::to_string(torn), "not a JSON record, and not the last line: " + torn_fault);
-        plan::LogRecord rec{json(), n};
-        try {
-            rec.json = json::parse(line);
-        } catch (const json::exception& e) {
-            if (header.json.is_null()) throw Error(path + ":" + std::to_string(n), std::string("not a JSON record: ") + e.what());
-            torn = n;
-            torn_fault = e.what();
-            continue;
-        }
+    read_run_log(path, [&](const plan::LogRecord& rec) {
         const plan::LogFields fields(path, rec);
         const std::string type = fields.has("type") ? fields.text("type") : "";
         // A resumed run appends a header of its own: check the last segment, the one whose
@@ -140,9 +121,7 @@ int run_check(const std::string& path, bool as_json) {
         } else if (type == "event") {
             plan::check_event_record(fields);
         }
-    }
-    if (header.json.is_null()) throw Error(path, "no header record: not a sixnd run log");
-    if (torn) log_warn(path + ":" + std::to_string(torn) + ": the last line is not a JSON record (a write torn by a kill); skipped");
+    });
     const plan::LogFields h(path, header);
     if (!h.has("layout")) throw Error(h.where(), "the header has no layout record (written by an older sixnd)");
     const plan::LogFields layout = h.object("layout");

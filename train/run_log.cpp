@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -44,6 +46,36 @@ off_t complete_end(int fd, off_t size) {
 
 bool is_run_log_header(const nlohmann::json& record) {
     return record.is_object() && record.value("type", nlohmann::json()) == "header";
+}
+
+void read_run_log(const std::string& path, const std::function<void(const plan::LogRecord&)>& on_record) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw Error(path, "is a directory, not a run log (the file train's --log wrote)");
+    std::ifstream in(path);
+    if (!in) throw Error(path, "cannot open the run log");
+    const std::string not_a_log = "not a sixnd run log (no header record): ";
+    bool started = false;
+    int torn = 0;  // the line number of a line that is not JSON
+    std::string torn_fault, line;
+    for (int n = 1; std::getline(in, line); n++) {
+        if (line.empty()) continue;
+        const std::string where = path + ":" + std::to_string(n);
+        if (torn) throw Error(path + ":" + std::to_string(torn), "not a JSON record, and not the last line: " + torn_fault);
+        plan::LogRecord rec{nlohmann::json(), n};
+        try {
+            rec.json = nlohmann::json::parse(line);
+        } catch (const nlohmann::json::exception& e) {
+            if (!started) throw Error(where, not_a_log + "the first line is not a JSON record: " + e.what());
+            torn = n;
+            torn_fault = e.what();
+            continue;
+        }
+        if (!started && !is_run_log_header(rec.json)) throw Error(where, not_a_log + "the first record is not a header");
+        started = true;
+        on_record(rec);
+    }
+    if (!started) throw Error(path, not_a_log + "the file has no records");
+    if (torn) log_warn(path + ":" + std::to_string(torn) + ": the last line is not a JSON record (a write torn by a kill); skipped");
 }
 
 RunLog::RunLog(const std::string& path, bool append) : path_(path) {

@@ -9,15 +9,26 @@
 #pragma once
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
+
+#include "plan/check.h"
 
 namespace sixnd {
 
 // Whether a record is a run log's header: the first record of every log RunLog writes, and of
 // every segment a resume appends.
 bool is_run_log_header(const nlohmann::json& record);
+
+// Calls on_record with each record of the run log at path, in order: the one reading of the
+// format for every verb that reads run logs (plan --check, report, ablate). A file whose first
+// record is not a header is something else named by mistake (a tokenizer, a shard, a
+// results.json): an error naming it. A line that is not JSON is a write torn by a kill when it is
+// the last (skipped with a warning, as a resume cuts it off) and damage anywhere else: an error
+// naming FILE:LINE.
+void read_run_log(const std::string& path, const std::function<void(const plan::LogRecord&)>& on_record);
 
 class RunLog {
 public:

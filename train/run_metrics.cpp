@@ -1,7 +1,6 @@
 #include "train/run_metrics.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 
 #include "core/error.h"
@@ -66,33 +65,10 @@ void check_header(const plan::LogFields& h) {
 }  // namespace
 
 RunMetrics read_run_metrics(const std::string& log_path) {
-    std::ifstream in(log_path);
-    if (!in) throw Error(log_path, "cannot open the run log");
     RunMetrics m;
     std::map<int, StepNumbers> steps;
     std::set<int> spike_steps;
-    int torn = 0;  // the line number of a line that is not JSON
-    std::string torn_fault;
-    std::string line;
-    for (int n = 1; std::getline(in, line); n++) {
-        if (line.empty()) continue;
-        // A run killed mid-write leaves a torn last line, which a resume cuts off before it
-        // appends (train/run_log.h): one anywhere else is damage, not a kill.
-        if (torn) throw Error(log_path + ":" + std::to_string(torn), "not a JSON record, and not the last line: " + torn_fault);
-        plan::LogRecord rec{json(), n};
-        try {
-            rec.json = json::parse(line);
-        } catch (const json::exception& e) {
-            // The header is RunLog's first write: a file that does not open with one is not a
-            // run log at all (a tokenizer, a results.json named by mistake).
-            if (m.header.is_null()) throw Error(log_path, "not a sixnd run log (no header record)");
-            torn = n;
-            torn_fault = e.what();
-            continue;
-        }
-        // RunLog writes the header first: anything else there is some other file named by mistake
-        // (a tokenizer, a manifest, an ablation's results.json).
-        if (m.header.is_null() && !is_run_log_header(rec.json)) throw Error(log_path, "not a sixnd run log (no header record)");
+    read_run_log(log_path, [&](const plan::LogRecord& rec) {
         const plan::LogFields f(log_path, rec);
         const std::string type = f.has("type") ? f.text("type") : "";
         if (type == "header") {
@@ -105,9 +81,7 @@ RunMetrics read_run_metrics(const std::string& log_path) {
             plan::check_event_record(f);  // one rule for every reader of run logs, as for steps
             if (f.text("event") == "spike") spike_steps.insert(f.integer("step", 0));
         }
-    }
-    if (m.header.is_null()) throw Error(log_path, "not a sixnd run log (no header record)");
-    if (torn) log_warn(log_path + ":" + std::to_string(torn) + ": the last line is not a JSON record (a write torn by a kill); skipped");
+    });
     if (steps.empty()) throw Error(log_path, "has no step records");
     m.last_step = steps.rbegin()->first;
     for (const auto& [s, r] : steps) m.step_loss[s] = r.loss;

@@ -31,9 +31,8 @@ struct RunMetrics {
 // The metric names in table order (peak memory categories are nested under "peak_memory").
 const std::vector<std::string>& run_metric_names();
 
-// Throws Error(path, ...) when the log cannot be read or has no step record, and names FILE:LINE
-// of a line that is not JSON unless it is the last (a write torn by a kill), which is skipped
-// with a warning.
+// Reads the log with read_run_log (train/run_log.h); throws Error(path, ...) also when it has no
+// step record, and names FILE:LINE of a record with a field out of range.
 RunMetrics read_run_metrics(const std::string& log_path);
 
 }  // namespace sixnd

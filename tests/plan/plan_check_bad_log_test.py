@@ -182,6 +182,15 @@ def run(tmp):
     cases.append(Case("a torn line before the last", ["plan", "--check", torn_mid],
                       [f"{torn_mid}:{steps[1] + 1}: ", "not the last line", "\\xff"]))
     cases.append(Case("a directory", ["plan", "--check", tmp], [tmp + ": ", "is a directory"]))
+    # RunLog writes its header first, and refuses to append to a file that does not open with one.
+    step_first = os.path.join(tmp, "step_first.jsonl")
+    with open(step_first, "w") as f:
+        f.write(lines[steps[0]] + whole)
+    cases.append(Case("a step before the header", ["plan", "--check", step_first],
+                      [f"{step_first}:1: ", "not a sixnd run log", "not a header"]))
+    empty = os.path.join(tmp, "empty.jsonl")
+    open(empty, "w").close()
+    cases.append(Case("an empty file", ["plan", "--check", empty], [empty + ": ", "not a sixnd run log", "no records"]))
     cases.append(Case("the unbroken log", ["plan", "--check", log], [], exit_code=0))
     for c in cases:
         c.env = ENV
