@@ -12,6 +12,7 @@
 #include "cli/verbs.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "dist/comm.h"
 #include "dist/rank_agreement.h"
 #include "model/backend.h"
@@ -171,6 +172,9 @@ int run_train(int argc, char** argv) {
         comm = resolve_device(mf.device) == "cuda" ? make_nccl_comm() : make_mpi_comm();
         share_cores();
     }
+
+    if (app.count("--master-weights") && o.optimizer.master_weights && o.dtype == DType::f32 && (!comm || comm->rank() == 0))
+        log_warn("--master-weights on has no effect with --dtype fp32: FP32 parameters are their own master copy");
 
     TrainResult r;
     try {

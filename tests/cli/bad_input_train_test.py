@@ -104,6 +104,13 @@ def run(tmp):
              unchanged=[fresh], env=ENV),
         Case("--lr that is not a number", train("--lr", "abc"), ["--lr"], unchanged=[fresh], env=ENV),
         Case("--check with good flags", train("--check"), [], exit_code=0, unchanged=[fresh], env=ENV),
+        # Settings that run but cannot do what they say are warned of, not refused.
+        Case("--lr above 1", train("--lr", "2", out=os.path.join(tmp, "warn_lr")), [], exit_code=0, env=ENV,
+             warns=["--lr 2", "above 1"]),
+        Case("--warmup past --steps", train("--warmup", "5", out=os.path.join(tmp, "warn_warmup")), [], exit_code=0,
+             env=ENV, warns=["--warmup 5", "--steps 2"]),
+        Case("--master-weights on in fp32", train("--master-weights", "on", out=os.path.join(tmp, "warn_master")), [],
+             exit_code=0, env=ENV, warns=["--master-weights on", "--dtype fp32"]),
         Case("--check with a bad flag", train("--check", "--lr", "-1"), ["--lr", "> 0"], unchanged=[fresh], env=ENV),
         # What the run itself would refuse later, --check refuses now (ablate relies on it).
         Case("--check: --seq-len over the model's context", train("--check", "--seq-len", "32"),

@@ -218,6 +218,8 @@ def main():
             Case("devices not a multiple of the stages",
                  ["--params", "1e9", "--device", "h100", "--devices", "6", "--mfu", "0.4", "--pipeline-stages", "4",
                   "--micro-batches", "8"], ["--devices", "6", "4 pipeline stages"]),
+            Case("master weights in fp32", ["--params", "1e9", "--dtype", "fp32", "--master-weights", "on"], [],
+                 exit_code=0, warns=["--master-weights on", "no effect"]),
             Case("serving without device", ["--params", "1e9", "--serve-tokens", "1e9"], ["--device"]),
             Case("check missing file", ["--check", os.path.join(tmp, "absent.jsonl")], ["absent.jsonl"]),
             Case("check without header", ["--check", notlog], ["notlog.jsonl", "header"]),

@@ -28,6 +28,7 @@ class Case:
     timeout: float = 120
     env: Optional[dict] = None
     file_size_limit: Optional[int] = None  # RLIMIT_FSIZE in bytes, SIGXFSZ at its default (as a shell has it)
+    warns: List[str] = field(default_factory=list)  # each must appear in one warning line
 
 
 def hold_dir_lock(directory, pid_text="4242"):
@@ -90,6 +91,9 @@ def run_case(c: Case):
         missing = [w for w in c.words if w not in errors[0]]
         if missing:
             return f"error line lacks {missing}: {errors[0]}"
+    warnings = [x for x in r.stderr.splitlines() if "warn" in x.lower()]
+    if c.warns and not any(all(w in x for w in c.warns) for x in warnings):
+        return f"no warning line with {c.warns}: {r.stderr.strip()[-400:]}"
     for p, b in before.items():
         if snapshot(p) != b:
             return f"{p} changed"
