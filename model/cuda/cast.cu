@@ -1,8 +1,6 @@
 // cast: dst[n] = src[n] between float and bf16 (round to nearest even). Same-type casts are
 // copies and never reach here. Elementwise: when both are 16-byte aligned a thread takes 8
 // values, one 16-byte bf16 packet and two float packets.
-#include <type_traits>
-
 #include "model/cuda/elementwise.cuh"
 #include "model/cuda/kernels.cuh"
 
@@ -22,12 +20,8 @@ template <typename Dst, typename Src, int P> __global__ void cast_kernel(Dst* ds
 
 template <typename Dst, typename Src> void cast(Dst* dst, const Src* src, size_t n, cudaStream_t s) {
     constexpr int P = Packed128<bf16>::size;  // 8: a 16-byte bf16 packet, two float packets
-    const int block = 256;
-    if (aligned16(dst) && aligned16(src))
-        cast_kernel<Dst, Src, P><<<ceil_div(ceil_div(n, P), block), block, 0, s>>>(dst, src, n);
-    else
-        cast_kernel<Dst, Src, 1><<<ceil_div(n, block), block, 0, s>>>(dst, src, n);
-    SIXND_CUDA_LAUNCHED("cast");
+    launch_elementwise<P>("cast", aligned16(dst) && aligned16(src), cast_kernel<Dst, Src, P>, cast_kernel<Dst, Src, 1>,
+                          n, s, dst, src, n);
 }
 
 template void cast<float, bf16>(float*, const bf16*, size_t, cudaStream_t);

@@ -1,8 +1,6 @@
 // gelu_backward: dinp[n] = gelu'(x) * dout[n] for the tanh GELU (dinp may alias dout: each
 // element is read before it is written, by the same thread).
 //   u = sqrt(2/pi) (x + 0.044715 x^3);  gelu'(x) = 0.5 (1 + tanh u) + 0.5 x sech^2(u) sqrt(2/pi) (1 + 3*0.044715 x^2)
-#include <type_traits>
-
 #include "model/cuda/elementwise.cuh"
 #include "model/cuda/kernels.cuh"
 
@@ -32,12 +30,8 @@ template <typename T, int P> __global__ void gelu_backward_kernel(T* dinp, const
 
 template <typename T> void gelu_backward(T* dinp, const T* inp, const T* dout, size_t n, cudaStream_t s) {
     constexpr int P = Packed128<T>::size;
-    const int block = 256;
-    if (aligned16(dinp) && aligned16(inp) && aligned16(dout))
-        gelu_backward_kernel<T, P><<<ceil_div(ceil_div(n, P), block), block, 0, s>>>(dinp, inp, dout, n);
-    else
-        gelu_backward_kernel<T, 1><<<ceil_div(n, block), block, 0, s>>>(dinp, inp, dout, n);
-    SIXND_CUDA_LAUNCHED("gelu_backward");
+    launch_elementwise<P>("gelu_backward", aligned16(dinp) && aligned16(inp) && aligned16(dout),
+                          gelu_backward_kernel<T, P>, gelu_backward_kernel<T, 1>, n, s, dinp, inp, dout, n);
 }
 
 template void gelu_backward<float>(float*, const float*, const float*, size_t, cudaStream_t);

@@ -1,7 +1,5 @@
 // gelu_forward: out[n] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the GPT-2 tanh form.
 // Elementwise, 16-byte packets when aligned; FP32 math.
-#include <type_traits>
-
 #include "model/cuda/elementwise.cuh"
 #include "model/cuda/kernels.cuh"
 
@@ -28,12 +26,8 @@ template <typename T, int P> __global__ void gelu_forward_kernel(T* out, const T
 
 template <typename T> void gelu_forward(T* out, const T* inp, size_t n, cudaStream_t s) {
     constexpr int P = Packed128<T>::size;
-    const int block = 256;
-    if (aligned16(out) && aligned16(inp))
-        gelu_forward_kernel<T, P><<<ceil_div(ceil_div(n, P), block), block, 0, s>>>(out, inp, n);
-    else
-        gelu_forward_kernel<T, 1><<<ceil_div(n, block), block, 0, s>>>(out, inp, n);
-    SIXND_CUDA_LAUNCHED("gelu_forward");
+    launch_elementwise<P>("gelu_forward", aligned16(out) && aligned16(inp), gelu_forward_kernel<T, P>,
+                          gelu_forward_kernel<T, 1>, n, s, out, inp, n);
 }
 
 template void gelu_forward<float>(float*, const float*, size_t, cudaStream_t);

@@ -2,8 +2,6 @@
 // relu2_backward: dinp[n] = 2 max(x, 0) * dout[n]   (dinp may alias dout: each element is read
 // before it is written, by the same thread)
 // Elementwise over n, 16-byte packets when every pointer is aligned; FP32 math.
-#include <type_traits>
-
 #include "model/cuda/elementwise.cuh"
 #include "model/cuda/kernels.cuh"
 
@@ -40,22 +38,14 @@ template <typename T, int P> __global__ void relu2_backward_kernel(T* dinp, cons
 
 template <typename T> void relu2_forward(T* out, const T* inp, size_t n, cudaStream_t s) {
     constexpr int P = Packed128<T>::size;
-    const int block = 256;
-    if (aligned16(out) && aligned16(inp))
-        relu2_forward_kernel<T, P><<<ceil_div(ceil_div(n, P), block), block, 0, s>>>(out, inp, n);
-    else
-        relu2_forward_kernel<T, 1><<<ceil_div(n, block), block, 0, s>>>(out, inp, n);
-    SIXND_CUDA_LAUNCHED("relu2_forward");
+    launch_elementwise<P>("relu2_forward", aligned16(out) && aligned16(inp), relu2_forward_kernel<T, P>,
+                          relu2_forward_kernel<T, 1>, n, s, out, inp, n);
 }
 
 template <typename T> void relu2_backward(T* dinp, const T* inp, const T* dout, size_t n, cudaStream_t s) {
     constexpr int P = Packed128<T>::size;
-    const int block = 256;
-    if (aligned16(dinp) && aligned16(inp) && aligned16(dout))
-        relu2_backward_kernel<T, P><<<ceil_div(ceil_div(n, P), block), block, 0, s>>>(dinp, inp, dout, n);
-    else
-        relu2_backward_kernel<T, 1><<<ceil_div(n, block), block, 0, s>>>(dinp, inp, dout, n);
-    SIXND_CUDA_LAUNCHED("relu2_backward");
+    launch_elementwise<P>("relu2_backward", aligned16(dinp) && aligned16(inp) && aligned16(dout),
+                          relu2_backward_kernel<T, P>, relu2_backward_kernel<T, 1>, n, s, dinp, inp, dout, n);
 }
 
 template void relu2_forward<float>(float*, const float*, size_t, cudaStream_t);

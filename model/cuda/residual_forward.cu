@@ -1,6 +1,4 @@
 // residual_forward: out[n] = a[n] + b[n]. Elementwise, 16-byte packets when aligned.
-#include <type_traits>
-
 #include "model/cuda/elementwise.cuh"
 #include "model/cuda/kernels.cuh"
 
@@ -23,12 +21,8 @@ template <typename T, int P> __global__ void residual_forward_kernel(T* out, con
 
 template <typename T> void residual_forward(T* out, const T* a, const T* b, size_t n, cudaStream_t s) {
     constexpr int P = Packed128<T>::size;
-    const int block = 256;
-    if (aligned16(out) && aligned16(a) && aligned16(b))
-        residual_forward_kernel<T, P><<<ceil_div(ceil_div(n, P), block), block, 0, s>>>(out, a, b, n);
-    else
-        residual_forward_kernel<T, 1><<<ceil_div(n, block), block, 0, s>>>(out, a, b, n);
-    SIXND_CUDA_LAUNCHED("residual_forward");
+    launch_elementwise<P>("residual_forward", aligned16(out) && aligned16(a) && aligned16(b),
+                          residual_forward_kernel<T, P>, residual_forward_kernel<T, 1>, n, s, out, a, b, n);
 }
 
 template void residual_forward<float>(float*, const float*, const float*, size_t, cudaStream_t);

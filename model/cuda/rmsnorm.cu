@@ -29,8 +29,9 @@ __global__ void rmsnorm_forward_kernel(T* out, float* rstd, const T* inp, const 
         float a[P], w[P];
         load_f32<P>(a, inp + off + c);
         if (weight) load_f32<P>(w, weight + c);
+        // (x * r) * w, the CPU twin's order (not x * (r * w)), so the products round alike.
 #pragma unroll
-        for (int k = 0; k < P; k++) a[k] *= weight ? r * w[k] : r;
+        for (int k = 0; k < P; k++) a[k] = weight ? a[k] * r * w[k] : a[k] * r;
         store_f32<P>(out + off + c, a);
     }
     if (lane == 0) rstd[row] = r;

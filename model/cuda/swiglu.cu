@@ -5,8 +5,6 @@
 // Elementwise over the N*H outputs; each thread takes P consecutive columns of one row (a
 // 16-byte packet when H is a multiple of the packet size and the pointers are aligned, so a
 // packet never straddles two rows), FP32 math.
-#include <type_traits>
-
 #include "model/cuda/elementwise.cuh"
 #include "model/cuda/kernels.cuh"
 
@@ -54,24 +52,16 @@ __global__ void swiglu_backward_kernel(T* dinp, const T* inp, const T* dout, int
 
 template <typename T> void swiglu_forward(T* out, const T* inp, int N, int H, cudaStream_t s) {
     constexpr int P = Packed128<T>::size;
-    const int block = 256;
     const size_t n = static_cast<size_t>(N) * H;
-    if (H % P == 0 && aligned16(out) && aligned16(inp))
-        swiglu_forward_kernel<T, P><<<ceil_div(ceil_div(n, P), block), block, 0, s>>>(out, inp, H, n);
-    else
-        swiglu_forward_kernel<T, 1><<<ceil_div(n, block), block, 0, s>>>(out, inp, H, n);
-    SIXND_CUDA_LAUNCHED("swiglu_forward");
+    launch_elementwise<P>("swiglu_forward", H % P == 0 && aligned16(out) && aligned16(inp),
+                          swiglu_forward_kernel<T, P>, swiglu_forward_kernel<T, 1>, n, s, out, inp, H, n);
 }
 
 template <typename T> void swiglu_backward(T* dinp, const T* inp, const T* dout, int N, int H, cudaStream_t s) {
     constexpr int P = Packed128<T>::size;
-    const int block = 256;
     const size_t n = static_cast<size_t>(N) * H;
-    if (H % P == 0 && aligned16(dinp) && aligned16(inp) && aligned16(dout))
-        swiglu_backward_kernel<T, P><<<ceil_div(ceil_div(n, P), block), block, 0, s>>>(dinp, inp, dout, H, n);
-    else
-        swiglu_backward_kernel<T, 1><<<ceil_div(n, block), block, 0, s>>>(dinp, inp, dout, H, n);
-    SIXND_CUDA_LAUNCHED("swiglu_backward");
+    launch_elementwise<P>("swiglu_backward", H % P == 0 && aligned16(dinp) && aligned16(inp) && aligned16(dout),
+                          swiglu_backward_kernel<T, P>, swiglu_backward_kernel<T, 1>, n, s, dinp, inp, dout, H, n);
 }
 
 template void swiglu_forward<float>(float*, const float*, int, int, cudaStream_t);
