@@ -121,6 +121,9 @@ nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f) {
 void check_per_item(const EvalFlags& f, const ModelFlags& mf, const CheckpointReader* ck) {
     if (f.per_item.empty()) return;
     if (f.task != "hellaswag") throw Error("--per-item", "holds a task's items: it needs --task hellaswag");
+    // Not a file named "-" in the working directory, which is what it would otherwise become.
+    if (f.per_item == "-")
+        throw Error("--per-item", "'-' (standard output) is not supported, stdout holds the result: give a file name");
     check_replaceable_file(f.per_item);
     check_output_dir(f.per_item);
     check_not_same_file(f.per_item, f.data, "--data");
@@ -179,6 +182,12 @@ int run_eval(int argc, char** argv) {
         f.trained_with = ck->meta().tokenizer_hash;
     }
     check_per_item(f, mf, ck.get());
+    // HellaSwag scores each item as one batch of its endings, as long as the longest: these
+    // flags would be silently ignored.
+    if (f.task == "hellaswag")
+        for (const char* flag : {"--batch", "--seq-len", "--batches"})
+            if (app.count(flag))
+                throw Error(flag, "applies to --task loss only (--task hellaswag scores each item's endings as one batch)");
 
     Backend be = make_backend(mf.device, parse_dtype(mf.dtype));
     InitialModel im;

@@ -65,6 +65,20 @@ void check_out(const fs::path& out) {
                                           "', which no export writes: give a new or empty directory");
 }
 
+// An export inside the checkpoint would make it other than what was saved (and an export at
+// a run's checkpoints/step-N would read as an incomplete checkpoint of the run).
+void check_out_not_in_checkpoint(const fs::path& out, const std::string& checkpoint) {
+    std::error_code ec;
+    const fs::path ck = fs::canonical(checkpoint, ec);
+    if (ec) return;  // no such checkpoint: reading it says so
+    const fs::path o = fs::weakly_canonical(fs::absolute(out, ec), ec);
+    if (ec) return;
+    for (fs::path p = o; !p.empty(); p = p.parent_path()) {
+        if (p == ck) throw Error(out.string(), "is inside the checkpoint " + checkpoint + " (--checkpoint); write it elsewhere");
+        if (p == p.parent_path()) break;
+    }
+}
+
 }  // namespace
 
 int run_export(int argc, char** argv) {
@@ -80,6 +94,7 @@ int run_export(int argc, char** argv) {
     if (format != "hf") throw Error("--format", "unknown format '" + format + "' (known: hf)");
     const fs::path out = out_dir_path(out_flag);
     check_out(out);
+    check_out_not_in_checkpoint(out, checkpoint);
 
     const CheckpointParams ck = read_checkpoint_params(checkpoint);
     const GPTConfig& cfg = ck.config;

@@ -61,7 +61,7 @@ int run_sample(int argc, char** argv) {
     app.add_option("--prompt", prompt, "prompt text");
     app.add_option("--prompt-ids", prompt_ids, "prompt as comma-separated token ids");
     app.add_option("--max-tokens", so.max_tokens, "tokens to generate (fewer where the tokenizer's <|endoftext|> is drawn: "
-                                                  "a sample stops there)")->capture_default_str();
+                                                  "a sample stops there; the default, fewer where the context ends)")->capture_default_str();
     app.add_option("--temperature", so.temperature, "0 = greedy")->capture_default_str();
     app.add_option("--top-k", so.top_k, "sample from the k most likely tokens (0 = all)")->capture_default_str();
     app.add_option("--seed", so.seed)->capture_default_str()->check(uint64_value());
@@ -135,13 +135,18 @@ int run_sample(int argc, char** argv) {
     if (room < 1)
         throw Error("--prompt", "the prompt's " + std::to_string(ids.size()) + " tokens fill the model's context of " +
                                     std::to_string(cfg.max_seq_len));
+    // The default asks for what fits; a --max-tokens the user gave is held to the context.
+    if (!app.count("--max-tokens") && so.max_tokens > room) so.max_tokens = static_cast<int>(room);
     if (so.max_tokens > room)
         throw Error("--max-tokens", std::to_string(so.max_tokens) + " with a " + std::to_string(ids.size()) +
                                         "-token prompt goes beyond the model's context of " + std::to_string(cfg.max_seq_len) +
                                         " tokens (at most " + std::to_string(room) + ")");
 
+    // The cache holds the prompt and every generated token but the last (never fed back): no
+    // more than the context, and no bigger than the sample for a long-context model.
+    const int cache_len = static_cast<int>(ids.size()) + so.max_tokens - 1;
     for (int s = 0; s < samples; s++) {
-        Decoder dec(model, cfg.max_seq_len);
+        Decoder dec(model, cache_len);
         SampleOptions one = so;
         one.seed = so.seed + static_cast<uint64_t>(s);
         std::vector<uint32_t> out = generate(dec, ids, one);

@@ -12,6 +12,7 @@
 #include "core/atomic_file.h"
 #include "core/bf16.h"
 #include "core/error.h"
+#include "core/printable.h"
 #include "core/read_file.h"
 #include "core/transfer.h"
 #include "model/safetensors.h"
@@ -185,6 +186,15 @@ void save_hf_gpt2(const std::string& dir, const GPTConfig& cfg, const ParamLayou
 HfModel load_hf_gpt2(const std::string& dir) {
     if (!fs::is_directory(dir)) throw Error(dir, "no such Hugging Face model directory");
     const std::string cpath = dir + "/config.json";
+    // A config.json is a few hundred bytes: a device (/dev/zero), a FIFO or a huge file is refused
+    // before it is read, rather than read until memory runs out or a writer comes.
+    constexpr uintmax_t kMaxConfigBytes = 16u << 20;
+    std::error_code ec;
+    const fs::file_status cst = fs::status(cpath, ec);
+    if (fs::exists(cst) && !fs::is_regular_file(cst)) throw Error(cpath, "not a regular file");
+    const uintmax_t csize = fs::exists(cst) ? fs::file_size(cpath, ec) : 0;
+    if (!ec && csize > kMaxConfigBytes)
+        throw Error(cpath, "is " + std::to_string(csize) + " bytes, more than a GPT-2 config.json's 16 MiB at most");
     const std::string text = read_whole_file(cpath);
     HfModel m;
     try {
@@ -213,7 +223,8 @@ HfModel load_hf_gpt2(const std::string& dir) {
         if (is_mask_buffer(n)) continue;
         auto it = wanted.find(n);
         if (it == wanted.end())
-            throw Error(mpath, "tensor '" + st.name + "' is not a parameter of GPT-2 with config.json's " + c.describe());
+            throw Error(mpath, "tensor '" + printable(excerpt(st.name, 120)) + "' is not a parameter of GPT-2 with config.json's " +
+                                   c.describe());
         if (found.count(it->second))
             throw Error(mpath, "tensor '" + n + "' appears twice (with and without the transformer. prefix)");
         found[it->second] = &st;

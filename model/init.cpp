@@ -1,5 +1,7 @@
 #include "model/init.h"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -68,6 +70,11 @@ unsigned __int128 llmc_param_count(const GPTConfig& c) {
 }  // namespace
 
 LlmcModel load_llmc_model(const std::string& path) {
+    // Checked before opening: a directory opens and reads as a short file, and opening a FIFO
+    // waits for a writer that may never come.
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw Error(path, S_ISDIR(st.st_mode) ? "is a directory, not an llm.c model file" : "not a regular file");
     FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw Error(path, std::string("cannot open llm.c model file: ") + std::strerror(errno));
     struct Closer {

@@ -12,6 +12,7 @@
 
 #include "core/bf16.h"
 #include "core/error.h"
+#include "core/printable.h"
 
 namespace sixnd {
 
@@ -36,6 +37,10 @@ float half_to_float(uint16_t h) {
     return mag;
 }
 
+// A name from the file as a message quotes it: a zero byte (JSON's \u0000) would end the
+// message where it is printed, and a megabyte-long name would be the whole line.
+std::string quoted(const std::string& name) { return printable(excerpt(name, 120)); }
+
 std::string shape_str(const std::vector<int64_t>& s) {
     std::string out = "[";
     for (size_t i = 0; i < s.size(); i++) out += (i ? ", " : "") + std::to_string(s[i]);
@@ -59,6 +64,9 @@ size_t st_dtype_size(const std::string& d) {
 }
 
 SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path), file_(nullptr, &std::fclose) {
+    // Checked before opening: opening a FIFO waits for a writer that may never come.
+    struct stat pre {};
+    if (stat(path.c_str(), &pre) == 0 && !S_ISREG(pre.st_mode)) throw Error(path, "not a regular file");
     file_.reset(std::fopen(path.c_str(), "rb"));
     if (!file_) throw Error(path, std::string("cannot open safetensors file: ") + std::strerror(errno));
     FILE* f = file_.get();
@@ -97,12 +105,12 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path), fil
         if (name == "__metadata__") {
             if (!entry.is_object()) throw Error(path, "corrupt safetensors header: __metadata__ is not an object");
             for (auto& [k, v] : entry.items()) {
-                if (!v.is_string()) throw Error(path, "corrupt safetensors header: __metadata__ value of '" + k + "' is not a string");
+                if (!v.is_string()) throw Error(path, "corrupt safetensors header: __metadata__ value of '" + quoted(k) + "' is not a string");
                 metadata_[k] = v.get<std::string>();
             }
             continue;
         }
-        const std::string where = "corrupt safetensors header: tensor '" + name + "' ";
+        const std::string where = "corrupt safetensors header: tensor '" + quoted(name) + "' ";
         if (!entry.is_object() || !entry.contains("dtype") || !entry.contains("shape") || !entry.contains("data_offsets"))
             throw Error(path, where + "lacks dtype, shape or data_offsets");
         StTensor t;
@@ -127,7 +135,7 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path), fil
         t.begin = offs[0].get<uint64_t>();
         t.end = offs[1].get<uint64_t>();
         if (t.end < t.begin || t.end - t.begin != bytes)
-            throw Error(path, "misaligned safetensors data: tensor '" + name + "' (" + t.dtype + " " + shape_str(t.shape) +
+            throw Error(path, "misaligned safetensors data: tensor '" + quoted(name) + "' (" + t.dtype + " " + shape_str(t.shape) +
                                   ") needs " + std::to_string(bytes) + " bytes but its data_offsets [" +
                                   std::to_string(t.begin) + ", " + std::to_string(t.end) + ") give " +
                                   (t.end < t.begin ? std::string("a negative range") : std::to_string(t.end - t.begin)));
@@ -141,7 +149,7 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path), fil
     uint64_t at = 0;
     for (const StTensor& t : tensors_) {
         if (t.begin != at)
-            throw Error(path, "misaligned safetensors data: tensor '" + t.name + "' starts at byte " + std::to_string(t.begin) +
+            throw Error(path, "misaligned safetensors data: tensor '" + quoted(t.name) + "' starts at byte " + std::to_string(t.begin) +
                                   " of the data but the tensors before it end at " + std::to_string(at) +
                                   (t.begin < at ? " (overlap)" : " (gap)"));
         at = t.end;

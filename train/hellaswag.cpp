@@ -1,6 +1,10 @@
 #include "train/hellaswag.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +14,12 @@
 namespace sixnd {
 
 std::vector<HellaSwagItem> read_hellaswag(const std::string& path) {
+    // A directory opens and reads as empty, and a device such as /dev/zero never ends its first
+    // line: both would only say "holds no items" (the second after taking all memory).
+    struct stat st {};
+    if (stat(path.c_str(), &st) != 0) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) throw Error(path, "is a directory, not a HellaSwag JSONL file");
+    if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) throw Error(path, "is a device, not a HellaSwag JSONL file");
     std::ifstream in(path);
     if (!in) throw Error(path, "cannot open");
     std::vector<HellaSwagItem> items;
@@ -26,8 +36,11 @@ std::vector<HellaSwagItem> read_hellaswag(const std::string& path) {
         if (!j.is_object()) throw Error(where, "not a JSON object");
         HellaSwagItem it;
         it.line = line;
+        it.file = path;
         if (!j.contains("ctx") || !j["ctx"].is_string()) throw Error(where, "needs \"ctx\" (a string)");
         it.ctx = j["ctx"];
+        if (it.ctx.empty())
+            throw Error(where, "\"ctx\" is empty: an ending's first token needs a context to be predicted from");
         if (!j.contains("endings") || !j["endings"].is_array() || j["endings"].size() < 2)
             throw Error(where, "needs \"endings\" (an array of at least two strings)");
         for (const auto& e : j["endings"]) {
@@ -43,13 +56,14 @@ std::vector<HellaSwagItem> read_hellaswag(const std::string& path) {
         it.label = static_cast<int>(label);
         items.push_back(std::move(it));
     }
+    if (in.bad()) throw Error(path, "read failed");
     if (items.empty()) throw Error(path, "holds no items");
     return items;
 }
 
 HellaSwagResult score_hellaswag_item(GPT& model, const Tokenizer& tok, const HellaSwagItem& item) {
     const int window = model.config().max_seq_len;
-    const std::string where = "line " + std::to_string(item.line);
+    const std::string where = (item.file.empty() ? "line " : item.file + ":") + std::to_string(item.line);
     if (tok.vocab_size() > static_cast<size_t>(model.config().vocab_size))
         throw Error("tokenizer", "has " + std::to_string(tok.vocab_size()) + " tokens, more than the model's vocabulary of " +
                                      std::to_string(model.config().vocab_size));

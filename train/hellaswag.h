@@ -18,10 +18,14 @@ struct HellaSwagItem {
     std::string ctx;
     std::vector<std::string> endings;
     int label = 0;
-    int line = 0;  // 1-based line in the file
+    int line = 0;      // 1-based line in the file
+    std::string file;  // the file read_hellaswag read it from ("" for an item made in code)
 };
 
-// Reads every non-blank line; a malformed one throws Error("FILE:LINE", what is wrong).
+// Reads every non-blank line; a malformed one throws Error("FILE:LINE", what is wrong). A
+// directory or a device is refused naming it, and so is an empty ctx: with nothing before it,
+// an ending's first token has no prediction to score, so a one-token ending would score no
+// tokens at all (loss 0) and win both acc and acc_norm.
 std::vector<HellaSwagItem> read_hellaswag(const std::string& path);
 
 struct HellaSwagResult {

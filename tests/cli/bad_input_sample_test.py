@@ -55,6 +55,12 @@ def run(tmp):
     def ids(value, words):
         return Case(f"--prompt-ids '{value}'", sample("--prompt-ids", value), ["--prompt-ids"] + words, env=ENV)
 
+    def default_fits():
+        r = subprocess.run([SIXND, "sample", "--checkpoint", ck, "--device", "cpu", "--prompt", "x" * 10],
+                           capture_output=True, env=env)
+        ok = r.returncode == 0 and r.stdout.startswith(b"x" * 10) and len(r.stdout) == 10 + 7 + 1
+        return None if ok else f"exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr[-300:]!r}"
+
     cases = [
         ids("1,,2", ["''"]), ids("1x", ["'1x'"]), ids("-1", ["'-1'"]), ids(" 1", ["' 1'"]), ids("", ["''"]),
         ids("1,", ["''"]), ids("256", ["vocabulary of 256"]), ids("99999999999999999999999", ["not a token id"]),
@@ -72,6 +78,11 @@ def run(tmp):
         Case("prompt fills the context", sample("--prompt", "x" * 17, max_tokens="1"), ["--prompt", "context of 16"], env=ENV),
         Case("a prompt as long as the context predicts one token", sample("--prompt", "x" * 16, max_tokens="1"), [],
              exit_code=0, env=ENV),
+        # The default --max-tokens (64) is more than a context of 16 leaves: it generates what
+        # fits (16 - 10 + 1 tokens) instead of failing over a flag the user never gave.
+        Case("the default --max-tokens fits the context",
+             ["sample", "--checkpoint", ck, "--device", "cpu", "--prompt", "x" * 10], [], exit_code=0, env=ENV,
+             check=lambda: default_fits()),
         Case("no such checkpoint", ["sample", "--checkpoint", os.path.join(tmp, "none"), "--prompt", "a"],
              ["none", "no such checkpoint"], env=ENV),
     ]

@@ -15,12 +15,13 @@ VP = (V + 127) // 128 * 128
 NPARAMS = VP * C + MAXT * C + L * (12 * C * C + 13 * C) + 2 * C
 
 
-def model_file(path, magic=20240326, version=3, drop=0):
+def model_file(path, magic=20240326, version=3, drop=0, vocab=V):
+    vp = (vocab + 127) // 128 * 128
     h = [0] * 256
-    h[:8] = [magic, version, MAXT, V, L, NH, C, VP]
+    h[:8] = [magic, version, MAXT, vocab, L, NH, C, vp]
     with open(path, "wb") as f:
         f.write(struct.pack("256i", *h))
-        f.write(b"\0" * (NPARAMS * 4 - drop))
+        f.write(b"\0" * ((NPARAMS + (vp - VP) * C) * 4 - drop))
 
 
 def main():
@@ -32,7 +33,12 @@ def main():
         base = ["eval", "--device", "cpu", "--dtype", "fp32", "--batch", "2", "--seq-len", "8"]
 
         def case(name, args, expect):
-            r = subprocess.run([SIXND] + args, capture_output=True, text=True)
+            try:
+                r = subprocess.run([SIXND] + args, capture_output=True, text=True, timeout=60)
+            except subprocess.TimeoutExpired:
+                print(f"FAIL {name}: timed out after 60 s")
+                failures.append(name)
+                return
             lines = [x for x in r.stderr.splitlines() if x.strip()]
             ok = r.returncode != 0 and len(lines) >= 1 and all(e in r.stderr for e in expect)
             print(f"{'ok  ' if ok else 'FAIL'} {name}: exit {r.returncode}: {r.stderr.strip()[:300]}")
@@ -69,6 +75,11 @@ def main():
         case("bad init", ["eval", "--init", "onnx:gpt2", "--data", good_data, "--device", "cpu"], ["--init", "hf:DIR"])
         case("seq-len over max", base[:-1] + ["64", "--init", "llmc:" + good_model, "--data", good_data],
              ["--seq-len", "exceeds"])
+        case("llm.c model file is a directory", base + ["--init", "llmc:" + d, "--data", good_data], [d, "is a directory"])
+        fifo = os.path.join(d, "model.fifo")
+        os.mkfifo(fifo)
+        case("llm.c model file is a FIFO (no hang)", base + ["--init", "llmc:" + fifo, "--data", good_data],
+             [fifo, "not a regular file"])
         case("unknown verb", ["frobnicate"], ["unknown verb 'frobnicate'"])
         case("batch 0", ["eval", "--device", "cpu", "--batch", "0", "--seq-len", "8", "--init", "llmc:" + good_model,
                          "--data", good_data], ["--batch: must be positive, got 0"])
@@ -77,6 +88,53 @@ def main():
              ["--per-item", "--task hellaswag"])
         if os.path.exists(per_item):
             failures.append("per-item without a task: wrote " + per_item)
+
+        # With a tokenizer: a 300-id model, a 260-token tokenizer.
+        text = os.path.join(d, "text.txt")
+        with open(text, "w") as f:
+            f.write("the cat sat on the mat and the dog sat on the log\n" * 50)
+        tok = os.path.join(d, "tok.bin")
+        subprocess.run([SIXND, "tokenizer", "train", "--input", text, "--vocab-size", "260", "--out", tok], check=True,
+                       capture_output=True)
+        wide = os.path.join(d, "wide.bin")
+        model_file(wide, vocab=300)
+        # Shards with ids the tokenizer lacks (no manifest to name their tokenizer) are refused
+        # up front naming the shard, not mid-run as "bits per byte: token 290 ...".
+        other_ids = os.path.join(d, "other-ids.bin")
+        sixnd_files.write_shard(other_ids, [i % 250 for i in range(100)] + [290] + [1] * 100)
+        case("shards with ids the tokenizer lacks", base + ["--init", "llmc:" + wide, "--data", other_ids, "--tokenizer", tok],
+             [other_ids, "token 290", "position 100", tok, "another tokenizer"])
+        hs_base = ["eval", "--device", "cpu", "--dtype", "fp32", "--init", "llmc:" + wide, "--tokenizer", tok,
+                   "--task", "hellaswag"]
+
+        def items(name, *lines):
+            path = os.path.join(d, name)
+            with open(path, "w") as f:
+                f.write("".join(line + "\n" for line in lines))
+            return path
+        good_hs = items("good.jsonl", '{"ctx": "the cat", "endings": ["sat on", "dog"], "label": 0}')
+        long_hs = items("long.jsonl", '{"ctx": "the cat", "endings": ["sat on", "dog"], "label": 0}',
+                        '{"ctx": "a", "endings": ["%s", "dog"], "label": 0}' % ("on the mat " * 10))
+        case("hellaswag: an ending longer than the context names the file and line", hs_base + ["--data", long_hs],
+             [long_hs + ":2", "ending 0", "context of 16"])
+        # With no context an ending's first token is not scored: a one-token ending would score
+        # nothing, loss 0, and win both acc and acc_norm.
+        empty_ctx = items("empty-ctx.jsonl", '{"ctx": "", "endings": ["t", "sat on the mat"], "label": 1}')
+        case("hellaswag: empty ctx", hs_base + ["--data", empty_ctx], [empty_ctx + ":1", "ctx", "empty"])
+        case("hellaswag: --data a directory", hs_base + ["--data", d], [d, "is a directory"])
+        case("hellaswag: --data a device", hs_base + ["--data", "/dev/null"], ["/dev/null", "is a device"])
+        for flag, value in (("--batch", "4"), ("--seq-len", "8"), ("--batches", "2")):
+            case(f"hellaswag: {flag} would be ignored", hs_base + ["--data", good_hs, flag, value],
+                 [flag, "--task loss only"])
+        dash = os.path.join(d, "-")
+        r = subprocess.run([SIXND] + hs_base + ["--data", good_hs, "--per-item", "-"], capture_output=True, text=True, cwd=d)
+        if r.returncode == 0 or "--per-item" not in r.stderr or os.path.exists(dash):
+            failures.append(f"--per-item -: exit {r.returncode}, a file '-' {'written' if os.path.exists(dash) else 'absent'}: "
+                            f"{r.stderr.strip()}")
+        print(f"--per-item -: exit {r.returncode}: {r.stderr.strip()}")
+        r = subprocess.run([SIXND] + hs_base + ["--data", good_hs], capture_output=True, text=True)
+        if r.returncode != 0 or '"acc"' not in r.stdout:
+            failures.append("hellaswag on a good item: " + r.stderr)
     return sixnd_files.report(failures, "sixnd eval bad input")
 
 

@@ -119,6 +119,11 @@ def main():
             h[first_tensor(h)]["dtype"] = "I32"
             join(model, h, data)
 
+        def nul_in_name():
+            h, data = split(model)
+            h["transformer.h.0.attn.bias\u0000x"] = {"dtype": "F32", "shape": [1], "data_offsets": [len(data), len(data) + 4]}
+            join(model, h, data + b"\0" * 4)
+
         def set_config(**kv):
             def edit():
                 c = json.load(open(config))
@@ -144,6 +149,9 @@ def main():
             Case("header-corrupt: not a JSON object", eval_args, [model, "corrupt safetensors header"],
                  setup=fresh(header_not_object)),
             Case("integer tensor", eval_args, [model, "dtype I32"], setup=fresh(int_dtype)),
+            # A zero byte in a name (JSON's \u0000) is quoted, not the end of the message.
+            Case("a tensor name with a zero byte", eval_args, [model, "attn.bias\\x00x'", "is not a parameter of GPT-2"],
+                 setup=fresh(nul_in_name)),
             Case("no config.json", eval_args, [config], setup=fresh(lambda: os.remove(config))),
             Case("llama config", eval_args, [config, "model_type 'llama'"], setup=fresh(set_config(model_type="llama"))),
             Case("exact-erf GELU", eval_args, [config, "activation_function"],
@@ -157,6 +165,11 @@ def main():
                  [model, "truncated"], unchanged=[os.path.join(d, "run-bad")], setup=fresh(cut_tail)),
             Case("sample --init hf:", ["sample", "--init", "hf:" + bad, "--prompt-ids", "1,2", "--device", "cpu"],
                  [config, "model_type"], setup=fresh(set_config(model_type="bert"))),
+            # Opening a FIFO waits for a writer: refused before it is opened, not a hang.
+            Case("config.json is a FIFO", eval_args, [config, "not a regular file"], timeout=20,
+                 setup=fresh(lambda: (os.remove(config), os.mkfifo(config)))),
+            Case("model.safetensors is a FIFO", eval_args, [model, "not a regular file"], timeout=20,
+                 setup=fresh(lambda: (os.remove(model), os.mkfifo(model)))),
         ]
 
         out_dir = os.path.join(d, "export")
@@ -222,6 +235,11 @@ def main():
             Case("a model with an architecture knob", ["export", "--checkpoint", ck_rms, "--out", out_dir],
                  [ck_rms, "GPT-2 only", "--norm rmsnorm"], unchanged=[out_dir]),
             Case("export into an empty directory", exp + ["--out", empty], [], exit_code=0, check=exported(empty)),
+            # An export inside the checkpoint would change the checkpoint it reads.
+            Case("--out inside the checkpoint", exp + ["--out", os.path.join(ck, "hf")], [ck, "inside the checkpoint"],
+                 unchanged=[ck]),
+            Case("--out inside the checkpoint, by a relative path", ["export", "--checkpoint", ck, "--out",
+                 os.path.relpath(os.path.join(ck, "sub", "hf"))], ["inside the checkpoint"], unchanged=[ck]),
             Case("export over an earlier export", exp + ["--out", good, "--dtype", "bf16"], [], exit_code=0,
                  check=exported(good)),
             # The staging and moved-aside siblings' names are cut to fit NAME_MAX (255 bytes).
