@@ -124,11 +124,13 @@ std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, 
 }
 
 std::string with_config_line(const Error& e) {
-    if (e.where().rfind("--", 0) != 0) return e.what();
+    // Built from its parts, not what(): a C string ends at a zero byte that quoted input may hold.
+    const std::string message = e.where().empty() ? e.fault() : e.where() + ": " + e.fault();
+    if (e.where().rfind("--", 0) != 0) return message;
     std::istringstream flags(e.where());
     for (std::string flag; std::getline(flags, flag, '/');)
-        if (const std::string where = config_line(flag); !where.empty()) return where + ": " + e.what();
-    return e.what();
+        if (const std::string where = config_line(flag); !where.empty()) return where + ": " + message;
+    return message;
 }
 
 }  // namespace sixnd::cli

@@ -104,14 +104,17 @@ void TokenSet::read(size_t begin, size_t count, int32_t* out) const {
     }
 }
 
-void TokenSet::check_vocab(int vocab_size) const {
+void TokenSet::require_below(uint32_t limit, const std::string& outside) const {
     for (const auto& sh : shards_) {
-        if (sh.max_token() < static_cast<uint32_t>(vocab_size)) continue;
+        if (sh.max_token() < limit) continue;
         for (size_t i = 0; i < sh.size(); i++)
-            if (sh[i] >= static_cast<uint32_t>(vocab_size))
-                throw Error(sh.path(), "token " + std::to_string(sh[i]) + " at position " + std::to_string(i) +
-                                           " is outside the model's vocabulary of " + std::to_string(vocab_size));
+            if (sh[i] >= limit)
+                throw Error(sh.path(), "token " + std::to_string(sh[i]) + " at position " + std::to_string(i) + " " + outside);
     }
+}
+
+void TokenSet::check_vocab(int vocab_size) const {
+    require_below(static_cast<uint32_t>(vocab_size), "is outside the model's vocabulary of " + std::to_string(vocab_size));
     checked_vocab_ = static_cast<uint32_t>(vocab_size);
 }
 

@@ -27,6 +27,8 @@ public:
     void read(size_t begin, size_t count, int32_t* out) const;
     // Throws Error naming the shard and position of the first token >= vocab_size.
     void check_vocab(int vocab_size) const;
+    // Throws Error(shard, "token X at position P " + outside) for the first token >= limit.
+    void require_below(uint32_t limit, const std::string& outside) const;
     // The tokenizer hash the manifest records ("" for a glob).
     const std::string& tokenizer_hash() const { return tokenizer_hash_; }
 

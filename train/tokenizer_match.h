@@ -16,8 +16,9 @@ namespace sixnd {
 // exported as they are, as Hugging Face models with padded vocabularies have them.
 void require_model_vocab(const Tokenizer& tok, const std::string& tok_path, int model_vocab);
 
-// Throws Error(data_name, ...) when the shards' manifest names another tokenizer (shards without
-// a manifest carry no tokenizer hash and pass).
+// Throws Error(data_name, ...) when the shards' manifest names another tokenizer, and
+// Error(shard, ...) when a shard holds an id the tokenizer does not have (shards without a
+// manifest carry no tokenizer hash: their ids are all there is to check).
 void require_data_tokenizer(const TokenSet& data, const std::string& data_name, const Tokenizer& tok,
                             const std::string& tok_path);
 

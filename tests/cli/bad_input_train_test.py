@@ -330,7 +330,13 @@ def run(tmp):
     tok = os.path.join(tmp, "tok.bin")
     sixnd(["tokenizer", "train", "--input", text, "--vocab-size", "260", "--out", tok])
     nested = os.path.join(tmp, "parent")
+    # A shard without a manifest carries no tokenizer hash: its ids are checked against --tokenizer.
+    val_other = os.path.join(tmp, "val_other.bin")
+    sixnd_files.write_shard(val_other, [5, 6, 280, 7] * 20)
     cases += [
+        Case("--val-data with ids --tokenizer lacks",
+             train("--tokenizer", tok, "--vocab-size", "300", "--val-data", val_other, "--eval-every", "1"),
+             [val_other, "token 280 at position 2", "260 tokens of " + tok, "another tokenizer"], unchanged=[fresh], env=ENV),
         Case("--tokenizer with more tokens than the model's vocabulary", train("--tokenizer", tok),
              [tok, "260 tokens", "vocabulary of 64"], unchanged=[fresh], env=ENV),
         Case("--check: --tokenizer with more tokens than the model's vocabulary", train("--check", "--tokenizer", tok),

@@ -53,6 +53,7 @@ def run(tmp):
     overridden = config("overridden", "batch = 2")
     wins = config("wins", "batch = -1", "[sample]", "top_k = 3", "top_k = 4")
     log = os.path.join(tmp, "wins.jsonl")
+    zero_byte = config("zero_byte", "ba\0tch = 1")  # the error line quotes it past the zero byte
 
     def command_line_won():
         header = json.loads(open(log).readline())
@@ -73,6 +74,7 @@ def run(tmp):
         Case("out of range on the command line", train(overridden, "--batch", "-1"),
              ["sixnd train: error: --batch: must be in [1, ", "got -1"]),
         Case("a directory as the config file", train(tmp), [tmp, "is a directory"]),
+        Case("a key holding a zero byte", train(zero_byte), [f"{zero_byte}:{n + 1}: ", "'ba\\x00tch'", "no --ba\\x00tch"]),
         Case("a missing config file", train(os.path.join(tmp, "absent.toml")), ["absent.toml"]),
         Case("the command line wins", train(wins, "--batch", "1", "--log", log, out=os.path.join(tmp, "wins")), [],
              exit_code=0, check=command_line_won),
