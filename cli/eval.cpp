@@ -53,7 +53,7 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
     std::unique_ptr<TokenBytes> token_bytes;
     if (!f.tokenizer.empty()) {
         const Tokenizer tok = load_tokenizer(f, model.config().vocab_size);
-        require_data_tokenizer(ts, f.data, tok, f.tokenizer);
+        require_data_tokenizer({{&ts, f.data}}, tok, f.tokenizer);
         token_bytes = std::make_unique<TokenBytes>(tok);
     }
     const size_t bt = static_cast<size_t>(B) * T;

@@ -14,6 +14,9 @@ std::string read_whole_file(const std::string& path) {
     struct stat st;
     if (stat(path.c_str(), &st) != 0) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
     SIXND_CHECK(!S_ISDIR(st.st_mode), path, "is a directory, not a file");
+    // A device has no end to read to (/dev/zero, /dev/urandom: memory would run out first). A pipe
+    // (process substitution, /dev/stdin) ends when its writer does, and is read.
+    SIXND_CHECK(!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode), path, "is a device, not a file");
     FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
     std::string out;

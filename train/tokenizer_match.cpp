@@ -11,17 +11,20 @@ void require_model_vocab(const Tokenizer& tok, const std::string& tok_path, int 
                                   std::to_string(m) + " (ids " + std::to_string(m) + " and up have no embedding)");
 }
 
-void require_data_tokenizer(const TokenSet& data, const std::string& data_name, const Tokenizer& tok,
-                            const std::string& tok_path) {
-    const std::string& made_with = data.tokenizer_hash();
-    if (!made_with.empty() && made_with != tok.hash())
-        throw Error(data_name, "was made with tokenizer " + made_with + ", but the tokenizer " + tok_path + " is " +
-                                   tok.hash() + ": a vocabulary mismatch");
+void require_data_tokenizer(const std::vector<NamedTokens>& data, const Tokenizer& tok, const std::string& tok_path) {
+    for (const auto& [tokens, name] : data) {
+        const std::string& made_with = tokens->tokenizer_hash();
+        if (!made_with.empty() && made_with != tok.hash())
+            throw Error(name, "was made with tokenizer " + made_with + ", but the tokenizer " + tok_path + " is " +
+                                  tok.hash() + ": a vocabulary mismatch");
+    }
     // Shards without a manifest carry no hash: an id the tokenizer does not have shows they were
     // made with another one, before a batch runs (bits per byte would stop at its first evaluation).
-    data.require_below(static_cast<uint32_t>(tok.vocab_size()), "is not one of the " + std::to_string(tok.vocab_size()) +
-                                                                     " tokens of " + tok_path +
-                                                                     ": the shards were made with another tokenizer");
+    // After every manifest's check, which names the cause where there is one.
+    for (const auto& [tokens, name] : data)
+        tokens->require_below(static_cast<uint32_t>(tok.vocab_size()),
+                              "is not one of the " + std::to_string(tok.vocab_size()) + " tokens of " + tok_path +
+                                  ": the shards were made with another tokenizer");
 }
 
 void require_checkpoint_tokenizer(const Tokenizer& tok, const std::string& tok_path, const std::string& trained_with,

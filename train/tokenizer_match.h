@@ -4,6 +4,7 @@
 // another tokenizer give bits per byte of the wrong bytes without any error at all.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "data/token_set.h"
 #include "tokenizer/tokenizer.h"
@@ -16,11 +17,16 @@ namespace sixnd {
 // exported as they are, as Hugging Face models with padded vocabularies have them.
 void require_model_vocab(const Tokenizer& tok, const std::string& tok_path, int model_vocab);
 
-// Throws Error(data_name, ...) when the shards' manifest names another tokenizer, and
-// Error(shard, ...) when a shard holds an id the tokenizer does not have (shards without a
-// manifest carry no tokenizer hash: their ids are all there is to check).
-void require_data_tokenizer(const TokenSet& data, const std::string& data_name, const Tokenizer& tok,
-                            const std::string& tok_path);
+// Token shards and the name they were given by (--train-data, --val-data, --data).
+struct NamedTokens {
+    const TokenSet* tokens;
+    std::string name;
+};
+
+// Throws Error(name, ...) when a set's manifest names another tokenizer, then (every manifest
+// checked first) Error(shard, ...) when a shard holds an id the tokenizer does not have: shards
+// without a manifest carry no tokenizer hash, and their ids are all there is to check.
+void require_data_tokenizer(const std::vector<NamedTokens>& data, const Tokenizer& tok, const std::string& tok_path);
 
 // Throws Error(tok_path, ...) when a checkpoint records the tokenizer it was trained with
 // (trained_with: its hash, "" when none was given) and tok is another: its ids would read as

@@ -526,8 +526,9 @@ void Run::check_tokenizer() {
     const Tokenizer tok = Tokenizer::load(path);
     require_model_vocab(tok, path, cfg_.vocab_size);
     tokenizer_hash_ = tok.hash();
-    require_data_tokenizer(loader_.tokens(), o_.train_data, tok, path);
-    if (val_) require_data_tokenizer(val_->tokens(), o_.val_data, tok, path);
+    std::vector<NamedTokens> data{{&loader_.tokens(), o_.train_data}};
+    if (val_) data.push_back({&val_->tokens(), o_.val_data});
+    require_data_tokenizer(data, tok, path);
 }
 
 void Run::write_header() {
