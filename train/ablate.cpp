@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -101,17 +102,29 @@ std::vector<std::string> run_args(const AblationSpec& spec, const AblationVarian
 }
 
 // What a failed `sixnd train` said: its error line without the prefix (mpirun may print more
-// after it), else the output's last line.
+// after it); else, when the launcher refused (mpirun as root, too few slots), the first
+// paragraph of its last message block (between lines of dashes, Open MPI's form), joined into
+// one line; else the output's last line that has a word in it.
 std::string failure_line(const std::string& path) {
     const std::string prefix = "sixnd train: error: ";
+    const auto is_rule = [](const std::string& l) { return l.size() >= 8 && l.find_first_not_of('-') == std::string::npos; };
     std::ifstream in(path);
-    std::string line, last, error;
+    std::string line, last, error, block;
+    bool in_block = false, in_paragraph = false;
     while (std::getline(in, line)) {
-        if (line.empty()) continue;
-        last = line;
         if (line.rfind(prefix, 0) == 0) error = line.substr(prefix.size());
+        if (is_rule(line)) {
+            in_block = !in_block;
+            if (in_block) block.clear();
+            in_paragraph = in_block;
+            continue;
+        }
+        const bool blank = line.find_first_not_of(" \t\r") == std::string::npos;
+        if (in_paragraph && blank && !block.empty()) in_paragraph = false;
+        if (in_paragraph && !blank) block += (block.empty() ? "" : " ") + line.substr(line.find_first_not_of(" \t"));
+        if (std::any_of(line.begin(), line.end(), [](unsigned char c) { return std::isalnum(c); })) last = line;
     }
-    return error.empty() ? last : error;
+    return !error.empty() ? error : !block.empty() ? block : last;
 }
 
 // A child's output while nothing may be written under --out yet; removed with this object.

@@ -288,6 +288,19 @@ def main():
                  bad_input.Case("not_an_ablation", ["ablate", "--out", not_ablation, "--vary", "lr=1e-3,2e-3", "--seeds",
                                                     "1", *flags],
                                 [not_ablation, "not an ablation"], unchanged=[not_ablation])]
+        # A launcher that refuses as Open MPI does (a block between rules of dashes): the error
+        # quotes the block's first paragraph, not the closing rule.
+        refusing = os.path.join(tmp, "refusing_mpirun")
+        with open(refusing, "w") as f:
+            f.write("#!/bin/sh\nrule=------------------------------------------\necho $rule\n"
+                    "echo 'launcher has detected an attempt'\necho '  to run as root.'\necho\n"
+                    "echo 'Running as root is discouraged.'\necho $rule\nexit 1\n")
+        os.chmod(refusing, 0o755)
+        cases.append(bad_input.Case("launcher_refuses", ["ablate", "--out", os.path.join(tmp, "b10"), "--vary",
+                                                         "lr=1e-3,2e-3", "--seeds", "1", "--np", "2", "--mpirun", refusing,
+                                                         *flags],
+                                    ["run base, seed 1337: launcher has detected an attempt to run as root."],
+                                    unchanged=[os.path.join(tmp, "b10")], timeout=30))
         # An ablation directory another ablate is writing (this process holds its lock).
         in_use = os.path.join(tmp, "in_use")
         held = bad_input.hold_dir_lock(in_use)  # noqa: F841 (held while the cases run)
