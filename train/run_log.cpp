@@ -50,7 +50,10 @@ bool is_run_log_header(const nlohmann::json& record) {
 
 void read_run_log(const std::string& path, const std::function<void(const plan::LogRecord&)>& on_record) {
     std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) throw Error(path, "is a directory, not a run log (the file train's --log wrote)");
+    const std::filesystem::file_status st = std::filesystem::status(path, ec);
+    if (std::filesystem::is_directory(st)) throw Error(path, "is a directory, not a run log (the file train's --log wrote)");
+    // A device has no end (/dev/zero would be read until memory runs out); a pipe is read.
+    if (std::filesystem::is_character_file(st) || std::filesystem::is_block_file(st)) throw Error(path, "is a device, not a run log");
     std::ifstream in(path);
     if (!in) throw Error(path, "cannot open the run log");
     const std::string not_a_log = "not a sixnd run log (no header record): ";

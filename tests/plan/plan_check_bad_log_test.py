@@ -182,6 +182,7 @@ def run(tmp):
     cases.append(Case("a torn line before the last", ["plan", "--check", torn_mid],
                       [f"{torn_mid}:{steps[1] + 1}: ", "not the last line", "\\xff"]))
     cases.append(Case("a directory", ["plan", "--check", tmp], [tmp + ": ", "is a directory"]))
+    cases.append(Case("a device", ["plan", "--check", "/dev/zero"], ["/dev/zero: ", "is a device"], timeout=30))
     # RunLog writes its header first, and refuses to append to a file that does not open with one.
     step_first = os.path.join(tmp, "step_first.jsonl")
     with open(step_first, "w") as f:
