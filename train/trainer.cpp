@@ -201,6 +201,7 @@ private:
     std::vector<std::string> checkpoints_before(int step) const;
     void progress(int done, double loss, double norm, float lr, double secs, double mfu);
     float evaluate();
+    void evaluations(int done, nlohmann::json& rec, TrainResult& result);
     json gathered_memory();
     // Every rank's bytes sent this step, by collective (sent_before: the counters at its start).
     json gathered_comm(const std::vector<size_t>& sent_before);
@@ -261,6 +262,11 @@ private:
     std::unique_ptr<Tokenizer> task_tok_;
     std::string run_id_;     // the lineage (CheckpointMeta::run_id)
     std::string last_good_;  // the newest checkpoint this lineage saved or resumed from
+    // A resume from an older step than the lineage's newest: the steps of the newer checkpoints
+    // (the branch it leaves), until this run's first save deletes them. No rollback restores
+    // one and no spike report names one meanwhile.
+    std::vector<int> left_branch_;
+    bool on_left_branch(const CheckpointEntry& e) const;
     int saved_step_ = -1;    // the step of the newest checkpoint saved in this process
     SpikeHistory history_;
     SpikeRunState spike_run_;
@@ -437,6 +443,8 @@ void Run::load_initial_state(const std::vector<float>& params) {
     }
     restore_checkpoint(*ck_, true);
     start_step_ = ck_->meta().step;
+    for (const CheckpointEntry& e : list_checkpoints(ckpt_root_))
+        if (e.complete && e.run_id == run_id_ && e.step > start_step_) left_branch_.push_back(e.step);
     LoaderState position;
     on_all_agreed(&comm_, [&] { position = resume_position(); });
     loader_.set_state(position);
@@ -715,11 +723,23 @@ std::string Run::save(int step) {
         meta.data = data_info_;
         meta.loader = loader_.state();
         dir = w->commit(meta);
+        // The left branch's checkpoints older than this one (prune_checkpoints deletes the newer).
+        std::vector<std::string> left;
+        for (const CheckpointEntry& e : list_checkpoints(ckpt_root_))
+            if (e.step < step && on_left_branch(e)) {
+                left.push_back(std::filesystem::path(e.dir).filename().string());
+                remove_checkpoint(e.dir);
+            }
+        if (!left.empty())
+            log_info("deleted " + std::to_string(left.size()) + " checkpoint(s) between the resumed step " +
+                     std::to_string(start_step_) + " and step " + std::to_string(step) + " (" + left.front() +
+                     (left.size() > 1 ? " .. " + left.back() : "") + "): the branch this run left");
         prune_checkpoints(ckpt_root_, o_.keep_last, run_id_, step);
         log_->event("checkpoint", step, {{"dir", dir}});
     });
     last_good_ = root_ ? dir : latest_checkpoint(ckpt_root_);
     saved_step_ = step;
+    left_branch_.clear();  // replaced or deleted: what this lineage holds now is this run's
     return last_good_;
 }
 
@@ -850,7 +870,7 @@ int Run::rollback_target(int done, int& snapshot, std::string& checkpoint_dir) {
     int ck_step = -1;
     if (root_)
         for (const CheckpointEntry& e : list_checkpoints(ckpt_root_))
-            if (e.complete && e.run_id == run_id_ && e.step <= limit) ck_step = std::max(ck_step, e.step);
+            if (e.complete && e.run_id == run_id_ && e.step <= limit && !on_left_branch(e)) ck_step = std::max(ck_step, e.step);
     ck_step = static_cast<int>(comm_.all_reduce_sum_host(root_ ? ck_step + 1 : 0)) - 1;
     if (ck_step <= best) return best;
     snapshot = -1;
@@ -860,12 +880,16 @@ int Run::rollback_target(int done, int& snapshot, std::string& checkpoint_dir) {
     return ck_step;
 }
 
+bool Run::on_left_branch(const CheckpointEntry& e) const {
+    return e.run_id == run_id_ && std::find(left_branch_.begin(), left_branch_.end(), e.step) != left_branch_.end();
+}
+
 // The newest complete checkpoint of this lineage at or before `step`, and the one before it.
 std::vector<std::string> Run::checkpoints_before(int step) const {
     std::vector<std::string> found;
     const std::vector<CheckpointEntry> all = list_checkpoints(ckpt_root_);
     for (auto it = all.rbegin(); it != all.rend() && found.size() < 2; ++it)
-        if (it->complete && it->run_id == run_id_ && it->step <= step) found.push_back(it->dir);
+        if (it->complete && it->run_id == run_id_ && it->step <= step && !on_left_branch(*it)) found.push_back(it->dir);
     return found;
 }
 
@@ -1073,6 +1097,10 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
     loader_.advance(static_cast<uint64_t>(o_.spike.rollback_skip_batches) * accum_);
     spike_run_.rollbacks++;
     spike_run_.lr_left = 0;
+    // A checkpoint this process saved at the target step holds the loader position before the
+    // skipped batches and the spike state before the rollback: a stop right now (a signal during
+    // this step) must write a new one, not name that one.
+    saved_step_ = -1;
     const int skipped = done - target + o_.spike.rollback_skip_batches;
     log_->event("rollback", done, {{"from", done},
                                    {"to", target},
@@ -1086,6 +1114,33 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
                  " batches");
     next_step = target;
     return SpikeOutcome::rolled_back;
+}
+
+// The evaluations due after step `done` (every --eval-every steps and at the last): their events,
+// and their numbers in the step's record. A skipped step is evaluated too (its record, which is
+// not written, takes them in vain): the weights it left are the run's, and a run that ends on a
+// skip reports their validation loss, not an earlier one.
+void Run::evaluations(int done, json& rec, TrainResult& result) {
+    if (o_.eval_every <= 0 || (done % o_.eval_every != 0 && done != last_step_)) return;
+    // An evaluation's bytes (ZeRO-3's gathers of every unit) are its event's, not the step's.
+    if (task_tok_) {
+        const size_t eval_sent0 = comm_.bytes_sent_total();
+        const HellaSwagScore hs = score_hellaswag(model_, *task_tok_, task_items_);
+        rec["task_acc"] = hs.acc();
+        rec["task_acc_norm"] = hs.acc_norm();
+        log_->event("eval_task", done, {{"task", "hellaswag"}, {"items", hs.items}, {"acc", hs.acc()}, {"acc_norm", hs.acc_norm()},
+                                        {"comm_bytes", comm_.bytes_sent_total() - eval_sent0}});
+    }
+    if (val_) {
+        const size_t eval_sent0 = comm_.bytes_sent_total();
+        result.last_val_loss = evaluate();
+        rec["val_loss"] = result.last_val_loss;
+        json ev{{"val_loss", result.last_val_loss},
+                {"batches", eval_batches_},
+                {"comm_bytes", comm_.bytes_sent_total() - eval_sent0}};
+        if (evaluated_bpb_ >= 0) rec["val_bpb"] = ev["val_bpb"] = result.last_val_bpb = evaluated_bpb_;
+        log_->event("eval", done, ev);
+    }
 }
 
 TrainResult Run::go() {
@@ -1144,6 +1199,8 @@ TrainResult Run::go() {
         if (!std::isfinite(loss) || !std::isfinite(norm)) {
             skip(done, loss, norm);
             result.last_loss = static_cast<float>(loss);  // the summary's loss is the last step's, not a stale one
+            json unused;
+            evaluations(done, unused, result);
             end_step(done, result);
             step = done;
             continue;
@@ -1162,6 +1219,8 @@ TrainResult Run::go() {
                 continue;
             }
             if (out == SpikeOutcome::skipped) {
+                json unused;
+                evaluations(done, unused, result);
                 end_step(done, result);
                 step = done;
                 continue;
@@ -1205,25 +1264,7 @@ TrainResult Run::go() {
             rec["memory_ranks"] = gathered_memory();
             rec["comm_ranks"] = gathered_comm(sent_by_collective);
         }
-        // An evaluation's bytes (ZeRO-3's gathers of every unit) are its event's, not the step's.
-        if (task_tok_ && o_.eval_every > 0 && (done % o_.eval_every == 0 || done == last_step_)) {
-            const size_t eval_sent0 = comm_.bytes_sent_total();
-            const HellaSwagScore hs = score_hellaswag(model_, *task_tok_, task_items_);
-            rec["task_acc"] = hs.acc();
-            rec["task_acc_norm"] = hs.acc_norm();
-            log_->event("eval_task", done, {{"task", "hellaswag"}, {"items", hs.items}, {"acc", hs.acc()}, {"acc_norm", hs.acc_norm()},
-                                            {"comm_bytes", comm_.bytes_sent_total() - eval_sent0}});
-        }
-        if (val_ && o_.eval_every > 0 && (done % o_.eval_every == 0 || done == last_step_)) {
-            const size_t eval_sent0 = comm_.bytes_sent_total();
-            result.last_val_loss = evaluate();
-            rec["val_loss"] = result.last_val_loss;
-            json ev{{"val_loss", result.last_val_loss},
-                    {"batches", eval_batches_},
-                    {"comm_bytes", comm_.bytes_sent_total() - eval_sent0}};
-            if (evaluated_bpb_ >= 0) rec["val_bpb"] = ev["val_bpb"] = result.last_val_bpb = evaluated_bpb_;
-            log_->event("eval", done, ev);
-        }
+        evaluations(done, rec, result);
         log_->write(rec);
         if (root_ && mfu > 1.0 && !mfu_over_peak_warned_) {
             mfu_over_peak_warned_ = true;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -347,4 +348,125 @@ TEST(SpikeTraining, RollbackAndResumeReproduceTheUninterruptedRun) {
         EXPECT_EQ(a.rollbacks + b.rollbacks, 1) << "stopped at " << stop;
         EXPECT_EQ(file_bytes(straight.last_checkpoint + "/params.bin"), file_bytes(b.last_checkpoint + "/params.bin"));
     }
+}
+
+// A stop signal that arrives during the step that rolls back stops the run at the rollback's
+// target step. The state there is not the one the process may have saved at that step (the
+// loader now skips the batches around the spike, the injected fault has fired, one rollback is
+// spent), so the checkpoint written then must be a new one: a resume from it gives the
+// uninterrupted run's losses and weights bit for bit. The target here is both an in-memory
+// snapshot and a checkpoint this process saved, the case where the old one had been reused.
+TEST(SpikeTraining, ASignalDuringTheRollbackStepSavesTheRolledBackState) {
+    TmpDir t;
+    const std::string data = make_data(t.dir);
+    auto rollback_run = [&](const std::string& name) {
+        TrainOptions o = options(t.dir, data, name);
+        o.steps = 36;
+        o.spike.inject_lr = {24, 300.0, 1};
+        o.spike.action = SpikeAction::rollback;
+        o.spike.rollback_steps = 4;
+        o.spike.rollback_skip_batches = 2;
+        o.checkpoint_every = 10;
+        o.spike.snapshot_every = 5;
+        return o;
+    };
+    for (bool memory : {true, false}) {
+        const std::string tag = memory ? "memory" : "disk";
+        TrainOptions whole = rollback_run("whole_" + tag);
+        if (!memory) whole.spike.snapshot_every = 0;
+        const TrainResult straight = train(whole, tiny(), init_params());
+        ASSERT_EQ(straight.rollbacks, 1) << tag;
+        ASSERT_EQ(test::log_events(whole.log, "rollback").at(0).at("to"), 20) << tag;
+
+        TrainOptions o = rollback_run("signal_" + tag);
+        o.spike.snapshot_every = whole.spike.snapshot_every;
+        TrainOptions first = o;
+        bool sent = false;
+        first.test_gradient_hook = [&sent](int step, void*, size_t) {
+            if (step == 25 && !sent) {  // the spiking step: stop after it
+                sent = true;
+                std::raise(SIGTERM);
+            }
+        };
+        std::vector<float> losses;
+        try {
+            train(first, tiny(), init_params());
+            FAIL() << tag << ": the signal did not stop the run";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("after step 20"), std::string::npos) << tag << ": " << e.what();
+        }
+        for (const json& s : test::log_steps(first.log)) losses.push_back(s.at("loss").get<float>());
+        o.resume = "latest";
+        const TrainResult b = train(o, tiny(), init_params());
+        // The first part logged steps 1-24 (the spiking 25th rolled back); the resumed run, as
+        // the uninterrupted one, reruns from 21.
+        std::vector<float> joined(losses.begin(), losses.end());
+        joined.insert(joined.end(), b.losses.begin(), b.losses.end());
+        EXPECT_EQ(joined, straight.losses) << tag;
+        EXPECT_EQ(b.rollbacks, 0) << tag << ": the resumed run rolled back again";
+        EXPECT_EQ(test::log_events(o.log, "inject").size(), 1u) << tag << ": the injected fault fired again after the resume";
+        EXPECT_EQ(file_bytes(straight.last_checkpoint + "/params.bin"), file_bytes(b.last_checkpoint + "/params.bin")) << tag;
+    }
+}
+
+// Resuming from an older checkpoint starts a new branch: every newer checkpoint of the run is
+// the branch it leaves (README: "named at the start and deleted when the new branch saves its
+// first checkpoint"), those between the resumed step and the first save included. Until then a
+// rollback must not restore one of them, nor a report name one as the checkpoint before a spike.
+TEST(SpikeTraining, ARunResumedFromAnOlderCheckpointNeverUsesTheBranchItLeft) {
+    TmpDir t;
+    const std::string data = make_data(t.dir);
+    TrainOptions o = options(t.dir, data, "branch");
+    o.steps = 30;
+    o.checkpoint_every = 10;
+    TrainOptions first = o;
+    first.stop_at = 15;
+    train(first, tiny(), init_params());  // checkpoints 10 and 15 (the stop)
+    TrainOptions second = o;
+    second.resume = "latest";
+    train(second, tiny(), init_params());  // 20 and 30
+    const std::string root = o.out_dir + "/checkpoints/";
+    ASSERT_TRUE(fs::exists(root + "step-00000015"));
+    ASSERT_TRUE(fs::exists(root + "step-00000030"));
+
+    // Back to step 10 with another learning rate; a spike at 19 rolls back at least 4 steps.
+    TrainOptions again = o;
+    again.resume = root + "step-00000010";
+    again.schedule.lr = 1e-3f;
+    again.spike.inject_lr = {18, 300.0, 1};
+    again.spike.action = SpikeAction::rollback;
+    again.spike.rollback_steps = 4;
+    again.spike.rollback_skip_batches = 2;
+    const TrainResult r = train(again, tiny(), init_params());
+    ASSERT_EQ(r.rollbacks, 1);
+    const std::vector<json> rbs = test::log_events(again.log, "rollback");
+    ASSERT_EQ(rbs.size(), 1u);
+    EXPECT_EQ(rbs[0].at("from"), 19);
+    EXPECT_EQ(rbs[0].at("to"), 10) << "rolled back to the abandoned branch's step 15";
+    const json report = json::parse(std::ifstream(o.out_dir + "/spikes/step-0000019.json"));
+    EXPECT_EQ(report.at("run").at("checkpoint_before"), root + "step-00000010");
+    std::vector<std::string> left;
+    for (const CheckpointEntry& e : list_checkpoints(root)) left.push_back(fs::path(e.dir).filename().string());
+    EXPECT_EQ(left, (std::vector<std::string>{"step-00000010", "step-00000020", "step-00000030"}))
+        << "the left branch's step 15 survives the new branch's saves";
+}
+
+// A skipped step is evaluated when an evaluation is due: the weights it leaves are the run's, and
+// a run whose last step is skipped reports their validation loss, not an earlier evaluation's.
+TEST(SpikeTraining, ASkippedStepIsEvaluatedWhenAnEvaluationIsDue) {
+    TmpDir t;
+    const std::string data = make_data(t.dir);
+    TrainOptions o = options(t.dir, data, "eval_skip");
+    o.steps = 24;
+    o.val_data = data;
+    o.eval_every = 8;
+    o.eval_batches = 2;
+    o.spike.action = SpikeAction::skip;
+    o.spike.inject_junk_step = 24;
+    const TrainResult r = train(o, tiny(), init_params());
+    ASSERT_EQ(r.skipped_at_end, 1);
+    const std::vector<json> evals = test::log_events(o.log, "eval");
+    EXPECT_EQ(steps_of(evals), (std::vector<int>{8, 16, 24}));
+    ASSERT_FALSE(evals.empty());
+    EXPECT_EQ(r.last_val_loss, evals.back().at("val_loss").get<float>()) << "the summary's validation loss is a stale one";
 }
