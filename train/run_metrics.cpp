@@ -68,6 +68,7 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     RunMetrics m;
     std::map<int, StepNumbers> steps;
     std::set<int> spike_steps;
+    std::map<int, std::pair<json, json>> evals;  // step -> val_loss, val_bpb of its evaluation
     read_run_log(log_path, [&](const plan::LogRecord& rec) {
         const plan::LogFields f(log_path, rec);
         const std::string type = f.has("type") ? f.text("type") : "";
@@ -80,6 +81,10 @@ RunMetrics read_run_metrics(const std::string& log_path) {
         } else if (type == "event") {
             plan::check_event_record(f);  // one rule for every reader of run logs, as for steps
             if (f.text("event") == "spike") spike_steps.insert(f.integer("step", 0));
+            // A skipped step is evaluated when one is due, but writes no step record: its numbers
+            // are in the event only.
+            if (f.text("event") == "eval")
+                evals[f.integer("step", 0)] = {number_or_null(f, rec.json, "val_loss"), number_or_null(f, rec.json, "val_bpb")};
         }
     });
     if (steps.empty()) throw Error(log_path, "has no step records");
@@ -90,9 +95,11 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     v = json::object();
     v["final_train_loss"] = steps.rbegin()->second.loss;
     v["val_loss"] = v["val_bpb"] = nullptr;
-    for (const auto& [s, r] : steps) {
-        if (!r.val_loss.is_null()) v["val_loss"] = r.val_loss;
-        if (!r.val_bpb.is_null()) v["val_bpb"] = r.val_bpb;
+    for (const auto& [s, r] : steps)
+        if (!r.val_loss.is_null() || !r.val_bpb.is_null()) evals.emplace(s, std::make_pair(r.val_loss, r.val_bpb));
+    for (const auto& [s, e] : evals) {
+        if (!e.first.is_null()) v["val_loss"] = e.first;
+        if (!e.second.is_null()) v["val_bpb"] = e.second;
     }
     const auto mean = [&](double StepNumbers::*field) {
         double sum = 0;

@@ -1,0 +1,53 @@
+// A run's metrics read back from its log (train/run_metrics.h): the validation numbers are the
+// last evaluation's, whether a step record or only an eval event (a skipped step's) holds them.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "train/run_metrics.h"
+
+using namespace sixnd;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string write_log(const std::string& name, const std::string& body) {
+    const fs::path p = fs::temp_directory_path() / ("sixnd_run_metrics_" + std::to_string(getpid()) + "_" + name);
+    std::ofstream(p) << "{\"type\":\"header\",\"config\":{},\"model\":{}}\n" << body;
+    return p.string();
+}
+
+const char* kStep = "{\"type\":\"step\",\"step\":%d,\"loss\":%g,\"tokens\":64%s}\n";
+
+std::string step(int n, double loss, const std::string& extra = "") {
+    char b[256];
+    std::snprintf(b, sizeof b, kStep, n, loss, extra.c_str());
+    return b;
+}
+
+}  // namespace
+
+TEST(RunMetrics, ValidationIsTheLastEvaluations) {
+    const std::string log = write_log("steps", step(1, 3.0) + step(2, 2.5, ",\"val_loss\":2.75,\"val_bpb\":1.5") +
+                                                   "{\"type\":\"event\",\"event\":\"eval\",\"step\":2,\"val_loss\":2.75,\"val_bpb\":1.5,\"batches\":1}\n");
+    const RunMetrics m = read_run_metrics(log);
+    EXPECT_DOUBLE_EQ(m.values["final_train_loss"].get<double>(), 2.5);
+    EXPECT_DOUBLE_EQ(m.values["val_loss"].get<double>(), 2.75);
+    EXPECT_DOUBLE_EQ(m.values["val_bpb"].get<double>(), 1.5);
+    fs::remove(log);
+}
+
+TEST(RunMetrics, ASkippedStepsEvaluationCounts) {
+    // Step 4 was skipped (no step record) but evaluated at the end of the run.
+    const std::string log = write_log(
+        "skipped", step(2, 2.5, ",\"val_loss\":2.75") + "{\"type\":\"event\",\"event\":\"eval\",\"step\":2,\"val_loss\":2.75,\"batches\":1}\n" +
+                       step(3, 2.25) + "{\"type\":\"event\",\"event\":\"skip\",\"step\":4,\"consecutive\":1,\"grad_norm\":99,\"loss\":9}\n" +
+                       "{\"type\":\"event\",\"event\":\"eval\",\"step\":4,\"val_loss\":2.5,\"val_bpb\":1.25,\"batches\":1}\n");
+    const RunMetrics m = read_run_metrics(log);
+    EXPECT_EQ(m.last_step, 3);
+    EXPECT_DOUBLE_EQ(m.values["val_loss"].get<double>(), 2.5);
+    EXPECT_DOUBLE_EQ(m.values["val_bpb"].get<double>(), 1.25);
+    fs::remove(log);
+}
