@@ -36,6 +36,7 @@ import math
 import os
 import statistics
 import subprocess
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Row name -> (model shape, B, T). The default rows are the first three; gpt2-124m-t1024 (GPT-2's
@@ -43,6 +44,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHAPES = {"gpt2-124m": ("gpt2-124m", 4, 64), "demo": ("demo", 8, 128), "small": ("small", 8, 256),
           "gpt2-124m-t1024": ("gpt2-124m", 1, 1024)}
 DEFAULT_SHAPES = "gpt2-124m,demo,small"
+MODES = ("fwdbwd", "train")
+DTYPES = ("fp32", "bf16")
+ISAS = ("native", "avx2")
+
+
+class BenchError(Exception):
+    """A side that failed or an argument that cannot run: one error line, not a traceback."""
 
 
 def cpu_info():
@@ -90,7 +98,9 @@ def envs(isa, flags, threads):
     sixnd = dict(base, SIXND_CPU_ISA=isa)
     torch = dict(base)
     torch.pop("SIXND_CPU_ISA", None)
-    avx512 = "avx512f" in flags and isa == "native"
+    # OpenBLAS's SkylakeX kernels need AVX512BW too (its own dispatch asks for it): a Xeon Phi has
+    # AVX512F alone.
+    avx512 = {"avx512f", "avx512bw"} <= flags and isa == "native"
     if isa == "avx2":
         torch.update(ATEN_CPU_CAPABILITY="avx2", ONEDNN_MAX_CPU_ISA="AVX2")
     if avx512:
@@ -101,20 +111,77 @@ def envs(isa, flags, threads):
 
 
 def run_all(cmd, env):
-    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    """The JSON lines CMD prints; BenchError naming CMD and its last error line when it fails."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=env)
+    except OSError as e:
+        raise BenchError(f"{cmd[0]}: {e.strerror}") from None
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
     if r.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed (exit {r.returncode}):\n{r.stderr[-2000:]}")
-    return [json.loads(line) for line in r.stdout.strip().splitlines() if line.startswith("{")]
+        why = next((line for line in reversed(lines) if "error" in line.lower()), lines[-1] if lines else "no output")
+        raise BenchError(f"{os.path.basename(cmd[0]) if cmd[0] != '/usr/bin/python3' else os.path.basename(cmd[1])} "
+                         f"failed (exit {r.returncode}): {why.strip()}\n  command: {' '.join(cmd)}")
+    out = []
+    for line in r.stdout.splitlines():
+        if line.startswith("{"):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                raise BenchError(f"{' '.join(cmd)}: printed a line that is not JSON: {line[:200]}") from None
+    if not out:
+        raise BenchError(f"{' '.join(cmd)}: printed no result")
+    return out
 
 
 def run(cmd, env):
     return run_all(cmd, env)[-1]
 
 
+def thread_count():
+    """OMP_NUM_THREADS (its first level), else the CPUs this process may use."""
+    value = os.environ.get("OMP_NUM_THREADS") or ""
+    if not value:
+        return len(os.sched_getaffinity(0))
+    first = value.split(",")[0].strip()
+    if not first.isdigit() or int(first) < 1:
+        raise BenchError(f"OMP_NUM_THREADS={value}: expected a thread count of 1 or more")
+    return int(first)
+
+
+def check_args(ap, args):
+    """Every argument checked before anything runs (a bad one costs no benchmark time)."""
+    def names(flag, value, allowed):
+        got = value.split(",")
+        bad = [x for x in got if x not in allowed]
+        if bad or not value:
+            ap.error(f"{flag} {value!r}: {', '.join(map(repr, bad)) or 'nothing'} is not one of {', '.join(allowed)}")
+        if len(set(got)) != len(got):
+            ap.error(f"{flag} {value!r}: names one twice")
+        return got
+    if args.isa not in ISAS:
+        ap.error(f"--isa (or SIXND_CPU_ISA) {args.isa!r}: this benchmark runs {' or '.join(ISAS)} "
+                 "(PyTorch has no other path to compare)")
+    args.shapes = names("--shapes", args.shapes, list(SHAPES))
+    args.modes = names("--modes", args.modes, MODES)
+    args.peer_dtypes = names("--peer-dtypes", args.peer_dtypes, DTYPES)
+    for flag, value, least in (("--repeat", args.repeat, 1), ("--peer-iters", args.peer_iters, 0),
+                               ("--peer-warmup", args.peer_warmup, 0)):
+        if value < least:
+            ap.error(f"{flag} {value}: must be at least {least}")
+
+
 def main():
+    try:
+        bench()
+    except BenchError as e:
+        sys.exit(f"cpu_model_bench: {e}")
+
+
+def bench():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build", nargs="?", default="build")
-    ap.add_argument("--isa", choices=["native", "avx2"], default=os.environ.get("SIXND_CPU_ISA") or "native")
+    ap.add_argument("--isa", default=os.environ.get("SIXND_CPU_ISA") or "native",
+                    help=f"{' or '.join(ISAS)} (default: SIXND_CPU_ISA, else native)")
     ap.add_argument("--quick", action="store_true", help="2 timed steps instead of 4")
     ap.add_argument("--modes", default="fwdbwd,train")
     ap.add_argument("--shapes", default=DEFAULT_SHAPES, help=f"rows, of {', '.join(SHAPES)}")
@@ -125,13 +192,13 @@ def main():
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds per row; cells are medians")
     ap.add_argument("--peer-dtypes", default="fp32,bf16", help="the dtypes PyTorch runs")
     args = ap.parse_args()
-    for shape in args.shapes.split(","):
-        if shape not in SHAPES:
-            raise SystemExit(f"--shapes: no row {shape!r} (rows: {', '.join(SHAPES)})")
+    check_args(ap, args)
     model, flags = cpu_info()
-    threads = int(os.environ.get("OMP_NUM_THREADS") or len(os.sched_getaffinity(0)))
+    threads = thread_count()
     env_s, env_t = envs(args.isa, flags, threads)
     bench = os.path.join(args.build, "bench", "model_bench")
+    if not (os.path.isfile(bench) and os.access(bench, os.X_OK)):
+        raise BenchError(f"{bench}: not built (cmake --build {args.build} --target model_bench)")
     iters = ["--warmup", "1", "--iters", "2" if args.quick else "4"]
     peer_iters = ["--warmup", str(args.peer_warmup), "--iters", str(args.peer_iters)] if args.peer_iters else iters
     peer = ["/usr/bin/python3", os.path.join(HERE, "torch_gpt2.py"), "--device", "cpu", "--threads", str(threads),
@@ -141,17 +208,18 @@ def main():
     print(f"path: --isa {args.isa}; PyTorch env: " +
           " ".join(f"{k}={env_t[k]}" for k in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA", "OPENBLAS_CORETYPE")
                    if k in env_t))
+    print(f"load average before: {load_average()}", flush=True)
     print()
     print("| shape | B×T | mode | sixnd fp32 | sixnd bf16 | bf16/fp32 | PyTorch fp32 | PyTorch bf16 | "
           "sixnd/PyTorch fp32 | sixnd/PyTorch bf16 | sixnd MFU fp32 / bf16 |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     s = t = None
-    peer_dtypes = args.peer_dtypes.split(",")
+    last = {}  # dtype -> sixnd's last result: what its MFU column is against
+    peer_dtypes = args.peer_dtypes
     tps = lambda r: r["tokens_per_s"] if r else float("nan")  # noqa: E731
-    print(f"load average before: {load_average()}", flush=True)
-    for shape in args.shapes.split(","):
+    for shape in args.shapes:
         model_shape, B, T = SHAPES[shape]
-        for mode in args.modes.split(","):
+        for mode in args.modes:
             rounds = []
             for i in range(args.repeat):
                 # sixnd's two dtypes in one process, their steps alternating (the first dtype
@@ -164,10 +232,13 @@ def main():
                         run_all([bench, "--device", "cpu", "--dtype", both] + shape_args + iters, env_s)}
                 got = {}
                 for dtype in ("fp32", "bf16"):
-                    s = ours[dtype]
+                    if dtype not in ours:
+                        raise BenchError(f"model_bench gave no {dtype} result (it printed {sorted(ours)})")
+                    s = last[dtype] = ours[dtype]
                     t = run(peer + common[dtype] + peer_iters, env_t) if dtype in peer_dtypes else None
-                    if t and s["threads"] != t["threads"]:
-                        raise RuntimeError(f"thread counts differ: sixnd {s['threads']}, PyTorch {t['threads']}")
+                    if s["threads"] != threads or (t and t["threads"] != threads):
+                        raise BenchError(f"thread counts differ: asked for {threads}, sixnd ran {s['threads']}, "
+                                         f"PyTorch {t['threads'] if t else '-'}")
                     got[dtype] = (s, t)
                 rounds.append(got)
             s32 = [tps(r["fp32"][0]) for r in rounds]
@@ -182,6 +253,7 @@ def main():
             print(f"| {shape} | {B}×{T} | {mode} | {med(s32):.0f} | {med(s16):.0f} | "
                   f"{ratio_cell(bf_ratio)} | {tps_cell(t32)} | {tps_cell(t16)} | {ratio_cell(vs32)} | "
                   f"{ratio_cell(vs16)} | {100 * mfu32:.1f}% / {100 * mfu16:.1f}% |", flush=True)
+    print()
     print(f"load average after: {load_average()}", flush=True)
     t = t or next((r[d][1] for r in rounds for d in ("fp32", "bf16") if r[d][1]), None)
     if not args.no_recompute:
@@ -199,8 +271,11 @@ def main():
           f"{c['kernels_compiled_for']}; {c['physical_cores']} cores; threads: sixnd "
           f"{s['threads']}, PyTorch {t['threads'] if t else '-'}; OpenBLAS kernel in PyTorch: "
           f"{(t['openblas_core'] if t else None) or 'none'}")
-    print(f"MFU is against: {s['peak_source']}; achievable (measured matmul ceiling): "
-          f"{s['achievable_flops'] / 1e9:.1f} GFLOP/s")
+    for dtype, r in last.items():
+        print(f"MFU {dtype} is against: {r['peak_source']}; achievable (measured matmul ceiling): "
+              f"{r['achievable_flops'] / 1e9:.1f} GFLOP/s")
+    if not args.no_recompute:
+        print(f"MFU of the recompute table is against: {s['peak_source']}")
     if args.isa == "avx2" and c["kernels_compiled_for"] != "avx2":
         print("NOTE: sixnd's own kernels were compiled for " + c["kernels_compiled_for"] + ", not AVX2: for the exact "
               "code of an AVX2 CPU build with -DSIXND_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3")

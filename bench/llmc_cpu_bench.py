@@ -29,7 +29,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from cpu_model_bench import cpu_info, cpu_line, envs, load_average, med, run_all, spread  # noqa: E402
+from cpu_model_bench import (BenchError, cpu_info, cpu_line, envs, load_average, med, run_all,  # noqa: E402
+                             spread, thread_count)
 
 B, T = 4, 64
 SHARD_MAGIC, SHARD_VERSION = 20240520, 1
@@ -94,6 +95,13 @@ def run_llmc(exe, work, env, steps):
 
 
 def main():
+    try:
+        bench()
+    except (BenchError, RuntimeError) as e:
+        sys.exit(f"llmc_cpu_bench: {e}")
+
+
+def bench():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("build", nargs="?", default="build")
     ap.add_argument("--llmc", required=True, help="a checkout of github.com/karpathy/llm.c")
@@ -111,7 +119,7 @@ def main():
     if not os.access(bench, os.X_OK):
         sys.exit(f"{bench}: not built (cmake --build {args.build})")
     model, flags = cpu_info()
-    threads = int(os.environ.get("OMP_NUM_THREADS") or len(os.sched_getaffinity(0)))
+    threads = thread_count()
     env_s, _ = envs(args.isa, flags, threads)
     env_l = dict(os.environ, OMP_NUM_THREADS=str(threads))
     env_l.pop("SIXND_CPU_ISA", None)

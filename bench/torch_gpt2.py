@@ -270,7 +270,19 @@ def main():
     ap.add_argument("--cpu-isa", choices=["native", "avx2"], default="native",
                     help="avx2: run what PyTorch runs on an AVX2-only CPU (with ATEN_CPU_CAPABILITY=avx2 and "
                          "ONEDNN_MAX_CPU_ISA=AVX2 in the environment)")
-    bench(ap.parse_args())
+    args = ap.parse_args()
+    # Checked before the model is built: --iters 0 would divide by zero, a negative count would
+    # report negative tokens/s, a --seq-len past the shape's context fails deep in the forward.
+    for flag, value, least in (("--iters", args.iters, 1), ("--warmup", args.warmup, 0), ("--batch", args.batch, 1),
+                               ("--seq-len", args.seq_len, 1), ("--threads", args.threads, 0),
+                               ("--peak-tflops", args.peak_tflops, 0)):
+        if not value >= least:
+            ap.error(f"{flag} {value}: must be at least {least}")
+    if args.seq_len > SHAPES[args.shape]["max_seq_len"]:
+        ap.error(f"--seq-len {args.seq_len}: the {args.shape} shape's context is {SHAPES[args.shape]['max_seq_len']}")
+    if args.compile and args.also_compile:
+        ap.error("--compile and --also-compile: give one")
+    bench(args)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ step, BF16 storage. No PyTorch peer runs here; the footer says how many OpenMP t
 had. Usage: python3 bench/zero_bench.py BUILD_DIR"""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,8 +19,14 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 
 
 def main():
+    if len(sys.argv) > 2 or sys.argv[1:2] in (["-h"], ["--help"]):
+        sys.exit(__doc__)
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     sixnd = os.path.join(build, "sixnd")
+    if not (os.path.isfile(sixnd) and os.access(sixnd, os.X_OK)):
+        sys.exit(f"zero_bench: {sixnd}: not built (cmake --build {build} --target sixnd)")
+    if not shutil.which("mpirun"):
+        sys.exit("zero_bench: no mpirun on PATH (Debian's openmpi-bin)")
     print("| ranks | stage | bytes sent/rank/step | paper (n-1)/n·kΨ·2B | ratio | step ms | peak MiB/rank | model-state MiB/rank |")
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
@@ -33,7 +40,12 @@ def main():
                        "random", "--model", "d6", "--vocab-size", "4096", "--device", "cpu", "--dtype", "bf16",
                        "--train-data", data, "--batch", str(8 // n), "--seq-len", "128", "--steps", "6", "--zero",
                        str(stage), "--out", os.path.join(tmp, f"r{n}{stage}"), "--log", log, "--peak-tflops", "1"]
-                subprocess.run(cmd, check=True, capture_output=True, env=ENV)
+                r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=ENV)
+                if r.returncode != 0:
+                    lines = [l.strip() for l in r.stderr.splitlines() if l.strip() and not l.startswith("---")]
+                    why = next((l for l in lines if "error" in l.lower()), lines[-1] if lines else "no output")
+                    sys.exit(f"zero_bench: {n} ranks, ZeRO-{stage}: mpirun exited {r.returncode}: {why}\n"
+                             f"  command: {' '.join(cmd)}")
                 recs = [json.loads(l) for l in open(log)]
                 head = recs[0]
                 steps = [r for r in recs if r.get("type") == "step"][2:]

@@ -54,6 +54,10 @@ if [[ -z ${SIXND_GPU_STEPS:-} ]]; then
     for l in "${LIMITS[@]}"; do SELECTED[${l%%:*}]=1; done
 else
     read -r -a words <<<"${SIXND_GPU_STEPS//,/ }"
+    if ((${#words[@]} == 0)); then
+        echo "gpu_check: SIXND_GPU_STEPS='$SIXND_GPU_STEPS' names no step (unset it for all; 'probe' for the probe alone)" >&2
+        exit 2
+    fi
     for w in "${words[@]}"; do
         case $w in
             tests) names=("${TESTS[@]}") ;;
@@ -73,6 +77,11 @@ else
     done
 fi
 selected() { [[ -n ${SELECTED[$1]:-} ]]; }
+# The GPT-2 batch too: a typo would fail every gpt2 step and the table (device time lost).
+if ! [[ $BATCH =~ ^[1-9][0-9]{0,4}$ ]]; then
+    echo "gpu_check: SIXND_GPU_BATCH=$BATCH: expected a batch size, a whole number from 1" >&2
+    exit 2
+fi
 
 BUDGET=0
 CHOSEN=()
@@ -86,6 +95,8 @@ START=$(date +%s)
 DEADLINE=$((START + BUDGET))
 
 mkdir -p "$OUT"
+# What an earlier run left in $OUT (./gpu_out here) must not pass for this one's, should it end early.
+rm -f "$OUT/summary.md" "$OUT/gpu_check_logs.tar.gz"
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/sixnd_gpu_check.XXXXXX")
 : >"$LOGS/steps.tsv"
 

@@ -336,7 +336,19 @@ def build(args):
     lines = [f"# sixnd gpu_check, {date}, {gpu}; GPT-2 B={args.batch} T=1024 bf16; "
              f"peak {fmt(peak)} TFLOP/s (sixnd's table); {args.elapsed} s of a {args.budget} s budget"]
     if not device:
-        verdict = f"NO DEVICE: {args.no_device}; nothing ran on a GPU (test binaries started and skipped)"
+        # Say what the binaries did: without the staged folder none was found, and "started and
+        # skipped" would claim a check that did not happen.
+        ran = [t for t in TESTS if not idle(status(t)) and not status(t).startswith("skipped")]
+        missing = [t for t in TESTS if status(t).startswith("skipped")]
+        if ran and not missing:
+            what = "test binaries started and skipped"
+        elif ran:
+            what = f"test binaries started and skipped; not run: {', '.join(missing)} ({status(missing[0])})"
+        elif missing:
+            what = f"no test binary ran: {status(missing[0])}"
+        else:
+            what = "no test binary selected"
+        verdict = f"NO DEVICE: {args.no_device}; nothing ran on a GPU ({what})"
         if problems:
             verdict = "FAILED: " + "; ".join(problems) + f" (and no device: {args.no_device})"
     elif problems:

@@ -3,19 +3,99 @@
 # Debian's fortunes, turn the fortunes into filtered, deduplicated token shards, train a small
 # GPT on them (on the GPU when one is present, else the CPU) with progress, print samples,
 # and say where the run log and checkpoint are.
-#   SIXND_RUN=DIR   run directory (default runs/fortunes)
-#   SIXND_STEPS=N   training steps (default sized for about 3 minutes of training on a 2-core CPU,
-#                   by how its BF16 matmuls run (core/cpu_features.h, bf16_matmul_native): 600 on
+#   SIXND_RUN=DIR   run directory (default runs/fortunes in the repository; a relative DIR is taken
+#                   from the directory run.sh is started in). It belongs to this script: a second
+#                   run.sh, or a sixnd train, on it is refused before anything is touched.
+#   SIXND_STEPS=N   training steps, a whole number from 1 (default sized for about 3 minutes of
+#                   training on a 2-core CPU, by how its BF16 matmuls run
+#                   (core/cpu_features.h, bf16_matmul_native): 600 on
 #                   BF16 dot products (AMX, or AVX512-BF16 on AMD), 400 on AVX-512 FP32 FMAs, 300
 #                   on AVX2 FMAs (an AVX2-only CPU, or SIXND_CPU_ISA=avx2), at roughly 4,000,
 #                   2,200 and 1,500 tokens/s)
+# Both are checked before anything is installed, built or deleted. Each run starts afresh (a
+# tokenizer, shards and a model of its own). SIGINT, SIGTERM and SIGHUP sent to run.sh reach the
+# stage that runs (training ends with a checkpoint, and run.sh prints the command that continues
+# it); a failure or an interruption ends with one line saying which stage, and a non-zero status.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-bash scripts/setup.sh
 
-RUN=${SIXND_RUN:-runs/fortunes}
+die() { echo "run.sh: $*" >&2; exit 1; }
+
+STEPS=${SIXND_STEPS:-}
+if [ -n "$STEPS" ] && ! [[ $STEPS =~ ^[1-9][0-9]{0,8}$ ]]; then
+  echo "run.sh: SIXND_STEPS=$STEPS: expected a whole number of training steps, 1 or more" >&2
+  exit 2
+fi
+# The run directory as the caller means it: relative to where run.sh was started.
+RUN=${SIXND_RUN:-}
+if [ -n "$RUN" ] && [[ $RUN != /* ]]; then RUN=$PWD/$RUN; fi
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+RUN=${RUN:-$ROOT/runs/fortunes}
 FORTUNES=/usr/share/games/fortunes
 JOBS=$(nproc)
+
+# --- the run directory: created, writable, and not in use (checked before any stage runs)
+[ -d "$RUN" ] || [ ! -e "$RUN" ] || die "SIXND_RUN=$RUN exists and is not a directory"
+mkdir -p -- "$RUN" 2>/dev/null || die "SIXND_RUN=$RUN: cannot create the run directory"
+# Held while this script runs (and by its stages, which inherit it): one run.sh per directory.
+{ exec 9>>"$RUN/.run_sh.lock"; } 2>/dev/null || die "SIXND_RUN=$RUN: the run directory is not writable"
+flock -n 9 || die "$RUN is in use by another scripts/run.sh (or a stage one left running); wait for it or set SIXND_RUN to another directory"
+# A sixnd train on it (started by hand, or one a killed run.sh left running) holds $RUN/.lock.
+lock_rc=0
+flock -n -E 75 "$RUN/.lock" true 2>/dev/null || lock_rc=$?
+if [ "$lock_rc" = 75 ]; then
+  die "$RUN is in use by a sixnd train (pid $(head -c 20 "$RUN/.lock" 2>/dev/null | tr -dc 0-9)); stop it or set SIXND_RUN to another directory"
+fi
+
+# --- stages: each in a process group of its own, so that a signal sent to run.sh (Ctrl-C in its
+#     terminal, kill, a CI job's timeout) reaches the stage once, and run.sh waits for it to end
+#     instead of leaving it running on its own.
+CHILD=""
+STAGE=""
+SIGNAL=""
+on_signal() {
+  SIGNAL=${SIGNAL:-$1}
+  if [ -n "$CHILD" ]; then kill -s "$1" -- "-$CHILD" 2>/dev/null || true; fi
+}
+trap 'on_signal INT' INT
+trap 'on_signal TERM' TERM
+trap 'on_signal HUP' HUP
+interrupted() {
+  local n
+  case $SIGNAL in INT) n=2 ;; HUP) n=1 ;; *) n=15 ;; esac
+  if [ "$STAGE" = training ] && [ -n "$(ls -A "$RUN/checkpoints" 2>/dev/null)" ]; then
+    echo "run.sh: interrupted by SIG$SIGNAL during $STAGE; its checkpoints are in $RUN/checkpoints." \
+         "run.sh again starts a new run; to continue this one instead:" >&2
+    echo "  cd $(printf '%q' "$ROOT") && $(printf '%q ' "${TRAIN[@]}")--resume latest" >&2
+  else
+    echo "run.sh: interrupted by SIG$SIGNAL during $STAGE" >&2
+  fi
+  exit $((128 + n))
+}
+# stage NAME CMD...: CMD with run.sh's signals forwarded to it; stops run.sh, naming NAME, when
+# CMD fails or a signal came.
+stage() {
+  STAGE=$1
+  shift
+  [ -z "$SIGNAL" ] || interrupted
+  set -m
+  "$@" &
+  CHILD=$!
+  set +m
+  local rc
+  while :; do
+    wait "$CHILD" && rc=0 || rc=$?
+    kill -0 "$CHILD" 2>/dev/null || break
+  done
+  CHILD=""
+  [ -z "$SIGNAL" ] || interrupted
+  if [ "$rc" -ne 0 ]; then
+    echo "run.sh: $STAGE failed (exit $rc); run directory $RUN" >&2
+    exit "$rc"
+  fi
+}
+
+stage setup bash scripts/setup.sh
 
 DEVICE=cpu
 CUDA=OFF
@@ -25,23 +105,25 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && command 
 fi
 
 echo "== build (release, CUDA $CUDA) ==" >&2
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIXND_CUDA=$CUDA >/dev/null
-cmake --build build -j"$JOBS" --target sixnd
-SIXND=build/sixnd
-mkdir -p "$RUN"
+stage "the build (configure)" cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIXND_CUDA=$CUDA >/dev/null
+stage "the build" cmake --build build -j"$JOBS" --target sixnd
+SIXND=$ROOT/build/sixnd
 
 # Fortune files are the ones without an extension (*.dat are indexes, *.u8 links).
-mapfile -t TEXTS < <(find "$FORTUNES" -maxdepth 1 -type f ! -name '*.*' | sort)
+TEXTS=()
+[ -d "$FORTUNES" ] && mapfile -t TEXTS < <(find "$FORTUNES" -maxdepth 1 -type f ! -name '*.*' | sort)
+[ ${#TEXTS[@]} -gt 0 ] || die "no fortune files in $FORTUNES (Debian's fortunes package: apt-get install fortunes)"
 echo "== tokenizer: byte-level BPE, 4096 tokens, on ${#TEXTS[@]} fortune files ==" >&2
-$SIXND tokenizer train --input "${TEXTS[@]}" --vocab-size 4096 --special '<|endoftext|>' --out "$RUN/tokenizer.bin"
+stage "the tokenizer" "$SIXND" tokenizer train --input "${TEXTS[@]}" --vocab-size 4096 --special '<|endoftext|>' \
+  --out "$RUN/tokenizer.bin"
 
 echo "== data: fortunes -> filtered, deduplicated token shards ==" >&2
 # Fortunes are short: the Gopher word-count floor and the per-document language ID are
 # tuned for web pages, so they are relaxed here; everything else runs at its default.
-$SIXND data prepare --source "fortunes=$FORTUNES" --format fortune --tokenizer "$RUN/tokenizer.bin" \
-  --out "$RUN/data" --overwrite --min-words 3 --min-stop-words 0 --no-langid --no-repetition --val-fraction 0.02
+stage "data preparation" "$SIXND" data prepare --source "fortunes=$FORTUNES" --format fortune \
+  --tokenizer "$RUN/tokenizer.bin" --out "$RUN/data" --overwrite --min-words 3 --min-stop-words 0 --no-langid \
+  --no-repetition --val-fraction 0.02
 
-STEPS=${SIXND_STEPS:-}
 if [ -z "$STEPS" ]; then
   if [ "$DEVICE" = cuda ]; then
     STEPS=2000
@@ -54,19 +136,23 @@ if [ -z "$STEPS" ]; then
     STEPS=300
   fi
 fi
-rm -rf "$RUN/checkpoints" "$RUN/run.jsonl"
+# A fresh run: --overwrite deletes the previous run's checkpoints once train has checked its flags
+# and locked the directory; its old run log and spike reports go too.
+rm -rf "$RUN/spikes" "$RUN/train_summary.json"
 echo "== train: d6 preset (6 layers, 384 channels) with the 4096-token vocabulary, $STEPS steps on $DEVICE ==" >&2
-$SIXND train --init random --model d6 --vocab-size 4096 --max-seq-len 256 --device "$DEVICE" --dtype bf16 \
-  --train-data "$RUN/data/manifest.json" --val-data "$RUN/data/manifest.json:val" --tokenizer "$RUN/tokenizer.bin" \
-  --batch 8 --seq-len 128 --steps "$STEPS" --lr 2e-3 --warmup 30 --schedule cosine --final-lr-frac 0.1 \
-  --weight-decay 0.1 --grad-clip 1.0 --eval-every 100 --eval-batches 8 \
-  --out "$RUN" --checkpoint-every 200 --keep-last 2 --log "$RUN/run.jsonl" > "$RUN/train_summary.json"
+TRAIN=("$SIXND" train --init random --model d6 --vocab-size 4096 --max-seq-len 256 --device "$DEVICE" --dtype bf16
+  --train-data "$RUN/data/manifest.json" --val-data "$RUN/data/manifest.json:val" --tokenizer "$RUN/tokenizer.bin"
+  --batch 8 --seq-len 128 --steps "$STEPS" --lr 2e-3 --warmup 30 --schedule cosine --final-lr-frac 0.1
+  --weight-decay 0.1 --grad-clip 1.0 --eval-every 100 --eval-batches 8
+  --out "$RUN" --checkpoint-every 200 --keep-last 2 --log "$RUN/run.jsonl")
+stage training "${TRAIN[@]}" --overwrite > "$RUN/train_summary.json.tmp"
+mv -f "$RUN/train_summary.json.tmp" "$RUN/train_summary.json"
 CKPT=$(/usr/bin/python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['checkpoint'])" "$RUN/train_summary.json")
 
 echo "== samples ==" >&2
 for prompt in "The meaning of life is" "Q: Why did the programmer" "A computer"; do
   echo "--- prompt: $prompt"
-  $SIXND sample --checkpoint "$CKPT" --prompt "$prompt" --max-tokens 60 --temperature 0.8 --top-k 40 --seed 7
+  stage sampling "$SIXND" sample --checkpoint "$CKPT" --prompt "$prompt" --max-tokens 60 --temperature 0.8 --top-k 40 --seed 7
 done
 
 echo

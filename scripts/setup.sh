@@ -20,9 +20,17 @@ for p in "${SIXND_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}" >&2
+  # Where they cannot be installed, one line says what is missing (apt-get's own errors, such as
+  # a package it does not know, stay above it).
+  cannot() { echo "setup: cannot install ${missing[*]}: $1" >&2; exit 1; }
+  command -v apt-get >/dev/null || cannot "no apt-get here (a Debian or Ubuntu machine has it); install them by hand"
   SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || cannot "not root and no sudo; run this as root"
+    SUDO="sudo"
+  fi
+  echo "setup: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq || cannot "apt-get update failed"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+    cannot "apt-get install failed"
 fi

@@ -21,6 +21,9 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 CPU_PASS_EXCLUDE=()
 ASAN_BENCH=ON
+# A pass whose tests fail does not stop the later ones (a build that fails does): each pass's
+# failures are listed by its ctest, and the last line names the passes that failed.
+FAILED_PASSES=()
 if command -v nvcc >/dev/null; then
   echo "== build (CUDA, sm_80 + sm_90) ==" >&2
   # Device code at full optimization (the spill check is on what ptxas makes of it); the host
@@ -31,7 +34,7 @@ if command -v nvcc >/dev/null; then
   cmake --build build-cuda -j"$JOBS" --target sixnd gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test gpu_nccl_test \
     attention_bench model_bench matmul_bench
   echo "== test (gpu label) ==" >&2
-  ctest --test-dir build-cuda --output-on-failure -j"$JOBS" -L gpu
+  ctest --test-dir build-cuda --output-on-failure -j"$JOBS" -L gpu || FAILED_PASSES+=("gpu (build-cuda)")
   # The gpu scripts (gpu_check.sh on a machine without a device, its table) have run against the
   # CUDA build; the CPU pass below would run them again without its binaries.
   CPU_PASS_EXCLUDE=(-LE gpu)
@@ -57,7 +60,7 @@ cmake --build build-asan -j"$JOBS"
 if [ -z "${SIXND_CPU_ISA:-}" ]; then
   echo "== test (CPU ops and model on the AVX2 path: SIXND_CPU_ISA=avx2) ==" >&2
   SIXND_CPU_ISA=avx2 ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout 1200 \
-    -R '^(model\.(Cpu|Gpt|Decoder)|train\.Trainer\.)'
+    -R '^(model\.(Cpu|Gpt|Decoder)|train\.Trainer\.)' || FAILED_PASSES+=("AVX2 path (build-asan, SIXND_CPU_ISA=avx2)")
 fi
 
 # Where the CPU has AVX-512, the build above holds the AVX-512 variants of the packed GEMM, the
@@ -72,8 +75,14 @@ if grep -q -w avx512f /proc/cpuinfo && grep -q -w avx2 /proc/cpuinfo; then
   cmake --build build-asan-avx2 -j"$JOBS" --target "${AVX2_PATH_TESTS[@]}"
   echo "== test (the AVX2 variants: x86-64-v3 build, SIXND_CPU_ISA=avx2) ==" >&2
   SIXND_CPU_ISA=avx2 ctest --test-dir build-asan-avx2 --output-on-failure -j"$JOBS" --timeout 1200 \
-    -LE script -E '_NOT_BUILT$'
+    -LE script -E '_NOT_BUILT$' || FAILED_PASSES+=("AVX2 variants (build-asan-avx2)")
 fi
 
 echo "== test (CPU) ==" >&2
-ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout 1200 "${CPU_PASS_EXCLUDE[@]}"
+ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout 1200 "${CPU_PASS_EXCLUDE[@]}" ||
+  FAILED_PASSES+=("CPU (build-asan)")
+if [ ${#FAILED_PASSES[@]} -gt 0 ]; then
+  failed=$(printf '%s; ' "${FAILED_PASSES[@]}")
+  echo "test.sh: tests failed in: ${failed%; }" >&2
+  exit 1
+fi

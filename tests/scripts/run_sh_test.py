@@ -1,0 +1,207 @@
+"""scripts/run.sh, as a new user and CI run it, on a copy of the script in a repository of its own
+whose setup.sh and cmake are stand-ins (nothing is installed or built: build/sixnd is this build's
+sixnd), on Debian's fortunes:
+1. a bad SIXND_STEPS (0, -3, abc, "1 2", 1e3) stops it at once with one line naming SIXND_STEPS,
+   exit 2, before any stage runs and without touching the previous run's checkpoint and log;
+2. a relative SIXND_RUN with a space is taken from the directory run.sh is started in, not the
+   repository, and the paths it prints at the end are whole;
+3. a run directory in use (a sixnd train holding its lock, or another run.sh) is refused before
+   any stage runs;
+4. SIGTERM sent to run.sh alone during training reaches the trainer, which checkpoints: run.sh
+   waits for it, leaves nothing running, exits 143 and says how to continue the run;
+5. Ctrl-C (SIGINT to run.sh's process group) reaches the trainer once (it checkpoints rather than
+   exiting at once), exit 130;
+6. run.sh again after that starts a new run (its own checkpoint only).
+Skips (77) without Debian's fortunes or a built sixnd."""
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.environ.get("SIXND_SOURCE") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SIXND = os.environ.get("SIXND_BIN") or os.path.join(SRC, "build", "sixnd")
+FORTUNES = "/usr/share/games/fortunes"
+failures = []
+
+
+def check(ok, what):
+    print(("ok    " if ok else "FAIL  ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def make_repo(t):
+    """T/repo/scripts/run.sh (the real one), a setup.sh that only leaves a mark, and on PATH a
+    cmake whose build links build/sixnd to this build's and an nvidia-smi that finds no GPU."""
+    repo, tools = os.path.join(t, "repo"), os.path.join(t, "tools")
+    os.makedirs(os.path.join(repo, "scripts"))
+    os.makedirs(tools)
+    shutil.copy(os.path.join(SRC, "scripts", "run.sh"), os.path.join(repo, "scripts"))
+    with open(os.path.join(repo, "scripts", "setup.sh"), "w") as f:
+        f.write('touch "$(dirname "$0")/../setup_ran"\n')
+    stubs = {"cmake": f'for a in "$@"; do [ "$a" = --build ] && mkdir -p build && ln -sf {SIXND} build/sixnd; done\n'
+                      'exit 0\n',
+             "nvidia-smi": "exit 1\n"}
+    for name, body in stubs.items():
+        path = os.path.join(tools, name)
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body)
+        os.chmod(path, 0o755)
+    env = dict(os.environ, PATH=tools + ":" + os.environ["PATH"])
+    for k in ("SIXND_RUN", "SIXND_STEPS", "SIXND_CPU_ISA"):
+        env.pop(k, None)
+    return repo, env
+
+
+def start(repo, env, cwd, **kw):
+    return subprocess.Popen(["bash", os.path.join(repo, "scripts", "run.sh")], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace", **kw)
+
+
+def run(repo, env, cwd, timeout=600):
+    p = start(repo, env, cwd)
+    out, err = p.communicate(timeout=timeout)
+    return p.returncode, out, err
+
+
+def last_line(text):
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def processes_under(path):
+    """Processes whose command line names PATH (what a run here left running)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if path in cmd:
+            found.append(f"{pid}: {cmd[:120]}")
+    return found
+
+
+def wait_for_step(run_dir, p, timeout=300):
+    """Until the run log holds a step record (training is under way) or run.sh ended."""
+    log = os.path.join(run_dir, "run.jsonl")
+    end = time.time() + timeout
+    while time.time() < end and p.poll() is None:
+        if os.path.exists(log) and '"type":"step"' in open(log, errors="replace").read().replace(" ", ""):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def interrupt(repo, env, t, run_dir, send, expect_rc, name):
+    p = start(repo, dict(env, SIXND_RUN=run_dir, SIXND_STEPS="100000"), t, start_new_session=True)
+    if not wait_for_step(run_dir, p):
+        p.kill()
+        out, err = p.communicate()
+        check(False, f"{name}: training did not start: {last_line(err)}")
+        return
+    send(p)
+    try:
+        out, err = p.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+    time.sleep(0.5)
+    left = processes_under(run_dir)
+    check(not left, f"{name}: nothing left running after run.sh ended ({left})")
+    check(p.returncode == expect_rc, f"{name}: exit {p.returncode} (expected {expect_rc})")
+    ckpts = os.listdir(os.path.join(run_dir, "checkpoints")) if os.path.isdir(os.path.join(run_dir, "checkpoints")) else []
+    check(len(ckpts) == 1, f"{name}: the trainer wrote its checkpoint on the way out ({ckpts})")
+    sig = "SIGTERM" if expect_rc == 143 else "SIGINT"
+    check(f"run.sh: interrupted by {sig} during training" in err,
+          f"{name}: run.sh says where it was interrupted (stderr ends: {err[-400:]!r})")
+    check("--resume latest" in last_line(err) and last_line(err).lstrip().startswith("cd "),
+          f"{name}: the last line is the command that continues the run ({last_line(err)!r})")
+    check("second signal" not in err and f"interrupted by {sig} after step" in err,
+          f"{name}: the trainer got one signal, not two")
+
+
+def main():
+    if not os.path.isdir(FORTUNES) or not os.access(SIXND, os.X_OK):
+        print(f"skipped: needs {FORTUNES} (the fortunes package) and a built sixnd ({SIXND})")
+        return 77
+    t = tempfile.mkdtemp(prefix="sixnd_run_sh_")
+    try:
+        repo, env = make_repo(t)
+        mark = os.path.join(repo, "setup_ran")
+
+        # --- 1. bad SIXND_STEPS
+        old = os.path.join(t, "old")
+        os.makedirs(os.path.join(old, "checkpoints", "step-00000007"))
+        with open(os.path.join(old, "run.jsonl"), "w") as f:
+            f.write('{"type":"header"}\n')
+        for steps in ("0", "-3", "abc", "1 2", "1e3"):
+            t0 = time.time()
+            rc, out, err = run(repo, dict(env, SIXND_RUN=old, SIXND_STEPS=steps), t, timeout=60)
+            lines = [line for line in err.splitlines() if line.strip()]
+            check(rc == 2 and len(lines) == 1 and "SIXND_STEPS" in lines[0] and time.time() - t0 < 10,
+                  f"SIXND_STEPS={steps!r}: exit {rc}, one line naming SIXND_STEPS ({lines})")
+        check(not os.path.exists(mark), "bad SIXND_STEPS: no stage ran")
+        check(os.path.isdir(os.path.join(old, "checkpoints", "step-00000007")) and
+              os.path.getsize(os.path.join(old, "run.jsonl")) > 0,
+              "bad SIXND_STEPS: the previous run's checkpoint and log are untouched")
+
+        # --- 3. a run directory in use
+        with open(os.path.join(old, ".lock"), "w") as lock:
+            lock.write("4242")
+            lock.flush()
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            rc, out, err = run(repo, dict(env, SIXND_RUN=old, SIXND_STEPS="1"), t, timeout=60)
+        check(rc != 0 and "in use by a sixnd train (pid 4242)" in last_line(err),
+              f"a run directory a sixnd train holds is refused: exit {rc}, {last_line(err)!r}")
+        with open(os.path.join(old, ".run_sh.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            rc, out, err = run(repo, dict(env, SIXND_RUN=old, SIXND_STEPS="1"), t, timeout=60)
+        check(rc != 0 and "in use by another scripts/run.sh" in last_line(err),
+              f"a run directory another run.sh holds is refused: exit {rc}, {last_line(err)!r}")
+        check(not os.path.exists(mark), "a run directory in use: no stage ran")
+        check(os.path.isdir(os.path.join(old, "checkpoints", "step-00000007")),
+              "a run directory in use: its checkpoint is untouched")
+
+        # --- 2. a relative SIXND_RUN with a space, from another directory than the repository
+        cwd = os.path.join(t, "elsewhere")
+        os.makedirs(cwd)
+        rc, out, err = run(repo, dict(env, SIXND_RUN="my run", SIXND_STEPS="1"), cwd)
+        want = os.path.join(cwd, "my run")
+        check(rc == 0, f"SIXND_RUN='my run': exit {rc} ({last_line(err)!r})")
+        check(os.path.isfile(os.path.join(want, "run.jsonl")) and not os.path.exists(os.path.join(repo, "my run")),
+              "SIXND_RUN='my run' is taken from the directory run.sh started in")
+        printed = dict(line.split(":", 1) for line in out.splitlines()
+                       if line.split(":", 1)[0] in ("run log", "checkpoint"))
+        check(printed and all(os.path.exists(v.strip()) and os.path.isabs(v.strip()) for v in printed.values()),
+              f"the paths printed at the end are whole and exist ({printed})")
+
+        # --- 4. SIGTERM to run.sh alone, 5. Ctrl-C, 6. again afterwards
+        run_dir = os.path.join(t, "sig run")
+        interrupt(repo, env, t, run_dir, lambda p: os.kill(p.pid, signal.SIGTERM), 143, "SIGTERM to run.sh")
+        shutil.rmtree(run_dir, ignore_errors=True)
+        interrupt(repo, env, t, run_dir, lambda p: os.killpg(p.pid, signal.SIGINT), 130, "Ctrl-C")
+        rc, out, err = run(repo, dict(env, SIXND_RUN=run_dir, SIXND_STEPS="1"), t)
+        ckpts = sorted(os.listdir(os.path.join(run_dir, "checkpoints")))
+        check(rc == 0 and ckpts == ["step-00000001"],
+              f"run.sh after an interrupted run starts a new one: exit {rc}, checkpoints {ckpts}")
+    finally:
+        for line in processes_under(t):
+            os.kill(int(line.split(":")[0]), signal.SIGKILL)
+        shutil.rmtree(t, ignore_errors=True)
+    if failures:
+        print(f"{len(failures)} FAILED")
+        return 1
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

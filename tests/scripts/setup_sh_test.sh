@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# scripts/setup.sh where packages are missing and cannot be installed: one line naming them and the
+# reason, exit 1, nothing else run (no apt-get here, or not root without sudo); with nothing missing
+# it does nothing and succeeds (run twice); it never sets OPENBLAS_* (or anything else) for others.
+set -u
+SRC=${SIXND_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)}
+fail() { echo "FAILED: $*"; exit 1; }
+T=$(mktemp -d /tmp/sixnd_setup_sh_XXXXXX)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/bin"
+for tool in grep id; do ln -s "$(command -v "$tool")" "$T/bin/$tool"; done
+# dpkg-query that knows no package: everything is missing.
+printf '#!/bin/sh\nexit 1\n' >"$T/bin/dpkg-query"
+chmod +x "$T/bin/dpkg-query"
+
+out=$(PATH="$T/bin" /bin/bash "$SRC/scripts/setup.sh" 2>&1)
+rc=$?
+echo "no apt-get: exit $rc: $out"
+((rc == 1)) || fail "exit $rc without apt-get (expected 1)"
+[[ $(wc -l <<<"$out") == 1 ]] || fail "more than one line without apt-get"
+[[ $out == "setup: cannot install "*fortunes*"no apt-get here"* ]] || fail "the line does not name the packages and the reason"
+
+# Not root and no sudo: an id that says uid 1000, and an apt-get that must not run.
+printf '#!/bin/sh\n[ "$1" = -u ] && echo 1000 || exec /usr/bin/id "$@"\n' >"$T/bin/id.stub"
+rm "$T/bin/id" && mv "$T/bin/id.stub" "$T/bin/id" && chmod +x "$T/bin/id"
+printf '#!/bin/sh\ntouch "%s/apt_ran"\n' "$T" >"$T/bin/apt-get"
+chmod +x "$T/bin/apt-get"
+out=$(PATH="$T/bin" /bin/bash "$SRC/scripts/setup.sh" 2>&1)
+rc=$?
+echo "not root, no sudo: exit $rc: $out"
+((rc == 1)) || fail "exit $rc when not root and without sudo (expected 1)"
+[[ $out == *"not root and no sudo"* ]] || fail "the line does not say why"
+[[ ! -e $T/apt_ran ]] || fail "apt-get ran without the rights to install"
+
+# An apt-get that fails (an unknown package, no network): its status is reported in one line.
+printf '#!/bin/sh\necho "E: Unable to locate package $4" >&2; exit 100\n' >"$T/bin/apt-get"
+rm "$T/bin/id" && ln -s "$(command -v id)" "$T/bin/id"
+if [[ $(id -u) == 0 ]]; then
+    out=$(PATH="$T/bin" /bin/bash "$SRC/scripts/setup.sh" 2>&1)
+    rc=$?
+    echo "apt-get fails: exit $rc: $out"
+    ((rc == 1)) || fail "exit $rc when apt-get fails (expected 1)"
+    [[ $(tail -1 <<<"$out") == "setup: cannot install "*"apt-get update failed" ]] || fail "no closing line naming the failure"
+fi
+
+# Nothing missing: nothing to do, twice; the script exports nothing (OPENBLAS_* least of all).
+if command -v dpkg-query >/dev/null && bash "$SRC/scripts/setup.sh" </dev/null >/dev/null 2>&1; then
+    for i in 1 2; do
+        out=$(bash "$SRC/scripts/setup.sh" 2>&1) || fail "run $i with nothing missing failed: $out"
+        [[ -z $out ]] || fail "run $i with nothing missing printed: $out"
+    done
+fi
+! grep -n 'OPENBLAS\|export ' "$SRC/scripts/setup.sh" || fail "setup.sh sets environment variables"
+echo "all passed"

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# scripts/test.sh's passes, with stand-ins for setup.sh, nvcc, cmake and ctest (nothing is built
+# or run): a pass whose tests fail no longer stops the passes after it (the whole CPU suite used
+# to go untested when the gpu pass failed), the CPU pass still runs last, and the last line names
+# the passes that failed, with exit 1; with every pass green it exits 0. Also that it exports
+# only OMP_NUM_THREADS and the sanitizers' options (no OPENBLAS_*).
+set -u
+SRC=${SIXND_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)}
+fail() { echo "FAILED: $*"; exit 1; }
+T=$(mktemp -d /tmp/sixnd_test_sh_XXXXXX)
+trap 'rm -rf "$T"' EXIT
+mkdir -p "$T/repo/scripts" "$T/repo/tests/model" "$T/bin"
+cp "$SRC/scripts/test.sh" "$SRC/scripts/avx2_path_tests.sh" "$T/repo/scripts/"
+cp "$SRC"/tests/model/cpu_*_test.cpp "$T/repo/tests/model/" 2>/dev/null
+echo 'exit 0' >"$T/repo/scripts/setup.sh"
+printf '#!/bin/sh\nexit 0\n' >"$T/bin/nvcc"
+printf '#!/bin/sh\nexit 0\n' >"$T/bin/cmake"
+# ctest: logs each call with the environment a test would see; fails a pass whose arguments
+# contain $FAIL_PASS.
+cat >"$T/bin/ctest" <<'STUB'
+#!/bin/bash
+echo "ctest $* | ISA=${SIXND_CPU_ISA:-} OMP=${OMP_NUM_THREADS:-} OPENBLAS=$(env | grep -c '^OPENBLAS_')" >>"$LOG"
+[[ -n $FAIL_PASS && "$* " == *"$FAIL_PASS "* ]] && exit 8
+exit 0
+STUB
+chmod +x "$T/bin/"*
+
+run() {  # run FAIL_PASS: output in $T/out, calls in $T/log, status in rc
+    : >"$T/log"
+    env -u SIXND_CPU_ISA -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PATH="$T/bin:$PATH" LOG="$T/log" FAIL_PASS="$1" \
+        bash "$T/repo/scripts/test.sh" >"$T/out" 2>&1
+    rc=$?
+}
+
+run "-L gpu"
+cat "$T/log"
+tail -1 "$T/out"
+((rc == 1)) || fail "a failing gpu pass: exit $rc (expected 1)"
+tail -1 "$T/log" | grep -q -- '--test-dir build-asan --output-on-failure' ||
+    fail "the CPU pass did not run last after a failing gpu pass"
+[[ $(tail -1 "$T/out") == "test.sh: tests failed in: gpu (build-cuda)" ]] || fail "the last line does not name the gpu pass"
+! grep -q 'OPENBLAS=[1-9]' "$T/log" || fail "a pass ran with OPENBLAS_* set"
+
+run "-LE gpu"
+((rc == 1)) || fail "a failing CPU pass: exit $rc (expected 1)"
+[[ $(tail -1 "$T/out") == "test.sh: tests failed in: CPU (build-asan)" ]] || fail "the last line does not name the CPU pass"
+
+run ""
+((rc == 0)) || fail "every pass green: exit $rc (expected 0)"
+! grep -q 'tests failed' "$T/out" || fail "every pass green, yet a failure line"
+echo "all passed"
