@@ -89,14 +89,14 @@ int main(int argc, char** argv) {
                    "fp32, bf16, or both (fp32,bf16): one model per dtype in this process, their steps alternating "
                    "(the first dtype alternating too), so that their ratio compares steps a second apart")
         ->delimiter(',');
-    app.add_option("--mode", mode, "fwdbwd or train");
+    app.add_option("--mode", mode, "fwdbwd or train")->check(CLI::IsMember({"fwdbwd", "train"}));
     app.add_option("--attention", attention);
     app.add_option("--recompute", recompute);
     app.add_option("--device", device);
-    app.add_option("--batch", B);
-    app.add_option("--seq-len", T);
-    app.add_option("--warmup", warmup);
-    app.add_option("--iters", iters, "timed steps per model");
+    app.add_option("--batch", B)->check(CLI::Range(1, 1 << 16));
+    app.add_option("--seq-len", T)->check(CLI::Range(1, 1 << 20));
+    app.add_option("--warmup", warmup)->check(CLI::Range(0, 1 << 20));
+    app.add_option("--iters", iters, "timed steps per model")->check(CLI::Range(1, 1 << 20));
     app.add_option("--turn", turn,
                    "with two dtypes: steps per model per turn; above 1 the first of each turn is not timed")
         ->check(CLI::Range(1, 1000));
