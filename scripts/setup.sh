@@ -11,7 +11,7 @@ SIXND_PACKAGES=(
   libcld2-dev libutf8proc-dev zlib1g-dev
   libopenmpi-dev openmpi-bin
   fortunes
-  python3 python3-torch python3-numpy python3-matplotlib libopenblas0
+  python3 python3-torch python3-numpy python3-matplotlib python3-regex libopenblas0
   "$@"
 )
 

@@ -17,8 +17,12 @@ bool letter(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <
 
 }  // namespace
 
-size_t last_safe_cut(std::string_view t, const SpecialTokens& specials) {
-    for (size_t i = t.size() - std::min<size_t>(t.size(), 1); i >= 1; i--) {
+size_t last_safe_cut(std::string_view t, const SpecialTokens& specials, size_t from, bool more_follows) {
+    // A special token straddling place i starts before i and ends by i - 1 + max_len: it lies
+    // within t, so straddles() sees it, when i + max_len - 1 <= size.
+    const size_t unseen = more_follows && specials.max_len() > 1 ? specials.max_len() - 1 : 0;
+    if (t.size() <= unseen) return 0;
+    for (size_t i = t.size() - std::max<size_t>(unseen, 1); i >= std::max<size_t>(from, 1); i--) {
         auto c = [&](size_t k) { return static_cast<unsigned char>(t[k]); };
         bool before_space = c(i) == ' ' && printable(c(i - 1)) && i + 1 < t.size() && letter(c(i + 1));
         bool after_newline = i >= 2 && c(i - 1) == '\n' && printable(c(i)) && printable(c(i - 2));
@@ -88,11 +92,12 @@ bool ChunkReader::next(std::string& chunk) {
             // Search only the new part, plus enough overlap for the context a cut looks at.
             size_t margin = specials_->max_len() + 2;
             size_t from = searched > margin ? searched - margin : 0;
-            size_t cut = last_safe_cut(std::string_view(buf).substr(from), *specials_);
+            // The whole buffer is passed, so a special token starting before `from` is seen.
+            size_t cut = last_safe_cut(buf, *specials_, from, /*more_follows=*/true);
             if (cut > 0) {
                 chunk_path_ = inputs_[index_ - 1].path;
-                carry_.assign(buf, from + cut, std::string::npos);
-                buf.resize(from + cut);
+                carry_.assign(buf, cut, std::string::npos);
+                buf.resize(cut);
                 chunk.swap(buf);
                 return true;
             }

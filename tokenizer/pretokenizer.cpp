@@ -15,6 +15,28 @@ const char* kGpt2 = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N
 const char* kGpt4 =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// Unicode's White_Space property: what \s means to Python's regex module (GPT-2's encoder.py)
+// and Rust's regex (tiktoken). PCRE2's \s with UCP also takes U+180E MONGOLIAN VOWEL SEPARATOR
+// (a format character since Unicode 6.3, \S to both references), so the published patterns are
+// compiled with this class spelt out instead; the stored pattern text stays the published one.
+const char* kWhiteSpace = R"(\t\n\x0B\f\r\x20\x85\xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})";
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+    for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+}
+
+// The regex PCRE2 compiles for a pattern: the published ones with \s and \S as their references
+// mean them, anything else as written (a custom pattern is a PCRE2 regex).
+std::string engine_spelling(const std::string& regex) {
+    if (regex != kGpt2 && regex != kGpt4) return regex;
+    const std::string ws = kWhiteSpace;
+    std::string s = regex;
+    replace_all(s, "[^\\s", "[^" + ws);  // inside a class: [^\s\p{L}\p{N}]
+    replace_all(s, "\\s", "[" + ws + "]");
+    replace_all(s, "\\S", "[^" + ws + "]");
+    return s;
+}
+
 std::string pcre2_message(int code) {
     PCRE2_UCHAR buf[256];
     pcre2_get_error_message(code, buf, sizeof buf);
@@ -65,7 +87,8 @@ Pretokenizer::Pretokenizer(const std::string& regex, const std::string& where)
     int err = 0;
     PCRE2_SIZE offset = 0;
     // MATCH_INVALID_UTF: arbitrary bytes are legal input; invalid sequences simply never match.
-    code_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(regex.data()), regex.size(),
+    const std::string spelt = engine_spelling(regex);
+    code_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(spelt.data()), spelt.size(),
                                 PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF, &err, &offset, nullptr);
     if (!code_->code)
         throw Error(where, "pattern does not compile at offset " + std::to_string(offset) + ": " +

@@ -34,6 +34,19 @@ TEST(Pretokenizer, Gpt4PiecesSplitDigitsInThrees) {
     EXPECT_EQ(split("gpt4", "In 12345 DON'T\n\n"), (V{"In", " ", "123", "45", " DON", "'T", "\n\n"}));
 }
 
+// \s is Unicode's White_Space, as in GPT-2's encoder.py (Python regex) and tiktoken: U+180E
+// MONGOLIAN VOWEL SEPARATOR is a format character there (\S), though PCRE2's own \s takes it.
+TEST(Pretokenizer, MongolianVowelSeparatorIsNotWhitespace) {
+    const std::string mvs = "\xe1\xa0\x8e";  // U+180E
+    EXPECT_EQ(split("gpt2", " " + mvs + "'s"), (V{" " + mvs + "'", "s"}));
+    EXPECT_EQ(split("gpt2", "\n\n" + mvs), (V{"\n", "\n", mvs}));
+    EXPECT_EQ(split("gpt4", "a " + mvs + "b"), (V{"a", " " + mvs, "b"}));
+    // NEL and the ideographic space stay whitespace; the C0 separators stay \S (not White_Space,
+    // though Python's str.isspace() takes them).
+    EXPECT_EQ(split("gpt2", "a\xc2\x85\xe3\x80\x80 b"), (V{"a", "\xc2\x85\xe3\x80\x80", " b"}));
+    EXPECT_EQ(split("gpt2", "a\x1c\x1f" "b"), (V{"a", "\x1c\x1f", "b"}));
+}
+
 TEST(Pretokenizer, InvalidUtf8BecomesItsOwnPieces) {
     V pieces = split("gpt2", "ab\xff\xfe cd\xc3");
     std::string joined;
