@@ -13,6 +13,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 from bad_input import Case, run_cases, snapshot  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpt2_reference import bytes_to_unicode  # noqa: E402
 import bad_input  # noqa: E402
 import rename_signal  # noqa: E402
 
@@ -24,19 +27,6 @@ if not os.environ.get("SIXND_BIN"):
 
 TEXT = ("The river runs past the old mill, and the children walk along it with their dogs. "
         "In spring the water rises over the stones and the miller opens the sluice. ") * 40
-
-
-def byte_unicode():
-    """GPT-2's byte -> printable character table (the vocab.json spelling of each byte)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(bs, cs)}
 
 
 def raw_nul(tok, path):
@@ -244,7 +234,7 @@ def main():
         with open(p("ids.json"), "w") as f:
             f.write("[1, 2, 3]")
         # vocab.json without the byte 'a' (a GPT-2 import whose files were edited by hand).
-        bu = byte_unicode()
+        bu = bytes_to_unicode()
         vocab = {bu[b]: i for i, b in enumerate(b for b in range(256) if b != ord("a"))}
         vocab["ab"] = 255
         vocab["<|endoftext|>"] = 256

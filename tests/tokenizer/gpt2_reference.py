@@ -13,7 +13,10 @@ Needs the `regex` module (Debian: python3-regex) for \\p{L} and \\p{N}.
 """
 import json
 
-import regex
+try:
+    import regex
+except ImportError:  # bytes_to_unicode alone needs nothing; Gpt2Reference says what is missing
+    regex = None
 
 GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
@@ -44,6 +47,8 @@ class Gpt2Reference:
                 ranks[(a, b)] = len(ranks)
         self.ranks = ranks
         self.byte_encoder = bytes_to_unicode()
+        if regex is None:
+            raise ImportError("Gpt2Reference needs the regex module (Debian: python3-regex)")
         self.pat = regex.compile(GPT2_PATTERN)
         self.specials = {s: self.encoder[s] for s in specials}
         self.special_pat = (
