@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/model/model_bench refuses a mode, batch, length or step count it cannot run, with one line
 # naming the flag, before it builds a model (a typo'd --mode used to time forward+backward, and
-# --iters 0 printed tokens_per_s null). Skips (77) where the build has no benchmarks.
+# --iters 0 printed tokens_per_s null). Here among the gpu tests because test.sh runs those against
+# the CUDA build, which has the benchmarks (its ASan build then has none); without nvcc they run
+# against the ASan build, which then has them. Skips (77) where the build has no benchmarks.
 set -u
 BENCH=${SIXND_BUILD:-build}/bench/model_bench
 if [ ! -x "$BENCH" ]; then
