@@ -17,7 +17,8 @@ import tempfile
 
 SRC = os.environ.get("SIXND_SOURCE") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BENCH = os.path.join(SRC, "bench", "cpu_model_bench.py")
-failures = []
+sys.path.insert(0, os.path.join(SRC, "tests", "util"))
+from checklist import check, verdict  # noqa: E402
 
 # tokens/s per round, by dtype: bf16/fp32 per round 1.5, 1.0, 0.5 (median 1.00, range 0.50-1.50)
 FP32 = [100.0, 200.0, 400.0]
@@ -42,11 +43,6 @@ for d in dtypes:
                       "achievable_flops": 1e9, "activation_bytes": 0, "workspace_bytes": 0, "step_ms": 1.0}))
 '''.replace("FP32", repr(FP32)).replace("BF16", repr(BF16))
 
-
-def check(ok, what):
-    print(("ok    " if ok else "FAIL  ") + what, flush=True)
-    if not ok:
-        failures.append(what)
 
 
 def run(args, env=None, build=None):
@@ -135,11 +131,7 @@ def main():
         check("threads: sixnd 1, PyTorch 1" in out, "both sides' thread counts are printed, and equal")
         check("MFU fp32 is against: stub fp32 peak" in out and "MFU bf16 is against: stub bf16 peak" in out,
               "each dtype's MFU says what peak it is against")
-    if failures:
-        print(f"{len(failures)} FAILED")
-        return 1
-    print("all passed")
-    return 0
+    return verdict()
 
 
 if __name__ == "__main__":

@@ -25,13 +25,9 @@ import time
 SRC = os.environ.get("SIXND_SOURCE") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SIXND = os.environ.get("SIXND_BIN") or os.path.join(SRC, "build", "sixnd")
 FORTUNES = "/usr/share/games/fortunes"
-failures = []
+sys.path.insert(0, os.path.join(SRC, "tests", "util"))
+from checklist import check, verdict  # noqa: E402
 
-
-def check(ok, what):
-    print(("ok    " if ok else "FAIL  ") + what, flush=True)
-    if not ok:
-        failures.append(what)
 
 
 def make_repo(t):
@@ -196,11 +192,7 @@ def main():
         for line in processes_under(t):
             os.kill(int(line.split(":")[0]), signal.SIGKILL)
         shutil.rmtree(t, ignore_errors=True)
-    if failures:
-        print(f"{len(failures)} FAILED")
-        return 1
-    print("all passed")
-    return 0
+    return verdict()
 
 
 if __name__ == "__main__":
