@@ -317,19 +317,30 @@ TEST(SpikeTraining, RollbackRecoversWhereWarnDoesNot) {
 
 // A rollback run stopped (with a checkpoint) after its rollback and resumed, or stopped before
 // the spike and resumed, gives the uninterrupted run's losses bit for bit.
+namespace {
+
+// 36 steps with an injected x300 learning rate at step 25, rolled back 4 steps (2 batches
+// skipped), with checkpoints every 10 steps and snapshots every 5: the rollback goes to step 20.
+TrainOptions rollback_options(const std::string& dir, const std::string& data, const std::string& name) {
+    TrainOptions o = options(dir, data, name);
+    o.steps = 36;
+    o.spike.inject_lr = {24, 300.0, 1};
+    o.spike.action = SpikeAction::rollback;
+    o.spike.rollback_steps = 4;
+    o.spike.rollback_skip_batches = 2;
+    o.checkpoint_every = 10;
+    o.spike.snapshot_every = 5;
+    return o;
+}
+
+}  // namespace
+
 TEST(SpikeTraining, RollbackAndResumeReproduceTheUninterruptedRun) {
     TmpDir t;
     const std::string data = make_data(t.dir);
     auto rollback_run = [&](const std::string& name) {
-        TrainOptions o = options(t.dir, data, name);
-        o.steps = 36;
+        TrainOptions o = rollback_options(t.dir, data, name);
         o.total_batch_tokens = 2 * 4 * 16;  // gradient accumulation too
-        o.spike.inject_lr = {24, 300.0, 1};
-        o.spike.action = SpikeAction::rollback;
-        o.spike.rollback_steps = 4;
-        o.spike.rollback_skip_batches = 2;
-        o.checkpoint_every = 10;
-        o.spike.snapshot_every = 5;
         return o;
     };
     TrainOptions whole = rollback_run("whole");
@@ -359,17 +370,7 @@ TEST(SpikeTraining, RollbackAndResumeReproduceTheUninterruptedRun) {
 TEST(SpikeTraining, ASignalDuringTheRollbackStepSavesTheRolledBackState) {
     TmpDir t;
     const std::string data = make_data(t.dir);
-    auto rollback_run = [&](const std::string& name) {
-        TrainOptions o = options(t.dir, data, name);
-        o.steps = 36;
-        o.spike.inject_lr = {24, 300.0, 1};
-        o.spike.action = SpikeAction::rollback;
-        o.spike.rollback_steps = 4;
-        o.spike.rollback_skip_batches = 2;
-        o.checkpoint_every = 10;
-        o.spike.snapshot_every = 5;
-        return o;
-    };
+    auto rollback_run = [&](const std::string& name) { return rollback_options(t.dir, data, name); };
     for (bool memory : {true, false}) {
         const std::string tag = memory ? "memory" : "disk";
         TrainOptions whole = rollback_run("whole_" + tag);
