@@ -89,6 +89,24 @@ def main():
         if v2["earlier"]["step"] != EVERY or v2 != v:
             failures.append(f"the default earlier checkpoint gave {v2['earlier']['step']}, or other numbers: {v2}")
 
+        # The trainer writes a junk batch's shard beside its report, and names it and the
+        # checkpoints relative to where the run was started: replayed from elsewhere they are
+        # found beside the report and beside --checkpoint.
+        spikes = os.path.join(run, "spikes")
+        os.makedirs(spikes)
+        shutil.copy(os.path.join(data, "spiky.bin"), os.path.join(spikes, f"step-{STEPS + 1:07d}-junk.bin"))
+        moved = report(tmp, "moved.json", run, f"run/spikes/step-{STEPS + 1:07d}-junk.bin", rows, recent)
+        r = json.load(open(moved))
+        r["run"]["checkpoint_earlier"] = f"run/checkpoints/step-{EVERY:08d}"
+        json.dump(r, open(os.path.join(spikes, f"step-{STEPS + 1:07d}.json"), "w"))
+        elsewhere = subprocess.run([tiny_text.SIXND, "replay", "--checkpoint", os.path.join(run, "checkpoints", f"step-{STEPS:08d}"),
+                                    "--spike-report", os.path.join(spikes, f"step-{STEPS + 1:07d}.json"), "--train-data", glob,
+                                    "--device", "cpu"], capture_output=True, text=True, env=tiny_text.ENV, cwd=data)
+        if elsewhere.returncode != 0:
+            failures.append(f"a report's relative paths, replayed from another directory: {elsewhere.stderr.strip()[-400:]}")
+        elif (lambda w: (w["earlier"]["step"], w["verdict"]))(json.loads(elsewhere.stdout.strip().splitlines()[-1])) != (EVERY, "data"):
+            failures.append(f"a report's relative paths, replayed from another directory: {elsewhere.stdout.strip()[-400:]}")
+
         text_rows = [3_000 + i * 997 for i in range(B)]
         text = report(tmp, "text.json", run, os.path.join(data, "train.bin"), text_rows, recent)
         v, _ = replay(run, text, glob, "--other-batches", "6", "--seed", "5")

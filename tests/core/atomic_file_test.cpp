@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.h"
 #include "core/sibling_name.h"
+#include "tests/util/test_util.h"
 
 using namespace sixnd;
 namespace fs = std::filesystem;
@@ -30,9 +31,8 @@ void touch(const fs::path& p) { std::ofstream(p) << "left\n"; }
 }  // namespace
 
 TEST(AtomicFile, RemovesTemporariesOfKilledWritersOnly) {
-    char tmpl[] = "/tmp/sixnd-atomic-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    const fs::path dir(tmpl);
+    const sixnd::test::TempDir tmp("sixnd-atomic-");
+    const fs::path dir(tmp.dir);
     const std::string dead = std::to_string(dead_pid()), alive = std::to_string(getppid());
     const std::string long_name(kNameMax, 'n');
     const fs::path gone[] = {dir / ("out.bin.tmp." + dead + ".0"), dir / ("out.bin.tmp." + dead + ".17"),
@@ -51,5 +51,4 @@ TEST(AtomicFile, RemovesTemporariesOfKilledWritersOnly) {
     for (const auto& p : kept) EXPECT_TRUE(fs::exists(p)) << p;
     EXPECT_TRUE(fs::is_directory(a_dir));
     EXPECT_TRUE(fs::exists(dir / "out.bin"));
-    fs::remove_all(dir);
 }

@@ -13,6 +13,7 @@
 
 #include "core/sibling_name.h"
 #include "core/staging_dir.h"
+#include "tests/util/test_util.h"
 
 namespace fs = std::filesystem;
 
@@ -20,13 +21,6 @@ namespace {
 
 class DirSwapTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("sixnd_dir_swap_" + std::to_string(::getpid()));
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
     static void write(const fs::path& p, const std::string& text) {
         fs::create_directories(p.parent_path());
         std::ofstream(p) << text;
@@ -47,7 +41,8 @@ protected:
     }
     size_t entries() const { return static_cast<size_t>(std::distance(fs::directory_iterator(dir_), fs::directory_iterator{})); }
 
-    fs::path dir_;
+    const sixnd::test::TempDir tmp_{"sixnd_dir_swap_"};
+    const fs::path dir_{tmp_.dir};
 };
 
 std::string none(const std::string&) { return ""; }

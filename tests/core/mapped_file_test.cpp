@@ -12,19 +12,11 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "tests/util/test_util.h"
 
 using namespace sixnd;
 
 namespace {
-
-struct TempDir {
-    std::string path;
-    TempDir() {
-        char tmpl[] = "/tmp/sixnd-mapped-XXXXXX";
-        path = mkdtemp(tmpl);
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
 
 std::string write_pages(const std::string& path, size_t pages) {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -49,8 +41,8 @@ void expect_shrank(const MappedFile& m, size_t offset, size_t n, const std::stri
 }  // namespace
 
 TEST(MappedFile, CopiesWhatTheFileHolds) {
-    TempDir d;
-    const std::string path = d.path + "/f";
+    const test::TempDir d("sixnd-mapped-");
+    const std::string path = d.dir + "/f";
     const std::string bytes = write_pages(path, 2);
     MappedFile m(path, "test file");
     std::vector<char> out(300);
@@ -59,8 +51,8 @@ TEST(MappedFile, CopiesWhatTheFileHolds) {
 }
 
 TEST(MappedFile, ATruncationIsAnErrorWhereTheReadWouldFault) {
-    TempDir d;
-    const std::string path = d.path + "/f";
+    const test::TempDir d("sixnd-mapped-");
+    const std::string path = d.dir + "/f";
     write_pages(path, 3);
     MappedFile m(path, "test file");
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -70,8 +62,8 @@ TEST(MappedFile, ATruncationIsAnErrorWhereTheReadWouldFault) {
 }
 
 TEST(MappedFile, ATruncationIsAnErrorWhereTheReadWouldSeeZeros) {
-    TempDir d;
-    const std::string path = d.path + "/f";
+    const test::TempDir d("sixnd-mapped-");
+    const std::string path = d.dir + "/f";
     write_pages(path, 2);
     MappedFile m(path, "test file");
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
@@ -81,12 +73,12 @@ TEST(MappedFile, ATruncationIsAnErrorWhereTheReadWouldSeeZeros) {
 }
 
 TEST(MappedFile, AFileRenamedOverTheMappedOneChangesNothing) {
-    TempDir d;
-    const std::string path = d.path + "/f";
+    const test::TempDir d("sixnd-mapped-");
+    const std::string path = d.dir + "/f";
     const std::string bytes = write_pages(path, 2);
     MappedFile m(path, "test file");
-    std::ofstream(d.path + "/g") << "short";
-    ASSERT_EQ(std::rename((d.path + "/g").c_str(), path.c_str()), 0);
+    std::ofstream(d.dir + "/g") << "short";
+    ASSERT_EQ(std::rename((d.dir + "/g").c_str(), path.c_str()), 0);
     std::vector<char> out(100);
     m.copy_out(5000, out.size(), out.data());
     EXPECT_EQ(std::string(out.begin(), out.end()), bytes.substr(5000, 100));

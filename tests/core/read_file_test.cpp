@@ -3,7 +3,6 @@
 // error naming the path.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/read_file.h"
+#include "tests/util/test_util.h"
 
 using namespace sixnd;
 namespace fs = std::filesystem;
@@ -27,37 +27,31 @@ std::string error_of(const std::string& path) {
     return "";
 }
 
-fs::path scratch_dir() {
-    const fs::path d = fs::temp_directory_path() / ("sixnd_read_file_" + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-}
-
 }  // namespace
 
 TEST(ReadWholeFile, ReadsEveryByte) {
-    const fs::path d = scratch_dir();
+    const test::TempDir t("sixnd_read_file_");
+    const fs::path d = t.dir;
     const std::string bytes = std::string("a\0b\xff\n", 5) + std::string(200000, 'x');
     std::ofstream(d / "f", std::ios::binary) << bytes;
     EXPECT_EQ(read_whole_file((d / "f").string()), bytes);
-    fs::remove_all(d);
 }
 
 TEST(ReadWholeFile, ReadsAPipeToItsEnd) {
-    const fs::path d = scratch_dir();
+    const test::TempDir t("sixnd_read_file_");
+    const fs::path d = t.dir;
     const std::string fifo = (d / "fifo").string();
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
     std::thread writer([&] { std::ofstream(fifo) << "lr = 1\n"; });
     EXPECT_EQ(read_whole_file(fifo), "lr = 1\n");
     writer.join();
-    fs::remove_all(d);
 }
 
 TEST(ReadWholeFile, NamesWhatIsNotAFile) {
-    const fs::path d = scratch_dir();
+    const test::TempDir t("sixnd_read_file_");
+    const fs::path d = t.dir;
     EXPECT_EQ(error_of((d / "absent").string()), (d / "absent").string() + ": cannot open: No such file or directory");
     EXPECT_EQ(error_of(d.string()), d.string() + ": is a directory, not a file");
     EXPECT_EQ(error_of("/dev/zero"), "/dev/zero: is a device, not a file");
     EXPECT_EQ(error_of("/dev/null"), "/dev/null: is a device, not a file");
-    fs::remove_all(d);
 }

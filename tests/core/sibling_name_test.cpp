@@ -9,6 +9,7 @@
 
 #include "core/atomic_file.h"
 #include "core/sibling_name.h"
+#include "tests/util/test_util.h"
 
 using namespace sixnd;
 
@@ -38,16 +39,14 @@ TEST(SiblingName, CutsAtACharacterBoundary) {
 }
 
 TEST(SiblingName, AtomicFileWritesAName255BytesLong) {
-    char tmpl[] = "/tmp/sixnd-sibling-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    const std::string path = std::string(tmpl) + "/" + std::string(kNameMax, 'n');
+    const sixnd::test::TempDir tmp("sixnd-sibling-");
+    const std::string path = tmp.dir + "/" + std::string(kNameMax, 'n');
     write_file_atomically(path, "whole\n");
     std::ifstream in(path);
     std::string line;
     std::getline(in, line);
     EXPECT_EQ(line, "whole");
     size_t entries = 0;
-    for (const auto& e : std::filesystem::directory_iterator(tmpl)) entries += e.path() == path ? 1 : 100;
+    for (const auto& e : std::filesystem::directory_iterator(tmp.dir)) entries += e.path() == path ? 1 : 100;
     EXPECT_EQ(entries, 1u) << "a temporary file was left beside the output";
-    std::filesystem::remove_all(tmpl);
 }

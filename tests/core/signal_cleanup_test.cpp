@@ -23,13 +23,6 @@ namespace {
 
 class SignalCleanupTest : public ::testing::Test {
 protected:
-    void SetUp() override {
-        dir_ = fs::temp_directory_path() / ("sixnd_signal_cleanup_" + std::to_string(::getpid()));
-        fs::remove_all(dir_);
-        fs::create_directories(dir_);
-    }
-    void TearDown() override { fs::remove_all(dir_); }
-
     static int in_child(const std::function<void()>& body) { return sixnd::test::in_child(body); }
 
     static void touch(const fs::path& p) {
@@ -39,7 +32,8 @@ protected:
         std::fclose(f);
     }
 
-    fs::path dir_;
+    const sixnd::test::TempDir tmp_{"sixnd_signal_cleanup_"};
+    const fs::path dir_{tmp_.dir};
 };
 
 bool killed_by_sigterm(int status) { return WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM; }

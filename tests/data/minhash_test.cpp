@@ -187,9 +187,19 @@ TEST(ExactDedup, NormalisedCopiesAreDuplicates) {
     std::vector<std::string> docs = {"The cat sat.", "the  CAT sat", "The cat sat on the mat.", "The cat, sat!"};
     std::vector<uint64_t> hashes;
     NormWords w;
-    for (const auto& d : docs) normalize_words(d, w), hashes.push_back(exact_hash(w));
+    for (const auto& d : docs) normalize_words(d, w), hashes.push_back(exact_hash(w, d));
     auto dup = exact_duplicates(hashes);
     EXPECT_EQ(dup, (std::vector<bool>{false, true, false, true}));
+}
+
+// Documents without a word all normalise to "": they were all taken for copies of the first.
+TEST(ExactDedup, WordlessDocumentsAreCopiesOnlyOfThemselves) {
+    std::vector<std::string> docs = {"#### ====", "**** ++++", "<<>> ~~", "**** ++++", "hello world"};
+    std::vector<uint64_t> hashes;
+    NormWords w;
+    for (const auto& d : docs) normalize_words(d, w), hashes.push_back(exact_hash(w, d));
+    auto dup = exact_duplicates(hashes);
+    EXPECT_EQ(dup, (std::vector<bool>{false, false, false, true, false}));
 }
 
 TEST(NormWords, UnicodeLowercaseAndSpans) {

@@ -150,7 +150,8 @@ TEST(NcclComm, OrderedWithTheComputeStream) {
 // the collectives are copies, so every stage should stay much closer to the one-process GPU run.
 TEST(NcclComm, ZeroStagesTrainLikeOneProcess) {
     SIXND_SKIP_WITHOUT_NCCL();
-    const std::string dir = test::make_temp_dir("sixnd_gpu_nccl_");
+    const test::TempDir tmp("sixnd_gpu_nccl_");
+    const std::string& dir = tmp.dir;
     GPTConfig c = preset_config("tiny", 211, 64);
     c.n_head = 2;  // head size 64: the flash kernels, not the naive fallback
     c.n_embd = 128;
@@ -201,5 +202,4 @@ TEST(NcclComm, ZeroStagesTrainLikeOneProcess) {
         EXPECT_EQ(r.losses.size(), 8u) << "zero " << stage;
         EXPECT_LE(rel, 1e-2) << "zero " << stage << " through NCCL left the one-process run";
     }
-    std::filesystem::remove_all(dir);
 }

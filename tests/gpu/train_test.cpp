@@ -59,7 +59,8 @@ double params_rel(const std::string& a, const std::string& b, const GPTConfig& c
 TEST(GpuTraining, TracksTheCpuAndRepeatsBitForBit) {
     std::string why;
     if (!cuda_device_available(&why)) GTEST_SKIP() << "no CUDA device: " << why;
-    std::string dir = test::make_temp_dir("sixnd_gpu_train_");
+    const test::TempDir tmp("sixnd_gpu_train_");
+    const std::string& dir = tmp.dir;
     // head size 64, so the flash kernel (not the naive fallback) runs on the GPU
     GPTConfig c = preset_config("tiny", 211, 64);
     c.n_head = 2;
@@ -81,5 +82,4 @@ TEST(GpuTraining, TracksTheCpuAndRepeatsBitForBit) {
     EXPECT_LT(gpu.losses.back(), 0.7f * gpu.losses.front()) << "the GPU run did not learn the repeated sequence";
     EXPECT_LT(params_rel(gpu.last_checkpoint, cpu.last_checkpoint, c), 2e-2);
     EXPECT_EQ(gpu.losses, gpu2.losses);
-    std::filesystem::remove_all(dir);
 }

@@ -26,11 +26,6 @@ using namespace sixnd;
 
 namespace {
 
-struct Tmp {
-    std::string dir = test::make_temp_dir("sixnd_hf_");
-    ~Tmp() { std::filesystem::remove_all(dir); }
-};
-
 // Vocabulary 101 pads to 128, so the padding cut is exercised.
 GPTConfig tiny() { return preset_config("tiny"); }
 
@@ -93,7 +88,7 @@ TEST(HfGpt2, Fp32RoundTripIsBitwiseFromAnyAlignment) {
     const GPTConfig c = tiny();
     const std::vector<float> p = random_params(c, 11);
     for (size_t align : {64, 256}) {
-        Tmp t;
+        test::TempDir t("sixnd_hf_");
         // The checkpoint layout of a 4-rank run (alignment 256) exports the same tensors.
         const ParamLayout written(c, align);
         std::vector<float> placed(written.total(), 0.0f);
@@ -113,7 +108,7 @@ TEST(HfGpt2, Fp32RoundTripIsBitwiseFromAnyAlignment) {
 }
 
 TEST(HfGpt2, Bf16SourceAndBf16OutputHoldTheRoundedValues) {
-    Tmp t;
+    test::TempDir t("sixnd_hf_");
     const GPTConfig c = tiny();
     const ParamLayout layout(c);
     const std::vector<float> p = random_params(c, 12);
@@ -124,7 +119,7 @@ TEST(HfGpt2, Bf16SourceAndBf16OutputHoldTheRoundedValues) {
     EXPECT_EQ(read_json(t.dir + "/config.json")["torch_dtype"], "bfloat16");
 
     // A BF16 parameter buffer (a BF16 checkpoint's params.bin) exported as FP32 is exact.
-    Tmp t2;
+    test::TempDir t2("sixnd_hf_");
     const std::vector<char> stored = to_storage(p.data(), p.size(), DType::bf16);
     save_hf_gpt2(t2.dir, c, layout, stored.data(), DType::bf16, DType::f32, std::nullopt);
     HfModel m2 = load_hf_gpt2(t2.dir);
@@ -133,7 +128,7 @@ TEST(HfGpt2, Bf16SourceAndBf16OutputHoldTheRoundedValues) {
 }
 
 TEST(HfGpt2, NamesShapesAndConfigAreTransformers) {
-    Tmp t;
+    test::TempDir t("sixnd_hf_");
     const GPTConfig c = tiny();
     const ParamLayout layout(c);
     const std::vector<float> p = random_params(c, 13);
@@ -178,7 +173,7 @@ TEST(HfGpt2, NamesShapesAndConfigAreTransformers) {
 }
 
 TEST(HfGpt2, ReadsUnprefixedNamesTiedHeadAndMaskBuffers) {
-    Tmp t;
+    test::TempDir t("sixnd_hf_");
     const GPTConfig c = tiny();
     const std::vector<float> p = random_params(c, 14);
     save_hf_gpt2(t.dir, c, ParamLayout(c), p.data(), DType::f32, DType::f32, std::nullopt);
@@ -282,7 +277,7 @@ TEST(HfGpt2, WhatIsNotGpt2IsRefusedWithOneError) {
          "model.safetensors", "non-finite value at element 3"},
     };
     for (const auto& k : cases) {
-        Tmp t;
+        test::TempDir t("sixnd_hf_");
         save_hf_gpt2(t.dir, c, ParamLayout(c), p.data(), DType::f32, DType::f32, std::nullopt);
         if (k.config) {
             nlohmann::json j = read_json(t.dir + "/config.json");
@@ -295,14 +290,14 @@ TEST(HfGpt2, WhatIsNotGpt2IsRefusedWithOneError) {
         EXPECT_NE(e.find(k.words), std::string::npos) << k.what << ": " << e;
         EXPECT_EQ(e.find('\n'), std::string::npos) << k.what << ": " << e;
     }
-    Tmp t;
+    test::TempDir t("sixnd_hf_");
     EXPECT_NE(error_of(t.dir + "/absent").find("no such Hugging Face model directory"), std::string::npos);
     EXPECT_NE(error_of(t.dir).find("config.json"), std::string::npos);
 }
 
 // The Hugging Face export is GPT-2's: a knob model is refused naming the knob.
 TEST(HfGpt2, ExportRefusesKnobModels) {
-    Tmp t;
+    test::TempDir t("sixnd_hf_");
     GPTConfig c = tiny();
     c.mlp = MlpKind::relu2;
     const ParamLayout l(c);

@@ -13,11 +13,6 @@ using namespace sixnd;
 
 namespace {
 
-struct Tmp {
-    std::string dir = test::make_temp_dir("sixnd_llmc_");
-    ~Tmp() { std::filesystem::remove_all(dir); }
-};
-
 std::string error_of(const std::string& path) {
     try {
         load_llmc_model(path);
@@ -30,7 +25,7 @@ std::string error_of(const std::string& path) {
 }  // namespace
 
 TEST(LlmcModel, Fp32RoundTripIsExact) {
-    Tmp t;
+    test::TempDir t("sixnd_llmc_");
     GPTConfig c = preset_config("tiny");
     std::vector<float> p = gpt2_init(ParamLayout(c), c, 5);
     save_llmc_model(t.dir + "/m.bin", c, p, 3);
@@ -42,7 +37,7 @@ TEST(LlmcModel, Fp32RoundTripIsExact) {
 }
 
 TEST(LlmcModel, Bf16FileHoldsRoundedValues) {
-    Tmp t;
+    test::TempDir t("sixnd_llmc_");
     GPTConfig c = preset_config("tiny");
     std::vector<float> p = gpt2_init(ParamLayout(c), c, 6);
     save_llmc_model(t.dir + "/m.bin", c, p, 5);
@@ -52,7 +47,7 @@ TEST(LlmcModel, Bf16FileHoldsRoundedValues) {
 }
 
 TEST(LlmcModel, BadFilesNameTheFileAndTheFault) {
-    Tmp t;
+    test::TempDir t("sixnd_llmc_");
     GPTConfig c = preset_config("tiny");
     std::vector<float> p = gpt2_init(ParamLayout(c), c, 7);
     const std::string good = t.dir + "/m.bin";
@@ -99,7 +94,7 @@ TEST(Init, Gpt2InitStatistics) {
 
 // llm.c files hold GPT-2 only: a knob model is refused naming the knob, and nothing is written.
 TEST(LlmcModel, RefusesKnobModels) {
-    Tmp t;
+    test::TempDir t("sixnd_llmc_");
     for (const char* preset : {"llama-tiny", "speedrun-tiny"}) {
         GPTConfig c = preset_config(preset);
         std::vector<float> p = gpt2_init(ParamLayout(c), c, 5);

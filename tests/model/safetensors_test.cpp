@@ -17,11 +17,6 @@ using namespace sixnd;
 
 namespace {
 
-struct Tmp {
-    std::string dir = test::make_temp_dir("sixnd_st_");
-    ~Tmp() { std::filesystem::remove_all(dir); }
-};
-
 std::string slurp(const std::string& path) {
     std::ifstream f(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(f), {});
@@ -52,7 +47,7 @@ std::string error_of(const std::string& path) {
 }  // namespace
 
 TEST(Safetensors, F32AndBf16RoundTripExactly) {
-    Tmp t;
+    test::TempDir t("sixnd_st_");
     const std::string path = t.dir + "/m.safetensors";
     std::vector<float> a = test::random_floats(3 * 5, 1), b = test::random_floats(7, 2);
     std::vector<uint16_t> bb(b.size());
@@ -87,7 +82,7 @@ TEST(Safetensors, F32AndBf16RoundTripExactly) {
 }
 
 TEST(Safetensors, F16DecodesNormalsSubnormalsAndInf) {
-    Tmp t;
+    test::TempDir t("sixnd_st_");
     const std::string path = t.dir + "/h.safetensors";
     // 1.0, -2.5, 65504 (largest), 2^-24 (smallest subnormal), 3 x 2^-24, +Inf, -0
     const uint16_t h[] = {0x3c00, 0xc100, 0x7bff, 0x0001, 0x0003, 0x7c00, 0x8000};
@@ -107,7 +102,7 @@ TEST(Safetensors, F16DecodesNormalsSubnormalsAndInf) {
 
 TEST(Safetensors, UnalignedDataStartIsRead) {
     // Writers without header padding exist (MLX); the data may start at any byte.
-    Tmp t;
+    test::TempDir t("sixnd_st_");
     const std::string path = t.dir + "/u.safetensors";
     const float v[] = {1.5f, -3.25f};
     const std::string header = R"({"v":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
@@ -121,7 +116,7 @@ TEST(Safetensors, UnalignedDataStartIsRead) {
 }
 
 TEST(Safetensors, DamagedFilesNameTheFileAndTheFault) {
-    Tmp t;
+    test::TempDir t("sixnd_st_");
     const std::string p = t.dir + "/bad.safetensors";
     const std::string d8(8, '\1'), d16(16, '\1');
     const struct {
@@ -165,7 +160,7 @@ TEST(Safetensors, DamagedFilesNameTheFileAndTheFault) {
 }
 
 TEST(Safetensors, ReadingAnIntegerTensorAsFloatIsRefused) {
-    Tmp t;
+    test::TempDir t("sixnd_st_");
     const std::string p = t.dir + "/i.safetensors";
     spit(p, raw_file(R"({"i":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})", std::string(8, '\0')));
     SafetensorsReader r(p);
@@ -174,7 +169,7 @@ TEST(Safetensors, ReadingAnIntegerTensorAsFloatIsRefused) {
 }
 
 TEST(Safetensors, WriterChecksSizesAndCompleteness) {
-    Tmp t;
+    test::TempDir t("sixnd_st_");
     const std::string p = t.dir + "/w.safetensors";
     {
         SafetensorsWriter w(p, {{"a", "F32", {2}}, {"b", "F32", {1}}}, {});

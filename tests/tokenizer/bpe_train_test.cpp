@@ -28,11 +28,10 @@ BpeTrainOptions options(size_t vocab, std::vector<std::string> specials = {}) {
 }
 
 Tokenizer train_text(const std::string& text, const BpeTrainOptions& opt) {
-    std::string dir = make_temp_dir("sixnd-bpe-");
+    const TempDir tmp("sixnd-bpe-");
+    const std::string& dir = tmp.dir;
     spit(dir + "/in.txt", text);
-    Tokenizer t = train_bpe({{dir + "/in.txt"}}, opt);
-    std::filesystem::remove_all(dir);
-    return t;
+    return train_bpe({{dir + "/in.txt"}}, opt);
 }
 
 std::vector<std::string> merge_strings(const Tokenizer& t) {
@@ -122,7 +121,8 @@ TEST(BpeTrain, StreamingInSmallChunksEqualsOnePass) {
 TEST(BpeTrain, CustomPatternInSmallChunksEqualsOnePass) {
     SIXND_NEED_FIXTURES();
     std::string text = slurp(tokenizer_fixtures() + "/corpus.en");
-    std::string dir = make_temp_dir("sixnd-bpe-");
+    const TempDir tmp("sixnd-bpe-");
+    const std::string& dir = tmp.dir;
     spit(dir + "/in.txt", text);
     BpeTrainOptions whole = options(400);
     whole.pattern = "(?s)..";
@@ -135,7 +135,6 @@ TEST(BpeTrain, CustomPatternInSmallChunksEqualsOnePass) {
     std::vector<uint32_t> streamed;
     encode_stream(t, {{dir + "/in.txt"}}, 2, 1001,
                   [&](const std::vector<uint32_t>& ids) { streamed.insert(streamed.end(), ids.begin(), ids.end()); });
-    std::filesystem::remove_all(dir);
     EXPECT_EQ(streamed, t.encode(text));
 }
 
@@ -186,7 +185,8 @@ TEST(BpeTrain, StopsEarlyWhenPairsRunOut) {
 }
 
 TEST(BpeTrain, InputWithNoPairToMergeIsRejectedNamingIt) {
-    std::string dir = make_temp_dir("sixnd-bpe-");
+    const TempDir tmp("sixnd-bpe-");
+    const std::string& dir = tmp.dir;
     spit(dir + "/empty.txt", "");
     spit(dir + "/specials.txt", "<|end|><|end|>");
     try {
@@ -203,7 +203,6 @@ TEST(BpeTrain, InputWithNoPairToMergeIsRejectedNamingIt) {
         EXPECT_EQ(e.where(), dir + "/empty.txt, " + dir + "/specials.txt");
         EXPECT_EQ(e.fault(), "the inputs hold no text to learn merges from (empty files?)");
     }
-    std::filesystem::remove_all(dir);
 }
 
 TEST(BpeTrain, UnreadableInputNamesTheFile) {

@@ -19,8 +19,6 @@ namespace {
 
 class Formats : public ::testing::Test {
 protected:
-    void SetUp() override { dir_ = make_temp_dir("sixnd-tokfmt-"); }
-    void TearDown() override { fs::remove_all(dir_); }
     std::string path(const std::string& name) const { return dir_ + "/" + name; }
 
     // The error message of importing the given vocab.json and merges.txt texts.
@@ -44,7 +42,8 @@ protected:
         return v + extra_entries + "\n}\n";
     }
 
-    std::string dir_;
+    const TempDir tmp_{"sixnd-tokfmt-"};
+    const std::string& dir_ = tmp_.dir;
 };
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

@@ -24,7 +24,8 @@ TEST(StreamEncode, MultiMegabyteFileEqualsOneShotInBoundedMemory) {
         if (rng() % 4 == 0) text += "<|endoftext|>";
         if (rng() % 8 == 0) text += "\n\n   \t";
     }
-    std::string dir = make_temp_dir("sixnd-stream-");
+    const TempDir tmp("sixnd-stream-");
+    const std::string& dir = tmp.dir;
     spit(dir + "/big.txt", text);
 
     const size_t chunk = 64 << 10;
@@ -37,7 +38,6 @@ TEST(StreamEncode, MultiMegabyteFileEqualsOneShotInBoundedMemory) {
             EXPECT_EQ(so_far.tokens, streamed.size());
             reports.push_back(so_far);
         });
-    std::filesystem::remove_all(dir);
 
     ASSERT_GE(reports.size(), text.size() / chunk / 2);  // one per batch of two chunks
     for (size_t i = 1; i < reports.size(); i++) {

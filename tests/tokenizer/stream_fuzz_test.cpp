@@ -69,7 +69,8 @@ std::vector<uint32_t> streamed(const Tokenizer& tok, const std::vector<InputRang
 
 TEST(StreamFuzz, RandomTextEncodesAsOneShotAtEveryChunkSize) {
     SIXND_NEED_FIXTURES();
-    const std::string dir = make_temp_dir("sixnd-stream-fuzz-");
+    const TempDir tmp("sixnd-stream-fuzz-");
+    const std::string& dir = tmp.dir;
     std::mt19937_64 rng(seed(20240611));
     int cases = 0;
     for (int doc = 0; doc < 30; doc++) {
@@ -87,7 +88,6 @@ TEST(StreamFuzz, RandomTextEncodesAsOneShotAtEveryChunkSize) {
             }
         }
     }
-    std::filesystem::remove_all(dir);
     EXPECT_EQ(cases, 30 * 8 * 2);
 }
 
@@ -97,7 +97,8 @@ TEST(StreamFuzz, SpecialTokensWithSpacesAndNewlinesAreNeverCut) {
     const std::string fx = tokenizer_fixtures();
     const Tokenizer tok = import_gpt2(fx + "/gpt2_vocab.json", fx + "/gpt2_merges.txt",
                                       {"<|endoftext|>", "q r", "k\nm", "x y z"}, resolve_pattern("gpt2"));
-    const std::string dir = make_temp_dir("sixnd-stream-fuzz-");
+    const TempDir tmp("sixnd-stream-fuzz-");
+    const std::string& dir = tmp.dir;
     std::mt19937_64 rng(seed(7));
     const char* parts[] = {"q", "r", " ", "k", "m", "\n", "x", "y", "z", "q r", "k\nm", "x y z", "ab", " c", "<|endoftext|>"};
     for (int doc = 0; doc < 20; doc++) {
@@ -109,7 +110,6 @@ TEST(StreamFuzz, SpecialTokensWithSpacesAndNewlinesAreNeverCut) {
         for (size_t chunk : {size_t(64), size_t(65), size_t(71), size_t(100)})
             ASSERT_EQ(streamed(tok, {{dir + "/t.txt"}}, 2, chunk), whole) << "doc " << doc << " chunk " << chunk;
     }
-    std::filesystem::remove_all(dir);
 }
 
 namespace {
@@ -119,7 +119,8 @@ namespace {
 void expect_no_cut_inside_special_at(size_t at) {
     SpecialTokens sp({{"x y z", 0}});
     std::string text = std::string(at, '.') + "x y z" + std::string(200, '.') + "a b";
-    const std::string dir = make_temp_dir("sixnd-stream-fuzz-");
+    const TempDir tmp("sixnd-stream-fuzz-");
+    const std::string& dir = tmp.dir;
     spit(dir + "/t.txt", text);
     ChunkReader reader({{dir + "/t.txt"}}, 64, &sp, resolve_pattern("gpt2"));
     std::string chunk, joined;
@@ -128,7 +129,6 @@ void expect_no_cut_inside_special_at(size_t at) {
         EXPECT_FALSE(end > at && end < at + 5) << "chunk ends at " << end << ", inside \"x y z\" at " << at;
         joined += chunk;
     }
-    std::filesystem::remove_all(dir);
     EXPECT_EQ(joined, text);
 }
 

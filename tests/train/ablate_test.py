@@ -308,6 +308,13 @@ def main():
                                                *flags],
                                     ["--out", in_use, "in use by another sixnd ablate", "4242"], unchanged=[in_use],
                                     timeout=30))
+        # Flags that would be ignored or misread are refused before anything runs.
+        for name, extra, words in (("mpirun_without_np", ["--mpirun", "mpirun --oversubscribe"], ["--mpirun", "without --np"]),
+                                   ("np_zero", ["--np", "0"], ["--np", "at least 1", "got 0"]),
+                                   ("loss_tol_nan", ["--loss-tol", "nan"], ["--loss-tol", ">= 0"])):
+            cases.append(bad_input.Case(name, ["ablate", "--out", os.path.join(tmp, name), "--vary", "recompute=none,full",
+                                               "--seeds", "1", *extra, *flags], words,
+                                        unchanged=[os.path.join(tmp, name)], timeout=30))
         open(bad_config, "w").write("grad-clip = -1\n")
         os.makedirs(os.path.join(not_ablation, "checkpoints", "step-0000002"))
         open(os.path.join(not_ablation, "run.jsonl"), "w").write("{}\n")

@@ -50,6 +50,14 @@ TEST(ReplayVerdict, State) {
     EXPECT_EQ(replay_verdict(l), "not_reproducible");
 }
 
+TEST(ReplayVerdict, AnOlderCheckpointIsNotADamagedState) {
+    // A healthy run replayed from a checkpoint taken while it was still learning (the numbers of
+    // a tiny run: checkpoints at steps 20 and 10, a grad-norm spike at 81 after the loss fell to
+    // 4.77): everything is above the run's loss before the spike, and higher still from the
+    // earlier checkpoint. The state is older, not damaged.
+    EXPECT_EQ(replay_verdict({5.2976, 5.3123, 0.0255, 5.5177, 5.5394, 0.0217, 4.7655}), "not_reproducible");
+}
+
 TEST(ReplayVerdict, NotReproducible) {
     EXPECT_EQ(replay_verdict(losses(3.1, 3.7)), "not_reproducible");
     EXPECT_EQ(replay_verdict(losses(3.29, 6.0)), "not_reproducible");  // under the margin: (c) does not matter

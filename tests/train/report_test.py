@@ -167,6 +167,34 @@ def bad_source_cases(tmp, log, abl, tokenizer):
     return cases
 
 
+def table_row(md, name):
+    """The cells of report.md's table row whose first cell is `name` as written there."""
+    for line in md.splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        if cells and cells[0] == name:
+            return cells
+    return None
+
+
+def diverged_and_odd_names(tmp, p, failures):
+    """A run that ended on non-finite steps shows no final train or validation loss (not the last
+    finite one's), and a run whose name holds Markdown and HTML characters keeps its table row's
+    columns, escaped."""
+    odd = os.path.join(tmp, "a|b <i>&")
+    tiny_text.sixnd("train", *tiny_text.train_flags(p, steps=8), "--inject-lr-spike", "5:1e30:4", "--max-bad-steps", "10",
+                    "--out", odd, "--log", os.path.join(odd, "run.jsonl"))
+    out = os.path.join(tmp, "report_diverged")
+    tiny_text.sixnd("report", odd, "--out", out)
+    md = open(os.path.join(out, "report.md")).read()
+    head = table_row(md, "variant / run")
+    row = table_row(md, "a\\|b &lt;i&gt;&amp;")
+    if row is None or len(row) != len(head):
+        failures.append(f"a run named 'a|b <i>&': no table row of {len(head)} cells, escaped: {row}")
+    elif row[head.index("train loss")] != "-" or row[head.index("val loss")] != "-":
+        failures.append(f"a run that ended diverged shows train loss {row[head.index('train loss')]}, "
+                        f"val loss {row[head.index('val loss')]}: expected '-' for both")
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -211,6 +239,7 @@ def main():
             failures.append(f"a torn last line: exit {r.returncode}, expected one warning naming {torn}:{lines}: "
                             f"{r.stderr.strip()[-400:]}")
 
+        diverged_and_odd_names(tmp, p, failures)
         out3 = os.path.join(tmp, "report_both")
         tiny_text.sixnd("report", abl, log, "--out", out3)
         check_report(out3, variants + ["single"], failures, "ablation and run together")

@@ -51,3 +51,29 @@ TEST(RunMetrics, ASkippedStepsEvaluationCounts) {
     EXPECT_DOUBLE_EQ(m.values["val_bpb"].get<double>(), 1.25);
     fs::remove(log);
 }
+
+TEST(RunMetrics, ARunThatEndedDivergedHasNoFinalLosses) {
+    // Evaluated at step 2, then every step from 3 on non-finite (skipped), evaluated again at 4
+    // without a finite loss: step 2's numbers are not this run's end.
+    const std::string log = write_log(
+        "diverged", step(1, 3.0) + step(2, 2.5, ",\"val_loss\":2.75,\"val_bpb\":1.5") +
+                        "{\"type\":\"event\",\"event\":\"eval\",\"step\":2,\"val_loss\":2.75,\"val_bpb\":1.5,\"batches\":1}\n" +
+                        "{\"type\":\"event\",\"event\":\"skip\",\"step\":3,\"consecutive\":1,\"grad_norm\":null,\"loss\":null,\"reason\":\"non_finite\"}\n" +
+                        "{\"type\":\"event\",\"event\":\"skip\",\"step\":4,\"consecutive\":2,\"grad_norm\":null,\"loss\":null,\"reason\":\"non_finite\"}\n" +
+                        "{\"type\":\"event\",\"event\":\"eval\",\"step\":4,\"val_loss\":null,\"batches\":1}\n");
+    const RunMetrics m = read_run_metrics(log);
+    EXPECT_EQ(m.last_step, 2);
+    EXPECT_TRUE(m.values["final_train_loss"].is_null()) << m.values;
+    EXPECT_TRUE(m.values["val_loss"].is_null()) << m.values;
+    EXPECT_TRUE(m.values["val_bpb"].is_null()) << m.values;
+    fs::remove(log);
+}
+
+TEST(RunMetrics, ANonFiniteStepThatRecoveredLeavesTheFinalLoss) {
+    const std::string log = write_log(
+        "recovered", step(1, 3.0) +
+                         "{\"type\":\"event\",\"event\":\"skip\",\"step\":2,\"consecutive\":1,\"grad_norm\":null,\"loss\":null,\"reason\":\"non_finite\"}\n" +
+                         step(3, 2.5));
+    EXPECT_DOUBLE_EQ(read_run_metrics(log).values["final_train_loss"].get<double>(), 2.5);
+    fs::remove(log);
+}

@@ -31,11 +31,6 @@ using nlohmann::json;
 
 namespace {
 
-struct TmpDir {
-    std::string dir = test::make_temp_dir("sixnd_spike_");
-    ~TmpDir() { fs::remove_all(dir); }
-};
-
 GPTConfig tiny() { return preset_config("tiny"); }
 
 // A short random sequence repeated: learnable, so the loss falls smoothly and a clean run has
@@ -135,7 +130,7 @@ TEST(SpikeDetector, RestoredStateDecidesBitForBit) {
 // The loader's part in a rollback and a report: advance(n) lands where n next() calls would
 // (across an epoch's end, shuffled), and each row served names the shard and offset of its tokens.
 TEST(SpikeLoader, AdvanceAndRowSources) {
-    TmpDir t;
+    test::TempDir t("sixnd_spike_");
     std::vector<uint32_t> a(100), b(60);
     for (size_t i = 0; i < a.size(); i++) a[i] = static_cast<uint32_t>(i % 50);
     for (size_t i = 0; i < b.size(); i++) b[i] = static_cast<uint32_t>(50 + i % 40);
@@ -198,7 +193,7 @@ TEST(SpikeEvidence, ReportsAfterARollbackAreNamedApart) {
 }
 
 TEST(SpikeTraining, PlantedSpikesAreFlaggedACleanRunIsNot) {
-    TmpDir t;
+    test::TempDir t("sixnd_spike_");
     const std::string data = make_data(t.dir);
     TrainOptions clean = options(t.dir, data, "clean");
     train(clean, tiny(), init_params());
@@ -228,7 +223,7 @@ TEST(SpikeTraining, PlantedSpikesAreFlaggedACleanRunIsNot) {
 // --on-spike skip: the spiking step changes neither the parameters nor any byte of the optimizer
 // state (master weights, moments), in FP32 and BF16, and the skip names the spike as its reason.
 TEST(SpikeTraining, SkipLeavesTheStateBitwiseUnchanged) {
-    TmpDir t;
+    test::TempDir t("sixnd_spike_");
     const std::string data = make_data(t.dir);
     for (DType dt : {DType::f32, DType::bf16}) {
         TrainOptions o = options(t.dir, data, std::string("skip_") + dtype_name(dt));
@@ -255,7 +250,7 @@ TEST(SpikeTraining, SkipLeavesTheStateBitwiseUnchanged) {
 // skip is for bad batches: after an LR spike the weights themselves are off, every step spikes,
 // and the run stops after --max-bad-steps skips in a row, naming rollback.
 TEST(SpikeTraining, SkipsThatGoOnStopTheRun) {
-    TmpDir t;
+    test::TempDir t("sixnd_spike_");
     const std::string data = make_data(t.dir);
     TrainOptions o = options(t.dir, data, "skips");
     o.spike.action = SpikeAction::skip;
@@ -278,7 +273,7 @@ TEST(SpikeTraining, SkipsThatGoOnStopTheRun) {
 // in-memory snapshot, or to a checkpoint on disk) ends within ROLLBACK_TOL of the clean run.
 TEST(SpikeTraining, RollbackRecoversWhereWarnDoesNot) {
     constexpr double ROLLBACK_TOL = 0.10;  // relative, final loss against the clean run
-    TmpDir t;
+    test::TempDir t("sixnd_spike_");
     const std::string data = make_data(t.dir);
     TrainOptions clean = options(t.dir, data, "clean");
     const float clean_loss = train(clean, tiny(), init_params()).last_loss;
@@ -336,7 +331,7 @@ TrainOptions rollback_options(const std::string& dir, const std::string& data, c
 }  // namespace
 
 TEST(SpikeTraining, RollbackAndResumeReproduceTheUninterruptedRun) {
-    TmpDir t;
+    test::TempDir t("sixnd_spike_");
     const std::string data = make_data(t.dir);
     auto rollback_run = [&](const std::string& name) {
         TrainOptions o = rollback_options(t.dir, data, name);
@@ -368,7 +363,7 @@ TEST(SpikeTraining, RollbackAndResumeReproduceTheUninterruptedRun) {
 // uninterrupted run's losses and weights bit for bit. The target here is both an in-memory
 // snapshot and a checkpoint this process saved, the case where the old one had been reused.
 TEST(SpikeTraining, ASignalDuringTheRollbackStepSavesTheRolledBackState) {
-    TmpDir t;
+    test::TempDir t("sixnd_spike_");
     const std::string data = make_data(t.dir);
     auto rollback_run = [&](const std::string& name) { return rollback_options(t.dir, data, name); };
     for (bool memory : {true, false}) {
@@ -415,7 +410,7 @@ TEST(SpikeTraining, ASignalDuringTheRollbackStepSavesTheRolledBackState) {
 // first checkpoint"), those between the resumed step and the first save included. Until then a
 // rollback must not restore one of them, nor a report name one as the checkpoint before a spike.
 TEST(SpikeTraining, ARunResumedFromAnOlderCheckpointNeverUsesTheBranchItLeft) {
-    TmpDir t;
+    test::TempDir t("sixnd_spike_");
     const std::string data = make_data(t.dir);
     TrainOptions o = options(t.dir, data, "branch");
     o.steps = 30;
@@ -455,7 +450,7 @@ TEST(SpikeTraining, ARunResumedFromAnOlderCheckpointNeverUsesTheBranchItLeft) {
 // A skipped step is evaluated when an evaluation is due: the weights it leaves are the run's, and
 // a run whose last step is skipped reports their validation loss, not an earlier evaluation's.
 TEST(SpikeTraining, ASkippedStepIsEvaluatedWhenAnEvaluationIsDue) {
-    TmpDir t;
+    test::TempDir t("sixnd_spike_");
     const std::string data = make_data(t.dir);
     TrainOptions o = options(t.dir, data, "eval_skip");
     o.steps = 24;

@@ -30,11 +30,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TmpDir {
-    std::string dir = test::make_temp_dir("sixnd_train_");
-    ~TmpDir() { fs::remove_all(dir); }
-};
-
 GPTConfig tiny() { return preset_config("tiny"); }
 
 std::string make_data(const std::string& dir, size_t ntok, uint64_t seed, int vocab) {
@@ -75,7 +70,7 @@ std::vector<char> file_bytes(const std::string& p) {
 }  // namespace
 
 TEST(Trainer, OverfitsOneBatch) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     // Exactly one batch of data: every step sees the same 2 x 16 tokens.
     std::string data = make_data(t.dir, 2 * 16 + 1, 1, c.vocab_size);
@@ -91,7 +86,7 @@ TEST(Trainer, OverfitsOneBatch) {
 }
 
 TEST(Trainer, SameSeedSameLosses) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 4000, 2, c.vocab_size);
     for (DType dt : {DType::f32, DType::bf16}) {
@@ -108,7 +103,7 @@ TEST(Trainer, SameSeedSameLosses) {
 // Train 2N steps straight, or N, stop, resume, N more: the losses and parameters are the same
 // bits, with shuffling, gradient accumulation and a schedule that crosses the stop.
 TEST(Trainer, ResumeIsBitExact) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 3000, 3, c.vocab_size);
     for (DType dt : {DType::f32, DType::bf16}) {
@@ -146,7 +141,7 @@ static std::function<void(int, void*, size_t)> nan_gradient_on(DType dt, std::fu
 // One non-finite gradient in a healthy run: the step is skipped and the parameters and every
 // byte of the optimizer state (master weights, both moments) are exactly those of the step before.
 TEST(Trainer, NonFiniteGradientLeavesStateBitwiseUnchanged) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 4000, 4, c.vocab_size);
     for (DType dt : {DType::f32, DType::bf16}) {
@@ -168,7 +163,7 @@ TEST(Trainer, NonFiniteGradientLeavesStateBitwiseUnchanged) {
 }
 
 TEST(Trainer, NonFiniteStepsInARowStopAtTheLastGoodCheckpoint) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 4000, 4, c.vocab_size);
     TrainOptions o = base_options(t.dir, data);
@@ -197,7 +192,7 @@ TEST(Trainer, NonFiniteStepsInARowStopAtTheLastGoodCheckpoint) {
 // infinite product) is caught after the update, before any checkpoint: the run stops naming the
 // last checkpoint, and every checkpoint left is finite.
 TEST(Trainer, OverflowingUpdateStopsWithoutSavingIt) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 4000, 4, c.vocab_size);
     TrainOptions o = base_options(t.dir, data);
@@ -233,7 +228,7 @@ TEST(Trainer, OverflowingUpdateStopsWithoutSavingIt) {
 // non-finite, and the result says so (the summary's loss was the last finite step's, as if the
 // run had ended well).
 TEST(Trainer, ARunEndingOnSkippedStepsSaysSo) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 4000, 4, c.vocab_size);
     TrainOptions o = base_options(t.dir, data);
@@ -251,7 +246,7 @@ TEST(Trainer, ARunEndingOnSkippedStepsSaysSo) {
 // params.bin with a NaN but consistent checksums (as a faulty writer would leave it): the one
 // parameter loader refuses it, so `sixnd sample` does too.
 TEST(Trainer, NonFiniteCheckpointIsRefusedByTheLoader) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 2000, 6, c.vocab_size);
     TrainOptions o = base_options(t.dir, data);
@@ -284,7 +279,7 @@ TEST(Trainer, NonFiniteCheckpointIsRefusedByTheLoader) {
 // a learning rate of 1e-4 (Adam steps of ~1e-4, under half a BF16 ulp of 2^-8), the BF16
 // parameters never move and the loss stalls, while the master copy accumulates the steps.
 TEST(Trainer, MasterWeightsOffStalls) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 2 * 16 + 1, 5, c.vocab_size);
     std::vector<float> p = init_params(c);
@@ -328,7 +323,7 @@ TEST(Trainer, ModelStateBytesPerParameter) {
 }
 
 TEST(Trainer, CorruptCheckpointsAreRejectedByName) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 2000, 6, c.vocab_size);
     TrainOptions o = base_options(t.dir, data);
@@ -370,7 +365,7 @@ TEST(Trainer, CorruptCheckpointsAreRejectedByName) {
 // A checkpoint written before shards carried a content hash (its data hash was of the paths as
 // spelled) still resumes on the same data however its path is spelled now, and names other data.
 TEST(Trainer, CheckpointWithoutShardHashesResumesOnItsData) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 2000, 7, c.vocab_size);
     TrainOptions o = base_options(t.dir, data);
@@ -402,7 +397,7 @@ TEST(Trainer, CheckpointWithoutShardHashesResumesOnItsData) {
 // What a crash mid-save leaves — a half-written temporary directory — is ignored: `latest`
 // is still the previous checkpoint and the run resumes from it.
 TEST(Trainer, HalfWrittenCheckpointIsIgnored) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 2000, 7, c.vocab_size);
     TrainOptions o = base_options(t.dir, data);
@@ -420,7 +415,7 @@ TEST(Trainer, HalfWrittenCheckpointIsIgnored) {
 }
 
 TEST(Trainer, DataSmallerThanOneBatchIsAnError) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = tiny();
     std::string data = make_data(t.dir, 20, 8, c.vocab_size);
     TrainOptions o = base_options(t.dir, data);
@@ -434,7 +429,7 @@ TEST(Trainer, DataSmallerThanOneBatchIsAnError) {
 
 // Shards made with one tokenizer and a run that names another: refused before any step.
 TEST(Trainer, VocabularyMismatchWithTheDataManifest) {
-    TmpDir t;
+    test::TempDir t("sixnd_train_");
     GPTConfig c = preset_config("tiny", 256);
     auto v = test::random_ints(2000, 9, 0, 256);
     write_shard(t.dir + "/train_000000.bin", std::vector<uint32_t>(v.begin(), v.end()));

@@ -84,4 +84,12 @@ std::string make_temp_dir(const std::string& prefix) {
     return templ;
 }
 
+TempDir::TempDir(const std::string& prefix) : dir(make_temp_dir(prefix)) {}
+
+// The error_code form: a destructor must not throw.
+TempDir::~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+}
+
 }  // namespace sixnd::test

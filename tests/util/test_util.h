@@ -26,7 +26,17 @@ std::vector<float> from_bf16(const std::vector<bf16>& v);
 
 // ../shared/fixtures (or $SIXND_SHARED/fixtures); empty when absent, so tests can skip.
 std::string shared_fixtures_dir();
-// A fresh empty temporary directory, removed by the caller (or left for inspection).
+// A fresh empty temporary directory under the system's temporary directory, named prefix + six
+// random characters, removed with all it holds when this goes out of scope: a failed assertion
+// or an expected error leaves nothing behind.
+struct TempDir {
+    explicit TempDir(const std::string& prefix);
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::string dir;
+};
+// The same directory without the owner, for a test that hands it on or leaves it for inspection.
 std::string make_temp_dir(const std::string& prefix);
 // Runs body in a forked child and returns its wait status; the child never returns into the
 // test framework (it ends with _exit(0) after body, or as body ends it: a signal).
