@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <optional>
 
 #include "core/error.h"
 #include "tokenizer/pretokenizer.h"
@@ -18,15 +20,23 @@ bool letter(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <
 }  // namespace
 
 size_t last_safe_cut(std::string_view t, const SpecialTokens& specials, size_t from, bool more_follows) {
-    // A special token straddling place i starts before i and ends by i - 1 + max_len: it lies
-    // within t, so straddles() sees it, when i + max_len - 1 <= size.
+    // A special token covering place i starts before i and ends by i - 1 + max_len: it lies
+    // within t, so find_all() sees it, when i + max_len - 1 <= size.
     const size_t unseen = more_follows && specials.max_len() > 1 ? specials.max_len() - 1 : 0;
     if (t.size() <= unseen) return 0;
+    // Found once, at the first place that is otherwise safe: text with none costs no search.
+    std::optional<std::vector<SpecialTokens::Match>> found;
+    auto inside_special = [&](size_t i) {
+        if (!found) found = specials.find_all(t);
+        // Matches do not overlap, so only the last one starting before i can cover i.
+        auto after = std::partition_point(found->begin(), found->end(), [&](const auto& m) { return m.pos < i; });
+        return after != found->begin() && std::prev(after)->pos + std::prev(after)->len > i;
+    };
     for (size_t i = t.size() - std::max<size_t>(unseen, 1); i >= std::max<size_t>(from, 1); i--) {
         auto c = [&](size_t k) { return static_cast<unsigned char>(t[k]); };
         bool before_space = c(i) == ' ' && printable(c(i - 1)) && i + 1 < t.size() && letter(c(i + 1));
         bool after_newline = i >= 2 && c(i - 1) == '\n' && printable(c(i)) && printable(c(i - 2));
-        if ((before_space || after_newline) && !specials.straddles(t, i)) return i;
+        if ((before_space || after_newline) && !inside_special(i)) return i;
     }
     return 0;
 }

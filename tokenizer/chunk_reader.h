@@ -20,8 +20,9 @@
 namespace sixnd {
 
 // The last safe cut in text at or after `from` (a position in (max(from, 0), size)), or 0 when
-// there is none. Special tokens are looked for in all of text, so one that starts before `from`
-// still rules out cuts inside it. more_follows: text is a prefix of the input, so the last
+// there is none. Special tokens are matched as encode() matches them from the start of text
+// (which must be the start of an input or a safe cut), so one that starts before `from` still
+// rules out cuts inside it. more_follows: text is a prefix of the input, so the last
 // max_len() - 1 places are not considered (a special token there may end past the text).
 size_t last_safe_cut(std::string_view text, const SpecialTokens& specials, size_t from = 0, bool more_follows = false);
 

@@ -35,16 +35,14 @@ std::optional<SpecialTokens::Match> SpecialTokens::find(std::string_view text, s
     return std::nullopt;
 }
 
-bool SpecialTokens::straddles(std::string_view text, size_t cut) const {
-    if (max_len_ < 2 || cut == 0 || cut >= text.size()) return false;
-    size_t start = cut >= max_len_ - 1 ? cut - (max_len_ - 1) : 0;
-    // Scan as encode() would, so an occurrence hidden inside an earlier one does not count.
-    for (size_t from = start;;) {
-        auto m = find(text, from);
-        if (!m || m->pos >= cut) return false;
-        if (m->pos + m->len > cut) return true;
+std::vector<SpecialTokens::Match> SpecialTokens::find_all(std::string_view text) const {
+    std::vector<Match> all;
+    size_t from = 0;
+    while (auto m = find(text, from)) {
+        all.push_back(*m);
         from = m->pos + m->len;
     }
+    return all;
 }
 
 }  // namespace sixnd

@@ -29,9 +29,11 @@ public:
     // longest (so "<|a|><|a|>" wins over "<|a|>" when both are special).
     std::optional<Match> find(std::string_view text, size_t from) const;
 
-    // Whether some occurrence of a special token covers both byte cut-1 and byte cut, i.e.
-    // cutting the text there would split it.
-    bool straddles(std::string_view text, size_t cut) const;
+    // Every special token encode() matches in text, in order: find() again and again from the
+    // start of text, each time past the last match. An occurrence that overlaps an earlier match
+    // is not among them, and whether one is depends on every match before it, however far back:
+    // with "xyz", "zw" and "w q" special, "xyzw q" holds "xyz" then "w q", though "zw" is there.
+    std::vector<Match> find_all(std::string_view text) const;
 
 private:
     std::vector<std::pair<std::string, uint32_t>> tokens_;  // longest first
