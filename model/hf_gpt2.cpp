@@ -12,6 +12,7 @@
 #include "core/atomic_file.h"
 #include "core/bf16.h"
 #include "core/error.h"
+#include "core/json_fault.h"
 #include "core/printable.h"
 #include "core/read_file.h"
 #include "core/transfer.h"
@@ -200,7 +201,7 @@ HfModel load_hf_gpt2(const std::string& dir) {
     try {
         m.config = config_from_json(nlohmann::json::parse(text), cpath);
     } catch (const nlohmann::json::exception& e) {
-        throw Error(cpath, e.what());
+        throw Error(cpath, json_fault(e));
     }
     const GPTConfig& c = m.config;
     const std::string mpath = dir + "/model.safetensors";

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/hex.h"
+#include "core/json_fault.h"
 
 namespace sixnd {
 
@@ -47,8 +48,8 @@ CheckpointMeta CheckpointMeta::parse(const std::string& text, const std::string&
     json j;
     try {
         j = json::parse(text);
-    } catch (const std::exception& e) {
-        throw Error(where, std::string("malformed JSON: ") + e.what());
+    } catch (const json::exception& e) {
+        throw Error(where, "malformed JSON: " + json_fault(e));
     }
     if (!j.is_object() || j.value("format", "") != "sixnd-checkpoint")
         throw Error(where, "not a sixnd checkpoint description (no \"format\": \"sixnd-checkpoint\")");
@@ -90,7 +91,7 @@ CheckpointMeta CheckpointMeta::parse(const std::string& text, const std::string&
         m.loader.cursor = whole(j.at("loader").at("cursor"), "loader.cursor", kU64);
         for (const auto& [name, f] : j.at("files").items()) m.files[name] = FileSum{f.at("bytes"), f.at("xxh64")};
     } catch (const json::exception& e) {
-        throw Error(where, std::string("missing or mistyped field: ") + e.what());
+        throw Error(where, "missing or mistyped field: " + json_fault(e));
     }
     m.model.validate(where);
     if (m.step < 0 || m.applied_steps < 0 || m.bad_steps < 0 || m.world_size < 1 || m.zero_stage < 0 ||

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/json_fault.h"
 #include "core/log.h"
 
 namespace sixnd {
@@ -68,9 +69,9 @@ void read_run_log(const std::string& path, const std::function<void(const plan::
         try {
             rec.json = nlohmann::json::parse(line);
         } catch (const nlohmann::json::exception& e) {
-            if (!started) throw Error(where, not_a_log + "the first line is not a JSON record: " + e.what());
+            if (!started) throw Error(where, not_a_log + "the first line is not a JSON record: " + json_fault(e));
             torn = n;
-            torn_fault = e.what();
+            torn_fault = json_fault(e);
             continue;
         }
         if (!started && !is_run_log_header(rec.json)) throw Error(where, not_a_log + "the first record is not a header");

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/json_fault.h"
 
 namespace sixnd {
 
@@ -70,7 +71,7 @@ void SpikeHistory::from_json(const json& j, const std::string& where) {
         last_scheduled_lr = j.at("last_scheduled_lr");
         last_injected = j.at("last_injected");
     } catch (const json::exception& e) {
-        throw Error(where, std::string("spike history: missing or mistyped field: ") + e.what());
+        throw Error(where, "spike history: missing or mistyped field: " + json_fault(e));
     }
 }
 
@@ -86,8 +87,8 @@ void parse_spike_state(const std::string& text, const std::string& where, SpikeH
     json j;
     try {
         j = json::parse(text);
-    } catch (const std::exception& e) {
-        throw Error(where, std::string("malformed JSON: ") + e.what());
+    } catch (const json::exception& e) {
+        throw Error(where, "malformed JSON: " + json_fault(e));
     }
     if (!j.is_object() || j.value("format", "") != "sixnd-spikes" || j.value("version", 0) != 1)
         throw Error(where, "not a sixnd spike state, version 1");
@@ -99,7 +100,7 @@ void parse_spike_state(const std::string& text, const std::string& where, SpikeH
         r.junk_fired = run.at("junk_fired");
         r.rollbacks = run.at("rollbacks");
     } catch (const json::exception& e) {
-        throw Error(where, std::string("missing or mistyped field: ") + e.what());
+        throw Error(where, "missing or mistyped field: " + json_fault(e));
     }
     if (r.lr_left < 0 || r.rollbacks < 0) throw Error(where, "a counter is negative");
 }

@@ -107,3 +107,11 @@ TEST(CheckpointMeta, CountersOutsideTheirRangeAreRefusedNotWrapped) {
     }
     EXPECT_EQ(error_of(with_field("/tokens_seen", 18446744073709551615ULL)), "");
 }
+
+TEST(CheckpointMeta, MalformedJsonNamesThePlaceNotTheParsersException) {
+    EXPECT_EQ(error_of("{\"step\": 1,"), std::string(kWhere) +
+              ": malformed JSON: line 1, column 12: syntax error while parsing object key - unexpected end of input; "
+              "expected string literal");
+    EXPECT_EQ(error_of(with_field("/loader", json::object())),
+              std::string(kWhere) + ": missing or mistyped field: key 'epoch' not found");
+}
