@@ -75,8 +75,10 @@ int run_ablate(int argc, char** argv) {
         ->capture_default_str();
     if (!parse_flags(app, argc, argv, ConfigFile::pass_on)) return 0;
     if (spec.seeds < 1) throw Error("--seeds", "must be at least 1");
-    if (np < 0) throw Error("--np", "must be positive");
-    if (spec.loss_tol < 0) throw Error("--loss-tol", "must not be negative");
+    if (app.count("--np") && np < 1) throw Error("--np", "must be at least 1, got " + std::to_string(np));
+    if (app.count("--mpirun") && np == 0)
+        throw Error("--mpirun", "names the launcher of --np N processes; without --np the runs start directly");
+    if (!(spec.loss_tol >= 0)) throw Error("--loss-tol", "must be a number >= 0");
     spec.knobs = parse_vary(vary);
     // Knobs that must change together (a tokenizer and its shards) vary as whole config files.
     for (const AblationKnob& k : spec.knobs)

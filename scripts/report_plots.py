@@ -338,17 +338,23 @@ def write_whole(out, name, text):
         os.replace(path + ".tmp", path)
 
 
+def md(text):
+    """Text that Markdown shows as it is, in a table cell or a heading: a run's name or path may
+    hold '|' (which would start a new column), '<' (HTML) or a line break."""
+    return html.escape(text.replace("\\", "\\\\"), quote=False).replace("|", "\\|").replace("\n", " ")
+
+
 def write_md(out, sources, head, rows, blocks):
     lines = ["# sixnd report", ""]
     lines += ["Sources: " + ", ".join(f"`{s['path']}`" for s in sources), ""]
     lines += ["## Results", "", LEGEND, ""]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["| " + " | ".join(md(c) for c in r) + " |" for r in rows]
     lines += ["", "## Plots", ""]
     lines += [f"### {title}\n\n![{title}]({name})\n" for name, title in PLOTS]
     lines += ["## Configuration", ""]
     for title, cfg in blocks:
-        lines += [f"### {title}", "", "```json", json.dumps(cfg, indent=1), "```", ""]
+        lines += [f"### {md(title)}", "", "```json", json.dumps(cfg, indent=1), "```", ""]
     write_whole(out, "report.md", "\n".join(lines))
 
 

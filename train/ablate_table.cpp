@@ -1,5 +1,6 @@
-// The ablation table: per variant, mean and sample std over seeds of every run metric; against
-// the base, the difference of mean final validation loss and Welch's two-sided p-value; for
+// The ablation table: per variant, mean and sample std over seeds of every run metric (over the
+// seeds that have it: "n"); against the base, when every seed of both has a final validation
+// loss, the difference of their means and Welch's two-sided p-value; for
 // speed-only knobs, whether every step's train loss and the final validation loss equal the
 // base's run with the same seed (relative difference <= loss_tol).
 #include <algorithm>
@@ -99,9 +100,12 @@ json ablation_results(const AblationSpec& spec) {
                  {"runs", runs}, {"metrics", stats}};
         if (vi > 0) {
             std::vector<double> val = numbers(values, "val_loss");
-            row["val_loss_diff"] = (!val.empty() && !base_val.empty()) ? json(mean(val) - mean(base_val)) : json(nullptr);
+            // A run without a final validation loss (one that diverged) leaves the comparison
+            // undefined: without it, it would compare the seeds that survived.
+            const bool every_seed = val.size() == seeds.size() && base_val.size() == seeds.size();
+            row["val_loss_diff"] = every_seed ? json(mean(val) - mean(base_val)) : json(nullptr);
             row["t"] = row["df"] = row["p_value"] = nullptr;
-            if (val.size() >= 2 && base_val.size() >= 2) {
+            if (every_seed && seeds.size() >= 2) {
                 const WelchResult w = welch_t_test(val, base_val);
                 row["t"] = std::isfinite(w.t) ? json(w.t) : json(nullptr);
                 row["df"] = w.df;

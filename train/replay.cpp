@@ -37,7 +37,9 @@ std::string replay_verdict(const ReplayLosses& l, const ReplayRule& rule) {
     if (l.spike > spike_threshold(l.others_mean, l.others_std, rule))
         return l.earlier_spike > spike_threshold(l.earlier_others_mean, l.earlier_others_std, rule) ? "data" : "interaction";
     const double high = spike_threshold(l.reference, 0, rule);  // false for a NaN reference
-    return l.spike > high && l.others_mean > high ? "state" : "not_reproducible";
+    // A run still learning had a higher loss at any older checkpoint: a baseline that fell from
+    // the earlier checkpoint to this one is of an older state, not a damaged one.
+    return l.spike > high && l.others_mean > high && l.others_mean >= l.earlier_others_mean ? "state" : "not_reproducible";
 }
 
 SpikeReportRows read_spike_report(const std::string& path) {
@@ -144,13 +146,17 @@ std::vector<Row> spike_rows(const SpikeReportRows& rep, const std::string& repor
         const SpikeRow& r = rep.rows[i];
         std::string path = r.shard;
         std::error_code ec;
+        // A junk batch's shard is written beside its report, under a path relative to where
+        // the run was started.
+        const fs::path beside = fs::path(report_path).parent_path() / fs::path(r.shard).filename();
+        if (!fs::is_regular_file(path, ec) && fs::is_regular_file(beside, ec)) path = beside.string();
         if (!fs::is_regular_file(path, ec)) {
             path.clear();
             for (const Shard& s : data.shards())
                 if (fs::path(s.path()).filename() == fs::path(r.shard).filename()) path = s.path();
             if (path.empty())
                 throw Error(report_path, "batch row " + std::to_string(i) + ": shard '" + r.shard +
-                                             "' not found (nor a shard of that name in --train-data)");
+                                             "' not found (nor a shard of that name beside the report or in --train-data)");
         }
         const std::string key = canonical(path);
         auto& shard = opened[key];
@@ -228,10 +234,20 @@ void warn_if_other_data(const json& trained_on, const TokenSet& data) {
 // The checkpoint --earlier-checkpoint leaves to us: the report's run.checkpoint_earlier, else
 // the oldest complete checkpoint of the same run older than `ck`, beside it.
 std::string find_earlier(const CheckpointReader& ck, const std::string& from_report) {
-    if (!from_report.empty() && canonical(from_report) != canonical(ck.dir())) return from_report;
     fs::path dir(ck.dir());
     if (!dir.has_filename()) dir = dir.parent_path();  // "…/step-00000100/"
     const std::string root = dir.has_parent_path() ? dir.parent_path().string() : ".";
+    if (!from_report.empty()) {
+        // The report names it relative to where the run was started: from elsewhere, or once
+        // the run has moved, it is the checkpoint of that name beside --checkpoint.
+        std::string named = from_report;
+        fs::path name(from_report);
+        if (!name.has_filename()) name = name.parent_path();
+        std::error_code ec;
+        if (!fs::is_directory(named, ec) && fs::is_directory(fs::path(root) / name.filename(), ec))
+            named = (fs::path(root) / name.filename()).string();
+        if (canonical(named) != canonical(ck.dir())) return named;
+    }
     for (const CheckpointEntry& e : list_checkpoints(root))
         if (e.complete && e.run_id == ck.meta().run_id && e.step < ck.meta().step) return e.dir;
     throw Error("--earlier-checkpoint", "not given, the report names none (run.checkpoint_earlier), and " + root +
@@ -352,6 +368,10 @@ json replay_spike(const ReplayOptions& o) {
                  " against ln(vocab) = " + std::to_string(uniform) + "): no batch can stand out from it; give a later one with "
                  "--earlier-checkpoint");
     const ReplayRule rule;
+    if (now.others_mean > spike_threshold(rep.reference, 0, rule) && now.others_mean < then.others_mean)
+        log_warn("from --checkpoint " + ck.dir() + " the other batches are above the run's loss before the spike, and "
+                 "higher still from the earlier checkpoint: the run was still learning, so that is an older state, not a "
+                 "damaged one; a checkpoint nearer the spike tells more");
     const ReplayLosses l{now.spike, now.others_mean, now.others_std, then.spike, then.others_mean, then.others_std, rep.reference};
     return {{"verdict", replay_verdict(l, rule)},
             {"step", rep.step},

@@ -16,8 +16,10 @@
 //   (a) does not spike above (b): when the run's loss before the spike is known (the report's
 //                           trigger.loss_mean, else batch.recent_loss_mean) and both (a) and (b)'s
 //                           mean spike above it (margin only: the run's own spread is not
-//                           comparable to a batch mean's) -> state (everything is high from this
-//                           state), else -> not_reproducible.
+//                           comparable to a batch mean's), and (b)'s mean is not below (c)'s
+//                           baseline (a run still learning had a higher loss at any older
+//                           checkpoint: that state is older, not damaged) -> state (everything is
+//                           high from this state), else -> not_reproducible.
 // An earlier checkpoint whose baseline is within 10% of ln(vocab) has learnt too little for any
 // batch to stand out from it (its (c) cannot spike): the replay warns and names the flag.
 #pragma once

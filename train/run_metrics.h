@@ -1,8 +1,10 @@
 // One run's numbers, read back from its JSON Lines run log — the same numbers the ablation table
 // and `sixnd report` show, so anyone can recompute them from the logs:
-//   final_train_loss  loss of the last step record
-//   val_loss, val_bpb the last evaluation's (the run's end has one): from the eval events and
-//                     step records, by step (a skipped step's evaluation is in its event only)
+//   final_train_loss  loss of the last step record; null when the run's last step came later
+//                     and was skipped for a non-finite loss or gradient (it ended diverged)
+//   val_loss, val_bpb the last evaluation's (the run's end has one), null where it was not
+//                     finite: from the eval events and step records, by step (a skipped step's
+//                     evaluation is in its event only)
 //   tokens_per_s, mfu, hfu   mean over the step records, the first step (warm-up) left out
 //                     when there are others
 //   peak_memory       per category (params, grads, ..., and "peak", the ledger's peak total):

@@ -2,7 +2,8 @@
 batch rows point at a shard region filled with uniform random tokens gets the verdict "data"
 (its rows are high from the checkpoint before the spike and from an earlier one); a report
 whose rows are ordinary text gets "not_reproducible". The last line is the JSON verdict, the
-table comes before it, and the same seed draws the same baseline."""
+table comes before it, and the same seed draws the same baseline. A report naming its junk shard
+and checkpoints relative to where the run was started replays from another directory."""
 import json
 import os
 import shutil
@@ -104,8 +105,10 @@ def main():
                                     "--device", "cpu"], capture_output=True, text=True, env=tiny_text.ENV, cwd=data)
         if elsewhere.returncode != 0:
             failures.append(f"a report's relative paths, replayed from another directory: {elsewhere.stderr.strip()[-400:]}")
-        elif (lambda w: (w["earlier"]["step"], w["verdict"]))(json.loads(elsewhere.stdout.strip().splitlines()[-1])) != (EVERY, "data"):
-            failures.append(f"a report's relative paths, replayed from another directory: {elsewhere.stdout.strip()[-400:]}")
+        else:
+            w = json.loads(elsewhere.stdout.strip().splitlines()[-1])
+            if w["verdict"] != "data" or w["earlier"]["step"] != EVERY:
+                failures.append(f"a report's relative paths, replayed from another directory: {w}")
 
         text_rows = [3_000 + i * 997 for i in range(B)]
         text = report(tmp, "text.json", run, os.path.join(data, "train.bin"), text_rows, recent)
