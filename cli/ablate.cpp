@@ -36,14 +36,16 @@ std::string fmt(const nlohmann::json& v, const char* f, double scale = 1) {
 // A short human table on stderr, each knob's cost beside its loss (peak memory in MB, MFU); the
 // files hold everything.
 void print_table(const nlohmann::json& r) {
-    const char* row = "%-28s %-19s %-19s %-10s %-9s %-7s %-9s %-8s %s\n";
-    std::fprintf(stderr, row, "variant", "val loss", "val bpb", "tok/s", "peak MB", "MFU", "diff", "p", "loss_equal");
+    const char* row = "%-28s %-9s %-19s %-19s %-10s %-9s %-7s %-9s %-8s %s\n";
+    std::fprintf(stderr, row, "variant", "diverged", "val loss", "val bpb", "tok/s", "peak MB", "MFU", "diff", "p",
+                 "loss_equal");
     for (const auto& v : r.at("variants")) {
         const auto& m = v.at("metrics");
         auto pm = [&](const char* key, const char* f) {
             return fmt(m.at(key).at("mean"), f) + " +- " + fmt(m.at(key).at("std"), f);
         };
-        std::fprintf(stderr, row, v.at("name").get<std::string>().c_str(), pm("val_loss", "%.4f").c_str(),
+        const std::string diverged = std::to_string(v.value("diverged", 0)) + "/" + std::to_string(v.at("runs").size());
+        std::fprintf(stderr, row, v.at("name").get<std::string>().c_str(), diverged.c_str(), pm("val_loss", "%.4f").c_str(),
                      pm("val_bpb", "%.4f").c_str(), fmt(m.at("tokens_per_s").at("mean"), "%.0f").c_str(),
                      fmt(m.at("peak_memory").value("peak", nlohmann::json::object()).value("mean", nlohmann::json()), "%.1f", 1e-6).c_str(),
                      fmt(m.at("mfu").at("mean"), "%.1f%%", 100).c_str(),

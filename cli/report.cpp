@@ -17,6 +17,7 @@
 #include "cli/verbs.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/json_fault.h"
 #include "core/read_file.h"
 #include "core/subprocess.h"
 #include "train/ablate.h"
@@ -76,7 +77,7 @@ json ablation(const std::string& arg, const fs::path& results) {
     try {
         r = json::parse(read_whole_file(path));
     } catch (const json::exception& e) {
-        throw Error(path, std::string("not JSON: ") + e.what());
+        throw Error(path, "not JSON: " + json_fault(e));
     }
     if (!r.is_object() || !r.contains("format") || r["format"] != "sixnd-ablation")
         throw Error(path, "is not a sixnd ablate results file, so " + arg + " is not an ablation directory");

@@ -287,7 +287,7 @@ def table_rows(sources):
         if src["kind"] == "ablation":
             for v in src["results"]["variants"]:
                 m = v["metrics"]
-                row = [v["name"], str(len(v["runs"]))]
+                row = [v["name"], str(len(v["runs"])) + (f" ({v['diverged']} diverged)" if v.get("diverged") else "")]
                 for key, _, f in COLUMNS:
                     st = m[key]["peak"] if key == "peak_memory" else m[key]
                     row.append(cell(key, f, st["mean"], st["std"]))

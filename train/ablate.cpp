@@ -18,10 +18,12 @@
 #include "core/atomic_file.h"
 #include "core/dir_lock.h"
 #include "core/error.h"
+#include "core/json_fault.h"
 #include "core/log.h"
 #include "core/read_file.h"
 #include "core/subprocess.h"
 #include "train/checkpoint.h"
+#include "train/run_metrics.h"
 #include "train/stop_signal.h"
 
 namespace sixnd {
@@ -181,15 +183,30 @@ void check_runs(const AblationSpec& spec, const std::vector<AblationVariant>& va
     }
 }
 
+// Whether the run that wrote this log stopped at --max-bad-steps; false without a log that
+// reads (the run's own error then says what went wrong).
+bool diverged(const std::string& log) {
+    if (!fs::exists(log)) return false;
+    try {
+        return read_run_metrics(log).values.value("diverged", false);
+    } catch (const Error&) {
+        return false;
+    }
+}
+
 // The step the newest checkpoint holds, and the step the run ends at (its --stop-at or
 // --steps), from the checkpoint's meta.json; {0, 0} without a checkpoint.
 std::pair<int, int> checkpoint_progress(const std::string& dir) {
     const std::string latest = latest_checkpoint(dir + "/checkpoints");
     if (latest.empty()) return {0, 0};
-    const json meta = json::parse(read_whole_file(latest + "/meta.json"));
-    const json& c = meta.at("config");
-    const int steps = c.at("steps"), stop_at = c.value("stop_at", 0);
-    return {meta.at("step").get<int>(), stop_at > 0 ? std::min(stop_at, steps) : steps};
+    const std::string path = latest + "/meta.json";
+    const CheckpointMeta meta = CheckpointMeta::parse(read_whole_file(path), path);
+    try {
+        const int steps = meta.config.at("steps"), stop_at = meta.config.value("stop_at", 0);
+        return {meta.step, stop_at > 0 ? std::min(stop_at, steps) : steps};
+    } catch (const json::exception& e) {
+        throw Error(path, "config: missing or mistyped field: " + json_fault(e));
+    }
 }
 
 json plan_json(const AblationSpec& spec) {
@@ -253,7 +270,7 @@ AblationProgress ablation_progress(const std::string& out) {
         spec.seeds = plan.at("seeds").get<int>();
         spec.base_seed = plan.at("base_seed").get<uint64_t>();
     } catch (const json::exception& e) {
-        throw Error(path, std::string("not the plan sixnd ablate writes: ") + e.what());
+        throw Error(path, "not the plan sixnd ablate writes: " + json_fault(e));
     }
     AblationProgress p;
     for (const AblationVariant& v : ablation_variants(spec.knobs))
@@ -308,10 +325,13 @@ json run_ablation(const AblationSpec& spec) {
                                                      : std::string("it has no checkpoint yet")) +
                                            " (" + dir + "/train.log)");
             }
-            if (rc != 0)
+            // A run that diverged has finished: it is a result (a learning rate too high, say),
+            // counted in the table, not a failure of the ablation.
+            if (rc != 0 && !diverged(dir + "/run.jsonl"))
                 throw Error(dir + "/train.log", "sixnd train exited with status " + std::to_string(rc) + ": " +
                                                     failure_line(dir + "/train.log") +
                                                     "; the same command resumes the ablation (finished runs are skipped)");
+            if (rc != 0) log_warn("ablate " + what + ": diverged (stopped at --max-bad-steps; " + dir + "/train.log)");
             // DONE is the promise that the run's log holds it: a train that exits 0 without
             // one (a flag that only printed something) has not run.
             if (!fs::exists(dir + "/run.jsonl"))

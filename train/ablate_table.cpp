@@ -1,5 +1,6 @@
-// The ablation table: per variant, mean and sample std over seeds of every run metric (over the
-// seeds that have it: "n"); against the base, when every seed of both has a final validation
+// The ablation table: per variant, how many seeds diverged (stopped at --max-bad-steps), and
+// mean and sample std over seeds of every run metric (over the seeds that have it: "n"); against
+// the base, when every seed of both has a final validation
 // loss, the difference of their means and Welch's two-sided p-value; for
 // speed-only knobs, whether every step's train loss and the final validation loss equal the
 // base's run with the same seed (relative difference <= loss_tol).
@@ -77,8 +78,10 @@ json ablation_results(const AblationSpec& spec) {
         const AblationVariant& v = variants[vi];
         json runs = json::array();
         std::vector<json> values;
+        int diverged = 0;
         for (size_t s = 0; s < seeds.size(); s++) {
             json r = metrics[vi][s].values;
+            diverged += r.value("diverged", false) ? 1 : 0;
             values.push_back(r);
             r["seed"] = seeds[s];
             r["dir"] = run_path(v, seeds[s]);
@@ -97,7 +100,7 @@ json ablation_results(const AblationSpec& spec) {
             stats[name] = mem;
         }
         json row{{"name", v.name}, {"knob", v.knob}, {"value", v.value}, {"speed_only", v.speed_only},
-                 {"runs", runs}, {"metrics", stats}};
+                 {"runs", runs}, {"diverged", diverged}, {"metrics", stats}};
         if (vi > 0) {
             std::vector<double> val = numbers(values, "val_loss");
             // A run without a final validation loss (one that diverged) leaves the comparison
@@ -147,11 +150,11 @@ std::string ablation_csv(const json& results) {
         for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
         return q + "\"";
     };
-    std::string head = "variant,knob,value,seeds", body;
+    std::string head = "variant,knob,value,seeds,diverged", body;
     bool first = true;
     for (const json& v : results.at("variants")) {
         std::string row = quote(v.at("name")) + "," + quote(v.at("knob")) + "," + quote(v.at("value")) + "," +
-                          std::to_string(v.at("runs").size());
+                          std::to_string(v.at("runs").size()) + "," + std::to_string(v.value("diverged", 0));
         for (const json& m : results.at("metrics")) {
             const std::string name = m.get<std::string>();
             const json& st = v.at("metrics").at(name);

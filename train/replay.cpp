@@ -12,6 +12,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/json_fault.h"
 #include "core/log.h"
 #include "core/read_file.h"
 #include "core/rng.h"
@@ -47,7 +48,7 @@ SpikeReportRows read_spike_report(const std::string& path) {
     try {
         j = json::parse(read_whole_file(path));
     } catch (const json::exception& e) {
-        throw Error(path, std::string("not a JSON spike report: ") + e.what());
+        throw Error(path, "not a JSON spike report: " + json_fault(e));
     }
     auto bad = [&](const std::string& fault) { return Error(path, fault); };
     if (!j.is_object()) throw bad("not a spike report (expected a JSON object)");

@@ -70,6 +70,7 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     std::map<int, StepNumbers> steps;
     std::set<int> spike_steps;
     int non_finite_step = 0;  // the last step skipped for a non-finite loss or gradient
+    bool diverged = false;
     std::map<int, std::pair<json, json>> evals;  // step -> val_loss, val_bpb of its evaluation
     read_run_log(log_path, [&](const plan::LogRecord& rec) {
         const plan::LogFields f(log_path, rec);
@@ -85,6 +86,7 @@ RunMetrics read_run_metrics(const std::string& log_path) {
             if (f.text("event") == "spike") spike_steps.insert(f.integer("step", 0));
             if (f.text("event") == "skip" && f.has("reason") && f.text("reason") == "non_finite")
                 non_finite_step = std::max(non_finite_step, f.integer("step", 0));
+            if (f.text("event") == "stop" && f.has("reason") && f.text("reason") == "max_bad_steps") diverged = true;
             // A skipped step is evaluated when one is due, but writes no step record: its numbers
             // are in the event only.
             if (f.text("event") == "eval")
@@ -97,14 +99,17 @@ RunMetrics read_run_metrics(const std::string& log_path) {
 
     json& v = m.values;
     v = json::object();
-    // A run that ended on non-finite steps has no final loss: an earlier step's would show a
-    // diverged run as a healthy one (sixnd train's own summary says null too).
-    v["final_train_loss"] = non_finite_step > m.last_step ? json(nullptr) : json(steps.rbegin()->second.loss);
+    v["diverged"] = diverged;
+    // A run that ended on non-finite steps has no final loss: an earlier step's, or an
+    // evaluation before it diverged, would show a diverged run as a healthy one (sixnd train's
+    // own summary says null too).
+    const bool ended_bad = diverged || non_finite_step > m.last_step;
+    v["final_train_loss"] = ended_bad ? json(nullptr) : json(steps.rbegin()->second.loss);
     v["val_loss"] = v["val_bpb"] = nullptr;
     for (const auto& [s, r] : steps)
         if (!r.val_loss.is_null() || !r.val_bpb.is_null()) evals.emplace(s, std::make_pair(r.val_loss, r.val_bpb));
-    // The last evaluation's, null where it was not finite, for the same reason.
-    if (!evals.empty()) std::tie(v["val_loss"], v["val_bpb"]) = evals.rbegin()->second;
+    // The last evaluation's, null where it was not finite.
+    if (!evals.empty() && !diverged) std::tie(v["val_loss"], v["val_bpb"]) = evals.rbegin()->second;
     const auto mean = [&](double StepNumbers::*field) {
         double sum = 0;
         int n = 0;

@@ -1,10 +1,12 @@
 // One run's numbers, read back from its JSON Lines run log — the same numbers the ablation table
 // and `sixnd report` show, so anyone can recompute them from the logs:
-//   final_train_loss  loss of the last step record; null when the run's last step came later
-//                     and was skipped for a non-finite loss or gradient (it ended diverged)
+//   diverged          whether training stopped at --max-bad-steps (non-finite or spiking
+//                     steps in a row: a "stop" event with reason "max_bad_steps")
+//   final_train_loss  loss of the last step record; null when the run diverged, or its last
+//                     step came later and was skipped for a non-finite loss or gradient
 //   val_loss, val_bpb the last evaluation's (the run's end has one), null where it was not
-//                     finite: from the eval events and step records, by step (a skipped step's
-//                     evaluation is in its event only)
+//                     finite or the run diverged: from the eval events and step records, by step
+//                     (a skipped step's evaluation is in its event only)
 //   tokens_per_s, mfu, hfu   mean over the step records, the first step (warm-up) left out
 //                     when there are others
 //   peak_memory       per category (params, grads, ..., and "peak", the ledger's peak total):
@@ -31,7 +33,8 @@ struct RunMetrics {
     nlohmann::json values;              // the metrics above, by name
 };
 
-// The metric names in table order (peak memory categories are nested under "peak_memory").
+// The metric names in table order (peak memory categories are nested under "peak_memory");
+// "diverged", a yes or no, is counted, not averaged, so it is not among them.
 const std::vector<std::string>& run_metric_names();
 
 // Reads the log with read_run_log (train/run_log.h); throws Error(path, ...) also when it has no

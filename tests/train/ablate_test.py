@@ -7,7 +7,8 @@ math only (the Student-t density integrated by Simpson's rule) to 1e-6. Speed-on
 tokenizers with their shards, varied as config files, compare by bits per byte. Bad flags end
 with one error line; a bad knob or value is refused before any run, with no --out left behind,
 and a directory that is not an ablation is never written into. A run that fails midway leaves
-an ablation the same command resumes once the cause is gone."""
+an ablation the same command resumes once the cause is gone. A variant that diverges (stops at
+--max-bad-steps) is a result, not a failure: counted, with no final losses and no comparison."""
 import csv
 import hashlib
 import json
@@ -144,6 +145,40 @@ def resume_after_failure(tmp, p, failures):
     print(f"after a failed run, the same command: ran {summary['ran']}, skipped {summary['skipped']}")
     if (summary["ran"], summary["skipped"]) != (1, 1):
         failures.append(f"rerun after a failed run ran {summary['ran']} and skipped {summary['skipped']}, expected 1 and 1")
+
+
+def diverged_variant(tmp, p, failures):
+    """A learning rate of 1e30 makes every step after the first non-finite: both seeds stop at
+    --max-bad-steps, the ablation finishes, and the table counts them as diverged with no final
+    losses, no difference and no p-value; the same command then has nothing left to run."""
+    out = os.path.join(tmp, "diverging")
+    cmd = ["ablate", "--out", out, "--vary", "lr=3e-3,1e30", "--seeds", "2", "--max-bad-steps", "2",
+           *tiny_text.train_flags(p, steps=8)]
+    r = tiny_text.sixnd(*cmd, check=False)
+    if r.returncode != 0:
+        failures.append(f"an ablation with a diverging variant failed: {r.stderr.strip()[-400:]}")
+        return
+    if r.stderr.count("diverged (stopped at --max-bad-steps") != 2:
+        failures.append(f"expected a warning for each diverged run: {r.stderr.strip()[-600:]}")
+    res = json.load(open(os.path.join(out, "results.json")))
+    base, high = res["variants"]
+    got = (base["diverged"], high["diverged"], [x["diverged"] for x in high["runs"]],
+           high["metrics"]["val_loss"]["n"], high["val_loss_diff"], high["p_value"], base["metrics"]["val_loss"]["n"])
+    print(f"diverging variant: diverged {base['diverged']} / {high['diverged']}, its val_loss n "
+          f"{high['metrics']['val_loss']['n']}, diff {high['val_loss_diff']}, p {high['p_value']}")
+    if got != (0, 2, [True, True], 0, None, None, 2):
+        failures.append(f"diverged variant in results.json: {got}")
+    rows = {r["variant"]: r for r in csv.DictReader(open(os.path.join(out, "results.csv")))}
+    if (rows["base"]["diverged"], rows["lr=1e30"]["diverged"], rows["lr=1e30"]["val_loss_mean"]) != ("0", "2", ""):
+        failures.append(f"diverged variant in results.csv: {rows['lr=1e30']}")
+    report = os.path.join(tmp, "diverging_report")
+    r = tiny_text.sixnd("report", out, "--out", report, check=False)
+    if r.returncode != 0 or "| 2 (2 diverged) |" not in open(os.path.join(report, "report.md")).read():
+        failures.append(f"report of the diverging ablation does not count its diverged seeds: {r.stderr.strip()[-300:]}")
+    r = tiny_text.sixnd(*cmd, check=False)
+    summary = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else {}
+    if (summary.get("ran"), summary.get("skipped")) != (0, 4):
+        failures.append(f"rerun of a finished ablation with diverged runs: exit {r.returncode}, {summary}")
 
 
 def main():
@@ -325,6 +360,7 @@ def main():
         if r.returncode != 0:
             failures.append(f"the corrected ablation after a refused value failed: {r.stderr.strip()[-400:]}")
         resume_after_failure(tmp, p, failures)
+        diverged_variant(tmp, p, failures)
     return sixnd_files.report(failures, "sixnd ablate: resume, skip, table from the logs, p-values, loss_equal")
 
 

@@ -1,11 +1,11 @@
 // A run's metrics read back from its log (train/run_metrics.h): the validation numbers are the
 // last evaluation's, whether a step record or only an eval event (a skipped step's) holds them.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "tests/util/test_util.h"
 #include "train/run_metrics.h"
 
 using namespace sixnd;
@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string write_log(const std::string& name, const std::string& body) {
-    const fs::path p = fs::temp_directory_path() / ("sixnd_run_metrics_" + std::to_string(getpid()) + "_" + name);
+    static const test::TempDir dir("sixnd_run_metrics_");
+    const fs::path p = fs::path(dir.dir) / name;
     std::ofstream(p) << "{\"type\":\"header\",\"config\":{},\"model\":{}}\n" << body;
     return p.string();
 }
@@ -36,7 +37,6 @@ TEST(RunMetrics, ValidationIsTheLastEvaluations) {
     EXPECT_DOUBLE_EQ(m.values["final_train_loss"].get<double>(), 2.5);
     EXPECT_DOUBLE_EQ(m.values["val_loss"].get<double>(), 2.75);
     EXPECT_DOUBLE_EQ(m.values["val_bpb"].get<double>(), 1.5);
-    fs::remove(log);
 }
 
 TEST(RunMetrics, ASkippedStepsEvaluationCounts) {
@@ -49,7 +49,6 @@ TEST(RunMetrics, ASkippedStepsEvaluationCounts) {
     EXPECT_EQ(m.last_step, 3);
     EXPECT_DOUBLE_EQ(m.values["val_loss"].get<double>(), 2.5);
     EXPECT_DOUBLE_EQ(m.values["val_bpb"].get<double>(), 1.25);
-    fs::remove(log);
 }
 
 TEST(RunMetrics, ARunThatEndedDivergedHasNoFinalLosses) {
@@ -66,7 +65,6 @@ TEST(RunMetrics, ARunThatEndedDivergedHasNoFinalLosses) {
     EXPECT_TRUE(m.values["final_train_loss"].is_null()) << m.values;
     EXPECT_TRUE(m.values["val_loss"].is_null()) << m.values;
     EXPECT_TRUE(m.values["val_bpb"].is_null()) << m.values;
-    fs::remove(log);
 }
 
 TEST(RunMetrics, ANonFiniteStepThatRecoveredLeavesTheFinalLoss) {
@@ -75,5 +73,20 @@ TEST(RunMetrics, ANonFiniteStepThatRecoveredLeavesTheFinalLoss) {
                          "{\"type\":\"event\",\"event\":\"skip\",\"step\":2,\"consecutive\":1,\"grad_norm\":null,\"loss\":null,\"reason\":\"non_finite\"}\n" +
                          step(3, 2.5));
     EXPECT_DOUBLE_EQ(read_run_metrics(log).values["final_train_loss"].get<double>(), 2.5);
-    fs::remove(log);
+}
+
+TEST(RunMetrics, ARunStoppedAtMaxBadStepsDivergedWhateverItsLastEvaluation) {
+    // Evaluated at step 2 (finite), then stopped at step 3 by --max-bad-steps before another
+    // evaluation was due: step 2's validation loss is not this run's end.
+    const std::string log = write_log(
+        "stopped", step(1, 3.0) + step(2, 2.5, ",\"val_loss\":2.75,\"val_bpb\":1.5") +
+                       "{\"type\":\"event\",\"event\":\"eval\",\"step\":2,\"val_loss\":2.75,\"val_bpb\":1.5,\"batches\":1}\n" +
+                       "{\"type\":\"event\",\"event\":\"skip\",\"step\":3,\"consecutive\":1,\"grad_norm\":null,\"loss\":null,\"reason\":\"spike\"}\n" +
+                       "{\"type\":\"event\",\"event\":\"stop\",\"step\":3,\"reason\":\"max_bad_steps\",\"last_checkpoint\":\"\"}\n");
+    const RunMetrics m = read_run_metrics(log);
+    EXPECT_TRUE(m.values["diverged"].get<bool>());
+    EXPECT_TRUE(m.values["final_train_loss"].is_null()) << m.values;
+    EXPECT_TRUE(m.values["val_loss"].is_null()) << m.values;
+    EXPECT_TRUE(m.values["val_bpb"].is_null()) << m.values;
+    EXPECT_FALSE(read_run_metrics(write_log("healthy", step(1, 3.0))).values["diverged"].get<bool>());
 }
