@@ -191,8 +191,9 @@ int run_train(int argc, char** argv) {
     if (comm && comm->rank() != 0) return 0;
     nlohmann::json out{{"steps", r.steps_done}, {"loss", r.last_loss}, {"checkpoint", r.last_checkpoint}, {"log", o.log}};
     if (r.skipped_at_end > 0) out["skipped_at_end"] = r.skipped_at_end;
-    if (r.last_val_loss >= 0) out["val_loss"] = r.last_val_loss;
-    if (r.last_val_bpb >= 0) out["val_bpb"] = r.last_val_bpb;
+    // -1: never evaluated; NaN (JSON null): the last evaluation was not finite.
+    if (!(r.last_val_loss < 0)) out["val_loss"] = r.last_val_loss;
+    if (!(r.last_val_bpb < 0)) out["val_bpb"] = r.last_val_bpb;
     std::printf("%s\n", out.dump().c_str());
     return 0;
 }

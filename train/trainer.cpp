@@ -1138,7 +1138,8 @@ void Run::evaluations(int done, json& rec, TrainResult& result) {
         json ev{{"val_loss", result.last_val_loss},
                 {"batches", eval_batches_},
                 {"comm_bytes", comm_.bytes_sent_total() - eval_sent0}};
-        if (evaluated_bpb_ >= 0) rec["val_bpb"] = ev["val_bpb"] = result.last_val_bpb = evaluated_bpb_;
+        // Not finite when the loss is not (JSON null): an earlier evaluation's is not this one's.
+        if (val_bytes_) rec["val_bpb"] = ev["val_bpb"] = result.last_val_bpb = evaluated_bpb_;
         log_->event("eval", done, ev);
     }
 }

@@ -243,6 +243,33 @@ TEST(Trainer, ARunEndingOnSkippedStepsSaysSo) {
     EXPECT_TRUE(std::isnan(r.last_loss) || std::isinf(r.last_loss)) << r.last_loss;
 }
 
+// Evaluated at step 2 (finite), then an LR of 1e30 from step 3 on: the evaluation at the end is
+// not finite, and the result's validation numbers are that evaluation's (NaN), not step 2's.
+TEST(Trainer, ANonFiniteLastEvaluationLeavesNoEarlierNumbers) {
+    test::TempDir t("sixnd_train_");
+    GPTConfig c = preset_config("tiny", 256);
+    std::string data = make_data(t.dir, 4000, 4, c.vocab_size);
+    TokenizerSpec spec;
+    spec.pattern = resolve_pattern("gpt2");
+    for (int b = 0; b < 256; b++) spec.tokens.push_back(std::string(1, static_cast<char>(b)));
+    Tokenizer::from_spec(spec, "test").save(t.dir + "/tok.bin");
+    TrainOptions o = base_options(t.dir, data);
+    o.steps = 4;
+    o.val_data = data;
+    o.eval_every = 2;
+    o.tokenizer = t.dir + "/tok.bin";
+    o.grad_clip = 0;
+    o.spike.inject_lr = {3, 1e30, 2};
+    o.log = t.dir + "/log.jsonl";
+    const TrainResult r = train(o, c, init_params(c));
+    const auto evals = test::log_events(o.log, "eval");
+    ASSERT_EQ(evals.size(), 2u);
+    EXPECT_TRUE(evals[0].at("val_bpb").is_number()) << evals[0];
+    EXPECT_TRUE(evals[1].at("val_bpb").is_null()) << evals[1];
+    EXPECT_TRUE(std::isnan(r.last_val_loss)) << r.last_val_loss;
+    EXPECT_TRUE(std::isnan(r.last_val_bpb)) << r.last_val_bpb;
+}
+
 // params.bin with a NaN but consistent checksums (as a faulty writer would leave it): the one
 // parameter loader refuses it, so `sixnd sample` does too.
 TEST(Trainer, NonFiniteCheckpointIsRefusedByTheLoader) {
