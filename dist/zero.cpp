@@ -1,8 +1,12 @@
 #include "dist/zero.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/hex.h"
+#include "dist/rank_agreement.h"
 
 namespace sixnd {
 
@@ -91,6 +95,10 @@ void ZeroEngine::after_optimizer() {
 }
 
 void ZeroEngine::load_params(const void* host_full) {
+    // Each rank loads its own copy (an --init file or checkpoint its node reads): copies that
+    // differ would train on silently as different models at stage 0, mixed slices at stage 3.
+    check_ranks_agree(comm_, {{"the parameters loaded (--init's model file or the checkpoint's params.bin)",
+                               hex64(XXH3_64bits(host_full, units_.back().end * es_))}});
     if (stage_ < 3) {
         mem_.copy_to_device(full_params_, host_full, units_.back().end * es_);
         return;

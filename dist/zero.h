@@ -65,6 +65,7 @@ public:
     void after_optimizer();            // stages 1/2: all-gather parameters; 3: invalidate slots
 
     // Parameters in the full flat layout (storage dtype), for initialisation and checkpoints.
+    // Collectives: load_params refuses (AgreedError, every rank) ranks that load different ones.
     void load_params(const void* host_full);
     std::vector<char> gather_params();
 

@@ -6,11 +6,13 @@ failed only at the first checkpoint. Each case must end well inside the timeout,
 nothing written under --out; the same flags on both ranks still train."""
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
@@ -34,6 +36,17 @@ def refused(name, rank0, rank1, words, failures):
         failures.append(f"{name}: exit 0")
     elif len(errors) != 1 or not all(w in errors[0] for w in words + ["rank 1", "different flags"]):
         failures.append(f"{name}: expected one error line naming rank 1 and {words}: {errors}")
+
+
+def llmc_model(path, seed):
+    """An llm.c model file (version 3, FP32) of the tiny preset's shape at vocabulary 256."""
+    L, NH, C, V, T = 2, 4, 48, 256, 64
+    h = [0] * 256
+    h[:8] = [20240326, 3, T, V, L, NH, C, V]
+    with open(path, "wb") as f:
+        f.write(struct.pack("256i", *h))
+        f.write(np.random.default_rng(seed).normal(0, 0.02, V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C)
+                .astype(np.float32).tobytes())
 
 
 def main():
@@ -64,21 +77,28 @@ def main():
 
         # The same command, but what it names differs: a rank's environment picking other CPU
         # kernels, or a rank's own copy of the data (its working directory's train.bin or
-        # val.bin). A validation set of another length used to hang ZeRO-3 at the first eval.
+        # val.bin, or init.bin). A validation set of another length used to hang ZeRO-3 at the first
+        # eval; another init.bin trained on silently (at stage 0 each rank its own model, at stage 3
+        # a mix of both).
         dirs = [os.path.join(tmp, "wd0"), os.path.join(tmp, "wd1")]
         for i, d in enumerate(dirs):
             os.makedirs(d)
             sixnd_files.write_shard(os.path.join(d, "train.bin"), [(k * 31) % 256 for k in range(20000 if i == 0 else 19000)])
             sixnd_files.write_shard(os.path.join(d, "val.bin"), [(k * 7) % 256 for k in range(4000 if i == 0 else 3000)])
             shutil.copy(os.path.join(dirs[0], "train.bin") if i else data, os.path.join(d, "same_train.bin"))
+            llmc_model(os.path.join(d, "init.bin"), i)
         run = ([os.path.abspath(SIXND)] + base[1:base.index("--train-data")] + base[base.index("--train-data") + 2:] +
                ["--steps", "4", "--zero", "3"])
         envs = [("SIXND_CPU_ISA", ["-x", "SIXND_CPU_ISA=avx2"], ["--train-data", "same_train.bin"], ["SIXND_CPU_ISA"]),
                 ("--train-data's content", [], ["--train-data", "train.bin"], ["--train-data's shard contents"]),
                 ("--val-data's content", [], ["--train-data", "same_train.bin", "--val-data", "val.bin", "--eval-every", "2"],
-                 ["--val-data's shard contents"])]
+                 ["--val-data's shard contents"]),
+                ("--init's content", [], ["--train-data", "same_train.bin", "--init", "llmc:init.bin"],
+                 ["the parameters loaded"])]
         for i, (name, rank1_env, flags, words) in enumerate(envs):
-            command = run + flags + ["--out", os.path.join(tmp, f"differs_{i}")]
+            # An llm.c file brings its own shape: "--init random --model tiny --vocab-size 256" go.
+            given = run[:run.index("--init")] + run[run.index("--vocab-size") + 2:] if "--init" in flags else run
+            command = given + flags + ["--out", os.path.join(tmp, f"differs_{i}")]
             refused(name, ["-wdir", dirs[0]] + command, ["-wdir", dirs[1]] + rank1_env + command, words, failures)
 
         same = os.path.join(tmp, "same")
