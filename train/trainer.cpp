@@ -1,6 +1,7 @@
 #include "train/trainer.h"
 
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <chrono>
@@ -385,11 +386,18 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
     accum_ = static_cast<int>(step_tokens_ / micro_tokens);
     data_info_ = data_json(loader_.tokens());
     // Each rank reads its own copy of the data (a node's stale copy, another working directory):
-    // other tokens train silently, and a validation set of another length leaves the ranks in
-    // different collectives at the first evaluation. The content, not the paths, must agree.
+    // other tokens train silently, and a validation set or --eval-task of another length leaves
+    // the ranks in different collectives at the first evaluation; another --tokenizer counts
+    // other bytes for bits per byte. The content, not the paths, must agree.
     if (world_ > 1) {
         std::vector<std::pair<std::string, std::string>> data{{"--train-data's shard contents", data_info_.at("hash")}};
         if (val_) data.emplace_back("--val-data's shard contents", data_json(val_->tokens()).at("hash"));
+        const auto content = [](const std::string& path) {
+            const std::string bytes = read_whole_file(path);
+            return hex64(XXH3_64bits(bytes.data(), bytes.size()));
+        };
+        if (!o.tokenizer.empty()) data.emplace_back("--tokenizer's content", content(o.tokenizer));
+        if (!o.eval_task.empty()) data.emplace_back("--eval-task's content", content(o.eval_task));
         check_ranks_agree(comm_, data);
     }
     check_tokenizer();

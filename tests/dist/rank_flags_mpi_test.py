@@ -77,9 +77,9 @@ def main():
 
         # The same command, but what it names differs: a rank's environment picking other CPU
         # kernels, or a rank's own copy of the data (its working directory's train.bin or
-        # val.bin, or init.bin). A validation set of another length used to hang ZeRO-3 at the first
-        # eval; another init.bin trained on silently (at stage 0 each rank its own model, at stage 3
-        # a mix of both).
+        # val.bin, init.bin or hs.jsonl). A validation set or --eval-task of another length used to
+        # hang ZeRO-3 at the first eval; another init.bin trained on silently (at stage 0 each rank
+        # its own model, at stage 3 a mix of both).
         dirs = [os.path.join(tmp, "wd0"), os.path.join(tmp, "wd1")]
         for i, d in enumerate(dirs):
             os.makedirs(d)
@@ -87,6 +87,14 @@ def main():
             sixnd_files.write_shard(os.path.join(d, "val.bin"), [(k * 7) % 256 for k in range(4000 if i == 0 else 3000)])
             shutil.copy(os.path.join(dirs[0], "train.bin") if i else data, os.path.join(d, "same_train.bin"))
             llmc_model(os.path.join(d, "init.bin"), i)
+            with open(os.path.join(d, "hs.jsonl"), "w") as f:
+                for k in range(2 + i):
+                    f.write('{"ctx": "the cat", "endings": ["sat", "ran %d"], "label": 0}\n' % k)
+        text = os.path.join(tmp, "text.txt")
+        open(text, "w").write("the cat sat on the mat\n")
+        tokenizer = os.path.join(tmp, "bytes.tok")
+        subprocess.run([SIXND, "tokenizer", "train", "--input", text, "--vocab-size", "256", "--out", tokenizer],
+                       check=True, capture_output=True)
         run = ([os.path.abspath(SIXND)] + base[1:base.index("--train-data")] + base[base.index("--train-data") + 2:] +
                ["--steps", "4", "--zero", "3"])
         envs = [("SIXND_CPU_ISA", ["-x", "SIXND_CPU_ISA=avx2"], ["--train-data", "same_train.bin"], ["SIXND_CPU_ISA"]),
@@ -94,7 +102,9 @@ def main():
                 ("--val-data's content", [], ["--train-data", "same_train.bin", "--val-data", "val.bin", "--eval-every", "2"],
                  ["--val-data's shard contents"]),
                 ("--init's content", [], ["--train-data", "same_train.bin", "--init", "llmc:init.bin"],
-                 ["the parameters loaded"])]
+                 ["the parameters loaded"]),
+                ("--eval-task's content", [], ["--train-data", "same_train.bin", "--tokenizer", tokenizer, "--eval-task",
+                                               "hs.jsonl", "--eval-every", "2"], ["--eval-task's content"])]
         for i, (name, rank1_env, flags, words) in enumerate(envs):
             # An llm.c file brings its own shape: "--init random --model tiny --vocab-size 256" go.
             given = run[:run.index("--init")] + run[run.index("--vocab-size") + 2:] if "--init" in flags else run
