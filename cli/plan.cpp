@@ -263,6 +263,12 @@ int run_plan(int argc, char** argv) {
     }
     if (in.muon && !in.model)
         throw Error("--optimizer", "muon needs a model (--model or --n-layer/--n-head/--n-embd): its buffers follow the matrices");
+    // Flags whose only rows need a model (the attention FLOPs) or activations (--batch): refused
+    // without them, as the device's flags are, rather than dropped.
+    if (app.count("--seq-len") > 0 && !in.model)
+        throw Error("--seq-len", "needs a model (--model or --n-layer/--n-head/--n-embd): a parameter count has no attention term");
+    for (const char* flag : {"--recompute", "--attention"})
+        if (app.count(flag) > 0 && in.batch == 0) throw Error(flag, "is for activation memory, which needs --batch (and a model)");
     const plan::Report r = plan::make_plan(in);
     std::printf("%s", as_json ? (r.to_json().dump(2) + "\n").c_str() : r.to_table().c_str());
     return 0;

@@ -363,22 +363,24 @@ CheckResult check_run(const std::string& path, const LogRecord& header, const st
     }
 
     // Time: the step's FLOPs at the measured MFU (steps after the first, which allocates).
-    const size_t from = steps.size() > 1 ? 1 : 0;
-    std::vector<double> mfu, ms;
-    for (size_t i = from; i < steps.size(); i++) {
-        const LogFields step(path, steps[i]);
-        mfu.push_back(step.number("mfu"));
-        ms.push_back(step.number("step_ms", true));
-    }
-    // The median, as for the measured step: a mean over a few steps moves with one step that
-    // another process on the cores slowed down, and then no longer matches the median step.
-    const double mid_mfu = mfu.empty() ? 0 : median(mfu);
     const double attn = attention_flops_per_token(m.n_layer, m.n_embd, T);
     const double flops = (6 * m.matmul_params + attn) * step_tokens;
+    const size_t from = steps.size() > 1 ? 1 : 0;
+    std::vector<double> implied, ms;
+    for (size_t i = from; i < steps.size(); i++) {
+        const LogFields step(path, steps[i]);
+        const double mfu = step.number("mfu");
+        if (peak > 0 && mfu > 0) implied.push_back(flops / (world * peak * mfu));
+        ms.push_back(step.number("step_ms", true));
+    }
     out.rows.push_back({"flops_per_step", flops, last.number("flops"), Unit::flops, "(6N + 12 L C T) x tokens per step"});
-    if (peak > 0 && mid_mfu > 0)
-        out.rows.push_back({"step_time_s", flops / (world * peak * mid_mfu), median(ms) / 1e3, Unit::seconds,
-                            "FLOPs / (ranks x peak x median measured MFU); measured: median step"});
+    // The medians, not means: a mean moves with one step that another process on the cores
+    // slowed down. The median of each step's implied time, not the time at the median MFU: over
+    // an even count a median averages the middle two, and the time at the mean of two MFUs is
+    // not the mean of their times, so a log that agrees with itself would read off 1.
+    if (!implied.empty())
+        out.rows.push_back({"step_time_s", median(implied), median(ms) / 1e3, Unit::seconds,
+                            "FLOPs / (ranks x peak x measured MFU), median step; measured: median step"});
 
     // Bytes sent per rank per step.
     CommBytes c = comm_bytes_per_step(m.layout, stage, world, e, accum);

@@ -50,14 +50,15 @@ Resolved resolve_cnd(const PlanInputs& in, double hw_flops) {
     const std::string budget = in.flops > 0 ? "--flops" : "--devices x --days x --mfu";
     if (N > 0 && D > 0) {
         const double c = (6 * N + a) * D;
+        const std::string cost = a > 0 ? "(6N + 12 L C T) D" : "6ND";
         if (C > 0 && !close(C, c))
-            throw Error(budget, "is " + num(C) + " FLOPs but the model and tokens need 6ND = " + num(c) +
+            throw Error(budget, "is " + num(C) + " FLOPs but the model and tokens need " + cost + " = " + num(c) +
                                     ": give two of the budget, the model and the tokens");
-        r.how = "N and D given; C = 6ND";
+        r.how = "N and D given; C = " + cost;
         C = c;
     } else if (C > 0 && N > 0) {
         D = C / (6 * N + a);
-        r.how = "C and N given; D = C / 6N";
+        r.how = a > 0 ? "C and N given; D = C / (6N + 12 L C T)" : "C and N given; D = C / 6N";
     } else if (C > 0 && D > 0) {
         N = C / (6 * D);
         r.how = "C and D given; N = C / 6D";
@@ -83,6 +84,10 @@ Resolved resolve_cnd(const PlanInputs& in, double hw_flops) {
         throw Error("plan", "nothing to plan: give a compute budget (--flops, or --devices --days --mfu --device), "
                             "a model (--params or --model) or --tokens");
     }
+    // Below one parameter or one token there is no run to plan: the budget (or ratio) buys none.
+    if (N < 1 || D < 1)
+        throw Error("plan", r.how + " gives N = " + num(N) + " parameters and D = " + num(D) +
+                                " tokens: a run needs at least one of each (a larger budget, or another ratio)");
     r.C = C;
     r.N = N;
     r.D = D;
@@ -416,12 +421,14 @@ Report make_plan(const PlanInputs& in) {
         double write_s = in.checkpoint_write_s;
         std::string how = "--checkpoint-write-s";
         if (write_s <= 0) {
-            // A checkpoint holds the parameters and the optimizer state (master weights where
-            // this dtype keeps them, m, v): the model states less the gradients.
-            const double per_param = one.total() - one.grads;
-            write_s = per_param * r.N / ranks / in.write_bw;
-            how = num(per_param) + " bytes (params + optimizer state) x N / ranks at " + num(in.write_bw) +
-                  " B/s per device (assumed)";
+            // sixnd's checkpoint (train/checkpoint.h): rank 0 writes every parameter and each rank
+            // its own optimizer file, its ZeRO shard of master, m and v (at stage 0 all of them);
+            // rank 0 of the stage that writes most is the last to finish.
+            double bytes = 0;
+            for (const StageMemory& st : stages)
+                bytes = std::max(bytes, in.dtype_bytes * st.units.total + st.states.master + st.states.adam_m + st.states.adam_v);
+            write_s = bytes / in.write_bw;
+            how = "rank 0's e psi (params) + its ZeRO shard of master, m, v at " + num(in.write_bw) + " B/s per device (assumed)";
         }
         rep.add("reliability", "checkpoint_write_s", write_s, Unit::seconds, how);
         rep.add("reliability", "checkpoint_interval_s", young_daly_interval(write_s, it.mtbf_s), Unit::seconds,

@@ -10,7 +10,8 @@ summary line).
 Nothing here compares a time with a time: on a shared machine another process can stretch any
 step or op several times over, and performance is measured by the benchmarks. The timings are
 held to what load cannot change: the log's MFU is its FLOPs over its step time and peak, the
-step_time_s row is the FLOPs at the log's median MFU beside its median step, the profile's rows
+step_time_s row (the time each step's MFU implies for the FLOPs, the median) equals its median
+step, also over an even number of steps (the median of two), the profile's rows
 are non-negative and add up to its step (the untimed rest a row of its own) and HFU / MFU is
 the recomputed FLOPs' ratio."""
 import json
@@ -81,11 +82,15 @@ def check_times(name, log, rows, failures):
                             f"({s['step_ms']} ms x {world} x peak {peak})")
     later = steps[1:] if len(steps) > 1 else steps  # the first step allocates
     row = rows["step_time_s"]
-    want = rows["flops_per_step"]["predicted"] / (world * peak * float(np.median([s["mfu"] for s in later])))
+    want = float(np.median([rows["flops_per_step"]["predicted"] / (world * peak * s["mfu"]) for s in later]))
     if not close(row["predicted"], want):
-        failures.append(f"{name}: step_time_s predicted {row['predicted']}, not FLOPs / (ranks x peak x median MFU) = {want}")
+        failures.append(f"{name}: step_time_s predicted {row['predicted']}, not the median of FLOPs / (ranks x peak x MFU) = {want}")
     if not close(row["measured"], float(np.median([s["step_ms"] for s in later])) / 1e3):
         failures.append(f"{name}: step_time_s measured {row['measured']} is not the median step")
+    # The log's MFUs are its FLOPs over its step times, so the row agrees with itself.
+    if not close(row["predicted"], row["measured"]):
+        failures.append(f"{name}: step_time_s {row['predicted']} predicted, {row['measured']} measured from the same log "
+                        f"({len(later)} steps)")
 
 
 def check_bill(name, log, stderr, price, failures):

@@ -211,6 +211,11 @@ def main():
                  ["--checkpoint-write-s", "training time"]),
             Case("write bandwidth without a training time", ["--params", "1e9", "--write-bw", "5e9"], ["--write-bw", "training time"]),
             Case("zero batch", ["--model", "d6", "--batch", "0"], ["--batch: must be at least 1, got 0"]),
+            # Flags that would change no row are refused, not dropped.
+            Case("seq-len without a model", ["--params", "1e9", "--seq-len", "2048"], ["--seq-len", "needs a model"]),
+            Case("recompute without a batch", ["--model", "d6", "--recompute", "full"], ["--recompute", "needs --batch"]),
+            Case("attention without a batch", ["--params", "1e9", "--attention", "naive"], ["--attention", "needs --batch"]),
+            Case("a budget that buys no token", ["--flops", "1e3", "--model", "d6"], ["plan: ", "tokens: a run needs at least one"]),
             Case("more stages than layers", ["--model", "gpt2-124m", "--pipeline-stages", "40", "--micro-batches", "8"],
                  ["--pipeline-stages", "40", "12 layers"]),
             Case("ranks not the devices", ["--params", "1e9", "--device", "h100", "--devices", "8", "--mfu", "0.4", "--ranks", "4"],

@@ -117,6 +117,28 @@ TEST(WorkedNumbers, YoungDaly) {
     EXPECT_NEAR(get(r, "time", "seconds"), 3.7908e25 / (16000 * 989e12 * 0.4), 1);
 }
 
+// sixnd's checkpoint: rank 0 writes every parameter and its optimizer file, its ZeRO shard of
+// master, m and v; the other ranks write their shards beside it.
+TEST(WorkedNumbers, CheckpointWriteIsRankZerosFiles) {
+    PlanInputs in;
+    in.params = 1e9;
+    in.tokens = 1e10;
+    in.device = *find_device("h100");
+    in.devices = 64;
+    in.mfu = 0.4;
+    auto write_s = [&](int zero) {
+        in.zero_stage = zero;
+        return get(make_plan(in), "reliability", "checkpoint_write_s");
+    };
+    EXPECT_DOUBLE_EQ(write_s(0), 14e9 / 2e9);                // every rank holds all of master, m, v
+    EXPECT_DOUBLE_EQ(write_s(1), (2 + 12.0 / 64) * 1e9 / 2e9);  // the parameters whole, the rest a shard
+    EXPECT_DOUBLE_EQ(write_s(3), (2 + 12.0 / 64) * 1e9 / 2e9);
+    // Four pipeline stages of 16 ranks: each stage's rank 0 writes a quarter of the model.
+    in.pipeline_stages = 4;
+    in.micro_batches = 8;
+    EXPECT_DOUBLE_EQ(write_s(1), (2 + 12.0 / 16) * 0.25e9 / 2e9);
+}
+
 TEST(WorkedNumbers, Serving) {
     PlanInputs in;
     in.params = 7e9;
@@ -193,6 +215,13 @@ TEST(PlanErrors, InconsistentOrIncompleteInputsNameWhatIsWrong) {
     twelve.params = twelve.matmul_params = 1e8;
     PlanInputs n; n.model = twelve; n.pipeline_stages = 40; n.micro_batches = 8;
     cases.push_back({"more stages than layers", n, "12 layers"});
+    // Budgets and ratios that buy less than one parameter or one token.
+    PlanInputs o; o.flops = 100;
+    cases.push_back({"a budget below one parameter", o, "N = 0.9129 parameters"});
+    PlanInputs q; q.flops = 1e3; q.model = twelve;
+    cases.push_back({"a budget below one token of the model", q, "D = 1.667e-06 tokens"});
+    PlanInputs t; t.params = 1e9; t.tokens_per_param = 1e-12;
+    cases.push_back({"a ratio below one token", t, "at least one of each"});
     for (const auto& bc : cases) {
         try {
             make_plan(bc.in);
