@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/uint64_flag.h"
 #include "cli/verbs.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "data/langid.h"
 #include "data/pipeline.h"
 
@@ -131,6 +133,28 @@ void check_options(const data::PrepareOptions& o) {
     SIXND_CHECK(o.threads >= 0 && o.threads <= 1024, "--threads", "must be 0 (all cores) to 1024, not " + std::to_string(o.threads));
 }
 
+// A threshold of a stage that is switched off changes nothing; the user who gave both is told.
+void warn_unused(const CLI::App& p, data::InputFormat format) {
+    const std::pair<const char*, std::vector<const char*>> stages[] = {
+        {"--no-langid", {"--langs", "--min-lang-confidence"}},
+        {"--no-quality",
+         {"--min-words", "--max-words", "--min-mean-word-length", "--max-mean-word-length", "--max-symbol-word-ratio",
+          "--max-bullet-lines", "--max-ellipsis-lines", "--min-alpha-words", "--min-stop-words"}},
+        {"--no-repetition",
+         {"--max-dup-line-frac", "--max-dup-para-frac", "--max-dup-line-char-frac", "--max-dup-para-char-frac",
+          "--top-ngram-fracs", "--dup-ngram-fracs"}},
+        {"--no-dedup-near", {"--minhash-ngram", "--minhash-bands", "--minhash-rows", "--minhash-verify"}},
+    };
+    for (const auto& [off, flags] : stages)
+        if (p.count(off))
+            for (const char* flag : flags)
+                if (p.count(flag)) log_warn(std::string(flag) + " has no effect with " + off);
+    if (p.count("--decontaminate-ngram") && !p.count("--decontaminate"))
+        log_warn("--decontaminate-ngram has no effect without --decontaminate");
+    if (p.count("--jsonl-field") && (format == data::InputFormat::text || format == data::InputFormat::fortune))
+        log_warn(std::string("--jsonl-field has no effect with --format ") + data::format_name(format));
+}
+
 }  // namespace
 
 int run_data(int argc, char** argv) {
@@ -162,6 +186,7 @@ int run_data(int argc, char** argv) {
     if (o.langid) data::parse_languages(o.langs);  // an unknown code fails here, before any work
     o.minhash.seed = o.seed;
     check_options(o);
+    warn_unused(*prep, o.ingest.format);
 
     // The resolved flags go into the manifest; --threads, --out and --overwrite are left out
     // because they do not change the shards.

@@ -5,7 +5,10 @@
 
 namespace sixnd::data {
 
-uint64_t exact_hash(const NormWords& words) { return hash_bytes(words.text, 0x5158ED0Bull); }
+uint64_t exact_hash(const NormWords& words, std::string_view text) {
+    // A normalised text is made of word characters, a wordless one has none: the two never meet.
+    return hash_bytes(words.size() ? std::string_view(words.text) : text, 0x5158ED0Bull);
+}
 
 std::vector<bool> exact_duplicates(const std::vector<uint64_t>& hashes) {
     std::vector<std::pair<uint64_t, uint32_t>> order(hashes.size());

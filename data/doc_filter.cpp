@@ -84,7 +84,7 @@ void filter_document(std::string& text, const FilterConfig& cfg, DocVerdict& v) 
     }
     static thread_local NormWords words;
     normalize_words(text, words);
-    v.hash = exact_hash(words);
+    v.hash = exact_hash(words, text);
     clock.lap(kDedupExact);
     if (cfg.minhash) {
         v.signature.resize(cfg.minhash->size());

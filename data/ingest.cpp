@@ -1,5 +1,6 @@
 #include "data/ingest.h"
 
+#include <sys/stat.h>
 #include <utf8proc.h>
 #include <xxhash.h>
 
@@ -12,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "core/atomic_file.h"
 #include "core/digits.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -107,7 +109,7 @@ std::vector<std::string> list_source_files(const std::string& pattern) {
             std::error_code kind;
             if (it->is_directory(kind))
                 todo.push_back(it->path());
-            else if (it->is_regular_file(kind) || it->is_symlink(kind))
+            else if (it->is_regular_file(kind) || (it->is_symlink(kind) && !it->exists(kind)))
                 add_file(it->path(), dir);  // a dangling link is a file gone missing: opening it says so
             else
                 not_files.push_back(it->path().string());
@@ -142,6 +144,12 @@ static bool ends_with(const std::string& s, const char* suffix) {
 
 DocReader::DocReader(const std::string& path, const IngestOptions& opts)
     : path_(path), opts_(opts), format_(opts.format), buf_(1 << 20) {
+    // Only regular files: opening a FIFO waits for a writer, a device such as /dev/zero never
+    // ends, and neither reads the same twice (pass 2 reads every file again). A missing file is
+    // named below.
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw Error(path, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
     // zlib reads a non-gzip file as plain bytes; a file named .gz that is not gzip is a mistake
     // (a renamed or half-downloaded file) better named now than read as text.
     if (ends_with(path, ".gz")) {
@@ -180,9 +188,12 @@ DocReader::DocReader(const std::string& path, const IngestOptions& opts)
         XXH3_freeState(static_cast<XXH3_state_t*>(hash_state_));
         throw;
     }
-    std::string_view head(buf_.data(), end_);
-    format_ = (head.rfind("%\n", 0) == 0 || head.find("\n%\n") != std::string_view::npos) ? InputFormat::fortune
-                                                                                           : InputFormat::text;
+    std::string_view head(buf_.data() + pos_, end_ - pos_);
+    // A line holding only "%", first or further on; read_line takes "%\r\n" for one too.
+    auto has_line = [&](std::string_view nl_line) {
+        return head.rfind(nl_line.substr(1), 0) == 0 || head.find(nl_line) != std::string_view::npos;
+    };
+    format_ = has_line("\n%\n") || has_line("\n%\r\n") ? InputFormat::fortune : InputFormat::text;
 }
 
 DocReader::~DocReader() {
@@ -221,8 +232,11 @@ bool DocReader::fill() {
         return false;
     }
     XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), buf_.data() + end_, static_cast<size_t>(n));
+    const bool first = bytes_ == 0;
     bytes_ += static_cast<uint64_t>(n);
     end_ += static_cast<size_t>(n);
+    // A byte order mark says how the file is encoded; it is no part of the first document.
+    if (first && std::string_view(buf_.data(), end_).rfind("\xEF\xBB\xBF", 0) == 0) pos_ = 3;
     return true;
 }
 

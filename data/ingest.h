@@ -1,7 +1,8 @@
 // Ingest: turns input files into documents. Plain text (one document per file), fortune files
 // (documents separated by lines holding only "%"), and JSON Lines (one document per line, text
-// in a chosen field); any of them may be gzip'd. Then every document is made valid UTF-8 and
-// NFC-normalised, so later stages and both passes over the data see identical text.
+// in a chosen field); any of them may be gzip'd, and a UTF-8 byte order mark that starts a file
+// is dropped. Then every document is made valid UTF-8 and NFC-normalised, so later stages and
+// both passes over the data see identical text.
 #pragma once
 #include <zlib.h>
 

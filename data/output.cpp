@@ -2,11 +2,11 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "core/error.h"
-#include "data/shard.h"
 
 namespace sixnd::data {
 
@@ -38,27 +38,39 @@ void TokenSpool::finish() {
 ShardWriter::ShardWriter(std::string dir, std::string split, uint64_t shard_tokens, uint32_t eot, size_t vocab_size)
     : dir_(std::move(dir)), split_(std::move(split)), shard_tokens_(shard_tokens), eot_(eot), vocab_size_(vocab_size) {}
 
-void ShardWriter::push(uint32_t t) {
-    buf_.push_back(t);
-    if (buf_.size() == shard_tokens_) flush();
-}
-
 void ShardWriter::add_document(const uint32_t* tokens, size_t n) {
-    push(eot_);
-    for (size_t i = 0; i < n; i++) push(tokens[i]);
+    write(&eot_, 1);
+    write(tokens, n);
     docs_++;
     total_ += n + 1;
 }
 
-void ShardWriter::flush() {
-    if (buf_.empty()) return;
-    char name[64];
-    std::snprintf(name, sizeof name, "%s_%06zu.bin", split_.c_str(), shards_.size());
-    write_shard(dir_ + "/" + name, buf_, vocab_size_);
-    shards_.push_back({name, buf_.size(), XXH3_64bits(buf_.data(), buf_.size() * sizeof(uint32_t))});
-    buf_.clear();
+void ShardWriter::write(const uint32_t* tokens, size_t n) {
+    while (n > 0) {
+        if (!file_) {
+            char name[64];
+            std::snprintf(name, sizeof name, "%s_%06zu.bin", split_.c_str(), shards_.size());
+            file_name_ = name;
+            file_ = std::make_unique<ShardFileWriter>(dir_ + "/" + file_name_, vocab_size_);
+            XXH3_64bits_reset(hash_.get());
+        }
+        size_t k = static_cast<size_t>(std::min<uint64_t>(n, shard_tokens_ - file_->tokens()));
+        file_->write(tokens, k);
+        XXH3_64bits_update(hash_.get(), tokens, k * sizeof(uint32_t));
+        tokens += k;
+        n -= k;
+        if (file_->tokens() == shard_tokens_) close_shard();
+    }
 }
 
-void ShardWriter::finish() { flush(); }
+void ShardWriter::close_shard() {
+    file_->finish();
+    shards_.push_back({file_name_, file_->tokens(), XXH3_64bits_digest(hash_.get())});
+    file_.reset();
+}
+
+void ShardWriter::finish() {
+    if (file_) close_shard();
+}
 
 }  // namespace sixnd::data

@@ -2,6 +2,8 @@
 // is held), then laid out into llm.c shards of a fixed token count, with the end-of-text token
 // before every document as llm.c's preparation scripts do.
 #pragma once
+#include <xxhash.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "core/mapped_file.h"
+#include "data/shard.h"
 
 namespace sixnd::data {
 
@@ -46,7 +49,8 @@ struct ShardInfo {
 
 // Cuts a stream of documents into shards named <split>_NNNNNN.bin; documents may straddle two
 // shards, as in llm.c, so every shard but the last holds exactly shard_tokens tokens. The token
-// width follows the vocabulary (data/shard.h).
+// width follows the vocabulary (data/shard.h). Tokens go straight to the open shard's file:
+// memory does not grow with --shard-tokens.
 class ShardWriter {
 public:
     ShardWriter(std::string dir, std::string split, uint64_t shard_tokens, uint32_t eot, size_t vocab_size);
@@ -57,14 +61,16 @@ public:
     uint64_t tokens() const { return total_; }
 
 private:
-    void push(uint32_t t);
-    void flush();
+    void write(const uint32_t* tokens, size_t n);
+    void close_shard();
 
     std::string dir_, split_;
     uint64_t shard_tokens_;
     uint32_t eot_;
     size_t vocab_size_;
-    std::vector<uint32_t> buf_;
+    std::unique_ptr<ShardFileWriter> file_;  // the shard being written, if any
+    std::string file_name_;
+    std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> hash_{XXH3_createState(), &XXH3_freeState};
     std::vector<ShardInfo> shards_;
     uint64_t docs_ = 0, total_ = 0;
 };

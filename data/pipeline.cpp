@@ -159,6 +159,9 @@ uint16_t Pipeline::intern(const std::string& reason) {
 }
 
 void Pipeline::list_inputs() {
+    // A file in two sources would be read twice, under two weights: refused (list_source_files
+    // already reads a file reached by two names within one source once).
+    std::map<std::string, size_t> source_of;
     for (size_t s = 0; s < o_.sources.size(); s++) {
         std::vector<std::string> paths;
         try {
@@ -168,6 +171,12 @@ void Pipeline::list_inputs() {
         }
         for (auto& p : paths) {
             require_utf8("--source " + o_.sources[s].name, "file name", p);
+            std::error_code ec;
+            const fs::path real = fs::canonical(p, ec);
+            auto [it, fresh] = source_of.emplace(ec ? p : real.string(), s);
+            if (!fresh)
+                throw Error("--source " + o_.sources[s].name, p + " is also in --source " + o_.sources[it->second].name +
+                                                                   "; a file may belong to one source only");
             files_.push_back({s, p, "", 0, 0, 0, 0, 0, ""});
         }
     }
@@ -497,14 +506,20 @@ void Pipeline::write_shards(const TokenSpool& spooled, ShardWriter& val, ShardWr
         Rng rng(o_.seed);
         shuffle(order, rng);
     }
-    for (uint32_t d : order) {
+    Progress progress("pass 3/3 (shards)");
+    uint64_t done_bytes = 0;
+    for (size_t i = 0; i < order.size(); i++) {
+        const uint32_t d = order[i];
         size_t n = 0;
         const uint32_t* t = spooled.doc(spool_of_[d], n);
         train.add_document(t, n);
         mix_[files_[docs_[d].file].source].tokens += n + 1;
+        done_bytes += docs_[d].bytes;
+        progress.update(i + 1, done_bytes);
     }
     val.finish();
     train.finish();
+    progress.update(order.size(), done_bytes, true);
 }
 
 nlohmann::json Pipeline::manifest(const ShardWriter& val, const ShardWriter& train) const {

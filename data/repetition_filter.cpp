@@ -18,10 +18,13 @@ std::vector<std::pair<int, double>> parse_ngram_thresholds(const std::string& fl
         if (item.empty()) continue;
         size_t colon = item.find(':');
         try {
-            size_t used = 0;
-            int n = std::stoi(item.substr(0, colon), &used);
-            double t = colon == std::string::npos ? -1 : std::stod(item.substr(colon + 1));
-            if (colon == std::string::npos || n < 1 || n > 64 || !(t >= 0 && t <= 1)) throw std::invalid_argument("range");
+            // Whole fields only: stoi reads "1e1" as 1 and "2.9" as 2, stod "0.2x" as 0.2.
+            size_t n_used = 0, t_used = 0;
+            int n = std::stoi(item.substr(0, colon), &n_used);
+            double t = colon == std::string::npos ? -1 : std::stod(item.substr(colon + 1), &t_used);
+            if (colon == std::string::npos || n_used != colon || t_used != item.size() - colon - 1 || n < 1 || n > 64 ||
+                !(t >= 0 && t <= 1))
+                throw std::invalid_argument("range");
             out.emplace_back(n, t);
         } catch (const std::exception&) {
             throw Error(flag, "bad item '" + item + "': expected N:FRACTION with N in 1..64, e.g. 2:0.2");

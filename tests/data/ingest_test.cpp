@@ -187,6 +187,46 @@ TEST_F(Ingest, DirectoriesAreWalkedInSortedOrder) {
     EXPECT_EQ(list_source_files(dir_ + "/tree").size(), 3u);
 }
 
+// /dev/null was read as an empty file, a FIFO waited for a writer, /dev/zero never ended.
+TEST_F(Ingest, OnlyRegularFilesAreRead) {
+    try {
+        DocReader r("/dev/null", {});
+        FAIL() << "a character device was read";
+    } catch (const sixnd::Error& e) {
+        EXPECT_EQ(e.where(), "/dev/null");
+        EXPECT_EQ(e.fault(), "is a character device, not a regular file");
+    }
+    // A link to a FIFO inside a walked directory is skipped, as the FIFO itself would be.
+    write("tree/a.txt", "x");
+    ASSERT_EQ(mkfifo((dir_ + "/pipe").c_str(), 0600), 0);
+    std::filesystem::create_symlink(dir_ + "/pipe", dir_ + "/tree/pipe_link");
+    EXPECT_EQ(list_source_files(dir_ + "/tree"), std::vector<std::string>{dir_ + "/tree/a.txt"});
+}
+
+// Windows line endings: the "%" lines still make a fortune file (read_line drops the "\r").
+TEST_F(Ingest, CrlfFortuneFilesAreFortunes) {
+    for (const char* text : {"one\r\n%\r\ntwo\r\n", "%\r\none\r\n%\r\ntwo\r\n"}) {
+        std::string p = write("crlf", text);
+        EXPECT_EQ(DocReader(p, {}).format(), InputFormat::fortune) << text;
+        EXPECT_EQ(read_all(p), (std::vector<std::string>{"one", "two"})) << text;
+    }
+}
+
+// A UTF-8 byte order mark is the file's, not the first document's (JSONL had it dropped by the
+// JSON parser; text and fortune files kept it as U+FEFF).
+TEST_F(Ingest, ByteOrderMarkIsDropped) {
+    const std::string bom = "\xEF\xBB\xBF";
+    EXPECT_EQ(read_all(write("b.txt", bom + "text\n")), std::vector<std::string>{"text\n"});
+    std::string fortune = write("b_fortune", bom + "%\none\n%\ntwo\n");
+    EXPECT_EQ(DocReader(fortune, {}).format(), InputFormat::fortune);
+    EXPECT_EQ(read_all(fortune), (std::vector<std::string>{"one", "two"}));
+    EXPECT_EQ(read_all(write("b.jsonl", bom + "{\"text\": \"j\"}\n")), std::vector<std::string>{"j"});
+    EXPECT_EQ(read_all(write_gz("b.txt.gz", bom + "zipped")), std::vector<std::string>{"zipped"});
+    EXPECT_EQ(read_all(write("only_bom.txt", bom)), std::vector<std::string>{});
+    // A mark later in the file is text (U+FEFF, a zero-width no-break space).
+    EXPECT_EQ(read_all(write("mid.txt", "a" + bom)), std::vector<std::string>{"a" + bom});
+}
+
 TEST(CleanText, RepairsOrDropsInvalidUtf8) {
     std::string s = "ok \xC3 then \xFF";
     EXPECT_EQ(clean_text(s, InvalidUtf8::repair), CleanResult::repaired);

@@ -60,6 +60,41 @@ TEST(Output, ShardsFollowLlmcRules) {
     std::filesystem::remove_all(dir);
 }
 
+// A shard's tokens went to memory until the shard was full: 6 bytes a token, gigabytes at
+// --shard-tokens 2^31-1. They reach its file as they come; the recorded hash is still the
+// shard's (Shard::tokens_hash).
+TEST(Output, TokensReachTheFileAsTheyCome) {
+    std::string dir = sixnd::test::make_temp_dir("shards");
+    ShardWriter w(dir, "train", 2147483647, 7, 300);
+    std::vector<uint32_t> doc(1 << 20);
+    for (size_t i = 0; i < doc.size(); i++) doc[i] = static_cast<uint32_t>(i % 300);
+    w.add_document(doc.data(), doc.size());
+    uintmax_t on_disk = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) on_disk += e.file_size();
+    EXPECT_GE(on_disk, doc.size());  // 2 bytes a token, less what stdio still buffers
+    w.add_document(doc.data(), 5);
+    w.finish();
+    ASSERT_EQ(w.shards().size(), 1u);
+    sixnd::Shard shard(dir + "/" + w.shards()[0].file);
+    EXPECT_EQ(shard.size(), doc.size() + 7);
+    EXPECT_EQ(shard[0], 7u);
+    EXPECT_EQ(shard[doc.size() + 1], 7u);
+    EXPECT_EQ(w.shards()[0].hash, shard.tokens_hash());
+    std::filesystem::remove_all(dir);
+}
+
+// Shards cut mid-document: each recorded hash is of that shard's tokens alone.
+TEST(Output, HashesFollowTheCut) {
+    std::string dir = sixnd::test::make_temp_dir("shards");
+    ShardWriter w(dir, "train", 10, 0, 300);
+    std::vector<uint32_t> doc(23, 5);
+    w.add_document(doc.data(), doc.size());
+    w.finish();
+    ASSERT_EQ(w.shards().size(), 3u);
+    for (const auto& s : w.shards()) EXPECT_EQ(s.hash, sixnd::Shard(dir + "/" + s.file).tokens_hash()) << s.file;
+    std::filesystem::remove_all(dir);
+}
+
 TEST(Output, WideVocabulariesUseVersion7) {
     std::string dir = sixnd::test::make_temp_dir("shards");
     ShardWriter w(dir, "val", 100, 70000, 70001);

@@ -77,6 +77,30 @@ expect_error "bad threshold" "--val-fraction" --source "s=$T/src" --val-fraction
 "$SIXND_BIN" data prepare --tokenizer "$T/nothere.bin" --out "$T/out" --source "s=$T/src" 2>"$T/err"
 if [ $? -ne 1 ] || ! grep -q "nothere.bin" "$T/err" || [ -e "$T/out" ]; then echo "FAIL missing tokenizer"; cat "$T/err"; fail=1; else echo "ok missing tokenizer: $(cat "$T/err")"; fi
 
+# A FIFO named as a source waited forever for a writer (the timeout turns a hang into a failure).
+mkfifo "$T/pipe"
+rm -rf "$T/out"
+timeout 60 "$SIXND_BIN" data prepare --tokenizer "$T/tok.bin" --out "$T/out" --source "s=$T/pipe" 2>"$T/err"
+rc=$?
+if [ $rc -ne 1 ] || ! grep -q "pipe: is a FIFO, not a regular file" "$T/err" || [ -e "$T/out" ]; then
+    echo "FAIL FIFO source: rc=$rc, stderr:"; cat "$T/err"; fail=1
+else
+    echo "ok FIFO source: $(cat "$T/err")"
+fi
+rm "$T/pipe"
+expect_error "a file in two sources" "src/doc1.txt is also in --source a" --source "a=$T/src" --source "b=$T/src/doc1.txt"
+# A threshold of a stage that is switched off is named, not silently ignored.
+expect_ok "thresholds of stages switched off" --source "s=$T/src" --no-langid --langs fr --no-dedup-near --minhash-bands 7 \
+    --decontaminate-ngram 8
+for w in "--langs has no effect with --no-langid" "--minhash-bands has no effect with --no-dedup-near" \
+         "--decontaminate-ngram has no effect without --decontaminate"; do
+    grep -q -- "$w" "$T/err" || { echo "FAIL: no warning '$w'"; cat "$T/err"; fail=1; }
+done
+if grep -q "has no effect" <("$SIXND_BIN" data prepare --tokenizer "$T/tok.bin" --out "$T/out2" --source "s=$T/src" --langs en 2>&1); then
+    echo "FAIL: a warning for a flag that does take effect"; fail=1
+fi
+rm -rf "$T/out2" "$T/out"
+
 mkdir "$T/out"; touch "$T/out/keep"
 "$SIXND_BIN" data prepare --tokenizer "$T/tok.bin" --out "$T/out" --source "s=$T/src" 2>"$T/err"
 if [ $? -ne 1 ] || ! grep -q "already exists" "$T/err" || [ ! -e "$T/out/keep" ]; then echo "FAIL existing --out"; cat "$T/err"; fail=1; else echo "ok existing --out kept"; fi

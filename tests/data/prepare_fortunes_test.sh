@@ -92,5 +92,7 @@ for f in m["inputs"]:
     assert len(f["xxh3_64"]) == 16 and f["bytes"] > 0
 print("ok: manifest adds up; shards follow llm.c's rules")
 PY
-grep -q "pass 1/3" "$T/log" || { echo "FAIL: no progress on stderr"; exit 1; }
+for pass in "pass 1/3" "pass 2/3" "pass 3/3"; do
+    grep -q "$pass" "$T/log" || { echo "FAIL: no progress of $pass on stderr"; exit 1; }
+done
 echo PASS

@@ -146,3 +146,13 @@ TEST(RepetitionFilter, ParsesThresholdLists) {
     EXPECT_THROW(sixnd::data::parse_ngram_thresholds("--x", "0:0.1"), sixnd::Error);
     EXPECT_THROW(sixnd::data::parse_ngram_thresholds("--x", "2:1.5"), sixnd::Error);
 }
+
+// A field with something after its number was read as the number: "1e1" as n-gram 1, "2.9" as 2.
+TEST(RepetitionFilter, ThresholdFieldsAreWholeNumbers) {
+    for (const char* bad : {"1e1:0.2", "2.9:0.2", "2x:0.2", "2:0.2junk", "2:0.2:0.3"})
+        EXPECT_THROW(sixnd::data::parse_ngram_thresholds("--x", bad), sixnd::Error) << bad;
+    auto v = sixnd::data::parse_ngram_thresholds("--x", "10:1e-1");
+    ASSERT_EQ(v.size(), 1u);
+    EXPECT_EQ(v[0].first, 10);
+    EXPECT_DOUBLE_EQ(v[0].second, 0.1);
+}
