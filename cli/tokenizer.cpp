@@ -21,6 +21,7 @@
 #include "core/atomic_file.h"
 #include "core/signal_block.h"
 #include "tokenizer/bpe_trainer.h"
+#include "tokenizer/chunk_reader.h"
 #include "tokenizer/gpt2_import.h"
 #include "tokenizer/hf_export.h"
 #include "tokenizer/id_list.h"
@@ -64,16 +65,22 @@ std::function<void(const EncodeStats&)> encode_progress(const std::string& what,
 
 // Splits the inputs into a training part and a held-out tail of about `fraction` of the bytes
 // (at most 16 MB: enough to measure compression). Every input keeps a training range, even an
-// empty one, so that an error about the training text names them all.
-void split_heldout(const std::vector<std::string>& files, double fraction, std::vector<InputRange>* train,
-                   std::vector<InputRange>* heldout) {
+// empty one, so that an error about the training text names them all. A file is split in two
+// where split_place() says: a special token cut in half would be trained on as ordinary text,
+// and merges learnt from its pieces.
+void split_heldout(const std::vector<std::string>& files, double fraction, const std::vector<std::string>& specials,
+                   std::vector<InputRange>* train, std::vector<InputRange>* heldout) {
     uint64_t total = 0;
     std::vector<uint64_t> sizes;
     for (const auto& f : files) total += sizes.emplace_back(file_size(f));
+    std::vector<std::pair<std::string, uint32_t>> special_list;
+    for (const auto& s : specials) special_list.emplace_back(s, 0);
+    const SpecialTokens special_tokens(special_list);
     uint64_t hold = std::min<uint64_t>(static_cast<uint64_t>(static_cast<double>(total) * fraction), 16u << 20);
     for (size_t i = files.size(); i-- > 0;) {
         uint64_t take = std::min(hold, sizes[i]);
         hold -= take;
+        if (take > 0 && take < sizes[i]) take = sizes[i] - split_place(files[i], sizes[i] - take, special_tokens);
         if (take > 0) heldout->insert(heldout->begin(), InputRange{files[i], sizes[i] - take, sizes[i]});
         train->insert(train->begin(), InputRange{files[i], 0, sizes[i] - take});
     }
@@ -182,7 +189,7 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
         for (const auto& f : inputs) train_ranges.push_back({f, 0, file_size(f)});
         heldout_ranges.push_back({heldout_file, 0, file_size(heldout_file)});
     } else {
-        split_heldout(inputs, heldout_fraction, &train_ranges, &heldout_ranges);
+        split_heldout(inputs, heldout_fraction, specials, &train_ranges, &heldout_ranges);
     }
     BpeTrainOptions opt;
     opt.vocab_size = static_cast<size_t>(vocab_size);
@@ -419,9 +426,13 @@ int run_tokenizer(int argc, char** argv) {
     check_subcommand(app, argc, argv);
     if (!parse_flags(app, argc, argv)) return 0;
 
-    if (train_cmd->parsed())
+    if (train_cmd->parsed()) {
+        // Both name the held-out text; with --heldout, training reads all of every --input.
+        SIXND_CHECK(heldout.empty() || train_cmd->get_option("--heldout-fraction")->count() == 0, "--heldout-fraction",
+                    "has no effect with --heldout (the held-out text is that file); give one of the two");
         return train(inputs, vocab_size, train_cmd->get_option("--vocab-size")->results().front(), specials, out, pattern,
                      heldout, heldout_fraction, hf_out, threads);
+    }
     if (encode_cmd->parsed()) return encode(tokenizer_path, input, encode_out, ordinary, threads);
     if (decode_cmd->parsed()) return decode(tokenizer_path, input, decode_out, as_text);
     if (import_cmd->parsed()) {

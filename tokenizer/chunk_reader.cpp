@@ -17,6 +17,31 @@ namespace {
 bool printable(unsigned char c) { return c > ' ' && c < 0x7F; }
 bool letter(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
+// Bytes [begin, end) of a file, fewer where it ends sooner.
+std::string read_range(const std::string& path, uint64_t begin, uint64_t end) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
+    std::string buf(end - begin, '\0');
+    bool ok = std::fseek(f, static_cast<long>(begin), SEEK_SET) == 0;
+    size_t got = ok ? std::fread(&buf[0], 1, buf.size(), f) : 0;
+    ok = ok && !std::ferror(f);
+    const int err = errno;
+    std::fclose(f);
+    if (!ok) throw Error(path, std::string("read failed: ") + std::strerror(err));
+    buf.resize(got);
+    return buf;
+}
+
+// Whether an occurrence of a special token (matched or not) covers both t[i - 1] and t[i].
+bool spanned(std::string_view t, size_t i, const SpecialTokens& specials) {
+    for (size_t j = i > specials.max_len() ? i - specials.max_len() + 1 : 0; j < i; j++) {
+        // The longest special starting at j, if any.
+        auto m = specials.find(t.substr(j, specials.max_len()), 0);
+        if (m && m->pos == 0 && m->len > i - j) return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 size_t last_safe_cut(std::string_view t, const SpecialTokens& specials, size_t from, bool more_follows) {
@@ -39,6 +64,31 @@ size_t last_safe_cut(std::string_view t, const SpecialTokens& specials, size_t f
         if ((before_space || after_newline) && !inside_special(i)) return i;
     }
     return 0;
+}
+
+uint64_t split_place(const std::string& path, uint64_t at, const SpecialTokens& specials) {
+    constexpr uint64_t kWindow = 1 << 20;
+    // A cut looks one byte past itself, and a special token covering it may run on max_len - 1.
+    const size_t look = std::max<size_t>(specials.max_len(), 2) - 1;
+    const uint64_t lo = at > kWindow ? at - kWindow : 0;
+    const std::string buf = read_range(path, lo, at + look);
+    if (buf.size() <= at - lo) return at;  // the file shrank since its size was taken
+    // From a place no occurrence spans, the matches found are those found from the file's start
+    // (the last match before it ends by it). An occurrence spanning a place max_len or more bytes
+    // into buf starts in buf.
+    size_t sync = 0;
+    if (lo > 0)
+        for (sync = specials.max_len(); sync < at - lo && spanned(buf, sync, specials); sync++) {
+        }
+    const std::string_view text = std::string_view(buf).substr(sync);
+    // more_follows keeps the cut at or before `at`: text ends `look` bytes after it.
+    if (size_t cut = last_safe_cut(text, specials, 0, /*more_follows=*/true)) return lo + sync + cut;
+    size_t i = at - lo - sync;
+    // Back to the start of the UTF-8 character, then of the special token, `at` is in.
+    for (int k = 0; k < 3 && i > 0 && (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80; k++) i--;
+    for (const auto& m : specials.find_all(text))
+        if (m.pos < i && i < m.pos + m.len) i = m.pos;
+    return lo + sync + i;
 }
 
 ChunkReader::ChunkReader(std::vector<InputRange> inputs, size_t chunk_bytes, const SpecialTokens* specials,

@@ -26,6 +26,14 @@ namespace sixnd {
 // max_len() - 1 places are not considered (a special token there may end past the text).
 size_t last_safe_cut(std::string_view text, const SpecialTokens& specials, size_t from = 0, bool more_follows = false);
 
+// Where to split the file at `path` into a training part and a held-out tail, near byte `at`
+// (0 < at < its size): the last safe cut in the MiB before `at`, so that the two parts
+// pre-tokenize as the whole does. Where that stretch has none (text without ASCII spaces or
+// newlines), the last place at or before `at` that is inside no special token and no UTF-8
+// character. Special tokens are matched as encode() matches them in the whole file. Throws
+// Error naming the file when it cannot be read.
+uint64_t split_place(const std::string& path, uint64_t at, const SpecialTokens& specials);
+
 // A file, or a byte range of one; "-" is standard input. Each range ends a chunk: pre-tokens
 // never span two inputs.
 struct InputRange {

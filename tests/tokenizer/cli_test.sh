@@ -65,6 +65,17 @@ PY
 grep -q '"vocab_size":500' "$tmp/summary" || fail "train summary: $(cat "$tmp/summary")"
 "$bin" tokenizer train --input "$fixtures/corpus.en" --vocab-size 300 --out "$tmp/h.tok" 2>"$tmp/log" >/dev/null
 grep -q "bytes per token" "$tmp/log" || fail "train does not report held-out compression"
+# The default held-out tail (1%, 30 bytes) would begin inside the last <|endoftext|>: training
+# would see "<|endof" as text and learn merges of a special token's pieces.
+for i in $(seq 50); do printf 'hello world hello there <|endoftext|> the cat sat on the mat\n'; done >"$tmp/eot.txt"
+"$bin" tokenizer train --input "$tmp/eot.txt" --vocab-size 400 --special '<|endoftext|>' --out "$tmp/eot.tok" \
+  2>/dev/null >/dev/null || fail "train with the held-out tail cut near a special token"
+python3 - "$tmp/eot.tok" <<'PY' || fail "a token holds a piece of <|endoftext|>"
+import json, sys
+t = json.load(open(sys.argv[1]))
+special = {s["id"] for s in t["specials"]}
+sys.exit(any(("<" in tok or "|" in tok) for i, tok in enumerate(t["tokens"]) if i not in special and len(tok) > 1))
+PY
 
 # Bad input: one line naming the file (and line), exit 1, nothing written.
 printf '#version: 0.2\n\xc4\xa0 t\n\xc4\xa0t\n' >"$tmp/bad_merges.txt"
@@ -76,6 +87,9 @@ expect_error "bad vocab" "bad_vocab.json:2: expected a token id" -- \
 [ -e "$tmp/bad.tok" ] && fail "a failed import left $tmp/bad.tok"
 expect_error "vocab too small" "below the 256 byte tokens plus 1 special" -- \
   "$bin" tokenizer train --input "$fixtures/corpus.en" --vocab-size 256 --special '<|endoftext|>' --out "$tmp/bad.tok"
+expect_error "held-out text given twice" "--heldout-fraction: has no effect with --heldout" -- \
+  "$bin" tokenizer train --input "$fixtures/corpus.en" --heldout "$fixtures/german.txt" --heldout-fraction 0.1 \
+  --vocab-size 300 --out "$tmp/bad.tok"
 expect_error "unreadable input" "$tmp/nope.txt: cannot open" -- \
   "$bin" tokenizer train --input "$fixtures/corpus.en" "$tmp/nope.txt" --vocab-size 300 --out "$tmp/bad.tok"
 expect_error "unreadable encode input" "$tmp/nope.txt: cannot open" -- \

@@ -134,3 +134,58 @@ TEST(SafeCut, MatchesSpecialTokensFromTheStartOfTheText) {
     EXPECT_EQ(last_safe_cut("a bxyzw q", sp), 1u);
     EXPECT_EQ(last_safe_cut("zw q", sp), 2u);
 }
+
+// The held-out tail of a training file starts at split_place(): never inside a special token
+// (it would be trained on as text) and, where the text allows, at a safe cut.
+TEST(SplitPlace, SafeCutOutsideSpecialTokens) {
+    sixnd::test::TempDir tmp("split_place");
+    const std::string path = tmp.dir + "/text.txt";
+    std::string text;
+    for (int i = 0; i < 50; i++) text += "hello world hello there <|endoftext|> the cat sat on the mat\n";
+    sixnd::test::spit(path, text);
+    SpecialTokens sp({{"<|endoftext|>", 0}});
+    const auto all = sp.find_all(text);
+    const V whole = split("gpt2", text);
+    for (uint64_t at = 1; at < text.size(); at++) {
+        const uint64_t cut = split_place(path, at, sp);
+        ASSERT_LE(cut, at);
+        for (const auto& m : all) ASSERT_FALSE(m.pos < cut && cut < m.pos + m.len) << "at " << at;
+        if (at <= 5) continue;  // the first safe cut is at 5, "hello| world"
+        EXPECT_GT(cut + 64, at) << "at " << at;
+        V parts = split("gpt2", text.substr(0, cut)), right = split("gpt2", text.substr(cut));
+        parts.insert(parts.end(), right.begin(), right.end());
+        ASSERT_EQ(parts, whole) << "at " << at << ", cut " << cut;
+    }
+}
+
+// Without a safe cut (CJK text has no ASCII spaces), the place still splits no character and no
+// special token.
+TEST(SplitPlace, WithoutSafeCutsSplitsNoCharacterOrSpecialToken) {
+    sixnd::test::TempDir tmp("split_place");
+    const std::string path = tmp.dir + "/text.txt";
+    std::string text;
+    for (int i = 0; i < 40; i++) text += "\xe6\x96\x87\xe5\xad\x97<|x|>\xe3\x80\x82";
+    sixnd::test::spit(path, text);
+    SpecialTokens sp({{"<|x|>", 0}});
+    const auto all = sp.find_all(text);
+    for (uint64_t at = 1; at < text.size(); at++) {
+        const uint64_t cut = split_place(path, at, sp);
+        ASSERT_LE(cut, at);
+        EXPECT_NE(static_cast<unsigned char>(text[cut]) & 0xC0, 0x80) << "at " << at;
+        for (const auto& m : all) ASSERT_FALSE(m.pos < cut && cut < m.pos + m.len) << "at " << at;
+    }
+}
+
+// Past the first MiB only a window before `at` is read; its specials must still be matched as
+// from the file's start. Here "xyz" starts one byte before the window, so from the window's start
+// "zw" matches and " q" looks like a safe cut, though from the file's start "w q" covers it.
+TEST(SplitPlace, WindowMatchesSpecialTokensFromTheStartOfTheFile) {
+    sixnd::test::TempDir tmp("split_place");
+    const std::string path = tmp.dir + "/text.txt";
+    const size_t at = (size_t(1) << 20) + 1000, lo = at - (size_t(1) << 20);
+    std::string text = std::string(lo - 1, '.') + "xyzw q" + std::string(at + 100 - lo - 5, '.');
+    sixnd::test::spit(path, text);
+    SpecialTokens sp({{"xyz", 0}, {"zw", 1}, {"w q", 2}});
+    const uint64_t cut = split_place(path, at, sp);
+    for (const auto& m : sp.find_all(text)) EXPECT_FALSE(m.pos < cut && cut < m.pos + m.len) << "cut " << cut;
+}
