@@ -182,7 +182,7 @@ int run_train(int argc, char** argv) {
         // With --resume the checkpoint's model replaces this one; it is still built so that
         // `--resume latest` on a fresh run directory starts from --init.
         InitialModel im = initial_model(mf);
-        r = train(o, im.config, im.params, comm.get());
+        r = train(o, im.config, std::move(im.params), comm.get());
     } catch (const std::exception& e) {
         if (!comm) throw;
         if (comm->rank() == 0 || !dynamic_cast<const AgreedError*>(&e)) print_error("train", e);

@@ -12,14 +12,16 @@ bool Muon::updates(const TensorInfo& t, const ParamLayout& layout) {
 }
 
 std::vector<plan::MuonUnit> Muon::matrices_by_unit(const ParamLayout& layout) {
+    // One pass over the tensors (a scan of all of them per unit was quadratic in the layers:
+    // minutes for a plan of a very deep model).
+    std::vector<plan::MuonUnit> by_unit(layout.units().size());
+    for (size_t u = 0; u < by_unit.size(); u++)
+        by_unit[u] = {static_cast<int>(u), layout.units()[u].begin, layout.units()[u].end, {}};
+    for (const auto& t : layout.tensors())
+        if (updates(t, layout)) by_unit.at(static_cast<size_t>(t.unit)).matrices.push_back({t.offset, t.numel, t.shape[0], t.shape[1]});
     std::vector<plan::MuonUnit> out;
-    for (size_t u = 0; u < layout.units().size(); u++) {
-        const UnitInfo& unit = layout.units()[u];
-        plan::MuonUnit mu{static_cast<int>(u), unit.begin, unit.end, {}};
-        for (const auto& t : layout.tensors())
-            if (t.unit == static_cast<int>(u) && updates(t, layout)) mu.matrices.push_back({t.offset, t.numel, t.shape[0], t.shape[1]});
+    for (plan::MuonUnit& mu : by_unit)
         if (!mu.matrices.empty()) out.push_back(std::move(mu));
-    }
     return out;
 }
 

@@ -132,7 +132,7 @@ namespace {
 // One training run: everything train() sets up, and the loop over steps, one method a part.
 class Run {
 public:
-    Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float>& params, Comm* comm);
+    Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& params, Comm* comm);
     TrainResult go();
 
 private:
@@ -142,7 +142,7 @@ private:
     // dtype and optimizer; null when `latest` finds none. `root`: this rank logs what it chose.
     static std::unique_ptr<CheckpointReader> open_checkpoint(const TrainOptions& o, bool root);
     static ModelOptions model_options(const TrainOptions& o, int world);
-    void load_initial_state(const std::vector<float>& params);
+    void load_initial_state(std::vector<float>&& params);
     // What the checkpoint fixes against what this run asks for; returns the loader position to
     // start from. Throws on a conflict unless --allow-resume-changes.
     LoaderState resume_position();
@@ -331,7 +331,7 @@ ModelOptions Run::model_options(const TrainOptions& o, int world) {
     return m;
 }
 
-Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float>& params, Comm* comm)
+Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& params, Comm* comm)
     : o_(o),
       ckpt_root_(o.out_dir + "/checkpoints"),
       lock_(lock_run_dir(o.out_dir, comm)),
@@ -401,7 +401,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
         check_ranks_agree(comm_, data);
     }
     check_tokenizer();
-    load_initial_state(params);
+    load_initial_state(std::move(params));
     last_step_ = o.stop_at > 0 ? std::min(o.stop_at, o.steps) : o.steps;
     on_all_agreed(comm, [&] {
         if (start_step_ < last_step_) return;
@@ -438,13 +438,14 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, const std::vector<float
 
 // Parameters, optimizer state, counters and the loader position: from the checkpoint (in the
 // layout it was written with, resharded to this run's) or from the initial parameters.
-void Run::load_initial_state(const std::vector<float>& params) {
+void Run::load_initial_state(std::vector<float>&& params) {
     const ParamLayout& layout = model_.layout();
+    const std::vector<float> given_params = std::move(params);  // freed on return
     if (!ck_) {
         const ParamLayout given(cfg_);
-        if (params.size() != given.total()) throw Error("initial parameters", "size does not match the model");
+        if (given_params.size() != given.total()) throw Error("initial parameters", "size does not match the model");
         std::vector<float> placed(layout.total(), 0.0f);
-        relayout_range(given, layout, 0, params.size(), params.data(), placed.data(), 4);
+        relayout_range(given, layout, 0, given_params.size(), given_params.data(), placed.data(), 4);
         engine_.load_params(to_storage(placed.data(), placed.size(), o_.dtype).data());
         opt_ = make_optimizer(ops_, layout, engine_.shard(), o_.optimizer, param_at_, comm_, o_.schedule.lr);
         return;
@@ -1331,9 +1332,9 @@ void Run::bill(int step, int steps_run) {
 
 }  // namespace
 
-TrainResult train(const TrainOptions& o, const GPTConfig& config, const std::vector<float>& params, Comm* comm) {
+TrainResult train(const TrainOptions& o, const GPTConfig& config, std::vector<float> params, Comm* comm) {
     o.validate(comm ? comm->size() : 1);
-    return Run(o, config, params, comm).go();
+    return Run(o, config, std::move(params), comm).go();
 }
 
 }  // namespace sixnd

@@ -89,8 +89,8 @@ struct TrainResult {
 
 // Trains from `params` (in ParamLayout(config) order, default alignment) or from the checkpoint
 // named by opts.resume, on the ranks of `comm` (null: one process). Throws Error on bad input or
-// when --max-bad-steps is exceeded.
-TrainResult train(const TrainOptions& opts, const GPTConfig& config, const std::vector<float>& params,
-                  Comm* comm = nullptr);
+// when --max-bad-steps is exceeded. params is freed once the model holds it: moved in, its 4
+// bytes a parameter do not stay beside the run's own states.
+TrainResult train(const TrainOptions& opts, const GPTConfig& config, std::vector<float> params, Comm* comm = nullptr);
 
 }  // namespace sixnd
