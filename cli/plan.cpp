@@ -12,6 +12,7 @@
 #include "cli/on_off.h"
 #include "cli/verbs.h"
 #include "core/error.h"
+#include "core/json_fault.h"
 #include "core/log.h"
 #include "model/backend.h"
 #include "model/config.h"
@@ -129,7 +130,7 @@ int run_check(const std::string& path, bool as_json) {
     try {
         cfg = GPTConfig::from_json(header.json.at("model"), h.where());
     } catch (const json::exception& e) {
-        throw Error(h.where(), std::string("the model record is missing or malformed: ") + e.what());
+        throw Error(h.where(), "the model record is missing or malformed: " + json_fault(e));
     }
     cfg.validate(h.where() + ": model");
     plan::ModelInfo m = model_info(cfg, "run", static_cast<size_t>(layout.integer("unit_align", 1)));

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/hex.h"
+#include "core/json_fault.h"
 #include "core/read_file.h"
 
 namespace sixnd {
@@ -77,7 +78,7 @@ TokenSet::TokenSet(const std::string& spec) : pattern_(spec) {
                                       " (the shard was changed or damaged)");
         }
     } catch (const nlohmann::json::exception& e) {
-        throw Error(path, std::string("malformed data manifest: ") + e.what());
+        throw Error(path, "malformed data manifest: " + json_fault(e));
     }
     if (shards_.empty()) throw Error(spec, "the manifest lists no shards for this split");
 }

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/atomic_file.h"
+#include "core/json_fault.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/pretokenizer.h"
 #include "core/read_file.h"
@@ -34,7 +35,7 @@ TokenizerSpec read_tokenizer_file(const std::string& path, std::string* stored_h
     try {
         doc = json::parse(read_whole_file(path));
     } catch (const json::parse_error& e) {
-        throw Error(path, std::string("not a sixnd tokenizer file (invalid JSON): ") + e.what());
+        throw Error(path, "not a sixnd tokenizer file (invalid JSON): " + json_fault(e));
     }
     // Other JSON may hold a "format" of any type (GPT-2's vocab.json maps the word to an id).
     const auto format = doc.find("format");

@@ -36,7 +36,8 @@ std::string shout(std::string s) {
 }  // namespace
 
 TEST(Decontaminate, RemovesExactlyThePlantedPassages) {
-    std::string dir = sixnd::test::make_temp_dir("decon");
+    const sixnd::test::TempDir tmp("decon");
+    const std::string& dir = tmp.dir;
     std::mt19937_64 rng(5);
     // Two evaluation sets in JSONL, 20 passages of 20 to 40 words each, and one too short to match.
     std::vector<std::string> passages[2];
@@ -81,7 +82,6 @@ TEST(Decontaminate, RemovesExactlyThePlantedPassages) {
         EXPECT_EQ(d.hit(w), expect) << "document " << i;
     }
     EXPECT_EQ(planted, 40);
-    std::filesystem::remove_all(dir);
 }
 
 TEST(Decontaminate, NoFilesNoHits) {

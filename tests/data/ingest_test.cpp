@@ -21,8 +21,6 @@ namespace {
 
 class Ingest : public ::testing::Test {
 protected:
-    void SetUp() override { dir_ = sixnd::test::make_temp_dir("ingest"); }
-    void TearDown() override { std::filesystem::remove_all(dir_); }
 
     std::string write(const std::string& name, const std::string& text) {
         std::string p = dir_ + "/" + name;
@@ -44,7 +42,8 @@ protected:
         while (r.next(d)) docs.push_back(d);
         return docs;
     }
-    std::string dir_;
+    const sixnd::test::TempDir tmp_{"ingest"};
+    const std::string& dir_ = tmp_.dir;
 };
 
 }  // namespace

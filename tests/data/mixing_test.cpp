@@ -18,7 +18,8 @@ TEST(Mixing, ParsesSourceSpecs) {
     EXPECT_DOUBLE_EQ(parse_source("a=dir").weight, 1.0);
     EXPECT_EQ(parse_source("a=C:/odd:2").pattern, "C:/odd");  // a number after the last colon: a weight
     // Not a number after the last colon: part of the path when such files exist, else a bad weight.
-    std::string dir = sixnd::test::make_temp_dir("mixing");
+    const sixnd::test::TempDir tmp("mixing");
+    const std::string& dir = tmp.dir;
     std::ofstream(dir + "/odd:name") << "x";
     EXPECT_EQ(parse_source("a=" + dir + "/odd:name").pattern, dir + "/odd:name");
     try {
@@ -28,7 +29,6 @@ TEST(Mixing, ParsesSourceSpecs) {
         EXPECT_NE(std::string(e.what()).find("weight 'abc' of source 'a' is not a number"), std::string::npos) << e.what();
     }
     EXPECT_THROW(parse_source("a=x:1e9"), sixnd::Error);  // beyond the bound on copies
-    std::filesystem::remove_all(dir);
     EXPECT_THROW(parse_source("noequals"), sixnd::Error);
     EXPECT_THROW(parse_source("=x"), sixnd::Error);
     EXPECT_THROW(parse_source("a b=x"), sixnd::Error);

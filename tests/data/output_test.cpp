@@ -27,7 +27,8 @@ std::vector<int32_t> header(const std::string& path) {
 }  // namespace
 
 TEST(Output, ShardsFollowLlmcRules) {
-    std::string dir = sixnd::test::make_temp_dir("shards");
+    const sixnd::test::TempDir tmp("shards");
+    const std::string& dir = tmp.dir;
     const uint32_t eot = 50256;
     ShardWriter w(dir, "train", 1000, eot, 50257);
     std::vector<uint32_t> expect;
@@ -57,14 +58,14 @@ TEST(Output, ShardsFollowLlmcRules) {
         for (size_t i = 0; i < shard.size(); i++) got.push_back(shard[i]);
     }
     EXPECT_EQ(got, expect);
-    std::filesystem::remove_all(dir);
 }
 
 // A shard's tokens went to memory until the shard was full: 6 bytes a token, gigabytes at
 // --shard-tokens 2^31-1. They reach its file as they come; the recorded hash is still the
 // shard's (Shard::tokens_hash).
 TEST(Output, TokensReachTheFileAsTheyCome) {
-    std::string dir = sixnd::test::make_temp_dir("shards");
+    const sixnd::test::TempDir tmp("shards");
+    const std::string& dir = tmp.dir;
     ShardWriter w(dir, "train", 2147483647, 7, 300);
     std::vector<uint32_t> doc(1 << 20);
     for (size_t i = 0; i < doc.size(); i++) doc[i] = static_cast<uint32_t>(i % 300);
@@ -80,23 +81,23 @@ TEST(Output, TokensReachTheFileAsTheyCome) {
     EXPECT_EQ(shard[0], 7u);
     EXPECT_EQ(shard[doc.size() + 1], 7u);
     EXPECT_EQ(w.shards()[0].hash, shard.tokens_hash());
-    std::filesystem::remove_all(dir);
 }
 
 // Shards cut mid-document: each recorded hash is of that shard's tokens alone.
 TEST(Output, HashesFollowTheCut) {
-    std::string dir = sixnd::test::make_temp_dir("shards");
+    const sixnd::test::TempDir tmp("shards");
+    const std::string& dir = tmp.dir;
     ShardWriter w(dir, "train", 10, 0, 300);
     std::vector<uint32_t> doc(23, 5);
     w.add_document(doc.data(), doc.size());
     w.finish();
     ASSERT_EQ(w.shards().size(), 3u);
     for (const auto& s : w.shards()) EXPECT_EQ(s.hash, sixnd::Shard(dir + "/" + s.file).tokens_hash()) << s.file;
-    std::filesystem::remove_all(dir);
 }
 
 TEST(Output, WideVocabulariesUseVersion7) {
-    std::string dir = sixnd::test::make_temp_dir("shards");
+    const sixnd::test::TempDir tmp("shards");
+    const std::string& dir = tmp.dir;
     ShardWriter w(dir, "val", 100, 70000, 70001);
     std::vector<uint32_t> doc = {1, 2, 3};
     w.add_document(doc.data(), doc.size());
@@ -106,13 +107,13 @@ TEST(Output, WideVocabulariesUseVersion7) {
     EXPECT_EQ(h[1], 7);
     sixnd::Shard s(dir + "/val_000000.bin");
     EXPECT_EQ(s[0], 70000u);
-    std::filesystem::remove_all(dir);
 }
 
 // The width follows the vocabulary, not the tokens written: a data set of a wide vocabulary
 // is uint32 in every shard, even one whose tokens all happen to be small.
 TEST(Output, WidthFollowsTheVocabulary) {
-    std::string dir = sixnd::test::make_temp_dir("shards");
+    const sixnd::test::TempDir tmp("shards");
+    const std::string& dir = tmp.dir;
     sixnd::write_shard(dir + "/wide.bin", {1, 2, 3}, 70001);
     sixnd::write_shard(dir + "/narrow.bin", {1, 2, 65535}, 65536);
     EXPECT_EQ(header(dir + "/wide.bin")[0], 20240801);
@@ -120,11 +121,11 @@ TEST(Output, WidthFollowsTheVocabulary) {
     EXPECT_EQ(sixnd::Shard(dir + "/narrow.bin")[2], 65535u);
     EXPECT_THROW(sixnd::write_shard(dir + "/bad.bin", {1, 65536}, 65536), sixnd::Error);
     EXPECT_FALSE(std::filesystem::exists(dir + "/bad.bin"));
-    std::filesystem::remove_all(dir);
 }
 
 TEST(Output, SpoolRoundTrips) {
-    std::string dir = sixnd::test::make_temp_dir("spool");
+    const sixnd::test::TempDir tmp("spool");
+    const std::string& dir = tmp.dir;
     TokenSpool sp(dir + "/t.tmp");
     EXPECT_EQ(sp.append({5, 6, 7}), 0u);
     EXPECT_EQ(sp.append({}), 1u);
@@ -138,5 +139,4 @@ TEST(Output, SpoolRoundTrips) {
     EXPECT_EQ(n, 0u);
     t = sp.doc(2, n);
     EXPECT_EQ(t[0], 9u);
-    std::filesystem::remove_all(dir);
 }

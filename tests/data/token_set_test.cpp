@@ -15,11 +15,6 @@ using namespace sixnd;
 
 namespace {
 
-struct Dir {
-    std::string path = test::make_temp_dir("sixnd_tokenset_");
-    ~Dir() { std::filesystem::remove_all(path); }
-};
-
 std::string hash_of(const std::string& path) { return hex64(Shard(path).tokens_hash()); }
 
 void manifest(const std::string& dir, int train_tokens_claimed, const std::string& first = "train_000000.bin") {
@@ -47,12 +42,12 @@ std::string error_of(const std::string& spec) {
 }  // namespace
 
 TEST(TokenSet, GlobAndManifestSeeTheSameTokens) {
-    Dir d;
-    write_shard(d.path + "/train_000000.bin", {1, 2, 3, 4});
-    write_shard(d.path + "/train_000001.bin", {5, 6, 7});
-    write_shard(d.path + "/val_000000.bin", {8, 9});
-    manifest(d.path, 4);
-    TokenSet glob(d.path + "/train_*.bin"), man(d.path + "/manifest.json"), val(d.path + "/manifest.json:val");
+    const test::TempDir d("sixnd_tokenset_");
+    write_shard(d.dir + "/train_000000.bin", {1, 2, 3, 4});
+    write_shard(d.dir + "/train_000001.bin", {5, 6, 7});
+    write_shard(d.dir + "/val_000000.bin", {8, 9});
+    manifest(d.dir, 4);
+    TokenSet glob(d.dir + "/train_*.bin"), man(d.dir + "/manifest.json"), val(d.dir + "/manifest.json:val");
     ASSERT_EQ(glob.size(), 7u);
     ASSERT_EQ(man.size(), 7u);
     std::vector<int32_t> a(6), b(6);
@@ -66,62 +61,62 @@ TEST(TokenSet, GlobAndManifestSeeTheSameTokens) {
 }
 
 TEST(TokenSet, ManifestFaultsAreNamed) {
-    Dir d;
-    write_shard(d.path + "/train_000000.bin", {1, 2, 3, 4});
-    write_shard(d.path + "/train_000001.bin", {5, 6, 7});
-    manifest(d.path, 5);
+    const test::TempDir d("sixnd_tokenset_");
+    write_shard(d.dir + "/train_000000.bin", {1, 2, 3, 4});
+    write_shard(d.dir + "/train_000001.bin", {5, 6, 7});
+    manifest(d.dir, 5);
     try {
-        TokenSet t(d.path + "/manifest.json");
+        TokenSet t(d.dir + "/manifest.json");
         FAIL();
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("train_000000.bin: holds 4 tokens but"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(TokenSet(d.path + "/manifest.json:test"), Error);
-    std::filesystem::create_directory(d.path + "/bad");
-    std::ofstream(d.path + "/bad/manifest.json") << "{not json";
-    EXPECT_THROW(TokenSet(d.path + "/bad/manifest.json"), Error);
+    EXPECT_THROW(TokenSet(d.dir + "/manifest.json:test"), Error);
+    std::filesystem::create_directory(d.dir + "/bad");
+    std::ofstream(d.dir + "/bad/manifest.json") << "{not json";
+    EXPECT_THROW(TokenSet(d.dir + "/bad/manifest.json"), Error);
 }
 
 // A shard whose tokens changed after the manifest was written (same count, other content) is
 // refused, naming the shard and the manifest.
 TEST(TokenSet, ManifestHashesAreVerified) {
-    Dir d;
-    write_shard(d.path + "/train_000000.bin", {1, 2, 3, 4});
-    write_shard(d.path + "/train_000001.bin", {5, 6, 7});
-    manifest(d.path, 4);
-    EXPECT_EQ(error_of(d.path + "/manifest.json"), "");
-    write_shard(d.path + "/train_000001.bin", {5, 6, 8});
-    std::string e = error_of(d.path + "/manifest.json");
+    const test::TempDir d("sixnd_tokenset_");
+    write_shard(d.dir + "/train_000000.bin", {1, 2, 3, 4});
+    write_shard(d.dir + "/train_000001.bin", {5, 6, 7});
+    manifest(d.dir, 4);
+    EXPECT_EQ(error_of(d.dir + "/manifest.json"), "");
+    write_shard(d.dir + "/train_000001.bin", {5, 6, 8});
+    std::string e = error_of(d.dir + "/manifest.json");
     EXPECT_NE(e.find("train_000001.bin: content hash"), std::string::npos) << e;
     EXPECT_NE(e.find("manifest.json"), std::string::npos) << e;
 }
 
 // Shard names may not leave the manifest's directory: no "..", no absolute path, no link out.
 TEST(TokenSet, ManifestPathsAreConfined) {
-    Dir d;
-    std::filesystem::create_directory(d.path + "/data");
-    std::filesystem::create_directory(d.path + "/elsewhere");
-    write_shard(d.path + "/elsewhere/train_000000.bin", {1, 2, 3, 4});
-    write_shard(d.path + "/data/train_000000.bin", {1, 2, 3, 4});
-    write_shard(d.path + "/data/train_000001.bin", {5, 6, 7});
-    for (const std::string& bad : {std::string("../elsewhere/train_000000.bin"), d.path + "/elsewhere/train_000000.bin"}) {
-        manifest(d.path + "/data", 4, bad);
-        std::string e = error_of(d.path + "/data/manifest.json");
+    const test::TempDir d("sixnd_tokenset_");
+    std::filesystem::create_directory(d.dir + "/data");
+    std::filesystem::create_directory(d.dir + "/elsewhere");
+    write_shard(d.dir + "/elsewhere/train_000000.bin", {1, 2, 3, 4});
+    write_shard(d.dir + "/data/train_000000.bin", {1, 2, 3, 4});
+    write_shard(d.dir + "/data/train_000001.bin", {5, 6, 7});
+    for (const std::string& bad : {std::string("../elsewhere/train_000000.bin"), d.dir + "/elsewhere/train_000000.bin"}) {
+        manifest(d.dir + "/data", 4, bad);
+        std::string e = error_of(d.dir + "/data/manifest.json");
         EXPECT_NE(e.find("leaves the manifest's directory"), std::string::npos) << bad << ": " << e;
     }
-    std::filesystem::create_symlink(d.path + "/elsewhere", d.path + "/data/link");
-    manifest(d.path + "/data", 4, "link/train_000000.bin");
-    std::string e = error_of(d.path + "/data/manifest.json");
+    std::filesystem::create_symlink(d.dir + "/elsewhere", d.dir + "/data/link");
+    manifest(d.dir + "/data", 4, "link/train_000000.bin");
+    std::string e = error_of(d.dir + "/data/manifest.json");
     EXPECT_NE(e.find("resolves outside"), std::string::npos) << e;
 }
 
 // A directory where shards are expected says what to give instead.
 TEST(TokenSet, DirectoryIsNamed) {
-    Dir d;
-    std::string e = error_of(d.path);
+    const test::TempDir d("sixnd_tokenset_");
+    std::string e = error_of(d.dir);
     EXPECT_NE(e.find("is a directory; give a shard glob"), std::string::npos) << e;
-    std::filesystem::create_directory(d.path + "/sub.bin");
-    e = error_of(d.path + "/*.bin");
+    std::filesystem::create_directory(d.dir + "/sub.bin");
+    e = error_of(d.dir + "/*.bin");
     EXPECT_NE(e.find("sub.bin: is a directory, not a token shard"), std::string::npos) << e;
 }
 
@@ -129,8 +124,8 @@ TEST(TokenSet, DirectoryIsNamed) {
 // is an Error naming the shard, for 16- and 32-bit shards, not a SIGBUS or zeros as tokens.
 TEST(TokenSet, AShardTruncatedWhileReadIsNamed) {
     for (size_t vocab : {size_t(50000), size_t(100000)}) {
-        Dir d;
-        const std::string path = d.path + "/train_000000.bin";
+        const test::TempDir d("sixnd_tokenset_");
+        const std::string path = d.dir + "/train_000000.bin";
         std::vector<uint32_t> tokens(20000);
         for (size_t i = 0; i < tokens.size(); i++) tokens[i] = static_cast<uint32_t>(i % 1000);
         write_shard(path, tokens, vocab);
@@ -154,8 +149,8 @@ TEST(TokenSet, AShardTruncatedWhileReadIsNamed) {
 // the vocabulary is an Error naming the shard and position when read, not an index past the
 // embeddings (the CPU embedding lookup faulted on it).
 TEST(TokenSet, ATokenRewrittenPastTheVocabularyIsNamed) {
-    Dir d;
-    const std::string path = d.path + "/train_000000.bin";
+    const test::TempDir d("sixnd_tokenset_");
+    const std::string path = d.dir + "/train_000000.bin";
     write_shard(path, std::vector<uint32_t>(2000, 7), 100);
     TokenSet t(path);
     t.check_vocab(100);

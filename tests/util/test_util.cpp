@@ -78,11 +78,15 @@ int in_child(const std::function<void()>& body) {
     return status;
 }
 
+namespace {
+
 std::string make_temp_dir(const std::string& prefix) {
     std::string templ = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
     if (!mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed for " + templ);
     return templ;
 }
+
+}  // namespace
 
 TempDir::TempDir(const std::string& prefix) : dir(make_temp_dir(prefix)) {}
 

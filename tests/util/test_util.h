@@ -36,8 +36,6 @@ struct TempDir {
     TempDir& operator=(const TempDir&) = delete;
     const std::string dir;
 };
-// The same directory without the owner, for a test that hands it on or leaves it for inspection.
-std::string make_temp_dir(const std::string& prefix);
 // Runs body in a forked child and returns its wait status; the child never returns into the
 // test framework (it ends with _exit(0) after body, or as body ends it: a signal).
 int in_child(const std::function<void()>& body);
