@@ -322,12 +322,44 @@ std::string replace_invalid_bytes(std::string_view s, std::string_view with) {
     return out;
 }
 
+// The line with each escaped lone surrogate ("\ud800" not followed by a low one, or a low one
+// alone) made one invalid byte, 0xFF: Python's json.dumps writes them for text that held them
+// (scraped text does), and JSON parsers refuse them. Backslashes stand only inside strings, so
+// walking escape by escape finds them without following the strings.
+std::string lone_surrogates_as_invalid(const std::string& line) {
+    auto unit = [&](size_t i) -> long {  // the code unit of the \uXXXX escape at i, or -1
+        if (i + 6 > line.size() || line[i] != '\\' || line[i + 1] != 'u') return -1;
+        char* end = nullptr;
+        const std::string hex = line.substr(i + 2, 4);
+        const long u = std::strtol(hex.c_str(), &end, 16);
+        return end == hex.c_str() + 4 ? u : -1;
+    };
+    auto high = [](long u) { return u >= 0xD800 && u <= 0xDBFF; };
+    auto low = [](long u) { return u >= 0xDC00 && u <= 0xDFFF; };
+    std::string out;
+    for (size_t i = 0; i < line.size();) {
+        if (line[i] != '\\' || i + 1 >= line.size()) {
+            out += line[i++];
+            continue;
+        }
+        const long u = unit(i);
+        const size_t len = u < 0 ? 2 : high(u) && low(unit(i + 6)) ? 12 : 6;
+        if (len == 6 && (high(u) || low(u)))
+            out += '\xFF';
+        else
+            out.append(line, i, len);
+        i += len;
+    }
+    return out;
+}
+
 // The field's text from a JSON line, or nullopt (with the fault) when there is none. A JSON
-// parser refuses invalid UTF-8, so such a line is parsed again twice, each invalid byte standing
-// in as U+FFFD and then as U+FFFC: where the two texts differ the field held an invalid byte, and
-// 0xFF goes there. The document so reaches clean_text with invalid UTF-8 where the line had it,
-// and --invalid-utf8 repairs (one U+FFFD per byte) or drops it as it does plain text.
-std::optional<std::string> jsonl_text(const std::string& line, const std::string& field, std::string& fault) {
+// parser refuses invalid UTF-8 (and lone surrogates, made invalid bytes first), so such a line
+// is parsed again twice, each invalid byte standing in as U+FFFD and then as U+FFFC: where the
+// two texts differ the field held an invalid byte, and 0xFF goes there. The document so reaches
+// clean_text with invalid UTF-8 where the line had it, and --invalid-utf8 repairs (one U+FFFD per
+// byte) or drops it as it does plain text.
+std::optional<std::string> jsonl_text(const std::string& raw_line, const std::string& field, std::string& fault) {
     auto text = [&](const std::string& json_text) -> std::optional<std::string> {
         auto j = nlohmann::json::parse(json_text, nullptr, false);
         if (j.is_discarded())
@@ -341,8 +373,10 @@ std::optional<std::string> jsonl_text(const std::string& line, const std::string
         return std::nullopt;
     };
     static constexpr std::string_view kFirst = "\xEF\xBF\xBD", kSecond = "\xEF\xBF\xBC";
-    std::optional<std::string> first = text(line);
-    if (first || valid_utf8(line)) return first;
+    std::optional<std::string> first = text(raw_line);
+    if (first) return first;
+    const std::string line = lone_surrogates_as_invalid(raw_line);
+    if (valid_utf8(line)) return first;
     first = text(replace_invalid_bytes(line, kFirst));
     if (!first) return first;
     const std::string second = text(replace_invalid_bytes(line, kSecond)).value();

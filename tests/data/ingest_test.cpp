@@ -21,7 +21,6 @@ namespace {
 
 class Ingest : public ::testing::Test {
 protected:
-
     std::string write(const std::string& name, const std::string& text) {
         std::string p = dir_ + "/" + name;
         std::filesystem::create_directories(std::filesystem::path(p).parent_path());
@@ -130,6 +129,22 @@ TEST_F(Ingest, JsonlInvalidUtf8IsLeftToTheInvalidUtf8Policy) {
         EXPECT_EQ(e.where(), broken + ":1");
         EXPECT_NE(std::string(e.what()).find("broken JSON"), std::string::npos) << e.what();
     }
+}
+
+// Python's json.dumps writes a lone surrogate of its text as an escape ("\\ud800"), which JSON
+// parsers refuse; such a line is not broken JSON but text with an invalid character, left to
+// --invalid-utf8 like an invalid byte. A proper pair, and an escaped backslash before "ud800",
+// are text.
+TEST_F(Ingest, JsonlLoneSurrogatesAreLeftToTheInvalidUtf8Policy) {
+    std::string p = write("s.jsonl",
+                          "{\"text\": \"high \\ud800 alone\"}\n"
+                          "{\"text\": \"low \\udc00, pair \\ud83d\\ude00, end \\ud83d\"}\n"
+                          "{\"text\": \"not one \\\\ud800\"}\n");
+    auto docs = read_all(p);
+    ASSERT_EQ(docs, (std::vector<std::string>{"high \xff alone", "low \xff, pair \xF0\x9F\x98\x80, end \xff",
+                                              "not one \\ud800"}));
+    EXPECT_EQ(clean_text(docs[0], InvalidUtf8::repair), CleanResult::repaired);
+    EXPECT_EQ(docs[0], "high \uFFFD alone");
 }
 
 TEST_F(Ingest, MissingFieldNamesTheLine) {
