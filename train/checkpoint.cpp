@@ -3,8 +3,11 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <string_view>
 
 #include "core/atomic_file.h"
@@ -27,6 +30,21 @@ std::string step_name(int step) {
 
 bool is_step_name(const std::string& name) {
     return name.size() == 13 && name.rfind("step-", 0) == 0 && name.find_first_not_of("0123456789", 5) == std::string::npos;
+}
+
+FileSum file_sum(const std::string& path) {
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+    if (!f) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
+    std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(), &XXH64_freeState);
+    XXH64_reset(h.get(), 0);
+    std::vector<char> piece(size_t(4) << 20);
+    uint64_t bytes = 0;
+    while (size_t got = std::fread(piece.data(), 1, piece.size(), f.get())) {
+        XXH64_update(h.get(), piece.data(), got);
+        bytes += got;
+    }
+    if (std::ferror(f.get())) throw Error(path, std::string("read failed: ") + std::strerror(errno));
+    return FileSum{bytes, hex64(XXH64_digest(h.get()))};
 }
 
 bool is_plain_directory(const fs::path& p) {
@@ -66,15 +84,19 @@ CheckpointWriter::~CheckpointWriter() {
 }
 
 void CheckpointWriter::add_file(const std::string& name, const void* data, size_t bytes) {
-    write_file_atomically(tmp_ + "/" + name, std::string_view(static_cast<const char*>(data), bytes));
+    add_file(name, [&](AtomicFile& f) { f.write(data, bytes); });
+}
+
+void CheckpointWriter::add_file(const std::string& name, const std::function<void(AtomicFile&)>& write) {
+    AtomicFile f(tmp_ + "/" + name);
+    write(f);
+    f.commit();
 }
 
 std::string CheckpointWriter::commit(CheckpointMeta meta) {
     meta.files.clear();
-    for (const auto& e : fs::directory_iterator(tmp_)) {
-        const std::string buf = read_whole_file(e.path().string());
-        meta.files[e.path().filename().string()] = FileSum{buf.size(), hex64(xxh64_bytes(buf.data(), buf.size()))};
-    }
+    // Read in pieces: the largest file is a rank's optimizer state, which is not held whole.
+    for (const auto& e : fs::directory_iterator(tmp_)) meta.files[e.path().filename().string()] = file_sum(e.path().string());
     write_file_atomically(tmp_ + "/meta.json", meta.to_text());
     write_file_atomically(tmp_ + "/DONE", "");
     std::error_code ec;

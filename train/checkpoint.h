@@ -7,9 +7,12 @@
 // never loaded.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
+
+#include "core/atomic_file.h"
 
 #include "train/checkpoint_meta.h"
 
@@ -23,6 +26,8 @@ public:
     CheckpointWriter(const std::string& root, int step, bool create);
     ~CheckpointWriter();  // the creator removes the temporary directory unless commit() succeeded
     void add_file(const std::string& name, const void* data, size_t bytes);
+    // A file written in pieces, `write` handing each to the open file.
+    void add_file(const std::string& name, const std::function<void(AtomicFile&)>& write);
     // Checksums every file in the directory into meta.json, writes DONE, renames into place.
     // Returns the final directory.
     std::string commit(CheckpointMeta meta);

@@ -1,6 +1,8 @@
 #include "train/checkpoint_state.h"
 
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "core/error.h"
 #include "core/finite.h"
@@ -19,28 +21,39 @@ struct SpanRecord {
 
 }  // namespace
 
-std::vector<char> pack_optimizer(AdamW& opt, MemoryBackend& mem) {
+void write_optimizer(AdamW& opt, MemoryBackend& mem, const std::function<void(const void*, size_t)>& out) {
     const size_t n = opt.size();
     OptimHeader h{};
     std::memcpy(h.magic, "SIXNDOPT", 8);
     h.spans = opt.spans().size();
     h.has_master = opt.has_master();
     h.floats = n;
-    const size_t arrays = opt.has_master() ? 3 : 2;
-    std::vector<char> buf(sizeof h + h.spans * sizeof(SpanRecord) + arrays * n * 4);
-    char* p = buf.data();
-    std::memcpy(p, &h, sizeof h);
-    p += sizeof h;
+    out(&h, sizeof h);
     for (const ShardSpan& s : opt.spans()) {
-        SpanRecord r{s.flat_begin, s.count, s.local};
-        std::memcpy(p, &r, sizeof r);
-        p += sizeof r;
+        const SpanRecord r{s.flat_begin, s.count, s.local};
+        out(&r, sizeof r);
     }
+    constexpr size_t kPiece = size_t(4) << 20;
+    std::vector<char> piece(std::min(kPiece, n * 4));
     for (DeviceBuffer* b : {&opt.master(), &opt.m(), &opt.v()}) {
         if (!*b) continue;
-        mem.copy_to_host(p, b->get(), n * 4);
-        p += n * 4;
+        for (size_t at = 0; at < n * 4; at += piece.size()) {
+            const size_t bytes = std::min(piece.size(), n * 4 - at);
+            mem.copy_to_host(piece.data(), static_cast<const char*>(b->get()) + at, bytes);
+            out(piece.data(), bytes);
+        }
     }
+}
+
+std::vector<char> pack_optimizer(AdamW& opt, MemoryBackend& mem) {
+    std::vector<char> buf(sizeof(OptimHeader) + opt.spans().size() * sizeof(SpanRecord) +
+                          (opt.has_master() ? 3 : 2) * opt.size() * 4);
+    size_t at = 0;
+    write_optimizer(opt, mem, [&](const void* p, size_t bytes) {
+        if (bytes > buf.size() - at) throw std::logic_error("pack_optimizer: the state is larger than its header says");
+        std::memcpy(buf.data() + at, p, bytes);
+        at += bytes;
+    });
     return buf;
 }
 

@@ -3,6 +3,7 @@
 // (params.bin, in the writer's layout), and each rank's optimizer state (optim-rank<r>.bin:
 // its spans of the flat layout, then master weights if kept, m and v, FP32).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,11 @@
 
 namespace sixnd {
 
+// The optimizer state in its file's bytes, handed to `out` in pieces of a few MiB: a checkpoint
+// writes them straight to its file, with no host copy of the whole state (12 bytes a parameter
+// at ZeRO-0) beside the run's own.
+void write_optimizer(AdamW& opt, MemoryBackend& mem, const std::function<void(const void*, size_t)>& out);
+// The same bytes in memory (an --on-spike snapshot).
 std::vector<char> pack_optimizer(AdamW& opt, MemoryBackend& mem);
 
 // A packed optimizer state on the host, as FP32 arrays in shard order (master empty when not kept).

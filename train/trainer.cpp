@@ -701,17 +701,21 @@ json Run::gathered_comm(const std::vector<size_t>& sent_before) {
 // each stage is agreed, so every rank stops together instead of waiting for the failed one in
 // the next collective.
 std::string Run::save(int step) {
-    std::vector<char> params = engine_.gather_params();
     std::unique_ptr<CheckpointWriter> w;
     on_root_agreed(&comm_, [&] { w = std::make_unique<CheckpointWriter>(ckpt_root_, step, true); });
+    {
+        // Written and freed before the optimizer state: the host holds one of them at a time.
+        const std::vector<char> params = engine_.gather_params();
+        on_root_agreed(&comm_, [&] { w->add_file("params.bin", params.data(), params.size()); });
+    }
     on_all_agreed(&comm_, [&] {
         if (!root_) w = std::make_unique<CheckpointWriter>(ckpt_root_, step, false);
-        std::vector<char> os = pack_optimizer(*opt_, mem_);
-        w->add_file("optim-rank" + std::to_string(rank_) + ".bin", os.data(), os.size());
+        w->add_file("optim-rank" + std::to_string(rank_) + ".bin", [&](AtomicFile& f) {
+            write_optimizer(*opt_, mem_, [&](const void* p, size_t bytes) { f.write(p, bytes); });
+        });
     });
     std::string dir;
     on_root_agreed(&comm_, [&] {
-        w->add_file("params.bin", params.data(), params.size());
         if (!tokenizer_bytes_.empty()) w->add_file("tokenizer.bin", tokenizer_bytes_.data(), tokenizer_bytes_.size());
         const std::string spikes = spike_state_text(history_, spike_run_);
         w->add_file("spikes.json", spikes.data(), spikes.size());
