@@ -1,5 +1,6 @@
 #include "train/checkpoint.h"
 
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -32,7 +33,11 @@ bool is_step_name(const std::string& name) {
     return name.size() == 13 && name.rfind("step-", 0) == 0 && name.find_first_not_of("0123456789", 5) == std::string::npos;
 }
 
+// Size and checksum, read in pieces; a regular file only (a device would never end).
 FileSum file_sum(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw Error(path, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
     std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!f) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
     std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(), &XXH64_freeState);
@@ -138,10 +143,10 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
     for (const auto& [name, info] : meta_.files) {
         const std::string p = dir + "/" + name;
         if (!fs::exists(p)) throw Error(p, "missing checkpoint file");
-        const std::string buf = read_whole_file(p);
-        if (buf.size() != info.bytes)
-            throw Error(p, "truncated or resized: " + std::to_string(buf.size()) + " bytes, expected " + std::to_string(info.bytes));
-        if (hex64(xxh64_bytes(buf.data(), buf.size())) != info.xxh64) throw Error(p, "checksum mismatch: the file is corrupt");
+        const FileSum got = file_sum(p);
+        if (got.bytes != info.bytes)
+            throw Error(p, "truncated or resized: " + std::to_string(got.bytes) + " bytes, expected " + std::to_string(info.bytes));
+        if (got.xxh64 != info.xxh64) throw Error(p, "checksum mismatch: the file is corrupt");
     }
 }
 

@@ -381,6 +381,12 @@ TEST(Trainer, CorruptCheckpointsAreRejectedByName) {
     std::string truncated = copy("truncated");
     fs::resize_file(truncated + "/optim-rank0.bin", 100);
     EXPECT_NE(error_of(truncated).find("optim-rank0.bin: truncated"), std::string::npos) << error_of(truncated);
+    // A device in a file's place is named, not read forever.
+    std::string device = copy("device");
+    fs::remove(device + "/optim-rank0.bin");
+    fs::create_symlink("/dev/zero", device + "/optim-rank0.bin");
+    EXPECT_NE(error_of(device).find("optim-rank0.bin: is a character device, not a regular file"), std::string::npos)
+        << error_of(device);
     std::string undone = copy("undone");
     fs::remove(undone + "/DONE");
     EXPECT_NE(error_of(undone).find("DONE marker is missing"), std::string::npos);
