@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -183,6 +184,18 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
         read.emplace_back(in, "--input");
     }
     if (!heldout_file.empty()) check_train_input(heldout_file, "--heldout");
+    // One text given twice would count its pairs twice, and held-out text that is also an input
+    // would measure compression on text trained on: files compared as the kernel knows them.
+    std::map<std::pair<dev_t, ino_t>, std::string> seen;
+    for (const auto& in : inputs) {
+        struct stat st;
+        if (stat(in.c_str(), &st) != 0) continue;  // check_train_input named it
+        const auto [it, fresh] = seen.emplace(std::make_pair(st.st_dev, st.st_ino), in);
+        SIXND_CHECK(fresh, "--input", in + " is the same file as " + it->second + ": give each text once");
+    }
+    struct stat held;
+    if (!heldout_file.empty() && stat(heldout_file.c_str(), &held) == 0 && seen.count({held.st_dev, held.st_ino}))
+        throw Error("--heldout", heldout_file + " is also an --input: held-out text must not be trained on");
     check_outputs(out, hf_out, read);
     std::vector<InputRange> train_ranges, heldout_ranges;
     if (!heldout_file.empty()) {

@@ -90,6 +90,10 @@ expect_error "vocab too small" "below the 256 byte tokens plus 1 special" -- \
 expect_error "held-out text given twice" "--heldout-fraction: has no effect with --heldout" -- \
   "$bin" tokenizer train --input "$fixtures/corpus.en" --heldout "$fixtures/german.txt" --heldout-fraction 0.1 \
   --vocab-size 300 --out "$tmp/bad.tok"
+expect_error "an input given twice" "--input: $fixtures/../tokenizer/corpus.en is the same file as $fixtures/corpus.en" -- \
+  "$bin" tokenizer train --input "$fixtures/corpus.en" "$fixtures/../tokenizer/corpus.en" --vocab-size 300 --out "$tmp/bad.tok"
+expect_error "held-out text trained on" "--heldout: $fixtures/corpus.en is also an --input" -- \
+  "$bin" tokenizer train --input "$fixtures/corpus.en" --heldout "$fixtures/corpus.en" --vocab-size 300 --out "$tmp/bad.tok"
 expect_error "unreadable input" "$tmp/nope.txt: cannot open" -- \
   "$bin" tokenizer train --input "$fixtures/corpus.en" "$tmp/nope.txt" --vocab-size 300 --out "$tmp/bad.tok"
 expect_error "unreadable encode input" "$tmp/nope.txt: cannot open" -- \
