@@ -4,6 +4,7 @@
 // --tokenizer), or what --init and the model flags make.
 // Loss: batch k is tokens [k*B*T, k*B*T + B*T + 1) of the concatenated shards: the first B*T
 // are inputs, the last B*T the targets.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <unistd.h>
@@ -158,7 +159,7 @@ int run_eval(int argc, char** argv) {
     app.add_option("--tokenizer", f.tokenizer, "sixnd tokenizer file: bits per byte of the decoded text; needed by --task hellaswag");
     app.add_option("--per-item", f.per_item, "with --task hellaswag: write each item's ending losses to this JSONL file");
     app.add_option("--batch", f.B, "batch size B")->capture_default_str();
-    app.add_option("--seq-len", f.T, "sequence length T")->capture_default_str();
+    app.add_option("--seq-len", f.T, "sequence length T (by default 64, or the model's context where shorter)");
     app.add_option("--batches", f.batches, "number of batches (default: all that fit)");
     if (!parse_flags(app, argc, argv)) return 0;
     check_model_flags(app, mf);
@@ -197,6 +198,8 @@ int run_eval(int argc, char** argv) {
     } else {
         im = initial_model(mf);
     }
+    // A default that the model's context cannot hold would fail over a flag never given.
+    if (!app.count("--seq-len")) f.T = std::min(f.T, im.config.max_seq_len);
     ModelOptions mo;
     mo.attention = parse_attention(mf.attention);
     GPT model(im.config, *be.ops, mo);

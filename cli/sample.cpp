@@ -13,6 +13,7 @@
 #include "cli/uint64_flag.h"
 #include "cli/verbs.h"
 #include "core/error.h"
+#include "core/rng.h"
 #include "model/backend.h"
 #include "model/decoder.h"
 #include "model/gpt.h"
@@ -64,7 +65,9 @@ int run_sample(int argc, char** argv) {
                                                   "a sample stops there; the default, fewer where the context ends)")->capture_default_str();
     app.add_option("--temperature", so.temperature, "0 = greedy")->capture_default_str();
     app.add_option("--top-k", so.top_k, "sample from the k most likely tokens (0 = all)")->capture_default_str();
-    app.add_option("--seed", so.seed)->capture_default_str()->check(uint64_value());
+    app.add_option("--seed", so.seed, "random seed (the first sample's; the others' are derived from it)")
+        ->capture_default_str()
+        ->check(uint64_value());
     app.add_option("--samples", samples, "number of samples")->capture_default_str();
     app.add_option("--device", device, "cpu, cuda or auto")->capture_default_str();
     if (!parse_flags(app, argc, argv)) return 0;
@@ -145,10 +148,13 @@ int run_sample(int argc, char** argv) {
     // The cache holds the prompt and every generated token but the last (never fed back): no
     // more than the context, and no bigger than the sample for a long-context model.
     const int cache_len = static_cast<int>(ids.size()) + so.max_tokens - 1;
+    // The first sample draws with --seed itself, the others with seeds drawn from it: seed + s
+    // would make --seed 8's samples those of --seed 7 shifted by one.
+    uint64_t seeds = so.seed;
     for (int s = 0; s < samples; s++) {
         Decoder dec(model, cache_len);
         SampleOptions one = so;
-        one.seed = so.seed + static_cast<uint64_t>(s);
+        if (s > 0) one.seed = splitmix64(seeds);
         std::vector<uint32_t> out = generate(dec, ids, one);
         if (tok || cfg.vocab_size == 256) {
             std::string text;

@@ -41,6 +41,12 @@ std::vector<uint32_t> generate(Decoder& dec, const std::vector<uint32_t>& prompt
     std::vector<uint32_t> out;
     while (static_cast<int>(out.size()) < o.max_tokens) {
         if (o.vocab_limit > 0 && logits.size() > static_cast<size_t>(o.vocab_limit)) logits.resize(o.vocab_limit);
+        // Activations that overflowed leave NaN or Inf logits, from which greedy and sampling alike
+        // would draw the same arbitrary id every step: eval refuses such a model, and so does this.
+        for (float z : logits)
+            if (!std::isfinite(z))
+                throw Error("", "the model's next-token logits after " + std::to_string(dec.position()) +
+                                    " tokens are not finite (NaN or Inf): its weights or activations overflow");
         int next = sample_token(logits, o.temperature, o.top_k, rng);
         out.push_back(static_cast<uint32_t>(next));
         if (next == o.stop_token || dec.position() >= dec.max_len()) break;

@@ -1,5 +1,6 @@
 """Bad input to `sixnd eval`: each case ends with one clear message on stderr naming the file or
 flag and the fault, and a non-zero exit."""
+import json
 import os
 import struct
 import subprocess
@@ -48,6 +49,12 @@ def main():
         r = subprocess.run([SIXND] + base + ["--init", "llmc:" + good_model, "--data", good_data], capture_output=True, text=True)
         if r.returncode != 0 or '"loss"' not in r.stdout.splitlines()[-1]:
             failures.append("good model: " + r.stderr)
+        # Without --seq-len, the default (64) is cut to the model's context of 16: 6 batches of
+        # 2 x 16 from 200 tokens, not an error over a flag never given.
+        r = subprocess.run([SIXND, "eval", "--device", "cpu", "--dtype", "fp32", "--batch", "2", "--init", "llmc:" + good_model,
+                            "--data", good_data], capture_output=True, text=True)
+        if r.returncode != 0 or json.loads(r.stdout.splitlines()[-1]).get("tokens") != 6 * 2 * MAXT:
+            failures.append(f"default --seq-len on a context of {MAXT}: exit {r.returncode}: {r.stdout} {r.stderr}")
 
         short = os.path.join(d, "short.bin")
         model_file(short, drop=100)
