@@ -117,6 +117,11 @@ int run_train(int argc, char** argv) {
     app.add_option("--eval-every", o.eval_every, "validation loss every N steps (needs --val-data)")->capture_default_str();
     app.add_option("--eval-batches", o.eval_batches, "validation batches per evaluation")->capture_default_str();
     app.add_option("--eval-task", o.eval_task, "HellaSwag-format JSONL scored (acc, acc_norm) at each --eval-every (needs --tokenizer)");
+    app.add_option("--sample-every", o.sample_every,
+                   "every N steps and at the last, a sample from <|endoftext|>, shown and logged (needs --tokenizer; "
+                   "--zero 0-2; 0: none)")
+        ->capture_default_str();
+    app.add_option("--sample-tokens", o.sample_tokens, "tokens per --sample-every sample (at most the context)")->capture_default_str();
     app.add_option("--max-bad-steps", o.max_bad_steps, "stop after this many non-finite steps in a row")->capture_default_str();
     std::string on_spike = "warn", inject_lr;
     app.add_option("--spike-window", o.spike.detect.window, "loss-spike detection: steps in the rolling window (it fires once the window is full)")->capture_default_str();

@@ -44,4 +44,22 @@ inline std::string printable(std::string_view s) {
     return out;
 }
 
+// Text for a JSON string (nlohmann refuses invalid UTF-8): valid UTF-8 kept, newlines and all,
+// each byte of an invalid sequence (a character a token cut in half) replaced by U+FFFD.
+inline std::string utf8_repaired(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+        const size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8_sequence_length(s, i);
+        if (n > 0) {
+            out.append(s.substr(i, n));
+            i += n;
+        } else {
+            out += "\xEF\xBF\xBD";
+            i++;
+        }
+    }
+    return out;
+}
+
 }  // namespace sixnd

@@ -58,6 +58,12 @@ void TrainOptions::validate(int world) const {
     require(eval_every >= 0, "--eval-every", "must be 0 (off) or more" + got(eval_every));
     require(eval_every == 0 || !val_data.empty() || !eval_task.empty(), "--eval-every", "needs --val-data or --eval-task");
     require(eval_task.empty() || eval_every > 0, "--eval-task", "needs --eval-every");
+    require(sample_every >= 0, "--sample-every", "must be 0 (off) or more" + got(sample_every));
+    require(sample_tokens >= 1, "--sample-tokens", "must be positive" + got(sample_tokens));
+    require(sample_every == 0 || !tokenizer.empty(), "--sample-every",
+            "needs --tokenizer (a sample starts at its <|endoftext|> and is shown as text)");
+    require(sample_every == 0 || zero_stage < 3, "--sample-every",
+            "needs the whole model on rank 0 between steps: --zero 0, 1 or 2 (at 3, `sixnd sample` a checkpoint)");
     require(profile >= 0, "--profile", "must be a number of steps (0: off)" + got(profile));
     require(std::isfinite(price_per_device_hour) && price_per_device_hour >= 0, "--price-per-device-hour",
             "must be a finite number >= 0" + got(price_per_device_hour));

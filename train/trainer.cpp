@@ -14,7 +14,9 @@
 #include "core/error.h"
 #include "core/hex.h"
 #include "core/log.h"
+#include "core/printable.h"
 #include "core/read_file.h"
+#include "core/rng.h"
 #include "core/transfer.h"
 #include "data/loader.h"
 #include "data/shard.h"
@@ -22,6 +24,7 @@
 #include "model/backend.h"
 #include "model/cpu/cpu_ops.h"
 #include "model/flops.h"
+#include "model/decoder.h"
 #include "model/gpt.h"
 #include "tokenizer/tokenizer.h"
 #include "train/bill.h"
@@ -36,6 +39,7 @@
 #include "train/profile.h"
 #include "train/run_dir.h"
 #include "train/run_log.h"
+#include "train/sampler.h"
 #include "train/spike_causes.h"
 #include "train/spike_detector.h"
 #include "train/spike_evidence.h"
@@ -95,6 +99,8 @@ nlohmann::json TrainOptions::to_json() const {
                 {"inject_lr_spike", lr_injection_text(spike.inject_lr)},
                 {"inject_junk_batch", spike.inject_junk_step},
                 {"tokenizer", tokenizer},
+                {"sample_every", sample_every},
+                {"sample_tokens", sample_tokens},
                 {"profile", profile},
                 {"price_per_device_hour", price_per_device_hour}};
 }
@@ -202,6 +208,7 @@ private:
     std::vector<std::string> checkpoints_before(int step) const;
     void progress(int done, double loss, double norm, float lr, double secs, double mfu);
     float evaluate();
+    void sample(int done);
     void evaluations(int done, nlohmann::json& rec, TrainResult& result);
     json gathered_memory();
     // Every rank's bytes sent this step, by collective (sent_before: the counters at its start).
@@ -260,7 +267,9 @@ private:
     // --eval-task: every rank scores every item (the forward passes stay collective under
     // ZeRO-3); rank 0 logs the accuracies.
     std::vector<HellaSwagItem> task_items_;
-    std::unique_ptr<Tokenizer> task_tok_;
+    // --tokenizer, for --eval-task's items and --sample-every's text.
+    std::unique_ptr<Tokenizer> tok_;
+    uint32_t sample_start_ = 0;  // <|endoftext|>: a sample is a document from its start
     std::string run_id_;     // the lineage (CheckpointMeta::run_id)
     std::string last_good_;  // the newest checkpoint this lineage saved or resumed from
     // A resume from an older step than the lineage's newest: the steps of the newer checkpoints
@@ -422,10 +431,14 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
                  ": the learning rate never reaches --lr");
     if (val_ && !o.tokenizer.empty()) val_bytes_ = std::make_unique<TokenBytes>(Tokenizer::load(o.tokenizer));
     else if (val_ && root_) log_info("no --tokenizer: validation reports loss per token only, not bits per byte");
-    if (!o.eval_task.empty()) {
-        task_items_ = read_hellaswag(o.eval_task);
-        task_tok_ = std::make_unique<Tokenizer>(Tokenizer::load(o.tokenizer));
-    }
+    if (!o.eval_task.empty() || o.sample_every > 0) tok_ = std::make_unique<Tokenizer>(Tokenizer::load(o.tokenizer));
+    if (!o.eval_task.empty()) task_items_ = read_hellaswag(o.eval_task);
+    if (o.sample_every > 0)
+        on_all_agreed(comm, [&] {
+            const auto eot = tok_->special_id("<|endoftext|>");
+            if (!eot) throw Error("--sample-every", o.tokenizer + " has no <|endoftext|> special token to start a sample from");
+            sample_start_ = *eot;
+        });
     sched_ = o.schedule;
     sched_.total_steps = o.steps;
     fpt_ = flops_per_token(cfg_, o.seq_len, o.recompute);
@@ -641,6 +654,30 @@ void Run::progress(int done, double loss, double norm, float lr, double secs, do
     const int report_every = std::max(1, (last_step_ - start_step_) / 20);
     if (tty_) std::fprintf(stderr, "\r%-120s", line);
     else if (done % report_every == 0 || done == last_step_) std::fprintf(stderr, "%s\n", line);
+}
+
+// After step `done`, every --sample-every steps and at the last: rank 0 (at ZeRO 0-2 it holds the
+// whole model) draws --sample-tokens tokens from <|endoftext|>, shows them and logs them. The seed
+// is the run's and the step's, so a resumed run draws the same sample at the same step.
+void Run::sample(int done) {
+    if (o_.sample_every <= 0 || (done % o_.sample_every != 0 && done != last_step_) || !root_) return;
+    SampleOptions so;
+    so.max_tokens = std::min(o_.sample_tokens, cfg_.max_seq_len);
+    so.stop_token = static_cast<int>(sample_start_);
+    so.vocab_limit = static_cast<int>(std::min<size_t>(tok_->vocab_size(), static_cast<size_t>(cfg_.vocab_size)));
+    uint64_t state = o_.seed ^ (static_cast<uint64_t>(done) << 32);
+    so.seed = splitmix64(state);
+    std::vector<uint32_t> out;
+    try {
+        Decoder dec(model_, so.max_tokens);  // the start token and every drawn one but the last
+        out = generate(dec, {sample_start_}, so);
+    } catch (const Error& e) {
+        log_warn("step " + std::to_string(done) + ": no sample: " + e.fault());
+        return;
+    }
+    const std::string text = tok_->decode(out);
+    log_info("step " + std::to_string(done) + " sample: " + printable(text));
+    log_->event("sample", done, {{"ids", out}, {"text", utf8_repaired(text)}});
 }
 
 float Run::evaluate() {
@@ -1136,9 +1173,9 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
 void Run::evaluations(int done, json& rec, TrainResult& result) {
     if (o_.eval_every <= 0 || (done % o_.eval_every != 0 && done != last_step_)) return;
     // An evaluation's bytes (ZeRO-3's gathers of every unit) are its event's, not the step's.
-    if (task_tok_) {
+    if (!task_items_.empty()) {
         const size_t eval_sent0 = comm_.bytes_sent_total();
-        const HellaSwagScore hs = score_hellaswag(model_, *task_tok_, task_items_);
+        const HellaSwagScore hs = score_hellaswag(model_, *tok_, task_items_);
         rec["task_acc"] = hs.acc();
         rec["task_acc_norm"] = hs.acc_norm();
         log_->event("eval_task", done, {{"task", "hellaswag"}, {"items", hs.items}, {"acc", hs.acc()}, {"acc_norm", hs.acc_norm()},
@@ -1287,6 +1324,7 @@ TrainResult Run::go() {
                      "): the device runs faster than that peak assumes, so MFU reads high; --peak-tflops sets the peak");
         }
         progress(done, loss, norm, lr, secs, mfu);
+        sample(done);
         end_step(done, result);
         step = done;
     }

@@ -65,6 +65,10 @@ struct TrainOptions {
     int profile = 0;                     // --profile N: per-op profile over N steps
     double price_per_device_hour = 0;    // for the bill; 0: no price
     std::string tokenizer;  // copied into checkpoints so `sixnd sample` can decode
+    // A sample of sample_tokens tokens from <|endoftext|> every sample_every steps and at the
+    // last (0: none), on stderr and in the log; needs the tokenizer and ZeRO 0-2.
+    int sample_every = 0;
+    int sample_tokens = 32;
     bool progress = true;
     // Tests only: called after each step's backward with the step (1-based) and this rank's first
     // gradient span (host memory on the CPU backend), to plant a non-finite gradient.

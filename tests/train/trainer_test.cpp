@@ -270,6 +270,58 @@ TEST(Trainer, ANonFiniteLastEvaluationLeavesNoEarlierNumbers) {
     EXPECT_TRUE(std::isnan(r.last_val_bpb)) << r.last_val_bpb;
 }
 
+// --sample-every: rank 0 draws a sample from <|endoftext|> every N steps and at the last, and
+// logs it; the seed is the run's and the step's, so a run stopped and resumed draws the same
+// samples as one that was not.
+TEST(Trainer, SamplesEveryNStepsTheSameWhenResumed) {
+    test::TempDir t("sixnd_train_");
+    GPTConfig c = preset_config("tiny", 257);
+    std::string data = make_data(t.dir, 4000, 4, 256);
+    TokenizerSpec spec;
+    spec.pattern = resolve_pattern("gpt2");
+    for (int b = 0; b < 256; b++) spec.tokens.push_back(std::string(1, static_cast<char>(b)));
+    spec.tokens.push_back("<|endoftext|>");
+    spec.specials = {{"<|endoftext|>", 256}};
+    Tokenizer::from_spec(spec, "test").save(t.dir + "/tok.bin");
+    TrainOptions o = base_options(t.dir, data);
+    o.steps = 5;
+    o.tokenizer = t.dir + "/tok.bin";
+    o.sample_every = 2;
+    o.sample_tokens = 6;
+    o.log = t.dir + "/whole.jsonl";
+    train(o, c, init_params(c));
+    const auto whole = test::log_events(o.log, "sample");
+    ASSERT_EQ(whole.size(), 3u);  // steps 2, 4 and the last, 5
+    for (size_t i = 0; i < whole.size(); i++) {
+        EXPECT_EQ(whole[i].at("step").get<int>(), i < 2 ? 2 * int(i + 1) : 5);
+        const auto ids = whole[i].at("ids").get<std::vector<int>>();
+        EXPECT_TRUE(!ids.empty() && ids.size() <= 6u) << whole[i];
+        for (int id : ids) EXPECT_LE(id, 256) << whole[i];
+        EXPECT_TRUE(whole[i].at("text").is_string());
+    }
+    TrainOptions first = o;
+    first.out_dir = t.dir + "/split";
+    first.stop_at = 3;
+    first.log = t.dir + "/split.jsonl";
+    train(first, c, init_params(c));
+    TrainOptions rest = first;
+    rest.stop_at = 0;
+    rest.resume = "latest";
+    train(rest, c, init_params(c));
+    const auto split = test::log_events(first.log, "sample");
+    ASSERT_EQ(split.size(), 4u);  // 2, the stop at 3, then 4 and 5 after the resume
+    EXPECT_EQ(split[0].at("ids"), whole[0].at("ids"));
+    EXPECT_EQ(split[2].at("ids"), whole[1].at("ids"));
+    EXPECT_EQ(split[3].at("ids"), whole[2].at("ids"));
+
+    TrainOptions bad = o;
+    bad.tokenizer.clear();
+    EXPECT_THROW(bad.validate(1), Error);
+    bad = o;
+    bad.zero_stage = 3;
+    EXPECT_THROW(bad.validate(1), Error);
+}
+
 // params.bin with a NaN but consistent checksums (as a faulty writer would leave it): the one
 // parameter loader refuses it, so `sixnd sample` does too.
 TEST(Trainer, NonFiniteCheckpointIsRefusedByTheLoader) {
