@@ -1,8 +1,15 @@
 #include "train/checkpoint_state.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
+#include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "core/error.h"
 #include "core/finite.h"
@@ -90,46 +97,213 @@ void restore_packed_optimizer(AdamW& opt, MemoryBackend& mem, const std::vector<
 
 ParamLayout written_layout(const CheckpointReader& ck) { return ParamLayout(ck.meta().model, ck.meta().unit_align); }
 
+namespace {
+
+// One checkpoint file open for positioned reads; errors name the file.
+class FileReader {
+public:
+    explicit FileReader(std::string path) : path_(std::move(path)) {
+        fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd_ < 0) throw Error(path_, std::string("cannot open: ") + std::strerror(errno));
+        struct stat st;
+        if (::fstat(fd_, &st) != 0) {
+            const int err = errno;
+            ::close(fd_);
+            throw Error(path_, std::string("cannot open: ") + std::strerror(err));
+        }
+        size_ = static_cast<uint64_t>(st.st_size);
+    }
+    ~FileReader() { ::close(fd_); }
+    FileReader(const FileReader&) = delete;
+    FileReader& operator=(const FileReader&) = delete;
+
+    uint64_t size() const { return size_; }
+    // Reads bytes at offset; returns how many there were (fewer only at the end of the file).
+    size_t read(void* dst, uint64_t offset, size_t bytes) const {
+        size_t got = 0;
+        while (got < bytes) {
+            const ssize_t n = ::pread(fd_, static_cast<char*>(dst) + got, bytes - got, static_cast<off_t>(offset + got));
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) throw Error(path_, std::string("read failed: ") + std::strerror(errno));
+            if (n == 0) break;
+            got += static_cast<size_t>(n);
+        }
+        return got;
+    }
+    void read_exactly(void* dst, uint64_t offset, size_t bytes) const {
+        if (read(dst, offset, bytes) != bytes) throw Error(path_, "ended early: it changed while being read");
+    }
+
+private:
+    std::string path_;
+    int fd_ = -1;
+    uint64_t size_ = 0;
+};
+
+// One saved optimizer file: its header and span records, checked against the file's size and
+// the written layout without reading its arrays.
+struct SavedState {
+    std::string name, where;
+    OptimHeader h{};
+    std::vector<SpanRecord> spans;
+    uint64_t head = 0;  // bytes before the first array
+};
+
+SavedState read_saved_header(const CheckpointReader& ck, int rank, const ParamLayout& written) {
+    SavedState s;
+    s.name = "optim-rank" + std::to_string(rank) + ".bin";
+    s.where = ck.path_of(s.name);
+    if (!ck.has_file(s.name)) throw Error(ck.dir(), "checkpoint has no file '" + s.name + "'");
+    const FileReader f(s.where);
+    if (f.read(&s.h, 0, sizeof s.h) < sizeof s.h || std::memcmp(s.h.magic, "SIXNDOPT", 8) != 0)
+        throw Error(s.where, "not a sixnd optimizer-state file");
+    const uint64_t arrays = s.h.has_master ? 3 : 2;
+    // The header's counts are bounded by the file's size before they are multiplied.
+    const uint64_t bytes = f.size();
+    if (s.h.spans > bytes / sizeof(SpanRecord) || s.h.floats > bytes / (4 * arrays) ||
+        bytes != sizeof s.h + s.h.spans * sizeof(SpanRecord) + arrays * s.h.floats * 4)
+        throw Error(s.where, "size does not match its header");
+    s.spans.resize(s.h.spans);
+    f.read_exactly(s.spans.data(), sizeof s.h, s.spans.size() * sizeof(SpanRecord));
+    s.head = sizeof s.h + s.h.spans * sizeof(SpanRecord);
+    for (const SpanRecord& r : s.spans)
+        if (r.count > s.h.floats || r.local > s.h.floats - r.count || r.count > written.total() ||
+            r.flat_begin > written.total() - r.count)
+            throw Error(s.where, "span outside the model");
+    return s;
+}
+
+// count floats of one saved file's array, from its element src to this rank's shard element dst.
+struct Piece {
+    size_t file;
+    uint64_t src;
+    size_t dst, count;
+};
+
+// Removes [b, e) from the disjoint intervals `covered` would leave uncovered: appends the
+// uncovered parts to gaps, and (when insert) adds [b, e) to covered.
+void uncovered(std::map<size_t, size_t>& covered, size_t b, size_t e, bool insert,
+               std::vector<std::pair<size_t, size_t>>& gaps) {
+    auto it = covered.upper_bound(b);
+    if (it != covered.begin() && std::prev(it)->second >= b) --it;
+    size_t pos = b, nb = b, ne = e;
+    while (it != covered.end() && it->first <= e) {
+        if (it->first > pos) gaps.emplace_back(pos, it->first);
+        pos = std::max(pos, it->second);
+        if (!insert) {
+            ++it;
+            continue;
+        }
+        nb = std::min(nb, it->first);
+        ne = std::max(ne, it->second);
+        it = covered.erase(it);
+    }
+    if (pos < e) gaps.emplace_back(pos, e);
+    if (insert) covered[nb] = ne;
+}
+
+}  // namespace
+
 void restore_optimizer(AdamW& opt, MemoryBackend& mem, const CheckpointReader& ck, const ParamLayout& now) {
     const ParamLayout written = written_layout(ck);
     const int ranks = ck.meta().world_size;
-    // Every saved state lands in full buffers of this run's layout; then this rank takes its spans.
-    std::vector<float> full_master(now.total()), full_m(now.total()), full_v(now.total());
+    // Every saved file's header and spans, checked before any state is touched.
+    std::vector<SavedState> saved;
     bool saved_master = true;
     for (int r = 0; r < ranks; r++) {
-        const std::string name = "optim-rank" + std::to_string(r) + ".bin";
-        const std::string where = ck.path_of(name);
-        const std::string buf = ck.read_file(name);
-        OptimHeader h{};
-        if (buf.size() < sizeof h || std::memcmp(buf.data(), "SIXNDOPT", 8) != 0)
-            throw Error(where, "not a sixnd optimizer-state file");
-        std::memcpy(&h, buf.data(), sizeof h);
-        const size_t arrays = h.has_master ? 3 : 2;
-        if (buf.size() != sizeof h + h.spans * sizeof(SpanRecord) + arrays * h.floats * 4)
-            throw Error(where, "size does not match its header");
-        saved_master = saved_master && h.has_master;
-        const char* spans = buf.data() + sizeof h;
-        const char* data = spans + h.spans * sizeof(SpanRecord);
-        for (uint64_t i = 0; i < h.spans; i++) {
-            SpanRecord s{};
-            std::memcpy(&s, spans + i * sizeof s, sizeof s);
-            if (s.local + s.count > h.floats || s.flat_begin + s.count > written.total())
-                throw Error(where, "span outside the model");
-            size_t a = 0;
-            for (std::vector<float>* full : {&full_master, &full_m, &full_v}) {
-                if (full == &full_master && !h.has_master) continue;
-                relayout_range(written, now, s.flat_begin, s.count, data + (a * h.floats + s.local) * 4, full->data(), 4);
-                a++;
+        saved.push_back(read_saved_header(ck, r, written));
+        saved_master = saved_master && saved.back().h.has_master;
+    }
+
+    // Where every saved element lands in this rank's shard: each saved span is carried tensor by
+    // tensor from the written layout to `now` (as relayout_range does; padding is dropped) and
+    // cut to this rank's spans. Pieces follow the order in which a full buffer of `now` would be
+    // written (file by file, span by span), where a later write of an element wins.
+    const auto& ft = written.tensors();
+    const auto& tt = now.tensors();
+    if (ft.size() != tt.size()) throw std::logic_error("restore_optimizer: the checkpoint's model and this run's differ");
+    std::vector<const ShardSpan*> mine;
+    for (const ShardSpan& s : opt.spans())
+        if (s.count > 0) mine.push_back(&s);
+    std::sort(mine.begin(), mine.end(), [](const ShardSpan* a, const ShardSpan* b) { return a->flat_begin < b->flat_begin; });
+    std::vector<Piece> pieces;
+    for (size_t f = 0; f < saved.size(); f++) {
+        for (const SpanRecord& s : saved[f].spans) {
+            const uint64_t s_end = s.flat_begin + s.count;
+            auto t = std::upper_bound(ft.begin(), ft.end(), s.flat_begin,
+                                      [](uint64_t at, const TensorInfo& x) { return at < x.offset + x.numel; });
+            for (; t != ft.end() && t->offset < s_end; ++t) {
+                const size_t lo = std::max<uint64_t>(s.flat_begin, t->offset), hi = std::min<uint64_t>(s_end, t->offset + t->numel);
+                if (lo >= hi) continue;
+                const size_t d_lo = tt[t - ft.begin()].offset + (lo - t->offset), d_hi = d_lo + (hi - lo);
+                auto m = std::upper_bound(mine.begin(), mine.end(), d_lo,
+                                          [](size_t at, const ShardSpan* x) { return at < x->flat_begin + x->count; });
+                for (; m != mine.end() && (*m)->flat_begin < d_hi; ++m) {
+                    const size_t a = std::max(d_lo, (*m)->flat_begin), b = std::min(d_hi, (*m)->flat_begin + (*m)->count);
+                    if (a >= b) continue;
+                    const Piece p{f, s.local + (lo - s.flat_begin) + (a - d_lo), (*m)->local + (a - (*m)->flat_begin), b - a};
+                    Piece* last = pieces.empty() ? nullptr : &pieces.back();
+                    if (last && last->file == p.file && last->src + last->count == p.src && last->dst + last->count == p.dst)
+                        last->count += p.count;
+                    else
+                        pieces.push_back(p);
+                }
             }
         }
     }
-    for (const ShardSpan& s : opt.spans()) {
-        mem.copy_to_device(opt.m().as<float>() + s.local, full_m.data() + s.flat_begin, s.count * 4);
-        mem.copy_to_device(opt.v().as<float>() + s.local, full_v.data() + s.flat_begin, s.count * 4);
-        // Without saved master weights (an FP32 run, or master weights off), the master copy
-        // the optimizer seeded from the parameters stands.
-        if (opt.has_master() && saved_master)
-            mem.copy_to_device(opt.master().as<float>() + s.local, full_master.data() + s.flat_begin, s.count * 4);
+    // Only what no later piece overwrites is read: walked backwards, each piece keeps the parts
+    // of the shard not yet covered.
+    std::map<size_t, size_t> covered;
+    std::vector<Piece> reads;
+    std::vector<std::pair<size_t, size_t>> gaps;
+    for (size_t i = pieces.size(); i-- > 0;) {
+        const Piece& p = pieces[i];
+        gaps.clear();
+        uncovered(covered, p.dst, p.dst + p.count, true, gaps);
+        for (const auto& [a, b] : gaps) reads.push_back(Piece{p.file, p.src + (a - p.dst), a, b - a});
+    }
+    pieces.clear();
+    pieces.shrink_to_fit();
+    std::sort(reads.begin(), reads.end(), [](const Piece& a, const Piece& b) { return a.file != b.file ? a.file < b.file : a.src < b.src; });
+
+    // Without saved master weights (an FP32 run, or master weights off), the master copy the
+    // optimizer seeded from the parameters stands.
+    const bool restore_master = opt.has_master() && saved_master;
+    std::vector<float*> targets{opt.m().as<float>(), opt.v().as<float>()};
+    if (restore_master) targets.push_back(opt.master().as<float>());
+    // What no saved span reaches (padding of `now`) is zero, as in a fresh full buffer.
+    gaps.clear();
+    for (const ShardSpan& s : opt.spans())
+        if (s.count > 0) uncovered(covered, s.local, s.local + s.count, false, gaps);
+    for (const auto& [a, b] : gaps)
+        for (float* t : targets) mem.memset(t + a, 0, (b - a) * 4);
+
+    // The file data, a few MiB at a time, straight to the optimizer's buffers.
+    constexpr size_t kPieceFloats = size_t(1) << 20;
+    size_t largest = 0;
+    for (const Piece& p : reads) largest = std::max(largest, p.count);
+    std::vector<float> buf(std::min(kPieceFloats, largest));
+    for (size_t i = 0; i < reads.size();) {
+        const size_t f = reads[i].file;
+        size_t j = i;
+        while (j < reads.size() && reads[j].file == f) j++;
+        const SavedState& s = saved[f];
+        const FileReader file(s.where);
+        if (file.size() != s.head + (s.h.has_master ? 3 : 2) * s.h.floats * 4)
+            throw Error(s.where, "size does not match its header");
+        const uint64_t m_array = s.h.has_master ? 1 : 0;
+        for (size_t k = 0; k < targets.size(); k++) {
+            const uint64_t array = k < 2 ? m_array + k : 0;  // m, v, then master (the file's first array)
+            for (size_t q = i; q < j; q++) {
+                const Piece& p = reads[q];
+                for (size_t at = 0; at < p.count; at += buf.size()) {
+                    const size_t n = std::min(buf.size(), p.count - at);
+                    file.read_exactly(buf.data(), s.head + (array * s.h.floats + p.src + at) * 4, n * 4);
+                    mem.copy_to_device(targets[k] + p.dst + at, buf.data(), n * 4);
+                }
+            }
+        }
+        i = j;
     }
 }
 

@@ -35,7 +35,12 @@ void restore_packed_optimizer(AdamW& opt, MemoryBackend& mem, const std::vector<
 ParamLayout written_layout(const CheckpointReader& ck);
 
 // Fills opt's state (on device) from every optimizer file of the checkpoint; `now` is this
-// run's layout. Works for any old and new sharding.
+// run's layout. Works for any old and new sharding. Reads each file's header and span records,
+// then only the byte ranges that land in this rank's spans (of them, only what no later file
+// overwrites), a few MiB at a time, straight into opt's buffers: no full-model buffer, no whole
+// file in memory. Every file is checked (magic, size against its header, spans inside the
+// model) before the state is touched; where two files hold the same element the later rank's
+// wins, and what no file holds (padding of `now`) is zero.
 void restore_optimizer(AdamW& opt, MemoryBackend& mem, const CheckpointReader& ck, const ParamLayout& now);
 
 // params.bin in layout `now`, as storage-dtype bytes: the one loader of parameters, shared by
