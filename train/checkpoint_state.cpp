@@ -16,18 +16,6 @@
 
 namespace sixnd {
 
-namespace {
-
-struct OptimHeader {
-    char magic[8];
-    uint64_t spans, has_master, floats;
-};
-struct SpanRecord {
-    uint64_t flat_begin, count, local;
-};
-
-}  // namespace
-
 void write_optimizer(AdamW& opt, MemoryBackend& mem, const std::function<void(const void*, size_t)>& out) {
     const size_t n = opt.size();
     OptimHeader h{};

@@ -3,6 +3,7 @@
 // (params.bin, in the writer's layout), and each rank's optimizer state (optim-rank<r>.bin:
 // its spans of the flat layout, then master weights if kept, m and v, FP32).
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -13,6 +14,16 @@
 #include "train/optimizer.h"
 
 namespace sixnd {
+
+// optim-rank<r>.bin: this header ("SIXNDOPT"), `spans` records, then the arrays of `floats`
+// FP32 values each: master weights (when has_master), m, v.
+struct OptimHeader {
+    char magic[8];
+    uint64_t spans, has_master, floats;
+};
+struct SpanRecord {
+    uint64_t flat_begin, count, local;
+};
 
 // The optimizer state in its file's bytes, handed to `out` in pieces of a few MiB: a checkpoint
 // writes them straight to its file, with no host copy of the whole state (12 bytes a parameter

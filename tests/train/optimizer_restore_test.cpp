@@ -22,14 +22,6 @@ using namespace sixnd::test;
 
 namespace {
 
-struct OptimHeader {
-    char magic[8];
-    uint64_t spans, has_master, floats;
-};
-struct SpanRecord {
-    uint64_t flat_begin, count, local;
-};
-
 // The full-buffer restore this change replaced, verbatim but for the names.
 void oracle_restore(AdamW& opt, MemoryBackend& mem, const CheckpointReader& ck, const ParamLayout& now) {
     const ParamLayout written = written_layout(ck);
