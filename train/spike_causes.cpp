@@ -107,12 +107,13 @@ std::pair<json, json> run_config(const json& run) {
 }
 
 // The `sixnd train` flags of the resolved options, but for those that name the run's own
-// output or inject faults (a diagnostic run asks what the run does without them) and --stop-at
-// (it runs to --steps); `changed` replaces the run's values. Options empty or 0 there mean
-// "none" or "the default".
+// output (its samples too) or inject faults (a diagnostic run asks what the run does without
+// them) and --stop-at (it runs to --steps); `changed` replaces the run's values. Options empty
+// or 0 there mean "none" or "the default".
 std::string train_flags(const json& config, const json& changed) {
     static const std::set<std::string> skip = {"out", "overwrite", "allow_resume_changes", "stop_at", "inject_lr_spike",
-                                               "inject_junk_batch", "profile", "price_per_device_hour"};
+                                               "inject_junk_batch", "profile", "price_per_device_hour",
+                                               "sample_every", "sample_tokens"};
     static const std::set<std::string> optional = {"total_batch_tokens", "val_data", "tokenizer", "eval_task"};
     std::string flags;
     for (const auto& [key, v] : config.items()) {
