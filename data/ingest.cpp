@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -362,9 +363,19 @@ std::string lone_surrogates_as_invalid(const std::string& line) {
 std::optional<std::string> jsonl_text(const std::string& raw_line, const std::string& field, std::string& fault) {
     auto text = [&](const std::string& json_text) -> std::optional<std::string> {
         auto j = nlohmann::json::parse(json_text, nullptr, false);
-        if (j.is_discarded())
+        if (j.is_discarded()) {
             fault = "broken JSON line";
-        else if (!j.is_object() || !j.contains(field))
+        } else if (field.empty()) {
+            std::string all;
+            std::function<void(const nlohmann::json&)> strings = [&](const nlohmann::json& v) {
+                if (v.is_string()) all += v.get<std::string>() + "\n";
+                if (v.is_structured())
+                    for (const auto& e : v) strings(e);
+            };
+            strings(j);
+            if (!all.empty()) return all;
+            fault = "no string in the record";
+        } else if (!j.is_object() || !j.contains(field))
             fault = "no field \"" + field + "\" (see --jsonl-field)";
         else if (!j[field].is_string())
             fault = "field \"" + field + "\" is not a string";

@@ -19,6 +19,8 @@ enum class InvalidUtf8 { repair, drop };
 
 struct IngestOptions {
     InputFormat format = InputFormat::automatic;
+    // "": every string of the record, a line each (evaluation files for
+    // decontamination, whose text is in fields of any name: a question, its choices).
     std::string jsonl_field = "text";
     OnError on_error = OnError::fail;
     InvalidUtf8 invalid_utf8 = InvalidUtf8::repair;

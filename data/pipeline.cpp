@@ -415,7 +415,11 @@ void Pipeline::load_decontaminator(FilterConfig& cfg) {
         for (const auto& p : paths) require_utf8("--decontaminate", "file name", p);
         eval_files.insert(eval_files.end(), paths.begin(), paths.end());
     }
+    // Evaluation files are read as what they are, whatever --format and --jsonl-field say of the
+    // sources, and all their text counts: a benchmark's items hold it in fields of any name.
     IngestOptions eval_ingest = o_.ingest;
+    eval_ingest.format = InputFormat::automatic;
+    eval_ingest.jsonl_field.clear();
     eval_ingest.on_error = OnError::fail;
     decon_ = std::make_unique<Decontaminator>(eval_files, o_.decontaminate_ngram, eval_ingest);
     if (decon_->ngram_count() == 0)

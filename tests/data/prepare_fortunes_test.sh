@@ -95,4 +95,25 @@ PY
 for pass in "pass 1/3" "pass 2/3" "pass 3/3"; do
     grep -q "$pass" "$T/log" || { echo "FAIL: no progress of $pass on stderr"; exit 1; }
 done
+
+# 3. An evaluation set in JSONL whose text sits in fields of any name (HellaSwag's ctx and
+# endings, no "text"): all of it counts, whatever --jsonl-field says of the sources.
+python3 - "$F/cookie" "$T/hs.jsonl" <<'PY'
+import json, sys
+docs = [d.strip() for d in open(sys.argv[1], encoding="utf-8", errors="replace").read().split("\n%\n")]
+with open(sys.argv[2], "w") as f:
+    for d in [d for d in docs if len(d.split()) >= 40][:5]:
+        w = d.split()
+        f.write(json.dumps({"ctx": " ".join(w[:10]), "endings": [" ".join(w[10:]), "and then it rained"], "label": 0}) + "\n")
+PY
+"$SIXND_BIN" data prepare --source "cookie=$F/cookie" --tokenizer "$T/tok.bin" --min-words 5 --min-stop-words 0 \
+    --shard-tokens 100000 --decontaminate "$T/hs.jsonl" --out "$T/hs" 2>"$T/hs.log" ||
+    { echo "FAIL: decontamination against JSONL items without a text field: $(tail -1 "$T/hs.log")"; exit 1; }
+python3 - "$T/hs/manifest.json" <<'PY'
+import json, sys
+st = {s["stage"]: s for s in json.load(open(sys.argv[1]))["stages"]}
+removed = st["decontaminate"]["documents"]["removed"]
+assert removed >= 1, f"the fortunes quoted in the items' endings were not removed: {st['decontaminate']}"
+print(f"ok: {removed} fortunes quoted in HellaSwag-shaped items removed")
+PY
 echo PASS
