@@ -68,7 +68,10 @@ const char* gopher_quality(std::string_view text, const QualityOptions& o) {
         alpha_words += letter;
         stop_words += is_stop_word(word);
     }
-    if (words == 0 || words < o.min_words) return "min_words";
+    // Without a word there is no mean word length or ratio to judge: removed for that, under its
+    // own name, also where --min-words 0 asks to keep short documents.
+    if (words == 0) return "no_words";
+    if (words < o.min_words) return "min_words";
     if (words > o.max_words) return "max_words";
     double mean = static_cast<double>(word_chars) / static_cast<double>(words);
     if (mean < o.min_mean_word_length) return "min_mean_word_length";

@@ -129,5 +129,8 @@ TEST(QualityFilter, ThresholdsAreOptions) {
     QualityOptions o;
     o.min_words = 5;
     EXPECT_EQ(gopher_quality("the cat and the dog", o), nullptr);
-    EXPECT_STREQ(gopher_quality("", o), "min_words");
+    EXPECT_STREQ(gopher_quality("cat and dog", o), "min_words");
+    o.min_words = 0;
+    EXPECT_STREQ(gopher_quality("", o), "no_words");
+    EXPECT_STREQ(gopher_quality("#### ==== ~~", o), "no_words");
 }
