@@ -6,9 +6,16 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 namespace sixnd {
+
+void require_regular_file(const std::string& path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+        throw Error(path, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
+}
 
 std::string read_whole_file(const std::string& path) {
     struct stat st;

@@ -1,6 +1,5 @@
 #include "data/ingest.h"
 
-#include <sys/stat.h>
 #include <utf8proc.h>
 #include <xxhash.h>
 
@@ -9,15 +8,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/atomic_file.h"
 #include "core/digits.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/read_file.h"
 #include "data/prepare_out.h"
 #include "data/shard.h"
 #include "tokenizer/utf8.h"
@@ -148,9 +147,7 @@ DocReader::DocReader(const std::string& path, const IngestOptions& opts)
     // Only regular files: opening a FIFO waits for a writer, a device such as /dev/zero never
     // ends, and neither reads the same twice (pass 2 reads every file again). A missing file is
     // named below.
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-        throw Error(path, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
+    require_regular_file(path);
     // zlib reads a non-gzip file as plain bytes; a file named .gz that is not gzip is a mistake
     // (a renamed or half-downloaded file) better named now than read as text.
     if (ends_with(path, ".gz")) {

@@ -1,6 +1,5 @@
 #include "train/checkpoint.h"
 
-#include <sys/stat.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -35,9 +34,7 @@ bool is_step_name(const std::string& name) {
 
 // Size and checksum, read in pieces; a regular file only (a device would never end).
 FileSum file_sum(const std::string& path) {
-    struct stat st;
-    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-        throw Error(path, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
+    require_regular_file(path);
     std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
     if (!f) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
     std::unique_ptr<XXH64_state_t, XXH_errorcode (*)(XXH64_state_t*)> h(XXH64_createState(), &XXH64_freeState);
