@@ -148,7 +148,7 @@ private:
     // dtype and optimizer; null when `latest` finds none. `root`: this rank logs what it chose.
     static std::unique_ptr<CheckpointReader> open_checkpoint(const TrainOptions& o, bool root);
     static ModelOptions model_options(const TrainOptions& o, int world);
-    void load_initial_state(std::vector<float>&& params);
+    void load_initial_state(std::vector<float> params);  // freed on return
     // What the checkpoint fixes against what this run asks for; returns the loader position to
     // start from. Throws on a conflict unless --allow-resume-changes.
     LoaderState resume_position();
@@ -267,7 +267,8 @@ private:
     // --eval-task: every rank scores every item (the forward passes stay collective under
     // ZeRO-3); rank 0 logs the accuracies.
     std::vector<HellaSwagItem> task_items_;
-    // --tokenizer, for --eval-task's items and --sample-every's text.
+    // The run's tokenizer (--tokenizer, else the checkpoint's), loaded once: the checks against
+    // the model and data, bits per byte, --eval-task's items and --sample-every's text.
     std::unique_ptr<Tokenizer> tok_;
     uint32_t sample_start_ = 0;  // <|endoftext|>: a sample is a document from its start
     std::string run_id_;     // the lineage (CheckpointMeta::run_id)
@@ -429,9 +430,8 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
     if (root_ && o.schedule.warmup > o.steps)
         log_warn("--warmup " + std::to_string(o.schedule.warmup) + " is longer than --steps " + std::to_string(o.steps) +
                  ": the learning rate never reaches --lr");
-    if (val_ && !o.tokenizer.empty()) val_bytes_ = std::make_unique<TokenBytes>(Tokenizer::load(o.tokenizer));
+    if (val_ && !o.tokenizer.empty()) val_bytes_ = std::make_unique<TokenBytes>(*tok_);
     else if (val_ && root_) log_info("no --tokenizer: validation reports loss per token only, not bits per byte");
-    if (!o.eval_task.empty() || o.sample_every > 0) tok_ = std::make_unique<Tokenizer>(Tokenizer::load(o.tokenizer));
     if (!o.eval_task.empty()) task_items_ = read_hellaswag(o.eval_task);
     if (o.sample_every > 0)
         on_all_agreed(comm, [&] {
@@ -451,14 +451,13 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
 
 // Parameters, optimizer state, counters and the loader position: from the checkpoint (in the
 // layout it was written with, resharded to this run's) or from the initial parameters.
-void Run::load_initial_state(std::vector<float>&& params) {
+void Run::load_initial_state(std::vector<float> params) {
     const ParamLayout& layout = model_.layout();
-    const std::vector<float> given_params = std::move(params);  // freed on return
     if (!ck_) {
         const ParamLayout given(cfg_);
-        if (given_params.size() != given.total()) throw Error("initial parameters", "size does not match the model");
+        if (params.size() != given.total()) throw Error("initial parameters", "size does not match the model");
         std::vector<float> placed(layout.total(), 0.0f);
-        relayout_range(given, layout, 0, given_params.size(), given_params.data(), placed.data(), 4);
+        relayout_range(given, layout, 0, params.size(), params.data(), placed.data(), 4);
         engine_.load_params(to_storage(placed.data(), placed.size(), o_.dtype).data());
         opt_ = make_optimizer(ops_, layout, engine_.shard(), o_.optimizer, param_at_, comm_, o_.schedule.lr);
         return;
@@ -553,12 +552,12 @@ void Run::check_tokenizer() {
                                                                       : "";
     if (path.empty()) return;
     tokenizer_bytes_ = read_whole_file(path);
-    const Tokenizer tok = Tokenizer::load(path);
-    require_model_vocab(tok, path, cfg_.vocab_size);
-    tokenizer_hash_ = tok.hash();
+    tok_ = std::make_unique<Tokenizer>(Tokenizer::load(path));
+    require_model_vocab(*tok_, path, cfg_.vocab_size);
+    tokenizer_hash_ = tok_->hash();
     std::vector<NamedTokens> data{{&loader_.tokens(), o_.train_data}};
     if (val_) data.push_back({&val_->tokens(), o_.val_data});
-    require_data_tokenizer(data, tok, path);
+    require_data_tokenizer(data, *tok_, path);
 }
 
 void Run::write_header() {
