@@ -1,15 +1,48 @@
 #include "core/read_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "core/atomic_file.h"
 #include "core/error.h"
 
 namespace sixnd {
+
+FileReader::FileReader(std::string path) : path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw Error(path_, std::string("cannot open: ") + std::strerror(errno));
+    struct stat st;
+    if (::fstat(fd_, &st) != 0) {
+        const int err = errno;
+        ::close(fd_);
+        throw Error(path_, std::string("cannot open: ") + std::strerror(err));
+    }
+    size_ = static_cast<uint64_t>(st.st_size);
+}
+
+FileReader::~FileReader() { ::close(fd_); }
+
+size_t FileReader::read(void* dst, uint64_t offset, size_t bytes) const {
+    size_t got = 0;
+    while (got < bytes) {
+        const ssize_t n = ::pread(fd_, static_cast<char*>(dst) + got, bytes - got, static_cast<off_t>(offset + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw Error(path_, std::string("read failed: ") + std::strerror(errno));
+        if (n == 0) break;
+        got += static_cast<size_t>(n);
+    }
+    return got;
+}
+
+void FileReader::read_exactly(void* dst, uint64_t offset, size_t bytes) const {
+    if (read(dst, offset, bytes) != bytes) throw Error(path_, "ended early: it changed while being read");
+}
 
 void require_regular_file(const std::string& path) {
     struct stat st;

@@ -1,5 +1,7 @@
 // Whole-file reads with errors that name the file and the reason.
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace sixnd {
@@ -10,5 +12,25 @@ std::string read_whole_file(const std::string& path);
 // Throws Error(path, "is <kind>, not a regular file") when path exists as anything else: a FIFO
 // would wait for a writer, a device never end. A missing path is left to whoever opens it.
 void require_regular_file(const std::string& path);
+
+// A file open for reads at any offset (pread), for reading a part of a large file without the
+// rest; errors name the file.
+class FileReader {
+public:
+    explicit FileReader(std::string path);
+    ~FileReader();
+    FileReader(const FileReader&) = delete;
+    FileReader& operator=(const FileReader&) = delete;
+
+    uint64_t size() const { return size_; }  // when it was opened
+    // Reads bytes at offset; returns how many there were (fewer only at the end of the file).
+    size_t read(void* dst, uint64_t offset, size_t bytes) const;
+    void read_exactly(void* dst, uint64_t offset, size_t bytes) const;  // else "ended early"
+
+private:
+    std::string path_;
+    int fd_ = -1;
+    uint64_t size_ = 0;
+};
 
 }  // namespace sixnd

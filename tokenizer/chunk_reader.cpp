@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/read_file.h"
 #include "tokenizer/pretokenizer.h"
 
 namespace sixnd {
@@ -16,21 +17,6 @@ namespace {
 
 bool printable(unsigned char c) { return c > ' ' && c < 0x7F; }
 bool letter(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-
-// Bytes [begin, end) of a file, fewer where it ends sooner.
-std::string read_range(const std::string& path, uint64_t begin, uint64_t end) {
-    FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
-    std::string buf(end - begin, '\0');
-    bool ok = std::fseek(f, static_cast<long>(begin), SEEK_SET) == 0;
-    size_t got = ok ? std::fread(&buf[0], 1, buf.size(), f) : 0;
-    ok = ok && !std::ferror(f);
-    const int err = errno;
-    std::fclose(f);
-    if (!ok) throw Error(path, std::string("read failed: ") + std::strerror(err));
-    buf.resize(got);
-    return buf;
-}
 
 // Whether an occurrence of a special token (matched or not) covers both t[i - 1] and t[i].
 bool spanned(std::string_view t, size_t i, const SpecialTokens& specials) {
@@ -71,7 +57,9 @@ uint64_t split_place(const std::string& path, uint64_t at, const SpecialTokens& 
     // A cut looks one byte past itself, and a special token covering it may run on max_len - 1.
     const size_t look = std::max<size_t>(specials.max_len(), 2) - 1;
     const uint64_t lo = at > kWindow ? at - kWindow : 0;
-    const std::string buf = read_range(path, lo, at + look);
+    const FileReader file(path);
+    std::string buf(at + look - lo, '\0');
+    buf.resize(file.read(buf.data(), lo, buf.size()));
     if (buf.size() <= at - lo) return at;  // the file shrank since its size was taken
     // From a place no occurrence spans, the matches found are those found from the file's start
     // (the last match before it ends by it). An occurrence spanning a place max_len or more bytes

@@ -1,11 +1,6 @@
 #include "train/checkpoint_state.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -13,6 +8,7 @@
 
 #include "core/error.h"
 #include "core/finite.h"
+#include "core/read_file.h"
 
 namespace sixnd {
 
@@ -86,47 +82,6 @@ void restore_packed_optimizer(AdamW& opt, MemoryBackend& mem, const std::vector<
 ParamLayout written_layout(const CheckpointReader& ck) { return ParamLayout(ck.meta().model, ck.meta().unit_align); }
 
 namespace {
-
-// One checkpoint file open for positioned reads; errors name the file.
-class FileReader {
-public:
-    explicit FileReader(std::string path) : path_(std::move(path)) {
-        fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd_ < 0) throw Error(path_, std::string("cannot open: ") + std::strerror(errno));
-        struct stat st;
-        if (::fstat(fd_, &st) != 0) {
-            const int err = errno;
-            ::close(fd_);
-            throw Error(path_, std::string("cannot open: ") + std::strerror(err));
-        }
-        size_ = static_cast<uint64_t>(st.st_size);
-    }
-    ~FileReader() { ::close(fd_); }
-    FileReader(const FileReader&) = delete;
-    FileReader& operator=(const FileReader&) = delete;
-
-    uint64_t size() const { return size_; }
-    // Reads bytes at offset; returns how many there were (fewer only at the end of the file).
-    size_t read(void* dst, uint64_t offset, size_t bytes) const {
-        size_t got = 0;
-        while (got < bytes) {
-            const ssize_t n = ::pread(fd_, static_cast<char*>(dst) + got, bytes - got, static_cast<off_t>(offset + got));
-            if (n < 0 && errno == EINTR) continue;
-            if (n < 0) throw Error(path_, std::string("read failed: ") + std::strerror(errno));
-            if (n == 0) break;
-            got += static_cast<size_t>(n);
-        }
-        return got;
-    }
-    void read_exactly(void* dst, uint64_t offset, size_t bytes) const {
-        if (read(dst, offset, bytes) != bytes) throw Error(path_, "ended early: it changed while being read");
-    }
-
-private:
-    std::string path_;
-    int fd_ = -1;
-    uint64_t size_ = 0;
-};
 
 // One saved optimizer file: its header and span records, checked against the file's size and
 // the written layout without reading its arrays.
