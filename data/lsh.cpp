@@ -34,7 +34,8 @@ private:
 
 }  // namespace
 
-std::vector<uint32_t> lsh_clusters(const uint32_t* sigs, size_t n, const std::vector<bool>& active, const LshParams& p) {
+std::vector<uint32_t> lsh_clusters(const uint32_t* sigs, size_t n, const std::vector<bool>& active, const LshParams& p,
+                                   const std::function<void(int)>& band_done) {
     const int k = p.bands * p.rows;
     // A bucket of many identical-band documents is compared against at most this many earlier
     // members before giving up on verification; boilerplate clusters would otherwise be quadratic.
@@ -73,6 +74,7 @@ std::vector<uint32_t> lsh_clusters(const uint32_t* sigs, size_t n, const std::ve
             }
             s = e;
         }
+        if (band_done) band_done(b + 1);
     }
     std::vector<uint32_t> rep(n);
     for (size_t i = 0; i < n; i++) rep[i] = uf.find(static_cast<uint32_t>(i));

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace sixnd::data {
@@ -19,7 +20,9 @@ struct LshParams {
 // sigs holds n signatures of bands*rows values each, in document order; entries whose active
 // flag is false (documents already removed) take no part. Returns, for each, the index of its
 // cluster's first member (itself when it has no near-duplicate). Deterministic for any thread
-// count.
-std::vector<uint32_t> lsh_clusters(const uint32_t* sigs, size_t n, const std::vector<bool>& active, const LshParams& p);
+// count. band_done, when given, is called with the number of bands finished after each one, so
+// that a long search can show progress.
+std::vector<uint32_t> lsh_clusters(const uint32_t* sigs, size_t n, const std::vector<bool>& active, const LshParams& p,
+                                   const std::function<void(int)>& band_done = {});
 
 }  // namespace sixnd::data

@@ -62,22 +62,37 @@ struct DocRec {
 };
 constexpr uint32_t kNoSlot = UINT32_MAX;
 
-// Progress on stderr every few seconds: documents, megabytes and the rate so far.
+// Progress on stderr every few seconds, and once at the end: documents, and either megabytes and
+// the rate so far or the steps of a stage that reads no bytes.
 class Progress {
 public:
     explicit Progress(std::string what) : what_(std::move(what)), start_(Clock::now()), last_(start_) {}
     void update(uint64_t docs, uint64_t bytes, bool done = false) {
-        auto now = Clock::now();
-        if (!done && std::chrono::duration<double>(now - last_).count() < 3) return;
-        last_ = now;
-        double s = std::max(1e-9, std::chrono::duration<double>(now - start_).count());
+        if (!due(done)) return;
+        const double s = std::max(1e-9, std::chrono::duration<double>(last_ - start_).count());
         char line[200];
         std::snprintf(line, sizeof line, "%s: %llu documents, %.1f MB, %.1f MB/s%s", what_.c_str(),
                       static_cast<unsigned long long>(docs), bytes / 1e6, bytes / 1e6 / s, done ? " (done)" : "");
         log_info(line);
     }
+    void update_steps(uint64_t docs, int step, int steps, const char* unit) {
+        const bool done = step == steps;
+        if (!due(done)) return;
+        char line[200];
+        std::snprintf(line, sizeof line, "%s: %llu documents, %s %d/%d, %.1f s%s", what_.c_str(),
+                      static_cast<unsigned long long>(docs), unit, step, steps,
+                      std::chrono::duration<double>(last_ - start_).count(), done ? " (done)" : "");
+        log_info(line);
+    }
 
 private:
+    bool due(bool done) {
+        const auto now = Clock::now();
+        if (!done && std::chrono::duration<double>(now - last_).count() < 3) return false;
+        last_ = now;
+        return true;
+    }
+
     std::string what_;
     Clock::time_point start_, last_;
 };
@@ -261,7 +276,10 @@ void Pipeline::deduplicate(const std::string& sig_path) {
             if (docs_[d].slot != kNoSlot) slot_doc[docs_[d].slot] = static_cast<uint32_t>(d), active[docs_[d].slot] = docs_[d].fate == kKept;
         MappedFile sigs(sig_path, "scratch file");
         LshParams lp{o_.minhash.bands, o_.minhash.rows, o_.minhash_verify};
-        auto rep = lsh_clusters(reinterpret_cast<const uint32_t*>(sigs.data()), slots_, active, lp);
+        const uint64_t searched = std::count(active.begin(), active.end(), true);
+        Progress progress("near-duplicate search");
+        auto rep = lsh_clusters(reinterpret_cast<const uint32_t*>(sigs.data()), slots_, active, lp,
+                                [&](int bands) { progress.update_steps(searched, bands, lp.bands, "band"); });
         uint16_t why = intern("near_duplicate");
         for (size_t s = 0; s < slots_; s++)
             if (active[s] && rep[s] != s) docs_[slot_doc[s]].fate = kDedupNear, docs_[slot_doc[s]].reason = why;

@@ -183,6 +183,21 @@ TEST(MinHash, InactiveDocumentsTakeNoPart) {
     EXPECT_EQ(rep[2], 1u);
 }
 
+// The pipeline's progress line hangs on this: one call per band, in order, the last at all bands.
+TEST(MinHash, SearchReportsEachBand) {
+    MinHashParams mp;
+    MinHasher h(mp);
+    std::vector<uint32_t> sigs(2 * mp.size());
+    NormWords w;
+    normalize_words("a b c d e f g h", w);
+    h.signature(w, sigs.data());
+    h.signature(w, sigs.data() + mp.size());
+    std::vector<int> seen;
+    lsh_clusters(sigs.data(), 2, {true, true}, {mp.bands, mp.rows, 0}, [&](int b) { seen.push_back(b); });
+    ASSERT_EQ(seen.size(), static_cast<size_t>(mp.bands));
+    for (int b = 0; b < mp.bands; b++) EXPECT_EQ(seen[b], b + 1);
+}
+
 TEST(ExactDedup, NormalisedCopiesAreDuplicates) {
     std::vector<std::string> docs = {"The cat sat.", "the  CAT sat", "The cat sat on the mat.", "The cat, sat!"};
     std::vector<uint64_t> hashes;
