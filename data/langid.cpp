@@ -2,6 +2,7 @@
 
 #include <cld2/public/compact_lang_det.h>
 
+#include <algorithm>
 #include <climits>
 #include <sstream>
 
@@ -40,13 +41,16 @@ std::vector<int> parse_languages(const std::string& list) {
     std::stringstream ss(list);
     std::string code;
     while (std::getline(ss, code, ',')) {
-        if (code.empty()) continue;
+        if (code.empty()) throw Error("--langs", "empty item in '" + list + "': expected codes such as en,de");
         CLD2::Language l = CLD2::GetLanguageFromName(code.c_str());
         bool unknown_ok = code == "un" || code == "xxx";
         if (l == CLD2::UNKNOWN_LANGUAGE && !unknown_ok)
             throw Error("--langs", "unknown language code '" + code + "' (CLD2 codes such as en, de, fr, zh)");
+        if (std::find(out.begin(), out.end(), static_cast<int>(l)) != out.end())
+            throw Error("--langs", "'" + code + "' is given twice in '" + list + "'");
         out.push_back(static_cast<int>(l));
     }
+    if (!list.empty() && list.back() == ',') throw Error("--langs", "empty item in '" + list + "': expected codes such as en,de");
     if (out.empty()) throw Error("--langs", "no language codes given");
     return out;
 }

@@ -14,8 +14,9 @@ std::vector<std::pair<int, double>> parse_ngram_thresholds(const std::string& fl
     std::vector<std::pair<int, double>> out;
     std::stringstream ss(spec);
     std::string item;
-    while (std::getline(ss, item, ',')) {
-        if (item.empty()) continue;
+    // An empty list switches the rule off; an empty item inside one is a typo.
+    while (!spec.empty() && std::getline(ss, item, ',')) {
+        if (item.empty()) throw Error(flag, "empty item in '" + spec + "': expected N:FRACTION,N:FRACTION...");
         size_t colon = item.find(':');
         try {
             // Whole fields only: stoi reads "1e1" as 1 and "2.9" as 2, stod "0.2x" as 0.2.
@@ -29,7 +30,11 @@ std::vector<std::pair<int, double>> parse_ngram_thresholds(const std::string& fl
         } catch (const std::exception&) {
             throw Error(flag, "bad item '" + item + "': expected N:FRACTION with N in 1..64, e.g. 2:0.2");
         }
+        for (size_t i = 0; i + 1 < out.size(); i++)
+            if (out[i].first == out.back().first)
+                throw Error(flag, "N = " + std::to_string(out.back().first) + " is given twice in '" + spec + "'");
     }
+    if (!spec.empty() && spec.back() == ',') throw Error(flag, "empty item in '" + spec + "': expected N:FRACTION,N:FRACTION...");
     return out;
 }
 

@@ -29,3 +29,8 @@ TEST(LangId, ParsesCodesAndRejectsUnknownOnes) {
     }
     EXPECT_THROW(parse_languages(""), sixnd::Error);
 }
+
+// "en,,de", "en," and "en,en" were read as en,de and en: a typo in the list passed unseen.
+TEST(LangId, RefusesEmptyAndRepeatedCodes) {
+    for (const char* bad : {"en,,de", "en,", ",en", "en,de,en"}) EXPECT_THROW(parse_languages(bad), sixnd::Error) << bad;
+}

@@ -147,6 +147,14 @@ TEST(RepetitionFilter, ParsesThresholdLists) {
     EXPECT_THROW(sixnd::data::parse_ngram_thresholds("--x", "2:1.5"), sixnd::Error);
 }
 
+// "2:0.2,2:0.1" kept both (which one applies?), and "2:0.2,,3:0.1" or a trailing comma passed as a
+// shorter list; an empty list is how a rule is switched off and stays allowed.
+TEST(RepetitionFilter, RefusesRepeatedNAndEmptyItems) {
+    for (const char* bad : {"2:0.2,2:0.1", "2:0.2,,3:0.1", "2:0.2,", ",2:0.2"})
+        EXPECT_THROW(sixnd::data::parse_ngram_thresholds("--x", bad), sixnd::Error) << bad;
+    EXPECT_TRUE(sixnd::data::parse_ngram_thresholds("--x", "").empty());
+}
+
 // A field with something after its number was read as the number: "1e1" as n-gram 1, "2.9" as 2.
 TEST(RepetitionFilter, ThresholdFieldsAreWholeNumbers) {
     for (const char* bad : {"1e1:0.2", "2.9:0.2", "2x:0.2", "2:0.2junk", "2:0.2:0.3"})
