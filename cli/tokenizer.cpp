@@ -168,13 +168,15 @@ void add_threads(CLI::App* cmd, int* threads) {
 // vocab_size_typed: the flag as given, since CLI11 saturates a number too large for int64_t.
 int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std::string& vocab_size_typed,
           const std::vector<std::string>& specials, const std::string& out, const std::string& pattern,
-          const std::string& heldout_file, double heldout_fraction, const std::string& hf_out, int threads) {
+          const std::string& heldout_file, double heldout_fraction, const std::string& hf_out, int threads,
+          size_t max_token_bytes) {
     // Token ids are stored as int32 in shards and models; far below that, training simply stops
     // when the text has no more pairs to merge.
     SIXND_CHECK(vocab_size >= 256 && vocab_size <= INT32_MAX, "--vocab-size",
                 "must be between 256 (the byte tokens) and 2^31 - 1, not " + vocab_size_typed);
     SIXND_CHECK(heldout_fraction >= 0 && heldout_fraction <= 0.5, "--heldout-fraction",
                 "must be between 0 and 0.5, not " + std::to_string(heldout_fraction));  // NaN fails here too
+    SIXND_CHECK(max_token_bytes != 1, "--max-token-bytes", "1 allows no merge at all: give 0 (no limit) or at least 2");
     check_specials(specials);
     const std::string regex = resolve_pattern(pattern);
     // Inputs and outputs are checked before the long work, not found unusable after it.
@@ -209,6 +211,7 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
     opt.specials = specials;
     opt.pattern = regex;
     opt.threads = threads;
+    opt.max_token_bytes = max_token_bytes;
     opt.progress = true;
     auto start = std::chrono::steady_clock::now();
     Tokenizer tok = train_bpe(train_ranges, opt);
@@ -400,6 +403,10 @@ int run_tokenizer(int argc, char** argv) {
     train_cmd->add_option("--heldout-fraction", heldout_fraction, "tail of the input held out of training")->capture_default_str()
         ->check(CLI::Range(0.0, 0.5));
     train_cmd->add_option("--hf-out", hf_out, "also write a Hugging Face tokenizer.json");
+    size_t max_token_bytes = 0;
+    train_cmd->add_option("--max-token-bytes", max_token_bytes, "longest token a merge may make, in bytes (0: no limit)")
+        ->capture_default_str()
+        ->check(CLI::Range(size_t{0}, size_t{1} << 20));
     add_threads(train_cmd, &threads);
 
     auto* encode_cmd = app.add_subcommand("encode", "text -> token ids (an llm.c shard, or a JSON array with -)");
@@ -444,7 +451,7 @@ int run_tokenizer(int argc, char** argv) {
         SIXND_CHECK(heldout.empty() || train_cmd->get_option("--heldout-fraction")->count() == 0, "--heldout-fraction",
                     "has no effect with --heldout (the held-out text is that file); give one of the two");
         return train(inputs, vocab_size, train_cmd->get_option("--vocab-size")->results().front(), specials, out, pattern,
-                     heldout, heldout_fraction, hf_out, threads);
+                     heldout, heldout_fraction, hf_out, threads, max_token_bytes);
     }
     if (encode_cmd->parsed()) return encode(tokenizer_path, input, encode_out, ordinary, threads);
     if (decode_cmd->parsed()) return decode(tokenizer_path, input, decode_out, as_text);

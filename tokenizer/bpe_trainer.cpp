@@ -37,7 +37,7 @@ struct HeapEntry {
 
 class Trainer {
 public:
-    explicit Trainer(const PretokenCounts& counts) : pair_index_(1 << 16) {
+    Trainer(const PretokenCounts& counts, size_t max_token_bytes) : max_token_bytes_(max_token_bytes), pair_index_(1 << 16) {
         tokens_.reserve(1 << 16);
         for (int b = 0; b < 256; b++) {
             tokens_.emplace_back(1, static_cast<char>(b));
@@ -53,7 +53,8 @@ public:
             const uint32_t* s = &syms_[offsets_[w]];
             for (uint32_t i = 0; i + 1 < lengths_[w]; i++) add(s[i], s[i + 1], word_counts_[w], w);
         }
-        for (size_t i = 0; i < stats_.size(); i++) heap_.push_back({stats_[i].count, pair_of_[i]});
+        for (size_t i = 0; i < stats_.size(); i++)
+            if (fits(pair_of_[i])) heap_.push_back({stats_[i].count, pair_of_[i]});
         std::make_heap(heap_.begin(), heap_.end(), less());
     }
 
@@ -119,7 +120,13 @@ private:
     };
     Less less() const { return Less{&tokens_}; }
 
+    // A pair too long to merge never enters the heap: token lengths never change, so it never
+    // becomes mergeable, and its counts are still kept for the pairs around it.
+    bool fits(uint64_t pair) const {
+        return max_token_bytes_ == 0 || tokens_[pair_left(pair)].size() + tokens_[pair_right(pair)].size() <= max_token_bytes_;
+    }
     void push(int64_t count, uint64_t pair) {
+        if (!fits(pair)) return;
         heap_.push_back({count, pair});
         std::push_heap(heap_.begin(), heap_.end(), less());
     }
@@ -179,6 +186,7 @@ private:
         lengths_[w] = out;
     }
 
+    size_t max_token_bytes_;
     std::vector<std::string> tokens_;
     std::unordered_map<std::string, uint32_t> ids_;
     std::vector<uint32_t> syms_;  // every word's symbols, back to back
@@ -236,7 +244,7 @@ Tokenizer train_bpe_from_counts(const PretokenCounts& counts, const BpeTrainOpti
                     std::to_string(opt.specials.size()) + " special token(s) = " + std::to_string(floor));
     const size_t want = opt.vocab_size - opt.specials.size();  // bytes + merged tokens
     auto start = std::chrono::steady_clock::now();
-    Trainer trainer(counts);
+    Trainer trainer(counts, opt.max_token_bytes);
     if (opt.progress)
         log_info("pairs counted for " + std::to_string(counts.size()) + " distinct pre-tokens; merging");
     TokenizerSpec spec;
@@ -248,7 +256,8 @@ Tokenizer train_bpe_from_counts(const PretokenCounts& counts, const BpeTrainOpti
         if (!trainer.next(&a, &b, &count)) {
             log_warn("the training text has no pairs left to merge after " + std::to_string(spec.merges.size()) +
                      " merges; the vocabulary has " + std::to_string(trainer.vocab_size() + opt.specials.size()) +
-                     " tokens, not " + std::to_string(opt.vocab_size));
+                     " tokens, not " + std::to_string(opt.vocab_size) +
+                     (opt.max_token_bytes ? " (no token longer than " + std::to_string(opt.max_token_bytes) + " bytes is made)" : ""));
             break;
         }
         uint32_t c = trainer.merge(a, b);

@@ -17,6 +17,10 @@ struct BpeTrainOptions {
     std::string pattern;                // the pre-tokenizer regex (resolve_pattern("gpt2"), ...)
     int threads = 0;                    // for counting; 0: all cores
     size_t chunk_bytes = size_t(4) << 20;
+    // Longest token a merge may make, in bytes; 0: no limit (GPT-2's and tiktoken's training).
+    // Long runs of one character (whitespace, '=' rules) otherwise merge into tokens as long
+    // as the run, which waste vocabulary on text seen once.
+    size_t max_token_bytes = 0;
     bool progress = false;              // log counting and merge progress
 };
 

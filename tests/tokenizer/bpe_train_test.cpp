@@ -40,8 +40,9 @@ std::vector<std::string> merge_strings(const Tokenizer& t) {
     return out;
 }
 
-// Recounts every pair from scratch and picks the best, the slow way, for cross-checking.
-std::vector<std::string> naive_merges(const std::map<std::string, int64_t>& words, size_t n) {
+// Recounts every pair from scratch and picks the best, the slow way, for cross-checking; pairs
+// longer than max_bytes together (0: no limit) are passed over.
+std::vector<std::string> naive_merges(const std::map<std::string, int64_t>& words, size_t n, size_t max_bytes = 0) {
     std::vector<std::pair<std::vector<std::string>, int64_t>> ws;
     for (const auto& [w, c] : words) {
         std::vector<std::string> syms;
@@ -52,7 +53,8 @@ std::vector<std::string> naive_merges(const std::map<std::string, int64_t>& word
     for (size_t m = 0; m < n; m++) {
         std::map<std::pair<std::string, std::string>, int64_t> counts;
         for (const auto& [s, c] : ws)
-            for (size_t i = 0; i + 1 < s.size(); i++) counts[{s[i], s[i + 1]}] += c;
+            for (size_t i = 0; i + 1 < s.size(); i++)
+                if (max_bytes == 0 || s[i].size() + s[i + 1].size() <= max_bytes) counts[{s[i], s[i + 1]}] += c;
         if (counts.empty()) break;
         auto best = counts.begin();
         for (auto it = counts.begin(); it != counts.end(); ++it)
@@ -154,6 +156,30 @@ TEST(BpeTrain, OverlappingAndRepeatedPairsMatchNaiveRecount) {
     for (const auto& [w, c] : words)
         if (w.size() > 1) multi[w] = c;
     EXPECT_EQ(merge_strings(t), naive_merges(multi, 12));
+}
+
+// Runs of one character merged into tokens as long as the run. With a limit, the merges are the
+// naive recount's over the pairs that fit, and no token is longer.
+TEST(BpeTrain, MaxTokenBytesPassesOverLongerPairs) {
+    std::string text;
+    std::map<std::string, int64_t> words;
+    const char* pieces[] = {"================", "aaaaaaaaa", "abcabcabc", "ab", "abc"};
+    for (int i = 0; i < 5; i++)
+        for (int rep = 0; rep <= i; rep++) {
+            text += std::string(pieces[i]) + "\n";
+            words[pieces[i]]++;
+        }
+    for (size_t limit : {2, 3, 5}) {
+        BpeTrainOptions o = options(256 + 10);
+        o.max_token_bytes = limit;
+        Tokenizer t = train_text(text, o);
+        EXPECT_EQ(merge_strings(t), naive_merges(words, 10, limit)) << limit;
+        for (const std::string& tok : t.spec().tokens) EXPECT_LE(tok.size(), limit) << tok;
+    }
+    Tokenizer unlimited = train_text(text, options(256 + 10));
+    size_t longest = 0;
+    for (const std::string& tok : unlimited.spec().tokens) longest = std::max(longest, tok.size());
+    EXPECT_GT(longest, 5u);
 }
 
 TEST(BpeTrain, EqualCountsGoToTheGreaterPair) {
