@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/error.h"
+#include "core/printable.h"
 #include "core/read_file.h"
 #include "tokenizer/pretokenizer.h"
 
@@ -17,6 +18,28 @@ namespace {
 
 bool printable(unsigned char c) { return c > ' ' && c < 0x7F; }
 bool letter(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// Whether the n bytes at t[k] are one character no whitespace run takes in: printable ASCII, or
+// a valid multi-byte character outside White_Space. Invalid bytes never count, so no cut hangs
+// on how the pre-tokenizer treats them.
+bool solid(std::string_view t, size_t k, size_t n) {
+    const auto c = static_cast<unsigned char>(t[k]);
+    if (n == 1) return printable(c);
+    if (utf8_sequence_length(t, k) != n) return false;
+    char32_t cp = c & (0xFF >> (n + 1));
+    for (size_t j = 1; j < n; j++) cp = (cp << 6) | (static_cast<unsigned char>(t[k + j]) & 0x3F);
+    return !white_space(cp);
+}
+bool solid_at(std::string_view t, size_t k) {
+    const auto c = static_cast<unsigned char>(t[k]);
+    return solid(t, k, c < 0x80 ? 1 : std::max<size_t>(utf8_sequence_length(t, k), 1));
+}
+// The character that ends just before t[k].
+bool solid_before(std::string_view t, size_t k) {
+    size_t start = k - 1;
+    while (start > 0 && k - start < 4 && (static_cast<unsigned char>(t[start]) & 0xC0) == 0x80) start--;
+    return solid(t, start, k - start);
+}
 
 // Whether an occurrence of a special token (matched or not) covers both t[i - 1] and t[i].
 bool spanned(std::string_view t, size_t i, const SpecialTokens& specials) {
@@ -46,7 +69,7 @@ size_t last_safe_cut(std::string_view t, const SpecialTokens& specials, size_t f
     for (size_t i = t.size() - std::max<size_t>(unseen, 1); i >= std::max<size_t>(from, 1); i--) {
         auto c = [&](size_t k) { return static_cast<unsigned char>(t[k]); };
         bool before_space = c(i) == ' ' && printable(c(i - 1)) && i + 1 < t.size() && letter(c(i + 1));
-        bool after_newline = i >= 2 && c(i - 1) == '\n' && printable(c(i)) && printable(c(i - 2));
+        bool after_newline = i >= 2 && c(i - 1) == '\n' && solid_at(t, i) && solid_before(t, i - 1);
         if ((before_space || after_newline) && !inside_special(i)) return i;
     }
     return 0;

@@ -3,8 +3,11 @@
 // or encoded independently (and in parallel) with the same result as one pass over the file.
 //
 // A safe cut is just before a space that follows a printable ASCII character and precedes an
-// ASCII letter ("a| b"), or just after a newline between two printable ASCII characters
-// ("a\n|b"). For the gpt2 and gpt4 patterns no pre-token crosses either place. No place is safe
+// ASCII letter ("a| b"), or just after a newline between two characters that are neither
+// whitespace nor invalid UTF-8 ("a\n|b", "я\n|中"). For the gpt2 and gpt4 patterns no pre-token
+// crosses either place: one holding the newline is whitespace up to it, or (gpt4) punctuation
+// and newlines, and ends there; and only a whitespace run before it could have ended
+// differently when the text stopped at the newline. No place is safe
 // for every regex (lookarounds see arbitrarily far, `(?s).+` spans everything), so under a custom
 // pattern each input is one chunk: exact, at the price of memory as large as the largest input
 // and no parallelism inside one input.

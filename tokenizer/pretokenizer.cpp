@@ -19,6 +19,7 @@ const char* kGpt4 =
 // and Rust's regex (tiktoken). PCRE2's \s with UCP also takes U+180E MONGOLIAN VOWEL SEPARATOR
 // (a format character since Unicode 6.3, \S to both references), so the published patterns are
 // compiled with this class spelt out instead; the stored pattern text stays the published one.
+// white_space() below is the same set.
 const char* kWhiteSpace = R"(\t\n\x0B\f\r\x20\x85\xA0\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})";
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
@@ -67,6 +68,11 @@ std::string resolve_pattern(const std::string& name_or_regex, const std::string&
                     "leave all other text unsplit (write it as (?:" + name_or_regex + ") if that is meant)");
     Pretokenizer(name_or_regex, where);
     return name_or_regex;
+}
+
+bool white_space(char32_t cp) {
+    return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
+           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
 }
 
 std::string pattern_name(const std::string& regex) {

@@ -16,6 +16,8 @@ namespace sixnd {
 std::string resolve_pattern(const std::string& name_or_regex, const std::string& where = "--pattern");
 // "gpt2"/"gpt4" when the regex is one of the published ones, else "custom".
 std::string pattern_name(const std::string& regex);
+// Whether \s of the published patterns takes the code point (Unicode's White_Space).
+bool white_space(char32_t cp);
 
 class Pretokenizer {
 public:
