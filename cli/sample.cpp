@@ -65,6 +65,8 @@ int run_sample(int argc, char** argv) {
                                                   "a sample stops there; the default, fewer where the context ends)")->capture_default_str();
     app.add_option("--temperature", so.temperature, "0 = greedy")->capture_default_str();
     app.add_option("--top-k", so.top_k, "sample from the k most likely tokens (0 = all)")->capture_default_str();
+    app.add_option("--top-p", so.top_p, "then from the most likely tokens whose probabilities first reach p (1 = all)")
+        ->capture_default_str();
     app.add_option("--seed", so.seed, "random seed (the first sample's; the others' are derived from it)")
         ->capture_default_str()
         ->check(uint64_value());
@@ -76,6 +78,7 @@ int run_sample(int argc, char** argv) {
     if (!std::isfinite(so.temperature) || so.temperature < 0)
         throw Error("--temperature", "must be a finite number >= 0 (0: greedy), got " + std::to_string(so.temperature));
     if (so.top_k < 0) throw Error("--top-k", "must be 0 (all tokens) or more, got " + std::to_string(so.top_k));
+    if (!(so.top_p > 0 && so.top_p <= 1)) throw Error("--top-p", "must be in (0, 1] (1: all tokens), got " + std::to_string(so.top_p));
     if (samples < 1 || samples > kMaxSamples)
         throw Error("--samples", "must be in [1, " + std::to_string(kMaxSamples) + "], got " + std::to_string(samples));
     if (app.count("--prompt") && app.count("--prompt-ids")) throw Error("--prompt-ids", "give either --prompt or --prompt-ids, not both");

@@ -8,7 +8,7 @@
 
 namespace sixnd {
 
-int sample_token(const std::vector<float>& logits, float temperature, int top_k, Rng& rng) {
+int sample_token(const std::vector<float>& logits, float temperature, int top_k, float top_p, Rng& rng) {
     const int V = static_cast<int>(logits.size());
     if (temperature <= 0) return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     std::vector<int> idx(V);
@@ -16,12 +16,20 @@ int sample_token(const std::vector<float>& logits, float temperature, int top_k,
     int k = (top_k > 0 && top_k < V) ? top_k : V;
     // Ties broken by id, so the candidate set does not depend on the sort's stability.
     auto by_logit = [&](int a, int b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
-    if (k < V) std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), by_logit);
+    const bool nucleus = top_p < 1;
+    if (k < V || nucleus) std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), by_logit);
     double mx = -INFINITY;
     for (int i = 0; i < k; i++) mx = std::max(mx, static_cast<double>(logits[idx[i]]));
     std::vector<double> p(k);
     double sum = 0;
     for (int i = 0; i < k; i++) sum += p[i] = std::exp((logits[idx[i]] - mx) / temperature);
+    if (nucleus) {
+        double kept = 0;
+        int n = 0;
+        while (n < k && kept < top_p * sum) kept += p[n++];
+        k = n;
+        sum = kept;
+    }
     double r = rng.uniform() * sum;
     for (int i = 0; i < k; i++) {
         r -= p[i];
@@ -47,7 +55,7 @@ std::vector<uint32_t> generate(Decoder& dec, const std::vector<uint32_t>& prompt
             if (!std::isfinite(z))
                 throw Error("", "the model's next-token logits after " + std::to_string(dec.position()) +
                                     " tokens are not finite (NaN or Inf): its weights or activations overflow");
-        int next = sample_token(logits, o.temperature, o.top_k, rng);
+        int next = sample_token(logits, o.temperature, o.top_k, o.top_p, rng);
         out.push_back(static_cast<uint32_t>(next));
         if (next == o.stop_token || dec.position() >= dec.max_len()) break;
         logits = dec.step(next);

@@ -3,8 +3,9 @@ llm.c weights, random and large enough that the next-token distributions are far
 - greedy (--temperature 0) from a one-token prompt to the end of the context is PyTorch's argmax
   of a full forward over the sequence so far, at every position (the KV cache against the whole
   sequence; the last token is predicted from a full context);
-- the first token of many samples follows softmax(logits / T), over the k largest with --top-k
-  (a chi-square test, and never a token outside them);
+- the first token of many samples follows softmax(logits / T), over the k largest with --top-k,
+  then over the most likely tokens whose probabilities first reach p with --top-p (a chi-square
+  test, and never a token outside them);
 - --seed repeats a sample; the samples of --seed 7 and --seed 8 are not shifted copies of each
   other (sample s + 1 of one seed was sample s of the next);
 - weights whose activations overflow (NaN logits) stop the sample with one error, as eval
@@ -93,10 +94,10 @@ def run(tmp):
                 break
 
     z = logits(net, PROMPT)[-1]
-    for temperature, k in [(1.0, 0), (0.6, 0), (1.0, 5)]:
+    for temperature, k, top_p in [(1.0, 0, 1), (0.6, 0, 1), (1.0, 5, 1), (1.0, 0, 0.8), (0.7, 10, 0.9)]:
         r, out = sample(model, "--prompt-ids", ",".join(map(str, PROMPT)), "--max-tokens", 1, "--samples", N,
-                        "--temperature", temperature, "--top-k", k, "--seed", 11)
-        what = f"T={temperature} top-k={k}"
+                        "--temperature", temperature, "--top-k", k, "--top-p", top_p, "--seed", 11)
+        what = f"T={temperature} top-k={k} top-p={top_p}"
         if r.returncode != 0 or len(out) != N:
             failures.append(f"{what}: exit {r.returncode}, {len(out)} samples: {r.stderr[-300:]}")
             continue
@@ -105,6 +106,11 @@ def run(tmp):
             s = np.where(np.isin(np.arange(len(z)), np.argsort(-z, kind="stable")[:k]), s, -np.inf)
         p = np.exp(s - s.max())
         p /= p.sum()
+        if top_p < 1:
+            order = np.argsort(-s, kind="stable")
+            before = np.cumsum(p[order]) - p[order]  # the mass of the more likely tokens
+            p[order[before >= top_p]] = 0
+            p /= p.sum()
         counts = np.bincount([o[0] for o in out], minlength=len(p)).astype(np.float64)
         outside = int(counts[p == 0].sum())
         pv = chi_square_p(counts[p > 0], p[p > 0])
