@@ -32,6 +32,17 @@ double all_block_params(const ParamLayout& layout) {
     return n;
 }
 
+// The block parameters a `full` recompute multiplies again: each block's forward but the MLP's
+// output projection, whose output backward does not need (GPT::block_backward reruns
+// block_forward(l, keep_output = false)).
+double recomputed_block_params(const ParamLayout& layout, int n_layer) {
+    double n = all_block_params(layout);
+    for (int l = 0; l < n_layer; l++)
+        for (BlockTensor k : {kFcProjW, kFcProjB})
+            if (const TensorInfo* t = layout.block(l, k)) n -= static_cast<double>(t->numel);
+    return n;
+}
+
 }  // namespace
 
 size_t matmul_param_count(const GPTConfig& c) {
@@ -49,7 +60,7 @@ FlopsPerToken flops_per_token(const GPTConfig& c, int T, Recompute r) {
     FlopsPerToken f;
     f.model = 6.0 * static_cast<double>(matmul_param_count(c)) + 12.0 * L * C * T;
     f.hardware = f.model;
-    if (r == Recompute::full) f.hardware += 2.0 * all_block_params(ParamLayout(c)) + 4.0 * L * C * T;
+    if (r == Recompute::full) f.hardware += 2.0 * recomputed_block_params(ParamLayout(c), c.n_layer) + 4.0 * L * C * T;
     return f;
 }
 

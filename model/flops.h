@@ -4,9 +4,10 @@
 // untied embeddings the head counts and wte (a row lookup) does not. Block shapes follow the
 // knobs (GQA's narrower c_attn, the MLP's width). Attention's 12*L*C*T is per query head and
 // so the same under GQA; norms, rope and the MLP activations are not matmul FLOPs.
-// Hardware FLOPs add what the recompute policy runs again: under `full` each block's forward
-// (2*N_blocks + 4*L*C*T per token); `selective` recomputes only layernorms and GELUs, which are
-// not matmul FLOPs. MFU = model FLOP/s / peak; HFU = hardware FLOP/s / peak.
+// Hardware FLOPs add what the recompute policy runs again: under `full` each block's forward up
+// to the MLP activation (2*(N_blocks - N_mlp_proj) + 4*L*C*T per token: the MLP's output
+// projection is not rerun); `selective` recomputes only norms and activations, which are not
+// matmul FLOPs. MFU = model FLOP/s / peak; HFU = hardware FLOP/s / peak.
 #pragma once
 #include <cstddef>
 

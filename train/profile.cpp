@@ -119,7 +119,7 @@ json StepProfiler::report(const Roof& roof, const StepFlops& f) const {
         return std::string(b);
     };
     json why = json::array();
-    why.push_back("HFU - MFU: the recomputed forward FLOPs (--recompute full re-runs each block's forward), " +
+    why.push_back("HFU - MFU: the recomputed forward FLOPs (--recompute full re-runs each block's forward up to the MLP activation), " +
                   g(f.hardware - f.model) + " FLOPs/step on top of the model's " + g(f.model));
     why.push_back("the ops' own FLOPs (" + g(op_flops * f.world) + "/step, from their shapes) count what neither does: "
                   "the LM head over the padded vocabulary, causal attention's actual work, softmax, layernorm, GELU, "

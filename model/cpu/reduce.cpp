@@ -6,7 +6,11 @@
 // double sum (a relative error of at most 16 float roundings, 1e-6, before the sums are double),
 // and the 64 double sums are added in lane order at the chunk's end. Widening every value to
 // double instead held GPT-2 124M's bf16 gradient norm to a third of the memory's speed (GCC 12
-// builds the conversion from 128-bit pieces), a tenth of a BF16 training step on AMX.
+// builds the conversion from 128-bit pieces), a tenth of a BF16 training step on AMX. A chunk
+// whose float sums overflow (values beyond ~4e18, whose squares a double holds with ease) is
+// summed again with every square in double, so that only a NaN or an infinity in x makes the
+// result non-finite: the trainer skips a step whose gradient norm is not finite.
+#include <cmath>
 #include <vector>
 
 #include "model/cpu/kernels.h"
@@ -39,6 +43,12 @@ double chunk_sum_squares(const X* x, size_t n) {
     }
     double s = 0.0;
     for (double l : lanes) s += l;
+    if (std::isfinite(s)) return s;
+    s = 0.0;  // the rare overflow path (above)
+    for (size_t k = 0; k < n; k++) {
+        const double v = to_f32(x[k]);
+        s += v * v;
+    }
     return s;
 }
 }  // namespace

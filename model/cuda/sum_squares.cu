@@ -2,6 +2,9 @@
 // gradient norm is its square root). Deterministic: a fixed grid of kBlocks blocks (never
 // sized from the device) strides over x in 16-byte packets with a double accumulator per
 // thread, reduces each block in a fixed tree, and one block adds the kBlocks partials in order.
+// A packet's squares are summed in float; a packet whose float sum overflows (values beyond
+// ~4e18, whose squares a double holds) is summed again in double, so that only a NaN or an
+// infinity in x makes the result non-finite, as on the CPU (model/cpu/reduce.cpp).
 #include "model/cuda/kernels.cuh"
 
 namespace sixnd::cuda {
@@ -30,10 +33,15 @@ template <typename T, int P> __global__ void sum_squares_partials(double* part, 
         float s = 0.0f;
 #pragma unroll
         for (int k = 0; k < P; k++) s += f[k] * f[k];
-        acc += s;
+        if (isfinite(s)) {
+            acc += s;
+        } else {
+#pragma unroll
+            for (int k = 0; k < P; k++) acc += static_cast<double>(f[k]) * f[k];
+        }
     }
     for (; i < n; i++) {
-        float f = to_float(x[i]);
+        const double f = to_float(x[i]);
         acc += f * f;
     }
     double t = block_sum(acc);

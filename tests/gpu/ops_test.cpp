@@ -376,6 +376,16 @@ TEST_P(CudaOpsTest, SumSquaresAndCast) {
     double r = s->ref().sum_squares(x.r(), n), d = s->dev().sum_squares(x.d(), n);
     EXPECT_NEAR(d, r, 1e-6 * r);
     EXPECT_EQ(d, s->dev().sum_squares(x.d(), n)) << "sum_squares is not deterministic";
+    // 2^65, exact in both dtypes, squares past a float's range: in a packet and in the tail the
+    // sum is the finite double it is, on the device as on the CPU.
+    for (size_t at : {size_t(5), n - 1}) {
+        auto huge_v = x_v;
+        huge_v[at] = 0x1p65f;
+        Tensor huge = s->x(huge_v);
+        const double hr = s->ref().sum_squares(huge.r(), n), hd = s->dev().sum_squares(huge.d(), n);
+        EXPECT_TRUE(std::isfinite(hr)) << at;
+        EXPECT_NEAR(hd, hr, 1e-6 * hr) << at;
+    }
 
     Tensor f = s->alloc(Kind::f32, n), back = s->alloc(Kind::x, n);
     s->dev().cast(f.d(), DType::f32, x.d(), s->dtype(), n);

@@ -1,6 +1,7 @@
 // AdamW against a float64 reference over several steps (master weights on/off, weight decay
 // on/off, a grad_scale), the bf16 stall that master weights prevent, the non-finite flag of
-// AdamW and Muon's update, and sum_squares against float64 and across thread counts. FP32 tolerance 1e-6 relative (a few FP32 operations per
+// AdamW and Muon's update, and sum_squares against float64, across thread counts and for values
+// whose squares overflow a float. FP32 tolerance 1e-6 relative (a few FP32 operations per
 // element per step); bf16 parameters are compared after the same per-step rounding, to 1e-3
 // (a rare tie broken differently costs one bf16 ulp on one element).
 #include <gtest/gtest.h>
@@ -151,6 +152,29 @@ TEST(CpuSumSquares, MatchesFloat64AndIgnoresThreadCount) {
         EXPECT_NEAR(one, ref, 1e-6 * ref) << dtype_name(dt);
         EXPECT_EQ(one, three) << dtype_name(dt);
         EXPECT_EQ(ops->sum_squares(xb.ptr(), 0), 0.0);
+    }
+}
+
+// A finite value whose square overflows a float (3e19: 9e38) is summed as the double it is, in
+// a chunk's float-summed blocks as in its tail, so that a huge but finite gradient gives a finite
+// norm (the trainer clips it rather than skipping the step as non-finite); an infinity or a NaN
+// among the values still makes the sum non-finite.
+TEST(CpuSumSquares, HugeFiniteValuesGiveAFiniteSum) {
+    const size_t n = 20000;  // three chunks, the last with a tail outside the float blocks
+    for (DType dt : {DType::f32, DType::bf16}) {
+        HostMemory mem;
+        auto ops = make_cpu_ops(dt, mem);
+        for (size_t at : {size_t(5), size_t(9000), n - 3}) {
+            auto x = round_to(dt, random_floats(n, 4, -1.0f, 1.0f));
+            x[at] = round_to(dt, {3e19f})[0];
+            double ref = 0;
+            for (float v : x) ref += static_cast<double>(v) * v;
+            EXPECT_NEAR(ops->sum_squares(XBuf(dt, x).ptr(), n), ref, 1e-6 * ref) << dtype_name(dt) << " at " << at;
+            x[at] = std::numeric_limits<float>::infinity();
+            EXPECT_EQ(ops->sum_squares(XBuf(dt, x).ptr(), n), std::numeric_limits<double>::infinity());
+            x[at] = std::numeric_limits<float>::quiet_NaN();
+            EXPECT_TRUE(std::isnan(ops->sum_squares(XBuf(dt, x).ptr(), n)));
+        }
     }
 }
 

@@ -10,10 +10,14 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/rng.h"
 #include "model/backend.h"
+#include "model/cpu/cpu_ops.h"
+#include "model/flops.h"
 #include "model/gpt.h"
 #include "model/init.h"
+#include "model/profiling_ops.h"
 #include "tests/util/test_util.h"
 
 using namespace sixnd;
@@ -206,6 +210,41 @@ TEST(Gpt, DeterministicAcrossRuns) {
         RunResult b = run_model(c, dt, AttentionKind::flash, Recompute::none, p, tok);
         EXPECT_EQ(a.loss, b.loss);
         EXPECT_EQ(a.grads, b.grads);
+    }
+}
+
+// The hardware FLOPs of --recompute full are what its backward runs again: the matmuls that the
+// profiling decorator sees it call (2 N C OC each, from the shapes of the calls, the GELU epilogue
+// left out) plus the attention forward's 4 L C T a token. The formula also counts 2 FLOPs a token
+// for each norm weight and bias it reruns, which no matmul shows, so it may exceed the calls by
+// at most those; counting the MLP output projection, which the recompute skips, exceeds them by
+// 2 C H a layer.
+TEST(Gpt, FullRecomputeHardwareFlopsAreTheMatmulsItReruns) {
+    for (const char* preset : kPresets) {
+        SCOPED_TRACE(preset);
+        GPTConfig c = preset_config(preset);
+        const ParamLayout layout(c);
+        auto tok = tokens(c, 7);
+        HostMemory mem;
+        ProfilingOps ops(make_cpu_ops(DType::f32, mem));
+        GPT m(c, ops, ModelOptions{AttentionKind::flash, Recompute::full});
+        m.set_params(params_for(c, layout));
+        m.forward(tok.data(), tok.data() + 1, B, T, true);
+        ops.set_enabled(true);
+        m.backward();
+        const double N = static_cast<double>(B) * T;
+        double rerun = 0;
+        for (const auto& [key, st] : ops.stats()) {
+            if (st.op == "matmul_forward") rerun += st.flops;
+            if (st.op == "matmul_gelu_forward") rerun += st.flops - st.calls * 15.0 * N * c.hidden();
+        }
+        double vectors = 0;  // norm weights and biases of the blocks
+        for (const auto& t : layout.tensors())
+            if (t.unit >= 1 && t.unit <= c.n_layer && t.shape.size() == 1) vectors += static_cast<double>(t.numel);
+        const FlopsPerToken f = flops_per_token(c, T, Recompute::full);
+        const double counted = f.hardware - f.model - 4.0 * c.n_layer * c.n_embd * T;
+        EXPECT_GE(counted, rerun / N);
+        EXPECT_LE(counted, rerun / N + 2 * vectors);
     }
 }
 
