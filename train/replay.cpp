@@ -9,6 +9,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -132,14 +133,27 @@ std::string canonical(const std::string& p) {
 
 // A row of seq_len + 1 tokens, where it came from and the tokens themselves.
 struct Row {
-    std::string shard;  // canonical path
-    uint64_t offset = 0;
+    std::optional<uint64_t> at;  // where it starts in --train-data's concatenation, if it is from there
     std::vector<int32_t> tokens;
 };
 
+// Where each shard of the data starts in their concatenation, by canonical path.
+std::map<std::string, uint64_t> shard_starts(const TokenSet& data) {
+    std::map<std::string, uint64_t> starts;
+    uint64_t at = 0;
+    for (const Shard& s : data.shards()) {
+        starts.emplace(canonical(s.path()), at);
+        at += s.size();
+    }
+    return starts;
+}
+
 // The report's rows, read from their shards: the path as written, else a shard of the same
-// name in --train-data (a report read on another machine or after the data moved).
+// name in --train-data (a report read on another machine or after the data moved). A row that
+// runs past its shard's end goes on at the start of the next shard of --train-data, as the
+// loader reads it (data/loader.h); the report names only where it starts.
 std::vector<Row> spike_rows(const SpikeReportRows& rep, const std::string& report_path, const TokenSet& data, int vocab) {
+    const std::map<std::string, uint64_t> starts = shard_starts(data);
     std::map<std::string, std::unique_ptr<Shard>> opened;
     std::vector<Row> rows;
     const size_t n = static_cast<size_t>(rep.seq_len) + 1;
@@ -162,18 +176,26 @@ std::vector<Row> spike_rows(const SpikeReportRows& rep, const std::string& repor
         const std::string key = canonical(path);
         auto& shard = opened[key];
         if (!shard) shard = std::make_unique<Shard>(path);
-        if (r.offset > shard->size() || shard->size() - r.offset < n)
+        Row row{std::nullopt, std::vector<int32_t>(n)};
+        const auto start = starts.find(key);
+        if (start != starts.end()) row.at = start->second + r.offset;
+        const bool within = r.offset <= shard->size() && shard->size() - r.offset >= n;
+        if (!within && !(row.at && r.offset < shard->size() && *row.at + n <= data.size()))
             throw Error(report_path, "batch row " + std::to_string(i) + ": tokens [" + std::to_string(r.offset) + ", " +
                                          std::to_string(r.offset + n) + ") lie beyond the " + std::to_string(shard->size()) +
-                                         " tokens of " + path);
-        Row row{key, r.offset, std::vector<int32_t>(n)};
-        for (size_t t = 0; t < n; t++) {
-            const uint32_t tok = (*shard)[r.offset + t];
-            if (tok >= static_cast<uint32_t>(vocab))
-                throw Error(path, "token " + std::to_string(tok) + " at position " + std::to_string(r.offset + t) +
-                                      " is outside the model's vocabulary of " + std::to_string(vocab));
-            row.tokens[t] = static_cast<int32_t>(tok);
+                                         " tokens of " + path +
+                                         (row.at ? " and the shards after it in --train-data"
+                                                 : " (a row goes on into the next shard of --train-data, and this shard is not one of them)"));
+        if (within) {
+            for (size_t t = 0; t < n; t++) row.tokens[t] = static_cast<int32_t>((*shard)[r.offset + t]);
+        } else {
+            data.read(*row.at, n, row.tokens.data());
         }
+        for (size_t t = 0; t < n; t++)
+            if (row.tokens[t] < 0 || row.tokens[t] >= vocab)
+                throw Error(path, "token " + std::to_string(static_cast<uint32_t>(row.tokens[t])) + " at position " +
+                                      std::to_string(r.offset + t) + (within ? "" : " (counted on into the next shards)") +
+                                      " is outside the model's vocabulary of " + std::to_string(vocab));
         rows.push_back(std::move(row));
     }
     return rows;
@@ -190,12 +212,13 @@ struct Place {
 std::vector<Place> other_rows(const TokenSet& data, const std::vector<Row>& spikes, size_t count, int seq_len, uint64_t seed) {
     const uint64_t n = static_cast<uint64_t>(seq_len) + 1;
     std::vector<uint64_t> starts;  // starts[i]: start positions in shards before i
-    std::vector<std::string> names;
-    uint64_t total = 0;
+    std::vector<uint64_t> first;   // first[i]: where shard i starts in the concatenation
+    uint64_t total = 0, tokens = 0;
     for (const Shard& s : data.shards()) {
         starts.push_back(total);
-        names.push_back(canonical(s.path()));
+        first.push_back(tokens);
         total += s.size() >= n ? s.size() - n + 1 : 0;
+        tokens += s.size();
     }
     if (total == 0)
         throw Error(data.pattern(), "no shard holds a row of " + std::to_string(n) + " tokens (seq_len + 1)");
@@ -211,9 +234,9 @@ std::vector<Place> other_rows(const TokenSet& data, const std::vector<Row>& spik
             // The last shard whose start positions begin at or before pick (empty shards add none).
             const size_t s = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), pick) - starts.begin()) - 1;
             const uint64_t off = pick - starts[s];
-            const bool overlaps = std::any_of(spikes.begin(), spikes.end(), [&](const Row& r) {
-                return r.shard == names[s] && off < r.offset + n && r.offset < off + n;
-            });
+            const uint64_t at = first[s] + off;
+            const bool overlaps = std::any_of(spikes.begin(), spikes.end(),
+                                              [&](const Row& r) { return r.at && at < *r.at + n && *r.at < at + n; });
             if (overlaps) continue;
             out.push_back({s, off});
             break;

@@ -67,6 +67,35 @@ def replay(run, rep, data, *extra):
     return json.loads(lines[-1]), r.stdout
 
 
+def check_rows_across_shard_ends(tmp, run, data, text_rows, v, recent, failures):
+    """The loader reads a row that runs past its shard's end on into the next shard of the
+    data, and the report names only where it starts. The same training tokens cut into two
+    shards just inside the second row: that row, reported as starting in the first shard, has
+    the loss it had in the whole shard; a row running past the end of a shard that is not in
+    --train-data is one error naming it."""
+    tokens = shard_tokens(os.path.join(data, "train.bin")).astype(np.int64)
+    cut = text_rows[1] + 5
+    split = os.path.join(tmp, "split")
+    os.makedirs(split)
+    sixnd_files.write_shard(os.path.join(split, "a.bin"), tokens[:cut])
+    sixnd_files.write_shard(os.path.join(split, "b.bin"), tokens[cut:])
+    rows = [o if o < cut else o - cut for o in text_rows]
+    rep = report(tmp, "split.json", run, os.path.join(split, "a.bin"), rows, recent)
+    r = json.load(open(rep))
+    for row, o in zip(r["batch"]["rows"], text_rows):
+        row["shard"] = os.path.join(split, "a.bin" if o < cut else "b.bin")
+    json.dump(r, open(rep, "w"))
+    got, _ = replay(run, rep, os.path.join(split, "*.bin"), "--other-batches", "6", "--seed", "5")
+    if got["checkpoint"]["row_losses"] != v["checkpoint"]["row_losses"]:
+        failures.append(f"rows across a shard end: losses {got['checkpoint']['row_losses']}, "
+                        f"in the whole shard {v['checkpoint']['row_losses']}")
+    r = tiny_text.sixnd("replay", "--checkpoint", os.path.join(run, "checkpoints", f"step-{STEPS:08d}"), "--spike-report",
+                        rep, "--train-data", os.path.join(split, "b.bin"), "--device", "cpu", check=False)
+    said = [line for line in r.stderr.splitlines() if "error" in line]
+    if r.returncode == 0 or len(said) != 1 or "a.bin" not in said[0] or "not one of them" not in said[0]:
+        failures.append(f"a row past the end of a shard outside --train-data: exit {r.returncode}: {r.stderr.strip()}")
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,6 +143,7 @@ def main():
         text = report(tmp, "text.json", run, os.path.join(data, "train.bin"), text_rows, recent)
         v, _ = replay(run, text, glob, "--other-batches", "6", "--seed", "5")
         print(json.dumps(v))
+        check_rows_across_shard_ends(tmp, run, data, text_rows, v, recent, failures)
         if v["verdict"] != "not_reproducible":
             failures.append(f"text rows: verdict {v['verdict']}, expected not_reproducible")
         if v["other_batches"] != 6 or v["seed"] != 5:
