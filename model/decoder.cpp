@@ -17,10 +17,6 @@ Decoder::Decoder(GPT& model, int max_len) : m_(model), S_(max_len) {
     };
     for (int l = 0; l < c.n_layer; l++) cache_.push_back(alloc(size_t(S_) * QW * es));
     if (c.qk_norm) qkv_row_ = alloc(QW * es);
-    if (c.pos == PosKind::rope) {
-        rope_rows_ = alloc(size_t(S_) * QW * es);
-        mem.memset(rope_rows_, 0, size_t(S_) * QW * es);
-    }
     x_ = alloc(C * es);
     ln_ = alloc(C * es);
     atty_ = alloc(C * es);
@@ -41,19 +37,6 @@ void Decoder::norm(void* out, const void* inp, const TensorInfo& w, const Tensor
         m_.ops().layernorm_forward(out, mean_, rstd_, inp, m_.param(w), m_.param(b), 1, c.n_embd);
     else
         m_.ops().rmsnorm_forward(out, rstd_, inp, m_.param(w), 1, c.n_embd);
-}
-
-// Rotary embedding of one row at position pos_. rope_forward turns row t of a [T, QW] buffer by
-// position t, so the row is placed at index pos_ of a scratch of pos_+1 rows (the rows before it
-// are rotated too and ignored): O(pos) work per step, the same order as the attention itself.
-void Decoder::rope_row(void* row) {
-    const GPTConfig& c = m_.config();
-    MemoryBackend& mem = m_.ops().memory();
-    const size_t bytes = size_t(c.qkv_width()) * dtype_size(m_.ops().dtype());
-    char* slot = static_cast<char*>(rope_rows_) + size_t(pos_) * bytes;
-    mem.copy(slot, row, bytes);
-    m_.ops().rope_forward(rope_rows_, 1, pos_ + 1, c.n_embd, c.n_head, c.kv_heads(), c.rope_theta);
-    mem.copy(row, slot, bytes);
 }
 
 std::vector<float> Decoder::step(int token) {
@@ -82,7 +65,7 @@ std::vector<float> Decoder::step(int token) {
         } else {
             ops.matmul_forward(row, nullptr, ln_, W(kQkvW), W(kQkvB), 1, C, QW);
         }
-        if (c.pos == PosKind::rope) rope_row(row);
+        if (c.pos == PosKind::rope) ops.rope_forward(row, 1, 1, C, NH, NKV, c.rope_theta, pos_);
         ops.attention_decode(atty_, cache_[l], 1, S_, pos_, C, NH, NKV);
         ops.matmul_forward(proj_, nullptr, atty_, W(kAttProjW), W(kAttProjB), 1, C, C);
         ops.residual_forward(res2_, x_, proj_, C);

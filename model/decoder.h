@@ -21,7 +21,6 @@ public:
 
 private:
     void norm(void* out, const void* inp, const TensorInfo& w, const TensorInfo* b);
-    void rope_row(void* row);
 
     GPT& m_;
     int S_;
@@ -29,7 +28,6 @@ private:
     std::vector<DeviceBuffer> bufs_;
     std::vector<void*> cache_;  // per layer [S, qkv_width]: q, k, v as attention sees them
     void* qkv_row_ = nullptr;   // c_attn output before qk-norm
-    void* rope_rows_ = nullptr; // [S, qkv_width] scratch for rope_row
     void *x_, *ln_, *atty_, *proj_, *res2_, *fch_, *fch_act_, *logits_;
     float *mean_, *rstd_, *qk_rstd_;
     int32_t* tok_;

@@ -197,7 +197,7 @@ void GPT::attention_input(int l) {
     Activations::Layer& y = act_->layers[l];
     const int C = cfg_.n_embd, NH = cfg_.n_head, NKV = cfg_.kv_heads();
     if (cfg_.qk_norm) ops_.qk_norm_forward(y.qkvn, y.qk_rstd, y.qkv, B_ * T_, C, NH, NKV);
-    if (cfg_.pos == PosKind::rope) ops_.rope_forward(y.att_in(), B_, T_, C, NH, NKV, cfg_.rope_theta);
+    if (cfg_.pos == PosKind::rope) ops_.rope_forward(y.att_in(), B_, T_, C, NH, NKV, cfg_.rope_theta, 0);
 }
 
 void GPT::mlp_activation(int l) {

@@ -147,7 +147,8 @@ public:
                                   int NH, int NKV) = 0;
     // Rotary position embedding on the q and k heads of qkv[B,T,qkv_width], in place; v untouched.
     // Pairs are (i, i + hs/2) ("rotate half"); position t, pair i turns by t * theta^(-2i/hs).
-    virtual void rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta) = 0;
+    // Row t of each sequence is at position pos0 + t (a decoder's one new row: T = 1, pos0 = its place).
+    virtual void rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta, int pos0) = 0;
     // The inverse rotation of the q and k parts of dqkv, in place (the gradient of rope_forward).
     virtual void rope_backward(void* dqkv, int B, int T, int C, int NH, int NKV, float theta) = 0;
     // SwiGLU: inp[N,2H] = [gate | up]; out[N,H] = silu(gate) * up.

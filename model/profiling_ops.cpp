@@ -185,10 +185,10 @@ void ProfilingOps::qk_norm_backward(void* dqkv, const void* dout, const void* qk
     timed("qk_norm_backward", dims({{"N", N}, {"C", C}, {"NH", NH}, {"NKV", NKV}}), 8 * n, 3 * n * es_,
           [&] { inner_->qk_norm_backward(dqkv, dout, qkv, rstd, N, C, NH, NKV); });
 }
-void ProfilingOps::rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta) {
+void ProfilingOps::rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta, int pos0) {
     const double n = double(B) * T * (C + double(NKV) * (C / NH));
     timed("rope_forward", dims({{"B", B}, {"T", T}, {"C", C}, {"NH", NH}, {"NKV", NKV}}), 3 * n, 2 * n * es_,
-          [&] { inner_->rope_forward(qkv, B, T, C, NH, NKV, theta); });
+          [&] { inner_->rope_forward(qkv, B, T, C, NH, NKV, theta, pos0); });
 }
 void ProfilingOps::rope_backward(void* dqkv, int B, int T, int C, int NH, int NKV, float theta) {
     const double n = double(B) * T * (C + double(NKV) * (C / NH));

@@ -62,7 +62,7 @@ public:
     void qk_norm_forward(void* out, float* rstd, const void* qkv, int N, int C, int NH, int NKV) override;
     void qk_norm_backward(void* dqkv, const void* dout, const void* qkv, const float* rstd, int N, int C, int NH,
                           int NKV) override;
-    void rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta) override;
+    void rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta, int pos0) override;
     void rope_backward(void* dqkv, int B, int T, int C, int NH, int NKV, float theta) override;
     void swiglu_forward(void* out, const void* inp, int N, int H) override;
     void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int H) override;

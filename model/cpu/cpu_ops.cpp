@@ -175,11 +175,11 @@ public:
             cpu::qk_norm_backward(x<X>(dqkv), x<X>(dout), x<X>(qkv), rstd, N, C, NH, NKV);
         });
     }
-    void rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta) override {
+    void rope_forward(void* qkv, int B, int T, int C, int NH, int NKV, float theta, int pos0) override {
         check_rope(C, NH, NKV);
         dispatch(dtype_, [&](auto t) {
             using X = decltype(t);
-            cpu::rope_forward(x<X>(qkv), B, T, C, NH, NKV, theta);
+            cpu::rope_forward(x<X>(qkv), B, T, C, NH, NKV, theta, pos0);
         });
     }
     void rope_backward(void* dqkv, int B, int T, int C, int NH, int NKV, float theta) override {

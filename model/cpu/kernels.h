@@ -75,7 +75,7 @@ void qk_norm_forward(X* out, float* rstd, const X* qkv, int N, int C, int NH, in
 template <typename X>
 void qk_norm_backward(X* dqkv, const X* dout, const X* qkv, const float* rstd, int N, int C, int NH, int NKV);
 template <typename X>
-void rope_forward(X* qkv, int B, int T, int C, int NH, int NKV, float theta);
+void rope_forward(X* qkv, int B, int T, int C, int NH, int NKV, float theta, int pos0);
 template <typename X>
 void rope_backward(X* dqkv, int B, int T, int C, int NH, int NKV, float theta);
 template <typename X>

@@ -143,9 +143,9 @@ public:
         check_heads(C, NH, NKV);
         cuda::qk_norm_backward<T>(x(dqkv), cx(dout), cx(qkv), rstd, N, C, NH, NKV, stream_);
     }
-    void rope_forward(void* qkv, int B, int T_, int C, int NH, int NKV, float theta) override {
+    void rope_forward(void* qkv, int B, int T_, int C, int NH, int NKV, float theta, int pos0) override {
         check_rope(C, NH, NKV, theta);
-        cuda::rope_forward<T>(x(qkv), B, T_, C, NH, NKV, theta, scratch_, stream_);
+        cuda::rope_forward<T>(x(qkv), B, T_, C, NH, NKV, theta, pos0, scratch_, stream_);
     }
     void rope_backward(void* dqkv, int B, int T_, int C, int NH, int NKV, float theta) override {
         check_rope(C, NH, NKV, theta);

@@ -144,7 +144,8 @@ template <typename T>
 void qk_norm_backward(T* dqkv, const T* dout, const T* qkv, const float* rstd, int N, int C, int NH, int NKV,
                       cudaStream_t s);
 template <typename T>
-void rope_forward(T* qkv, int B, int T_, int C, int NH, int NKV, float theta, Scratch& scratch, cudaStream_t s);
+void rope_forward(T* qkv, int B, int T_, int C, int NH, int NKV, float theta, int pos0, Scratch& scratch,
+                  cudaStream_t s);
 template <typename T>
 void rope_backward(T* dqkv, int B, int T_, int C, int NH, int NKV, float theta, Scratch& scratch, cudaStream_t s);
 template <typename T> void swiglu_forward(T* out, const T* inp, int N, int H, cudaStream_t s);

@@ -1,10 +1,11 @@
 // rope_forward:  rotary position embedding, in place, on the q and k heads of
 //                qkv[B,T,(NH + 2 NKV) hs] (v untouched). Pairs (i, i + hs/2), i < hs/2 ("rotate
-//                half"); at position t pair i turns by a = t * theta^(-2i/hs):
+//                half"); at position t pair i turns by a = t * theta^(-2i/hs); row t of each
+//                sequence is at position pos0 + t (a decoder's one new row: T = 1).
 //                  x1' = x1 cos a - x2 sin a;   x2' = x2 cos a + x1 sin a
 // rope_backward: the inverse rotation (by -a) of the q and k parts of dqkv, in place: the
 //                gradient of a rotation is its transpose.
-// First a [T, hs/2] table of (cos a, sin a), computed in double (the angle reaches T radians,
+// First a [T, hs/2] table of (cos a, sin a), computed in double (the angle reaches pos0 + T radians,
 // where float would lose the phase) and stored as float in scratch; then one thread per pair
 // (b, t, head, i), FP32 math.
 #include <cmath>
@@ -14,10 +15,10 @@
 namespace sixnd::cuda {
 namespace {
 
-__global__ void rope_table_kernel(float2* table, int T, int half, double theta) {
+__global__ void rope_table_kernel(float2* table, int T, int half, double theta, int pos0) {
     const int idx = blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= T * half) return;
-    const int t = idx / half, i = idx % half;
+    const int t = pos0 + idx / half, i = idx % half;
     const double a = t * pow(theta, -static_cast<double>(i) / half);
     double s, c;
     sincos(a, &s, &c);
@@ -44,12 +45,12 @@ __global__ void rope_rotate_kernel(T* qkv, const float2* table, int B, int T_, i
 }
 
 template <typename T>
-void rope_rotate(T* qkv, int B, int T_, int C, int NH, int NKV, float theta, float sign, Scratch& scratch,
+void rope_rotate(T* qkv, int B, int T_, int C, int NH, int NKV, float theta, float sign, int pos0, Scratch& scratch,
                  cudaStream_t s) {
     const int hs = C / NH, half = hs / 2, heads = NH + NKV;
     float2* table = static_cast<float2*>(scratch.get(sizeof(float2) * static_cast<size_t>(T_) * half));
     rope_table_kernel<<<ceil_div(static_cast<size_t>(T_) * half, 256), 256, 0, s>>>(table, T_, half,
-                                                                                   static_cast<double>(theta));
+                                                                                   static_cast<double>(theta), pos0);
     SIXND_CUDA_LAUNCHED("rope table");
     const size_t pairs = static_cast<size_t>(B) * T_ * heads * half;
     rope_rotate_kernel<T><<<ceil_div(pairs, 256), 256, 0, s>>>(qkv, table, B, T_, hs, C + 2 * NKV * hs, heads, sign);
@@ -59,17 +60,18 @@ void rope_rotate(T* qkv, int B, int T_, int C, int NH, int NKV, float theta, flo
 }  // namespace
 
 template <typename T>
-void rope_forward(T* qkv, int B, int T_, int C, int NH, int NKV, float theta, Scratch& scratch, cudaStream_t s) {
-    rope_rotate<T>(qkv, B, T_, C, NH, NKV, theta, 1.0f, scratch, s);
+void rope_forward(T* qkv, int B, int T_, int C, int NH, int NKV, float theta, int pos0, Scratch& scratch,
+                  cudaStream_t s) {
+    rope_rotate<T>(qkv, B, T_, C, NH, NKV, theta, 1.0f, pos0, scratch, s);
 }
 
 template <typename T>
 void rope_backward(T* dqkv, int B, int T_, int C, int NH, int NKV, float theta, Scratch& scratch, cudaStream_t s) {
-    rope_rotate<T>(dqkv, B, T_, C, NH, NKV, theta, -1.0f, scratch, s);
+    rope_rotate<T>(dqkv, B, T_, C, NH, NKV, theta, -1.0f, 0, scratch, s);
 }
 
-template void rope_forward<float>(float*, int, int, int, int, int, float, Scratch&, cudaStream_t);
-template void rope_forward<bf16>(bf16*, int, int, int, int, int, float, Scratch&, cudaStream_t);
+template void rope_forward<float>(float*, int, int, int, int, int, float, int, Scratch&, cudaStream_t);
+template void rope_forward<bf16>(bf16*, int, int, int, int, int, float, int, Scratch&, cudaStream_t);
 template void rope_backward<float>(float*, int, int, int, int, int, float, Scratch&, cudaStream_t);
 template void rope_backward<bf16>(bf16*, int, int, int, int, int, float, Scratch&, cudaStream_t);
 

@@ -238,8 +238,8 @@ TEST_P(CudaOpsTest, RoPE) {
             const size_t n = static_cast<size_t>(B) * T * Ops::qkv_width(C, NH, NKV);
             auto qkv_v = rnd(n, -2, 2), d_v = rnd(n);
             Tensor qkv = s->x(qkv_v), d = s->x(d_v);
-            s->ref().rope_forward(qkv.r(), B, T, C, NH, NKV, sh.theta);
-            s->dev().rope_forward(qkv.d(), B, T, C, NH, NKV, sh.theta);
+            s->ref().rope_forward(qkv.r(), B, T, C, NH, NKV, sh.theta, 0);
+            s->dev().rope_forward(qkv.d(), B, T, C, NH, NKV, sh.theta, 0);
             EXPECT_TRUE(s->close(qkv, tol(), "rope"));
             s->ref().rope_backward(d.r(), B, T, C, NH, NKV, sh.theta);
             s->dev().rope_backward(d.d(), B, T, C, NH, NKV, sh.theta);
@@ -247,6 +247,11 @@ TEST_P(CudaOpsTest, RoPE) {
             // The backward is the inverse rotation: it takes the rotated qkv back to the input.
             s->dev().rope_backward(qkv.d(), B, T, C, NH, NKV, sh.theta);
             EXPECT_LE(rel_error(s->get_dev(qkv), qkv_v), tol()) << "rope_backward(rope_forward(x)) != x";
+            // A decoder's rows start at a later position.
+            Tensor later = s->x(qkv_v);
+            s->ref().rope_forward(later.r(), B, T, C, NH, NKV, sh.theta, 1000);
+            s->dev().rope_forward(later.d(), B, T, C, NH, NKV, sh.theta, 1000);
+            EXPECT_TRUE(s->close(later, tol(), "rope at position 1000"));
         }
     }
 }
