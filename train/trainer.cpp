@@ -632,11 +632,13 @@ void Run::skip(int done, double loss, double norm, const json& fired_on) {
     if (bad_steps_ < o_.max_bad_steps) return;
     const std::string& last = last_good_;
     stopped(done, {{"reason", "max_bad_steps"}, {"last_checkpoint", last}}, true);
-    throw Error("training", std::to_string(bad_steps_) + " consecutive steps with a non-finite loss or gradient, or skipped as " +
-                                "spikes (--max-bad-steps " + std::to_string(o_.max_bad_steps) + "); stopped at step " +
-                                std::to_string(done) + ". Spikes that go on are the weights', not a batch's: --on-spike "
-                                "rollback restores an earlier state. The last good checkpoint is " +
-                                (last.empty() ? std::string("(none written)") : last));
+    // Every rank counts the same steps (from the reduced loss and norm, and the voted spikes), so
+    // under mpirun the job says it once.
+    throw AgreedError("training", std::to_string(bad_steps_) + " consecutive steps with a non-finite loss or gradient, or skipped as " +
+                                      "spikes (--max-bad-steps " + std::to_string(o_.max_bad_steps) + "); stopped at step " +
+                                      std::to_string(done) + ". Spikes that go on are the weights', not a batch's: --on-spike "
+                                      "rollback restores an earlier state. The last good checkpoint is " +
+                                      (last.empty() ? std::string("(none written)") : last));
 }
 
 void Run::progress(int done, double loss, double norm, float lr, double secs, double mfu) {
@@ -1119,10 +1121,10 @@ Run::SpikeOutcome Run::on_spike(int step, const SpikeVerdict& v, double loss, do
     }
     if (out_of_rollbacks) {
         stopped(done, {{"reason", "max_rollbacks"}, {"last_checkpoint", last_good_}}, true);
-        throw Error("training", "step " + std::to_string(done) + ": another spike after " + std::to_string(spike_run_.rollbacks) +
-                                    " rollbacks (--max-rollbacks " + std::to_string(o_.spike.max_rollbacks) +
-                                    "); stopped. See " + report_path + "; the last good checkpoint is " +
-                                    (last_good_.empty() ? std::string("(none written)") : last_good_));
+        throw AgreedError("training", "step " + std::to_string(done) + ": another spike after " + std::to_string(spike_run_.rollbacks) +
+                                          " rollbacks (--max-rollbacks " + std::to_string(o_.spike.max_rollbacks) +
+                                          "); stopped. See " + report_path + "; the last good checkpoint is " +
+                                          (last_good_.empty() ? std::string("(none written)") : last_good_));
     }
     switch (action) {
         case SpikeAction::warn:
@@ -1285,9 +1287,9 @@ TrainResult Run::go() {
             stopped(done, {{"reason", "non_finite_parameters"}, {"last_checkpoint", last_good_}}, true);
             char lr_text[32];
             std::snprintf(lr_text, sizeof lr_text, "%g", lr);
-            throw Error("training", "step " + std::to_string(done) + ": the update made parameters non-finite (learning rate " +
-                                        lr_text + ", --weight-decay too high?); stopped without saving them. The last good "
-                                        "checkpoint is " + (last_good_.empty() ? std::string("(none written)") : last_good_));
+            throw AgreedError("training", "step " + std::to_string(done) + ": the update made parameters non-finite (learning rate " +
+                                              lr_text + ", --weight-decay too high?); stopped without saving them. The last good "
+                                              "checkpoint is " + (last_good_.empty() ? std::string("(none written)") : last_good_));
         }
         profiler_.region(ProfileRegion::comm), engine_.after_optimizer();
         mem_.sync();
