@@ -5,18 +5,27 @@
 
 namespace sixnd {
 
-DataLoader::DataLoader(const std::string& glob, int B, int T, int rank, int world, bool shuffle, uint64_t seed)
-    : tokens_(glob), B_(B), T_(T), rank_(rank), world_(world), shuffle_(shuffle), seed_(seed),
+DataLoader::DataLoader(const std::string& glob, int B, int T, int rank, int world, int accum, bool shuffle, uint64_t seed)
+    : tokens_(glob), B_(B), T_(T), rank_(rank), world_(world), accum_(accum), shuffle_(shuffle), seed_(seed),
       row_(static_cast<size_t>(T) + 1) {
     if (B <= 0) throw Error("--batch", "must be positive, got " + std::to_string(B));
     if (T <= 0) throw Error("--seq-len", "must be positive, got " + std::to_string(T));
     samples_ = tokens_.size() > 0 ? (tokens_.size() - 1) / static_cast<uint64_t>(T) : 0;
-    const uint64_t need = static_cast<uint64_t>(world) * B;
+    const uint64_t need = static_cast<uint64_t>(world) * B * accum;
     if (samples_ < need)
-        throw Error(glob, "holds " + std::to_string(tokens_.size()) + " tokens, fewer than one global batch of " +
-                              std::to_string(world) + " x " + std::to_string(B) + " x " + std::to_string(T) +
-                              " (+1) needs");
+        throw Error(glob, "holds " + std::to_string(tokens_.size()) + " tokens, fewer than one " +
+                              (accum > 1 ? "step of " + std::to_string(accum) + " x " : std::string("global batch of ")) +
+                              std::to_string(world) + " x " + std::to_string(B) + " x " + std::to_string(T) + " (+1) needs");
     build_order();
+}
+
+void DataLoader::maybe_end_epoch() {
+    const uint64_t global = static_cast<uint64_t>(world_) * B_, step = global * accum_;
+    const bool step_start = state_.cursor % step == 0;
+    if ((step_start && state_.cursor + step > samples_) || state_.cursor + global > samples_) {
+        state_.epoch++;
+        state_.cursor = 0;
+    }
 }
 
 void DataLoader::build_order() {
@@ -30,11 +39,9 @@ void DataLoader::build_order() {
 
 void DataLoader::next(int32_t* inputs, int32_t* targets) {
     const uint64_t global = static_cast<uint64_t>(world_) * B_;
-    if (state_.cursor + global > samples_) {
-        state_.epoch++;
-        state_.cursor = 0;
-        build_order();
-    }
+    const uint64_t epoch = state_.epoch;
+    maybe_end_epoch();
+    if (state_.epoch != epoch) build_order();
     last_.assign(static_cast<size_t>(B_), 0);
     for (int b = 0; b < B_; b++) {
         uint64_t k = state_.cursor + static_cast<uint64_t>(rank_) * B_ + b;
@@ -51,10 +58,7 @@ void DataLoader::advance(uint64_t n) {
     const uint64_t global = static_cast<uint64_t>(world_) * B_;
     const uint64_t epoch = state_.epoch;
     for (uint64_t i = 0; i < n; i++) {
-        if (state_.cursor + global > samples_) {
-            state_.epoch++;
-            state_.cursor = 0;
-        }
+        maybe_end_epoch();
         state_.cursor += global;
     }
     if (state_.epoch != epoch) build_order();

@@ -1,14 +1,19 @@
 // The training data loader. The token stream (shards concatenated in path order) is cut into
 // samples of T+1 tokens that overlap by one: sample i is tokens [i*T, i*T + T + 1), inputs its
 // first T, targets its last T. A global micro-batch is world*B consecutive samples of the
-// epoch's order; rank r takes the r-th block of B, so ranks see disjoint slices and a run with
-// the same global batch sees the same tokens whatever the world size.
+// epoch's order; rank r takes the r-th block of B, and a step is `accum` micro-batches in a row.
+// So ranks see disjoint slices, and a run with the same samples per step (world*B*accum) sees
+// the same tokens whatever the world size and however the step is split into micro-batches.
 //
 // shuffle off: the order is 0, 1, 2, ...; one process's batch k is then exactly tokens
 //   [k*B*T, k*B*T + B*T + 1), as in `sixnd eval`.
 // shuffle on: each epoch's order is a permutation drawn from (seed, epoch), so it is the same
 //   on every rank and after a resume.
-// An epoch ends when fewer than world*B samples remain; the remainder is dropped.
+// An epoch ends, at a step's start, when fewer than a step's world*B*accum samples remain; the
+// remainder is dropped. So no step holds samples of two epochs (with shuffle, possibly one
+// sample twice), and where epochs end does not depend on the split. (A position restored from a
+// run with another step size may sit inside a step: that epoch then ends at the first
+// micro-batch that would not fit.)
 #pragma once
 #include <cstdint>
 #include <string>
@@ -32,7 +37,8 @@ struct LoaderState {
 
 class DataLoader {
 public:
-    DataLoader(const std::string& glob, int B, int T, int rank, int world, bool shuffle, uint64_t seed);
+    // accum: micro-batches per step.
+    DataLoader(const std::string& glob, int B, int T, int rank, int world, int accum, bool shuffle, uint64_t seed);
 
     // Fills inputs[B*T] and targets[B*T] with this rank's part of the next global micro-batch.
     void next(int32_t* inputs, int32_t* targets);
@@ -48,9 +54,11 @@ public:
 
 private:
     void build_order();
+    // Starts the next epoch where the next micro-batch must not come from this one.
+    void maybe_end_epoch();
 
     TokenSet tokens_;
-    int B_, T_, rank_, world_;
+    int B_, T_, rank_, world_, accum_;
     bool shuffle_;
     uint64_t seed_;
     uint64_t samples_ = 0;

@@ -123,6 +123,13 @@ json memory_json(const MemoryLedger& l) {
     return m;
 }
 
+// Micro-batches per step: --total-batch-tokens over one micro-batch on every rank (validate()
+// made it a multiple), else one.
+int micro_batches_per_step(const TrainOptions& o, int world) {
+    const long long micro_tokens = static_cast<long long>(o.batch) * o.seq_len * world;
+    return o.total_batch_tokens > 0 ? static_cast<int>(o.total_batch_tokens / micro_tokens) : 1;
+}
+
 std::string format_duration(double s) {
     char buf[32];
     if (s >= 3600) std::snprintf(buf, sizeof buf, "%dh%02dm", int(s / 3600), int(std::fmod(s, 3600) / 60));
@@ -363,7 +370,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
               [this](void* dst, const void* src, size_t n) { ops_.residual_forward(dst, dst, src, n); }),
       param_at_([this](const ShardSpan& s) { return engine_.param_at(s); }),
       grad_at_([this](const ShardSpan& s) { return engine_.grad_at(s); }),
-      loader_(o.train_data, o.batch, o.seq_len, rank_, world_, o.shuffle, o.seed),
+      loader_(o.train_data, o.batch, o.seq_len, rank_, world_, micro_batches_per_step(o, world_), o.shuffle, o.seed),
       history_(o.spike.detect, static_cast<int>(model_.layout().units().size()), cfg_.n_layer) {
     model_.set_hooks(profiler_.hooks(&engine_));
     // The attention logits' growth is a spike's first suspect; its per-row maxima cost one
@@ -382,7 +389,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
     on_root_agreed(comm, [&] { claim_checkpoints(ckpt_root_, run_id_, o.overwrite); });
     loader_.tokens().check_vocab(cfg_.vocab_size);
     if (!o.val_data.empty()) {
-        val_ = std::make_unique<DataLoader>(o.val_data, o.batch, o.seq_len, rank_, world_, false, 0);
+        val_ = std::make_unique<DataLoader>(o.val_data, o.batch, o.seq_len, rank_, world_, 1, false, 0);
         val_->tokens().check_vocab(cfg_.vocab_size);
         const long long held = static_cast<long long>(val_->samples_per_epoch() / (static_cast<uint64_t>(o.batch) * world_));
         eval_batches_ = std::max(1LL, std::min<long long>(o.eval_batches, held));
@@ -391,9 +398,8 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
                      " batches of " + std::to_string(o.batch) + " x " + std::to_string(o.seq_len) +
                      " per rank; each evaluation uses " + std::to_string(eval_batches_) + " (the eval records say so)");
     }
-    const long long micro_tokens = static_cast<long long>(o.batch) * o.seq_len * world_;
-    step_tokens_ = o.total_batch_tokens > 0 ? o.total_batch_tokens : micro_tokens;  // validate(): a multiple
-    accum_ = static_cast<int>(step_tokens_ / micro_tokens);
+    accum_ = micro_batches_per_step(o, world_);
+    step_tokens_ = static_cast<long long>(o.batch) * o.seq_len * world_ * accum_;
     data_info_ = data_json(loader_.tokens());
     // Each rank reads its own copy of the data (a node's stale copy, another working directory):
     // other tokens train silently, and a validation set or --eval-task of another length leaves
@@ -518,14 +524,13 @@ LoaderState Run::resume_position() {
                  (changed.empty() ? std::string() : "; changed on purpose: " + list) +
                  (position_lost ? "; the data position restarts at the beginning" : ""));
     if (root_) warn_abandoned_branch();
-    // An epoch ends when fewer than world x B samples remain (data/loader.h): with another world
-    // x B the run reads the same samples to the end of this epoch, then others than it would have.
-    const long long rows_then = static_cast<long long>(m.world_size) * m.config.value("batch", 0);
-    const long long rows_now = static_cast<long long>(world_) * o_.batch;
-    if (root_ && !position_lost && rows_then > 0 && rows_then != rows_now)
-        log_warn("resuming with " + std::to_string(rows_now) + " sequences per micro-step across the ranks (world size x --batch), where " +
-                 ck_->dir() + " had " + std::to_string(rows_then) + ": an epoch ends when fewer than world size x --batch samples "
-                 "remain, so after this epoch the run reads other samples than the uninterrupted run would");
+    // An epoch ends when fewer than a step's samples remain (data/loader.h), however the step is
+    // split into ranks and micro-batches: with other tokens per step the run reads the same
+    // samples to the end of this epoch, then others than it would have.
+    if (root_ && !position_lost && m.batch_tokens > 0 && m.batch_tokens != step_tokens_)
+        log_warn("resuming with " + std::to_string(step_tokens_) + " tokens per step, where " + ck_->dir() + " had " +
+                 std::to_string(m.batch_tokens) + ": an epoch ends when fewer than a step's samples remain, so after this "
+                 "epoch the run reads other samples than the uninterrupted run would");
     return position_lost ? LoaderState{} : m.loader;
 }
 

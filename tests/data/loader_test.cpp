@@ -1,8 +1,8 @@
 // The data loader against a reference written from the documented format and order, not from
 // the loader: shards read as raw llm.c files (256 int32 header, then uint16 or uint32 tokens),
 // concatenated in path order; sample i is tokens [i*T, i*T + T + 1); global micro-batch k of an
-// epoch is samples [k*W*B, (k+1)*W*B), rank r taking the r-th block of B; an epoch ends when
-// fewer than W*B samples remain. Shards of uneven sizes, empty ones and ones shorter than a row
+// epoch is samples [k*W*B, (k+1)*W*B), rank r taking the r-th block of B; a step is A such
+// micro-batches, and an epoch ends when fewer than a step's W*B*A samples remain. Shards of uneven sizes, empty ones and ones shorter than a row
 // make rows that straddle shard ends, which is where an index slip would show.
 #include <gtest/gtest.h>
 
@@ -94,25 +94,28 @@ void expect_same(const Batch& got, const Batch& want, const std::string& what) {
 }  // namespace
 
 // Unshuffled, every rank's batch is the reference's, through several epochs, over uneven shards
-// (empty ones, ones shorter than a row) in both token widths.
+// (empty ones, ones shorter than a row) in both token widths. With several micro-batches a step
+// (the last two cases) the epoch ends micro-batches earlier than W*B alone would end it.
 TEST(Loader, UnshuffledBatchesAreTheDocumentedTokens) {
     struct Case {
         std::vector<size_t> sizes;
         size_t vocab;
-        int B, T, world;
+        int B, T, world, accum;
     };
     const std::vector<Case> cases = {
-        {{37, 5, 0, 61, 12, 90, 3}, kShardU16Vocab, 2, 8, 1},
-        {{37, 5, 0, 61, 12, 90, 3}, kShardU16Vocab, 1, 5, 3},
-        {{1, 2, 1, 40, 0, 7}, 70000, 2, 3, 2},
-        {{9}, kShardU16Vocab, 1, 8, 1},  // exactly one row: every batch is it
+        {{37, 5, 0, 61, 12, 90, 3}, kShardU16Vocab, 2, 8, 1, 1},
+        {{37, 5, 0, 61, 12, 90, 3}, kShardU16Vocab, 1, 5, 3, 1},
+        {{1, 2, 1, 40, 0, 7}, 70000, 2, 3, 2, 1},
+        {{9}, kShardU16Vocab, 1, 8, 1, 1},  // exactly one row: every batch is it
+        {{37, 5, 0, 61, 12, 90, 3}, kShardU16Vocab, 2, 8, 1, 5},  // 25 samples: 2 steps of 10, not 12 micro-batches
+        {{37, 5, 0, 61, 12, 90, 3}, kShardU16Vocab, 1, 5, 2, 3},  // 41 samples: 6 steps of 6, not 20 micro-batches
     };
     for (const Case& c : cases) {
         const auto d = make_data(c.sizes, c.vocab);
         const uint64_t samples = (d->stream.size() - 1) / c.T, G = static_cast<uint64_t>(c.world) * c.B;
-        const uint64_t per_epoch = samples / G;
+        const uint64_t per_epoch = samples / (G * c.accum) * c.accum;
         for (int r = 0; r < c.world; r++) {
-            DataLoader l(d->glob(), c.B, c.T, r, c.world, false, 0);
+            DataLoader l(d->glob(), c.B, c.T, r, c.world, c.accum, false, 0);
             ASSERT_EQ(l.samples_per_epoch(), samples);
             for (uint64_t k = 0; k < 3 * per_epoch + 1; k++) {
                 std::vector<uint64_t> rows;
@@ -133,7 +136,7 @@ TEST(Loader, ShuffledEpochsArePermutationsSplitAcrossRanks) {
     const auto d = make_data({37, 5, 0, 61, 12, 90, 3, 44});
     const int B = 2, T = 4, W = 3;
     std::vector<std::unique_ptr<DataLoader>> ranks;
-    for (int r = 0; r < W; r++) ranks.push_back(std::make_unique<DataLoader>(d->glob(), B, T, r, W, true, 42));
+    for (int r = 0; r < W; r++) ranks.push_back(std::make_unique<DataLoader>(d->glob(), B, T, r, W, 1, true, 42));
     const uint64_t samples = ranks[0]->samples_per_epoch(), per_epoch = samples / (W * B);
     std::vector<std::vector<uint64_t>> epochs(3);
     for (auto& e : epochs)
@@ -154,40 +157,50 @@ TEST(Loader, ShuffledEpochsArePermutationsSplitAcrossRanks) {
     EXPECT_NE(epochs[1], epochs[2]);
 }
 
-// A loader given another's position (a resume, at any point of any epoch) continues with exactly
-// the batches the first one serves next; so does one moved on by advance() (a rollback's skip).
+// A loader given another's position (a resume, at any point of any epoch, inside a step too)
+// continues with exactly the batches the first one serves next; so does one moved on by
+// advance() (a rollback's skip).
 TEST(Loader, ResumedAndAdvancedPositionsContinueTheSameBatches) {
     const auto d = make_data({37, 5, 0, 61, 12});
     const int B = 2, T = 4;
-    for (bool shuffle : {false, true})
-        for (uint64_t cut = 0; cut < 20; cut++) {
-            DataLoader a(d->glob(), B, T, 1, 2, shuffle, 9), jumped(d->glob(), B, T, 1, 2, shuffle, 9);
-            for (uint64_t k = 0; k < cut; k++) next_of(a, B, T);
-            DataLoader resumed(d->glob(), B, T, 1, 2, shuffle, 9);
-            resumed.set_state(a.state());
-            jumped.advance(cut);
-            EXPECT_EQ(jumped.state().epoch, a.state().epoch);
-            EXPECT_EQ(jumped.state().cursor, a.state().cursor);
-            for (int k = 0; k < 12; k++) {
-                const Batch want = next_of(a, B, T);
-                const std::string what = std::string(shuffle ? "shuffled" : "in order") + ", cut " + std::to_string(cut);
-                expect_same(next_of(resumed, B, T), want, "resumed " + what);
-                expect_same(next_of(jumped, B, T), want, "advanced " + what);
+    for (int A : {1, 3})
+        for (bool shuffle : {false, true})
+            for (uint64_t cut = 0; cut < 20; cut++) {
+                DataLoader a(d->glob(), B, T, 1, 2, A, shuffle, 9), jumped(d->glob(), B, T, 1, 2, A, shuffle, 9);
+                for (uint64_t k = 0; k < cut; k++) next_of(a, B, T);
+                DataLoader resumed(d->glob(), B, T, 1, 2, A, shuffle, 9);
+                resumed.set_state(a.state());
+                jumped.advance(cut);
+                EXPECT_EQ(jumped.state().epoch, a.state().epoch);
+                EXPECT_EQ(jumped.state().cursor, a.state().cursor);
+                for (int k = 0; k < 12; k++) {
+                    const Batch want = next_of(a, B, T);
+                    const std::string what = std::string(shuffle ? "shuffled" : "in order") + ", accum " + std::to_string(A) +
+                                             ", cut " + std::to_string(cut);
+                    expect_same(next_of(resumed, B, T), want, "resumed " + what);
+                    expect_same(next_of(jumped, B, T), want, "advanced " + what);
+                }
             }
-        }
 }
 
-TEST(Loader, RefusesDataShorterThanOneGlobalBatch) {
+TEST(Loader, RefusesDataShorterThanOneStep) {
     const auto d = make_data({4, 0, 4});  // 8 tokens: one row of 7 (+1), not two of 4 (+1)
-    EXPECT_NO_THROW(DataLoader(d->glob(), 1, 7, 0, 1, false, 0));
+    EXPECT_NO_THROW(DataLoader(d->glob(), 1, 7, 0, 1, 1, false, 0));
     try {
-        DataLoader(d->glob(), 2, 4, 0, 1, false, 0);
+        DataLoader(d->glob(), 2, 4, 0, 1, 1, false, 0);
         ADD_FAILURE() << "two rows of 4 (+1) from 8 tokens";
     } catch (const Error& e) {
         EXPECT_EQ(e.where(), d->glob());
         EXPECT_NE(e.fault().find("holds 8 tokens"), std::string::npos) << e.fault();
     }
-    EXPECT_THROW(DataLoader(d->glob(), 1, 4, 1, 2, false, 0), Error);  // one row for each of two ranks
+    EXPECT_THROW(DataLoader(d->glob(), 1, 4, 1, 2, 1, false, 0), Error);  // one row for each of two ranks
+    EXPECT_NO_THROW(DataLoader(d->glob(), 1, 3, 0, 1, 2, false, 0));    // two rows of 3 (+1): a step of 2 micro-batches
+    try {
+        DataLoader(d->glob(), 1, 3, 0, 1, 3, false, 0);
+        ADD_FAILURE() << "a step of three rows of 3 (+1) from 8 tokens";
+    } catch (const Error& e) {
+        EXPECT_NE(e.fault().find("fewer than one step of 3 x 1 x 1 x 3"), std::string::npos) << e.fault();
+    }
     const auto empty = make_data({0, 0});
-    EXPECT_THROW(DataLoader(empty->glob(), 1, 1, 0, 1, false, 0), Error);
+    EXPECT_THROW(DataLoader(empty->glob(), 1, 1, 0, 1, 1, false, 0), Error);
 }

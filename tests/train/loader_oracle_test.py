@@ -2,7 +2,7 @@
 and sample order (data/loader.h), not from the loader: shards are read here as raw llm.c files,
 sample i is tokens [i*T, i*T + T + 1) of their concatenation, a step is `accum` global
 micro-batches of world x B consecutive samples (rank r the r-th block of B), and an epoch ends
-when fewer than world x B samples remain.
+when fewer than a step's world x B x accum samples remain.
 
 The batches are observed through the losses: with a learning rate of 1e-30 the weights never
 change, so each step's logged loss is the mean over the step's rows of the model's loss on that
@@ -42,13 +42,10 @@ def expected_rows(stream, steps):
     G = WORLD * B
     cursor, out = 0, []
     for _ in range(steps):
-        rows = []
-        for _ in range(ACCUM):
-            if cursor + G > samples:
-                cursor = 0
-            rows += range(cursor, cursor + G)
-            cursor += G
-        out.append(rows)
+        if cursor + G * ACCUM > samples:
+            cursor = 0
+        out.append(list(range(cursor, cursor + G * ACCUM)))
+        cursor += G * ACCUM
     return out
 
 

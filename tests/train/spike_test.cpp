@@ -137,7 +137,7 @@ TEST(SpikeLoader, AdvanceAndRowSources) {
     write_shard(t.dir + "/s_000.bin", a);
     write_shard(t.dir + "/s_001.bin", b);
     const int B = 2, T = 8;
-    DataLoader walked(t.dir + "/s_*.bin", B, T, 1, 2, true, 11), jumped(t.dir + "/s_*.bin", B, T, 1, 2, true, 11);
+    DataLoader walked(t.dir + "/s_*.bin", B, T, 1, 2, 1, true, 11), jumped(t.dir + "/s_*.bin", B, T, 1, 2, 1, true, 11);
     std::vector<int32_t> in(B * T), tg(B * T), in2(B * T), tg2(B * T);
     for (int i = 0; i < 7; i++) walked.next(in.data(), tg.data());
     jumped.advance(7);
