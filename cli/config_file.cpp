@@ -38,11 +38,16 @@ bool flag_value(const std::string& v, const std::string& where, const std::strin
     throw Error(where, "'" + key + "' is a flag: its value must be true or false, got '" + v + "'");
 }
 
-// The config file's path from --config FILE or --config=FILE, or "".
+// The config file's path from --config FILE or --config=FILE, or "" without --config.
 std::string config_path(const std::vector<std::string>& args) {
     for (size_t i = 0; i < args.size(); i++) {
-        if (args[i] == "--config" && i + 1 < args.size()) return args[i + 1];
-        if (args[i].rfind("--config=", 0) == 0) return args[i].substr(9);
+        std::string path;
+        if (args[i] == "--config" && i + 1 < args.size()) path = args[i + 1];
+        else if (args[i].rfind("--config=", 0) == 0) path = args[i].substr(9);
+        else continue;
+        // Read as no --config, it would run on the defaults of every flag the file was to set.
+        if (path.empty()) throw Error("--config", "is empty; name the config file");
+        return path;
     }
     return "";
 }

@@ -73,6 +73,25 @@ static std::vector<std::pair<std::string, std::string>> flag_settings(const Trai
     return settings;
 }
 
+// Values that stand for the flag left out, which the run would read as such if given: 0 for
+// the flags below, and an empty value (no --log, no --tokenizer, the preset's --norm).
+static void refuse_left_out_values(const CLI::App& app, const TrainOptions& o) {
+    const struct {
+        const char* flag;
+        bool zero;
+        const char* why;
+    } zeros[] = {
+        {"--peak-tflops", o.peak_tflops == 0, "must be > 0 (leave it out for the device's peak), got 0"},
+        {"--price-per-device-hour", o.price_per_device_hour == 0, "must be > 0 (leave it out for a bill without a price), got 0"},
+        {"--inject-junk-batch", o.spike.inject_junk_step == 0, "STEP must be between 1 and --steps, got 0"},
+    };
+    for (const auto& z : zeros)
+        if (z.zero && app.count(z.flag) > 0) throw Error(z.flag, z.why);
+    for (const CLI::Option* opt : app.get_options())
+        for (const std::string& value : opt->results())
+            if (value.empty() && opt->get_expected_min() > 0) throw Error(opt->get_name(), "is empty; give it a value or leave it out");
+}
+
 int run_train(int argc, char** argv) {
     CLI::App app{"Train a GPT on llm.c token shards", "sixnd train"};
     std::string config;
@@ -114,7 +133,7 @@ int run_train(int argc, char** argv) {
     app.add_flag("--allow-resume-changes", o.allow_resume_changes,
                  "resume although --seq-len, the tokens per step, --train-data, --shuffle or --seed differ from the checkpoint's");
     app.add_option("--log", o.log, "JSON Lines run log");
-    app.add_option("--eval-every", o.eval_every, "validation loss every N steps (needs --val-data)")->capture_default_str();
+    app.add_option("--eval-every", o.eval_every, "validation loss every N steps (needs --val-data or --eval-task)")->capture_default_str();
     app.add_option("--eval-batches", o.eval_batches, "validation batches per evaluation")->capture_default_str();
     app.add_option("--eval-task", o.eval_task, "HellaSwag-format JSONL scored (acc, acc_norm) at each --eval-every (needs --tokenizer)");
     app.add_option("--sample-every", o.sample_every,
@@ -154,11 +173,10 @@ int run_train(int argc, char** argv) {
     o.optimizer.kind = parse_optimizer(optimizer);
     o.spike.action = parse_spike_action(on_spike);
     if (app.count("--inject-lr-spike")) o.spike.inject_lr = parse_lr_injection(inject_lr);
-    if (app.count("--inject-junk-batch") && o.spike.inject_junk_step < 1)
-        throw Error("--inject-junk-batch", "STEP must be between 1 and --steps, got " + std::to_string(o.spike.inject_junk_step));
     // Every knob is checked before MPI starts or a model is built; the batch rule needs the
     // world size, which mpirun's environment tells.
     o.validate(launched_world_size());
+    refuse_left_out_values(app, o);
     // The model the flags make is the run's unless a checkpoint is resumed, which brings its own.
     const bool fresh = o.resume.empty() || (o.resume == "latest" && latest_checkpoint(o.out_dir + "/checkpoints").empty());
     if (mf.init == "random" && fresh) {
@@ -178,8 +196,11 @@ int run_train(int argc, char** argv) {
         share_cores();
     }
 
-    if (app.count("--master-weights") && o.optimizer.master_weights && o.dtype == DType::f32 && (!comm || comm->rank() == 0))
-        log_warn("--master-weights on has no effect with --dtype fp32: FP32 parameters are their own master copy");
+    if (!comm || comm->rank() == 0) {
+        if (app.count("--master-weights") && o.dtype == DType::f32)
+            log_warn("--master-weights " + master + " has no effect with --dtype fp32: FP32 parameters are their own master copy");
+        for (const std::string& w : o.inert_settings()) log_warn(w);
+    }
 
     TrainResult r;
     try {

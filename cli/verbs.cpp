@@ -9,7 +9,20 @@ namespace sixnd::cli {
 
 bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
     const std::string verb = argv[0];
-    std::vector<std::string> args(argv + 1, argv + argc);
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; i++) {
+        const std::string a = argv[i];
+        // CLI11 takes "--log=" for "--log" with its value still to come, and so swallows the next
+        // argument ("--log= --check" would log to a file named --check, and run): an empty value.
+        const size_t eq = a.find('=');
+        const CLI::Option* opt = a.rfind("--", 0) == 0 && eq == a.size() - 1 ? app.get_option_no_throw(a.substr(0, eq)) : nullptr;
+        if (opt && opt->get_expected_min() > 0) {
+            args.push_back(a.substr(0, eq));
+            args.emplace_back();
+        } else {
+            args.push_back(a);
+        }
+    }
     const std::vector<ConfigArg> config =
         config_file == ConfigFile::own ? config_file_args(app, verb, args) : std::vector<ConfigArg>{};
     std::vector<std::string> all;

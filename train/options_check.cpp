@@ -115,4 +115,32 @@ void TrainOptions::validate(int world) const {
     }
 }
 
+std::vector<std::string> TrainOptions::inert_settings() const {
+    const TrainOptions d;
+    const bool muon = optimizer.kind == OptimizerKind::muon, rollback = spike.action == SpikeAction::rollback;
+    const bool detecting = spike.detect.z_loss > 0 || spike.detect.z_grad > 0;
+    const std::string no_detection = "has no effect with --spike-z-loss 0 and --spike-z-grad 0 (no spike detection)";
+    std::vector<std::string> out;
+    const auto inert = [&](bool set, const std::string& flag, const std::string& why) {
+        if (set) out.push_back(flag + " " + why);
+    };
+    inert(schedule.kind == ScheduleKind::constant && schedule.final_frac != d.schedule.final_frac, "--final-lr-frac",
+          "has no effect with --schedule constant (it is where cosine and wsd decay to)");
+    inert(!muon && optimizer.muon_lr != d.optimizer.muon_lr, "--muon-lr", "has no effect without --optimizer muon");
+    inert(!muon && optimizer.muon_momentum != d.optimizer.muon_momentum, "--muon-momentum", "has no effect without --optimizer muon");
+    inert(!muon && optimizer.muon_weight_decay != d.optimizer.muon_weight_decay, "--muon-weight-decay",
+          "has no effect without --optimizer muon");
+    inert(!detecting && spike.action != d.spike.action, "--on-spike", no_detection);
+    inert(!detecting && spike.detect.window != d.spike.detect.window, "--spike-window", no_detection);
+    inert(!rollback && spike.rollback_steps != d.spike.rollback_steps, "--rollback-steps", "has no effect without --on-spike rollback");
+    inert(!rollback && spike.rollback_skip_batches != d.spike.rollback_skip_batches, "--rollback-skip-batches",
+          "has no effect without --on-spike rollback");
+    inert(!rollback && spike.max_rollbacks != d.spike.max_rollbacks, "--max-rollbacks", "has no effect without --on-spike rollback");
+    inert((val_data.empty() || eval_every == 0) && eval_batches != d.eval_batches, "--eval-batches",
+          "has no effect without --val-data and --eval-every (it sizes each validation)");
+    inert(sample_every == 0 && sample_tokens != d.sample_tokens, "--sample-tokens", "has no effect without --sample-every");
+    inert(allow_resume_changes && resume.empty(), "--allow-resume-changes", "has no effect without --resume");
+    return out;
+}
+
 }  // namespace sixnd

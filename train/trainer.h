@@ -78,6 +78,12 @@ struct TrainOptions {
     // Throws Error naming the flag of the first value out of range; `world` is the number of
     // ranks (the batch tokens per step must split over them).
     void validate(int world) const;
+    // Settings other than the default for something this run does not do (a Muon knob under
+    // AdamW, a rollback knob without rollback...), each "--flag has no effect ...". Warned of,
+    // not refused: one flag set for several runs (an ablation's variants, a config file kept
+    // across optimizers) applies to some of them only. Defaults are left out, so that a run's
+    // resolved options given back as flags (a spike report's next commands) run quietly.
+    std::vector<std::string> inert_settings() const;
 };
 
 struct TrainResult {

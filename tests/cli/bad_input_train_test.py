@@ -164,6 +164,44 @@ def run(tmp):
         flag("--inject-junk-batch", "3", ["--steps (2)"]), flag("--inject-junk-batch", "x", []),
     ]
 
+    # A flag for something the run does not do is said, not taken and ignored in silence; not
+    # refused either, since one flag set for several runs (an ablation's variants) applies to
+    # some of them only. --check says nothing. A 0 or an empty value that would read as the
+    # flag left out is refused.
+    def inert(name, args, flags):
+        return Case(name, train(*args, out=os.path.join(tmp, name.replace(" ", "_")), steps=1), [], exit_code=0, env=ENV,
+                    warned=[f + " has no effect" for f in flags])
+    cases += [
+        inert("knobs of what the run does not do",
+              ["--schedule", "constant", "--final-lr-frac", "0.1", "--muon-lr", "0.03", "--muon-momentum", "0.9",
+               "--muon-weight-decay", "0.1", "--rollback-steps", "3", "--rollback-skip-batches", "0", "--max-rollbacks", "1",
+               "--eval-batches", "2", "--sample-tokens", "8", "--allow-resume-changes"],
+              ["--final-lr-frac", "--muon-lr", "--muon-momentum", "--muon-weight-decay", "--rollback-steps",
+               "--rollback-skip-batches", "--max-rollbacks", "--eval-batches", "--sample-tokens", "--allow-resume-changes"]),
+        inert("spike handling without detection",
+              ["--spike-z-loss", "0", "--spike-z-grad", "0", "--on-spike", "skip", "--spike-window", "8", "--val-data", data,
+               "--eval-batches", "2"],
+              ["--on-spike", "--spike-window", "--eval-batches"]),
+        Case("--check: an inert flag", train("--check", "--muon-lr", "0.03"), [], exit_code=0, unchanged=[fresh], env=ENV),
+        flag("--peak-tflops", "0", ["> 0", "leave it out"]), flag("--price-per-device-hour", "0", ["> 0", "leave it out"]),
+        flag("--log", "", ["is empty"]), flag("--tokenizer", "", ["is empty"]), flag("--resume", "", ["is empty"]),
+        flag("--norm", "", ["is empty"]), flag("--config", "", ["is empty"]),
+        # "--config=" is an empty value too, not "--config" taking the next flag as its file.
+        Case("--config= before another flag", train("--config=", "--check"), ["--config", "is empty"], unchanged=[fresh], env=ENV),
+        Case("--tokenizer= before another flag", train("--tokenizer=", "--check"), ["--tokenizer", "is empty"], unchanged=[fresh],
+             env=ENV),
+        Case("--master-weights off in fp32", train("--master-weights", "off", out=os.path.join(tmp, "warn_master_off")), [],
+             exit_code=0, env=ENV, warns=["--master-weights off", "--dtype fp32"]),
+        # What does apply stays accepted.
+        Case("flags that apply", train("--check", "--optimizer", "muon", "--muon-lr", "0.03", "--muon-momentum", "0.9",
+                                       "--muon-weight-decay", "0.1", "--schedule", "wsd", "--final-lr-frac", "0.1",
+                                       "--spike-z-loss", "0", "--spike-window", "8", "--on-spike", "rollback",
+                                       "--snapshot-every", "1", "--rollback-steps", "2", "--rollback-skip-batches", "0",
+                                       "--max-rollbacks", "2", "--val-data", data, "--eval-every", "1", "--eval-batches", "2",
+                                       "--resume", "latest", "--allow-resume-changes", "--price-per-device-hour", "2"),
+             [], exit_code=0, unchanged=[fresh], env=ENV),
+    ]
+
     # Run directories that cannot be used.
     a_file = os.path.join(tmp, "a_file")
     with open(a_file, "w") as f:

@@ -54,6 +54,8 @@ def run(tmp):
     wins = config("wins", "batch = -1", "[sample]", "top_k = 3", "top_k = 4")
     log = os.path.join(tmp, "wins.jsonl")
     zero_byte = config("zero_byte", "ba\0tch = 1")  # the error line quotes it past the zero byte
+    muon = config("muon", "batch = 1", "optimizer = muon", "muon-lr = 0.03")
+    empty_text = config("empty_text", "batch = 1", "tokenizer =")
 
     def command_line_won():
         header = json.loads(open(log).readline())
@@ -78,6 +80,10 @@ def run(tmp):
         Case("a missing config file", train(os.path.join(tmp, "absent.toml")), ["absent.toml"]),
         Case("the command line wins", train(wins, "--batch", "1", "--log", log, out=os.path.join(tmp, "wins")), [],
              exit_code=0, check=command_line_won),
+        # The command line's optimizer wins, so the file's Muon knob applies to nothing: said.
+        Case("a file's flag the command line makes inert", train(muon, "--optimizer", "adamw", out=os.path.join(tmp, "inert")),
+             [], exit_code=0, warns=["--muon-lr has no effect without --optimizer muon"]),
+        Case("a file's text value left empty", train(empty_text), [f"{empty_text}:{n + 2}: --tokenizer: is empty"]),
     ]
     for c in cases:
         c.env = ENV

@@ -37,9 +37,11 @@ def train(tmp, name, np_, stage, optimizer="muon", extra=()):
     cmd = [SIXND, "train", "--init", "random", "--model", "tiny", "--seed", "5", "--train-data",
            os.path.join(tmp, "train.bin"), "--device", "cpu", "--dtype", "fp32", "--batch", str(GLOBAL_B // np_),
            "--seq-len", str(T), "--steps", str(STEPS), "--lr", "3e-3", "--warmup", "2", "--weight-decay", "0.1",
-           "--optimizer", optimizer, "--muon-lr", "0.03", "--muon-weight-decay", "0.05", "--grad-clip", "1.0",
+           "--optimizer", optimizer, "--grad-clip", "1.0",
            "--zero", str(stage), "--total-batch-tokens", str(2 * GLOBAL_B * T), "--out", out, "--log", log,
            "--peak-tflops", "1", "--keep-last", "0"] + list(extra)
+    if optimizer == "muon":  # train refuses Muon's knobs under AdamW
+        cmd += ["--muon-lr", "0.03", "--muon-weight-decay", "0.05"]
     recs = sixnd_files.run_train(cmd, name, log, np_, mpi=stage > 0)
     return out, recs[0], [x for x in recs if x.get("type") == "step"]
 

@@ -28,7 +28,8 @@ class Case:
     timeout: float = 120
     env: Optional[dict] = None
     file_size_limit: Optional[int] = None  # RLIMIT_FSIZE in bytes, SIGXFSZ at its default (as a shell has it)
-    warns: List[str] = field(default_factory=list)  # each must appear in one warning line
+    warns: List[str] = field(default_factory=list)  # all must appear in one warning line
+    warned: List[str] = field(default_factory=list)  # each must appear in a warning line of its own
 
 
 def hold_dir_lock(directory, pid_text="4242"):
@@ -94,6 +95,9 @@ def run_case(c: Case):
     warnings = [x for x in r.stderr.splitlines() if "warn" in x.lower()]
     if c.warns and not any(all(w in x for w in c.warns) for x in warnings):
         return f"no warning line with {c.warns}: {r.stderr.strip()[-400:]}"
+    unsaid = [w for w in c.warned if not any(w in x for x in warnings)]
+    if unsaid:
+        return f"no warning line with {unsaid}: {r.stderr.strip()[-600:]}"
     for p, b in before.items():
         if snapshot(p) != b:
             return f"{p} changed"
