@@ -197,8 +197,8 @@ int run_plan(int argc, char** argv) {
 
     in.dtype_bytes = parse_dtype(dtype) == DType::f32 ? 4 : 2;
     in.master_weights = parse_on_off("--master-weights", master);
-    if (app.count("--master-weights") && in.master_weights && in.dtype_bytes == 4)
-        log_warn("--master-weights on has no effect with --dtype fp32: FP32 parameters are their own master copy");
+    if (app.count("--master-weights") && in.dtype_bytes == 4)
+        log_warn("--master-weights " + master + " has no effect with --dtype fp32: FP32 parameters are their own master copy");
     in.recompute = plan::parse_recompute(recompute);
     if (attention != "flash" && attention != "naive") throw Error("--attention", "expected naive or flash, got '" + attention + "'");
     in.flash = attention == "flash";

@@ -34,7 +34,7 @@ StepProfiler::~StepProfiler() = default;
 
 void StepProfiler::window(int first, int last) {
     first_ = last - first > steps_ ? first + 1 : first;
-    last_ = std::min(last, first_ + steps_);
+    last_ = first_ + std::min(last - first_, steps_);  // first_ + steps_ could pass INT_MAX
 }
 
 UnitHooks* StepProfiler::hooks(UnitHooks* inner) {

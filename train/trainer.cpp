@@ -433,6 +433,10 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
         log_warn(std::string("--lr ") + lr_text + " is above 1: Adam moves each weight by about the learning rate a step, "
                  "so this run will diverge (a missing minus in the exponent?)");
     }
+    // The CUDA flash kernels are BF16 (model/cuda/cuda_ops.cu, use_flash): FP32 runs the naive
+    // kernels, and the run's header would otherwise say flash.
+    if (root_ && be_.device == "cuda" && o.dtype == DType::f32 && o.attention == AttentionKind::flash)
+        log_warn("--attention flash with --dtype fp32 on CUDA runs the naive attention kernels: the flash kernels are BF16");
     if (root_ && o.schedule.warmup > o.steps)
         log_warn("--warmup " + std::to_string(o.schedule.warmup) + " is longer than --steps " + std::to_string(o.steps) +
                  ": the learning rate never reaches --lr");

@@ -256,6 +256,13 @@ def run(tmp):
                       train("--resume", os.path.join(ock, "step-00000002"), "--keep-last", "1", out=older, steps=3),
                       [], exit_code=0, check=pruned_right, env=ENV))
 
+    # The profiled window of a resumed run ends at --steps: first step + --profile summed past
+    # INT_MAX (UBSan stops the sanitized build there).
+    prof = os.path.join(tmp, "prof")
+    sixnd(train(out=prof, steps=2))
+    cases.append(Case("--profile 2147483647 on a resumed run", train("--resume", "latest", "--profile", "2147483647", out=prof,
+                                                                       steps=3), [], exit_code=0, env=ENV))
+
     # Resumes that conflict with the checkpoint.
     res = os.path.join(tmp, "res")
     sixnd(train("--checkpoint-every", "1", out=res, steps=2))
