@@ -95,7 +95,7 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
     return out;
 }
 
-nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f) {
+nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f, const std::string& source) {
     if (f.tokenizer.empty()) throw Error("--task hellaswag", "needs --tokenizer to encode the contexts and endings");
     const Tokenizer tok = load_tokenizer(f, model.config().vocab_size);
     const std::vector<HellaSwagItem> items = read_hellaswag(f.data);
@@ -105,6 +105,13 @@ nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f) {
     if (!f.per_item.empty()) per_item = std::make_unique<AtomicFile>(f.per_item);
     const bool tty = isatty(fileno(stderr));
     const HellaSwagScore score = score_hellaswag(model, tok, items, [&](size_t i, const HellaSwagResult& r) {
+        // A NaN loss loses every comparison: an item whose first ending's loss is NaN would count
+        // as predicting that ending, and the accuracies would be numbers made of nothing.
+        for (size_t b = 0; b < r.sum_loss.size(); b++)
+            if (!std::isfinite(r.sum_loss[b]))
+                throw Error(source, "the loss of ending " + std::to_string(b) + " of " + f.data + ":" +
+                                        std::to_string(items[i].line) +
+                                        " is not finite (NaN or Inf): the model's weights or activations overflow");
         if (per_item)
             per_item->write(nlohmann::json{{"line", items[i].line}, {"label", r.label}, {"pred", r.pred}, {"pred_norm", r.pred_norm},
                                            {"sum_loss", r.sum_loss}, {"mean_loss", r.mean_loss}, {"tokens", r.tokens}}
@@ -206,7 +213,7 @@ int run_eval(int argc, char** argv) {
     if (ck) set_checkpoint_params(model, *be.memory, *ck);
     else model.set_params(im.params);
 
-    nlohmann::json out = f.task == "hellaswag" ? eval_hellaswag(model, f) : eval_loss(model, f, im.source);
+    nlohmann::json out = f.task == "hellaswag" ? eval_hellaswag(model, f, im.source) : eval_loss(model, f, im.source);
     out["model"] = im.source;
     out["device"] = be.device;
     out["dtype"] = mf.dtype;

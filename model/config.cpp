@@ -76,17 +76,20 @@ const char* mlp_name(MlpKind k) {
     return k == MlpKind::swiglu ? "swiglu" : k == MlpKind::relu2 ? "relu2" : "gelu";
 }
 
-int GPTConfig::hidden() const {
+// In 64 bits: validate()'s message describes sizes it has not yet bounded.
+long long GPTConfig::hidden_wide() const {
     if (mlp_hidden > 0) return mlp_hidden;
-    if (mlp == MlpKind::swiglu) return (8 * n_embd / 3 + 63) / 64 * 64;
-    return 4 * n_embd;
+    if (mlp == MlpKind::swiglu) return (8LL * n_embd / 3 + 63) / 64 * 64;
+    return 4LL * n_embd;
 }
+
+int GPTConfig::hidden() const { return static_cast<int>(hidden_wide()); }
 
 std::string GPTConfig::non_gpt2_knob() const {
     if (pos != PosKind::learned) return std::string("--pos ") + pos_name(pos);
     if (norm != NormKind::layernorm) return std::string("--norm ") + norm_name(norm);
     if (mlp != MlpKind::gelu) return std::string("--mlp ") + mlp_name(mlp);
-    if (hidden() != 4 * n_embd) return "--mlp-hidden " + std::to_string(hidden());
+    if (hidden_wide() != 4LL * n_embd) return "--mlp-hidden " + std::to_string(hidden_wide());
     if (qk_norm) return "--qk-norm on";
     if (kv_heads() != n_head) return "--n-kv-head " + std::to_string(kv_heads());
     if (!tie_embeddings) return "--tie-embeddings off";
@@ -192,7 +195,7 @@ std::string GPTConfig::describe() const {
     std::snprintf(theta, sizeof theta, "%g", static_cast<double>(rope_theta));
     s += std::string(" pos=") + pos_name(pos);
     if (pos == PosKind::rope) s += std::string(" rope_theta=") + theta;
-    s += std::string(" norm=") + norm_name(norm) + " mlp=" + mlp_name(mlp) + " mlp_hidden=" + std::to_string(hidden()) +
+    s += std::string(" norm=") + norm_name(norm) + " mlp=" + mlp_name(mlp) + " mlp_hidden=" + std::to_string(hidden_wide()) +
          " qk_norm=" + (qk_norm ? "on" : "off") + " n_kv_head=" + std::to_string(kv_heads()) +
          " tie_embeddings=" + (tie_embeddings ? "on" : "off") + " bias=" + (bias ? "on" : "off");
     return s;

@@ -55,7 +55,8 @@ struct GPTConfig {
     int head_size() const { return n_embd / n_head; }
     int kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
     int qkv_width() const { return n_embd + 2 * kv_heads() * head_size(); }
-    int hidden() const;  // the MLP's hidden width H
+    int hidden() const;  // the MLP's hidden width H (validate() holds it within an int)
+    long long hidden_wide() const;
     // Rows of the c_fc output: [gate | up] (2H) for swiglu, else H.
     int fc_width() const { return mlp == MlpKind::swiglu ? 2 * hidden() : hidden(); }
     // True when every knob is GPT-2's (llm.c and Hugging Face GPT-2 files can hold the model).

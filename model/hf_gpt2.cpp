@@ -113,6 +113,10 @@ GPTConfig config_from_json(const nlohmann::json& j, const std::string& where) {
     c.n_embd = size("n_embd");
     c.vocab_size = size("vocab_size");
     c.max_seq_len = size("n_positions");
+    // The sizes are held to their bounds before anything is computed from them: padding a
+    // vocabulary near INT_MAX, or 4 x such an n_embd, would overflow.
+    c.padded_vocab_size = c.vocab_size;
+    c.validate(where);
     c.padded_vocab_size = pad_vocab(c.vocab_size);
 
     auto knob = [&](const char* key, const nlohmann::json& fallback) {
@@ -135,7 +139,6 @@ GPTConfig config_from_json(const nlohmann::json& j, const std::string& where) {
         if (knob(key, want) != want)
             throw Error(where, std::string(key) + " " + j[key].dump() + " is not supported: sixnd's GPT-2 has " + key + " " +
                                    (want ? "true" : "false"));
-    c.validate(where);
     return c;
 }
 

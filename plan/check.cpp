@@ -220,8 +220,8 @@ const std::vector<EventKind>& event_kinds() {
     static const std::vector<EventKind> kinds = {
         {"eval", {{"val_loss", H::number_or_null, true}, {"val_bpb", H::number_or_null, false},
                   {"batches", H::positive_count, false}, {"comm_bytes", H::number, false}}},
-        {"eval_task", {{"task", H::text, true}, {"items", H::count, true}, {"acc", H::number, true},
-                       {"acc_norm", H::number, true}, {"comm_bytes", H::number, false}}},
+        {"eval_task", {{"task", H::text, true}, {"items", H::count, true}, {"acc", H::number_or_null, true},
+                       {"acc_norm", H::number_or_null, true}, {"comm_bytes", H::number, false}}},
         {"checkpoint", {{"dir", H::text, true}}},
         {"spike", {{"loss", H::number_or_null, true}, {"fired_on", H::texts, false}, {"action", H::text, false},
                    {"report", H::text, false}, {"loss_mean", H::number_or_null, false}, {"loss_std", H::number_or_null, false},

@@ -51,7 +51,7 @@ std::vector<HellaSwagItem> read_hellaswag(const std::string& path) {
         if (!j.contains("label") || !j["label"].is_number_integer()) throw Error(where, "needs \"label\" (an integer)");
         const long long label = j["label"];
         if (label < 0 || label >= static_cast<long long>(it.endings.size()))
-            throw Error(where, "label " + std::to_string(label) + " is not the index of one of the " +
+            throw Error(where, "label " + j["label"].dump() + " is not the index of one of the " +
                                    std::to_string(it.endings.size()) + " endings");
         it.label = static_cast<int>(label);
         items.push_back(std::move(it));

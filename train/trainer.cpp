@@ -1185,10 +1185,16 @@ void Run::evaluations(int done, json& rec, TrainResult& result) {
     // An evaluation's bytes (ZeRO-3's gathers of every unit) are its event's, not the step's.
     if (!task_items_.empty()) {
         const size_t eval_sent0 = comm_.bytes_sent_total();
-        const HellaSwagScore hs = score_hellaswag(model_, *tok_, task_items_);
-        rec["task_acc"] = hs.acc();
-        rec["task_acc_norm"] = hs.acc_norm();
-        log_->event("eval_task", done, {{"task", "hellaswag"}, {"items", hs.items}, {"acc", hs.acc()}, {"acc_norm", hs.acc_norm()},
+        // A NaN loss loses every comparison, so weights that overflow would score the share of
+        // items whose label is 0: logged null, as a non-finite validation loss is.
+        bool finite = true;
+        const HellaSwagScore hs = score_hellaswag(model_, *tok_, task_items_, [&](size_t, const HellaSwagResult& r) {
+            for (double l : r.sum_loss) finite = finite && std::isfinite(l);
+        });
+        const json acc = finite ? json(hs.acc()) : json(), acc_norm = finite ? json(hs.acc_norm()) : json();
+        rec["task_acc"] = acc;
+        rec["task_acc_norm"] = acc_norm;
+        log_->event("eval_task", done, {{"task", "hellaswag"}, {"items", hs.items}, {"acc", acc}, {"acc_norm", acc_norm},
                                         {"comm_bytes", comm_.bytes_sent_total() - eval_sent0}});
     }
     if (val_) {

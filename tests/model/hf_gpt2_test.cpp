@@ -4,6 +4,7 @@
 // the old mask buffers are read; every way a directory can fail to be GPT-2 is one Error.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -230,6 +231,12 @@ TEST(HfGpt2, WhatIsNotGpt2IsRefusedWithOneError) {
          "config.json", "scale_attn_by_inverse_layer_idx"},
         {"no n_layer", [](nlohmann::json& j) { j.erase("n_layer"); }, nullptr, "config.json", "n_layer"},
         {"heads do not divide", [](nlohmann::json& j) { j["n_head"] = 5; }, nullptr, "config.json", "divisible"},
+        // A size an int holds but no model has: padding it to a multiple of 128 would overflow.
+        {"vocabulary of INT_MAX", [](nlohmann::json& j) { j["vocab_size"] = INT_MAX; }, nullptr, "config.json",
+         "vocab=2147483647 padded_vocab=2147483647"},
+        // 4 x n_embd, which the refusal's description works out (is it GPT-2's MLP?), is past an int.
+        {"n_embd of 2^30", [](nlohmann::json& j) { j["n_embd"] = 1 << 30; }, nullptr, "config.json",
+         "beyond any real model"},
         {"config says more layers", [](nlohmann::json& j) { j["n_layer"] = 3; }, nullptr, "model.safetensors",
          "missing tensor 'transformer.h.2.ln_1.weight'"},
         {"missing tensor", nullptr,

@@ -126,6 +126,20 @@ def per_item_cases(tmp, mpath, tok, data):
     return cases
 
 
+def overflowing_model_case(tmp, cfg, tensors, tok, data):
+    """Embeddings that overflow to Inf make every loss NaN. NaN loses every comparison, so each
+    item read as predicting ending 0: sixnd eval scored acc = the share of label-0 items (3 of
+    the 6 here) from no information at all. It is refused as `--task loss` refuses it, and the
+    --per-item file is never written."""
+    big = dict(tensors, wte=torch.full_like(tensors["wte"], 3e38), wpe=torch.full_like(tensors["wpe"], 3e38))
+    mpath = os.path.join(tmp, "overflow.bin")
+    ref.write_llmc(mpath, cfg, big, version=3)
+    per = os.path.join(tmp, "overflow_items.jsonl")
+    return bad_input.Case("overflowing_model", ["eval", "--task", "hellaswag", "--init", "llmc:" + mpath, "--tokenizer", tok,
+                                                "--data", data, "--per-item", per, "--device", "cpu", "--dtype", "fp32"],
+                          ["llmc:" + mpath, "the loss of ending 0 of " + data + ":1 is not finite"], unchanged=[per])
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -202,12 +216,26 @@ def main():
                  bad("no_endings", '{"ctx": "a", "label": 0}', ["endings"]),
                  bad("label_range", '{"ctx": "a", "endings": ["b", "c"], "label": 2}', ["label 2"]),
                  bad("label_string", '{"ctx": "a", "endings": ["b", "c"], "label": "0"}', ["label"]),
+                 # Beyond int64: named as the file has it, not as it reads when cast.
+                 bad("label_beyond_int64", '{"ctx": "a", "endings": ["b", "c"], "label": 18446744073709551615}',
+                     ["label 18446744073709551615 is not"]),
                  bad("ending_number", '{"ctx": "a", "endings": ["b", 7], "label": 0}', ["string"])]
         cases.append(bad_input.Case("no_tokenizer", ["eval", "--task", "hellaswag", "--init", "llmc:" + mpath, "--data",
                                                      data, "--device", "cpu"], ["--tokenizer"]))
         cases += per_item_cases(tmp, mpath, paths["tokenizer"], data)
+        cases.append(overflowing_model_case(tmp, cfg, tensors, paths["tokenizer"], data))
         if bad_input.run_cases(cases, "hellaswag bad input") != 0:
             failures.append("bad input cases failed")
+        # The same weights in training: the step is skipped as non-finite, and its evaluation logs
+        # null accuracies, not the share of label-0 items.
+        log = os.path.join(tmp, "overflow_train.jsonl")
+        tiny_text.sixnd("train", "--init", "llmc:" + os.path.join(tmp, "overflow.bin"), "--device", "cpu", "--dtype", "fp32",
+                        "--train-data", paths["train"], "--tokenizer", paths["tokenizer"], "--batch", "2", "--seq-len", "16",
+                        "--steps", "1", "--eval-every", "1", "--eval-task", data, "--max-bad-steps", "5", "--log", log,
+                        "--out", os.path.join(tmp, "overflow_run"), "--peak-tflops", "1")
+        events = [e for e in map(json.loads, open(log)) if e.get("event") == "eval_task"]
+        if len(events) != 1 or events[0]["acc"] is not None or events[0]["acc_norm"] is not None:
+            failures.append(f"overflowing weights in training: eval_task events {events}, expected null accuracies")
     return sixnd_files.report(failures, "HellaSwag scores equal PyTorch's; malformed lines name FILE:LINE")
 
 
