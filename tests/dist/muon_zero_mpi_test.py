@@ -51,13 +51,11 @@ def final_params(out):
 
 
 def main():
-    if sixnd_files.MPIRUN is None:
-        print("SKIP: mpirun not found (Debian's openmpi-bin)")
+    if sixnd_files.mpirun_missing():
         return 77
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        rng = np.random.default_rng(0)
-        sixnd_files.write_shard(os.path.join(tmp, "train.bin"), np.tile(rng.integers(0, 101, 23), 900))
+        sixnd_files.write_repeating_shard(os.path.join(tmp, "train.bin"))
 
         base_out, header, base = train(tmp, "base", 1, 0)
         base_loss = [s["loss"] for s in base]

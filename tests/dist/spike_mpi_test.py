@@ -12,7 +12,6 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
-import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
@@ -41,8 +40,7 @@ def report_rows(tmp, name, step):
 
 
 def main():
-    if sixnd_files.MPIRUN is None:
-        print("SKIP: mpirun not found (Debian's openmpi-bin)")
+    if sixnd_files.mpirun_missing():
         return 77
     failures = []
     cases = {
@@ -54,8 +52,7 @@ def main():
         "warn": ["--inject-junk-batch", "18"],
     }
     with tempfile.TemporaryDirectory() as tmp:
-        rng = np.random.default_rng(0)
-        sixnd_files.write_shard(os.path.join(tmp, "train.bin"), np.tile(rng.integers(0, 101, 23), 900))
+        sixnd_files.write_repeating_shard(os.path.join(tmp, "train.bin"))
         for name, extra in cases.items():
             one, one_ev = train(tmp, name + "_np1", 1, 0, extra)
             if name == "rollback_memory":

@@ -10,7 +10,6 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
-import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
@@ -28,14 +27,12 @@ CASES = {
 
 
 def main():
-    if sixnd_files.MPIRUN is None:
-        print("SKIP: mpirun not found (Debian's openmpi-bin)")
+    if sixnd_files.mpirun_missing():
         return 77
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        rng = np.random.default_rng(0)
         data = os.path.join(tmp, "train.bin")
-        sixnd_files.write_shard(data, np.tile(rng.integers(0, 101, 23), 900))
+        sixnd_files.write_repeating_shard(data)
         for reason, (extra, says) in CASES.items():
             for stage in (0, 3):
                 name = f"{reason}_zero{stage}"

@@ -10,7 +10,6 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
-import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
 from sixnd_files import rel  # noqa: E402
 
@@ -35,13 +34,11 @@ def train(tmp, name, np_, stage):
 
 
 def main():
-    if sixnd_files.MPIRUN is None:
-        print("SKIP: mpirun not found (Debian's openmpi-bin)")
+    if sixnd_files.mpirun_missing():
         return 77
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        rng = np.random.default_rng(0)
-        sixnd_files.write_shard(os.path.join(tmp, "train.bin"), np.tile(rng.integers(0, 101, 23), 400))
+        sixnd_files.write_repeating_shard(os.path.join(tmp, "train.bin"), 400)
         base, base_params, base_ck = train(tmp, "base", 1, 0)
         meta = json.load(open(os.path.join(base_ck, "meta.json")))
         if sorted(base_params) != sorted(n for n, _, _ in sixnd_files.layout(meta["model"])[0]) or \

@@ -7,7 +7,6 @@ included, whose blocks use one slot). And Muon under ZeRO-1 at -np 3: every rank
 own Newton-Schulz buffer, smaller on rank 0) and peak are predicted exactly."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -17,14 +16,13 @@ import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
-MPIRUN = shutil.which("mpirun")
+MPIRUN = sixnd_files.MPIRUN
 ENV = sixnd_files.MPI_ENV
 NP, B, T = 4, 1, 16
 
 
 def main():
-    if MPIRUN is None:
-        print("SKIP: mpirun not found (Debian's openmpi-bin)")
+    if sixnd_files.mpirun_missing():
         return 77
     failures = []
     with tempfile.TemporaryDirectory() as tmp:

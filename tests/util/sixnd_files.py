@@ -18,6 +18,20 @@ MPI_ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_rmaps_base_ov
 MPIRUN = shutil.which("mpirun")
 
 
+def mpirun_missing():
+    """ctest's skip status (77), after saying why, where mpirun is missing; None where it is there."""
+    if MPIRUN is None:
+        print("SKIP: mpirun not found (Debian's openmpi-bin)")
+        return 77
+    return None
+
+
+def write_repeating_shard(path, repeats=900):
+    """23 random tokens below 101 (seed 0), repeated: a text a tiny model learns within steps, the
+    same for every test that compares runs on it."""
+    write_shard(path, np.tile(np.random.default_rng(0).integers(0, 101, 23), repeats))
+
+
 BLOCK_KINDS = ["ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias", "attn.c_proj.weight",
                "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
                "mlp.c_proj.weight", "mlp.c_proj.bias"]
