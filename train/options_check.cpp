@@ -138,6 +138,9 @@ std::vector<std::string> TrainOptions::inert_settings() const {
     inert(!rollback && spike.max_rollbacks != d.spike.max_rollbacks, "--max-rollbacks", "has no effect without --on-spike rollback");
     inert((val_data.empty() || eval_every == 0) && eval_batches != d.eval_batches, "--eval-batches",
           "has no effect without --val-data and --eval-every (it sizes each validation)");
+    inert(!val_data.empty() && eval_every == 0, "--val-data",
+          "has no effect without --eval-every: it is read and checked, never evaluated");
+    inert(!eval_task.empty() && eval_every == 0, "--eval-task", "has no effect without --eval-every: it is never scored");
     inert(sample_every == 0 && sample_tokens != d.sample_tokens, "--sample-tokens", "has no effect without --sample-every");
     inert(allow_resume_changes && resume.empty(), "--allow-resume-changes", "has no effect without --resume");
     return out;

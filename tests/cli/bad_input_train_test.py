@@ -181,7 +181,7 @@ def run(tmp):
         inert("spike handling without detection",
               ["--spike-z-loss", "0", "--spike-z-grad", "0", "--on-spike", "skip", "--spike-window", "8", "--val-data", data,
                "--eval-batches", "2"],
-              ["--on-spike", "--spike-window", "--eval-batches"]),
+              ["--on-spike", "--spike-window", "--eval-batches", "--val-data"]),
         Case("--check: an inert flag", train("--check", "--muon-lr", "0.03"), [], exit_code=0, unchanged=[fresh], env=ENV),
         flag("--peak-tflops", "0", ["> 0", "leave it out"]), flag("--price-per-device-hour", "0", ["> 0", "leave it out"]),
         flag("--log", "", ["is empty"]), flag("--tokenizer", "", ["is empty"]), flag("--resume", "", ["is empty"]),
