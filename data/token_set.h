@@ -20,6 +20,8 @@ public:
 
     size_t size() const { return total_; }
     const std::vector<Shard>& shards() const { return shards_; }
+    // Where shard i's first token is in the concatenation.
+    size_t start(size_t i) const { return starts_[i]; }
     const std::string& pattern() const { return pattern_; }
     // out[i] = token (begin + i) of the concatenation; reads across shard boundaries. After
     // check_vocab, a token outside that vocabulary is an Error too: a shard rewritten in place

@@ -140,11 +140,7 @@ struct Row {
 // Where each shard of the data starts in their concatenation, by canonical path.
 std::map<std::string, uint64_t> shard_starts(const TokenSet& data) {
     std::map<std::string, uint64_t> starts;
-    uint64_t at = 0;
-    for (const Shard& s : data.shards()) {
-        starts.emplace(canonical(s.path()), at);
-        at += s.size();
-    }
+    for (size_t i = 0; i < data.shards().size(); i++) starts.emplace(canonical(data.shards()[i].path()), data.start(i));
     return starts;
 }
 
@@ -212,13 +208,10 @@ struct Place {
 std::vector<Place> other_rows(const TokenSet& data, const std::vector<Row>& spikes, size_t count, int seq_len, uint64_t seed) {
     const uint64_t n = static_cast<uint64_t>(seq_len) + 1;
     std::vector<uint64_t> starts;  // starts[i]: start positions in shards before i
-    std::vector<uint64_t> first;   // first[i]: where shard i starts in the concatenation
-    uint64_t total = 0, tokens = 0;
+    uint64_t total = 0;
     for (const Shard& s : data.shards()) {
         starts.push_back(total);
-        first.push_back(tokens);
         total += s.size() >= n ? s.size() - n + 1 : 0;
-        tokens += s.size();
     }
     if (total == 0)
         throw Error(data.pattern(), "no shard holds a row of " + std::to_string(n) + " tokens (seq_len + 1)");
@@ -234,7 +227,7 @@ std::vector<Place> other_rows(const TokenSet& data, const std::vector<Row>& spik
             // The last shard whose start positions begin at or before pick (empty shards add none).
             const size_t s = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), pick) - starts.begin()) - 1;
             const uint64_t off = pick - starts[s];
-            const uint64_t at = first[s] + off;
+            const uint64_t at = data.start(s) + off;
             const bool overlaps = std::any_of(spikes.begin(), spikes.end(),
                                               [&](const Row& r) { return r.at && at < *r.at + n && *r.at < at + n; });
             if (overlaps) continue;
