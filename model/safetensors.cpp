@@ -91,6 +91,10 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path), fil
     if (n && std::fread(text.data(), 1, n, f) != n) throw Error(path, "read failed in the safetensors header");
     data_start_ = 8 + n;
     if (text.empty() || text[0] != '{') throw Error(path, "corrupt safetensors header: it is not a JSON object");
+    // nlohmann stops at a NUL as at the end of the text, so bytes after one would go unread.
+    if (const size_t nul = text.find('\0'); nul != std::string::npos)
+        throw Error(path, "corrupt safetensors header: a NUL byte at byte " + std::to_string(nul) + " of " +
+                              std::to_string(n) + " (JSON, padded with spaces only)");
 
     nlohmann::json header;
     try {

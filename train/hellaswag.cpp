@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_fault.h"
+#include "core/printable.h"
 
 namespace sixnd {
 
@@ -30,8 +32,9 @@ std::vector<HellaSwagItem> read_hellaswag(const std::string& path) {
         nlohmann::json j;
         try {
             j = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::exception&) {
-            throw Error(where, "not a JSON object");
+        } catch (const nlohmann::json::exception& e) {
+            // nlohmann's text quotes the bytes it last read, which may be invalid UTF-8.
+            throw Error(where, "not valid JSON: " + printable(json_fault(e)));
         }
         if (!j.is_object()) throw Error(where, "not a JSON object");
         HellaSwagItem it;

@@ -209,10 +209,14 @@ def main():
 
         def bad(name, text, words):
             path = os.path.join(tmp, name + ".jsonl")
-            open(path, "w").write(json.dumps(dict(ctx="a", endings=["b", "c"], label=0)) + "\n\n" + text + "\n")
+            good = json.dumps(dict(ctx="a", endings=["b", "c"], label=0)).encode()
+            open(path, "wb").write(good + b"\n\n" + (text if isinstance(text, bytes) else text.encode()) + b"\n")
             return bad_input.Case(name, ["eval", "--task", "hellaswag", "--init", "llmc:" + mpath, "--tokenizer",
                                          paths["tokenizer"], "--data", path, "--device", "cpu"], [path + ":3"] + words)
-        cases = [bad("not_json", '{"ctx": "a", "endings": ["b"', ["not a JSON object"]),
+        cases = [bad("not_json", '{"ctx": "a", "endings": ["b"', ["not valid JSON"]),
+                 # Said as what it is, not as "not a JSON object".
+                 bad("invalid_utf8", b'{"ctx": "a\xff", "endings": ["b", "c"], "label": 0}', ["not valid JSON", "UTF-8"]),
+                 bad("array", '[1, 2]', ["not a JSON object"]),
                  bad("no_endings", '{"ctx": "a", "label": 0}', ["endings"]),
                  bad("label_range", '{"ctx": "a", "endings": ["b", "c"], "label": 2}', ["label 2"]),
                  bad("label_string", '{"ctx": "a", "endings": ["b", "c"], "label": "0"}', ["label"]),
