@@ -92,6 +92,7 @@ int main(int argc, char** argv) {
             return flushed(who, v.run(argc - 1, argv + 1));
         } catch (const sixnd::cli::ErrorPrinted&) {
         } catch (const std::exception& e) {
+            sixnd::wait_for_rank_zero_to_report();
             sixnd::cli::print_error(v.name, e);
         }
         sixnd::abort_after_lone_failure();

@@ -211,7 +211,8 @@ int run_train(int argc, char** argv) {
         r = train(o, im.config, std::move(im.params), comm.get());
     } catch (const std::exception& e) {
         if (!comm) throw;
-        if (comm->rank() == 0 || !dynamic_cast<const AgreedError*>(&e)) print_error("train", e);
+        const bool agreed = dynamic_cast<const AgreedError*>(&e) != nullptr;
+        if (agreed ? comm->rank() == 0 : comm->says_failure(e.what())) print_error("train", e);
         throw ErrorPrinted{};  // ~comm while unwinding: the ranks leave MPI together (dist/comm.h)
     }
     if (comm && comm->rank() != 0) return 0;

@@ -1,5 +1,7 @@
 #include "dist/comm.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "core/error.h"
@@ -41,6 +43,20 @@ int launched_world_size() {
 }
 
 bool launched_under_mpi() { return launched_world_size() > 1; }
+
+int launched_world_rank() {
+    for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+        const char* v = std::getenv(var);
+        if (v && std::atoi(v) > 0) return std::atoi(v);
+    }
+    return 0;
+}
+
+void wait_for_rank_zero_to_report() {
+    // Far more than rank 0 takes to meet the same fault, even with ranks oversubscribing cores.
+    constexpr unsigned kSeconds = 5;
+    if (launched_under_mpi() && launched_world_rank() != 0) sleep(kSeconds);
+}
 
 #ifndef SIXND_HAVE_MPI
 std::unique_ptr<Comm> make_mpi_comm() {

@@ -46,6 +46,13 @@ public:
     virtual void broadcast(void* buf, size_t bytes, int root) = 0;
     virtual void barrier() = 0;
 
+    // On a rank whose run failed with `message`, not agreed with the others, before it prints it:
+    // false where the job will say the same without this rank (every rank reached the end of its
+    // run within a few seconds and rank 0 failed with the same message), so that a fault every
+    // rank meets alike (a missing data file) is said once. Not a collective: a rank that
+    // succeeded meets the failing ones at the end of its run.
+    virtual bool says_failure(const std::string&) { return true; }
+
     // Host-side helpers for scalars and small records (loss, norms, per-rank memory).
     virtual double all_reduce_sum_host(double v) = 0;
     virtual std::vector<double> all_gather_host(const std::vector<double>& mine) = 0;
@@ -83,6 +90,13 @@ private:
 int launched_world_size();
 // True when this process was started by an MPI launcher with more than one rank.
 bool launched_under_mpi();
+// This process's rank among them (from the launcher's environment; 0 without one).
+int launched_world_rank();
+// Called before printing an error met before the ranks connected (a flag, an input they share):
+// every rank meets such a fault alike, so rank 0 alone prints it at once and exits, and mpirun
+// then stops the others. Any other rank first waits a few seconds for that; if it is still
+// running after them, the fault was its own, and it prints it.
+void wait_for_rank_zero_to_report();
 // MPI on host memory; throws Error when sixnd was built without MPI.
 std::unique_ptr<Comm> make_mpi_comm();
 // NCCL on device memory, bootstrapped over MPI under a launcher of several ranks, else one rank

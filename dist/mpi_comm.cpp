@@ -7,11 +7,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "core/bf16.h"
 #include "core/error.h"
 #include "core/local_rank.h"
 #include "dist/comm.h"
+#include "dist/rank_agreement.h"
 
 namespace sixnd {
 
@@ -37,21 +40,10 @@ void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
 // waits this long for every rank to reach its end; when they do not, it leaves MPI unfinalized,
 // and abort_after_lone_failure() ends the job once the error is printed.
 constexpr double kLoneFailureWaitSeconds = 30;
+// How long a failing rank other than 0 waits for the others to reach their end before it prints
+// its error (MpiComm::says_failure): ranks that meet one fault alike meet it within this.
+constexpr double kSameFailureWaitSeconds = 5;
 bool lone_failure = false;
-
-// Whether every rank reaches this point (within `seconds`, or at all when negative): a
-// non-blocking barrier on a communicator of its own, which no collective of the run can match.
-bool all_ranks_arrive(MPI_Comm c, double seconds) {
-    MPI_Request req = MPI_REQUEST_NULL;
-    if (MPI_Ibarrier(c, &req) != MPI_SUCCESS) return false;
-    const double deadline = MPI_Wtime() + seconds;
-    int done = 0;
-    while (MPI_Test(&req, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
-        if (seconds >= 0 && MPI_Wtime() > deadline) return false;
-        usleep(1000);
-    }
-    return done != 0;
-}
 
 struct MpiRequest final : CommRequest {
     MPI_Request req = MPI_REQUEST_NULL;
@@ -88,13 +80,19 @@ public:
     }
     ~MpiComm() override {
         const bool failing = std::uncaught_exceptions() > 0;
-        if (!all_ranks_arrive(exit_comm_, failing ? kLoneFailureWaitSeconds : -1)) {
+        if (!reach_end(failing ? kLoneFailureWaitSeconds : -1)) {
             lone_failure = true;
             return;
         }
+        gather_outcomes();
         MPI_Comm_free(&exit_comm_);
         MPI_Op_free(&bf16_sum_op_);
         if (owns_) MPI_Finalize();
+    }
+    bool says_failure(const std::string& message) override {
+        outcome_ = text_hash52(message);
+        if (rank_ == 0 || !reach_end(kSameFailureWaitSeconds) || !gather_outcomes()) return true;
+        return outcomes_[0] != outcome_;
     }
     const char* name() const override { return "mpi"; }
     int rank() const override { return rank_; }
@@ -141,10 +139,43 @@ private:
     static MPI_Datatype type(DType t) { return t == DType::f32 ? MPI_FLOAT : MPI_UINT16_T; }
     MPI_Op op(DType t) const { return t == DType::f32 ? MPI_SUM : bf16_sum_op_; }
 
+    // The end of a run, on exit_comm_ (which no collective of the run can match), met by every
+    // rank in two steps: a barrier, then a gather of each rank's outcome (-1: it succeeded; else
+    // its error's hash). A failing rank may meet it early, in says_failure, and the destructor
+    // then goes on from there, so every rank takes each step once.
+    // Whether every rank reached the barrier within `seconds` of this rank's arrival (at all
+    // when negative).
+    bool reach_end(double seconds) {
+        if (ended_) return true;
+        if (end_req_ == MPI_REQUEST_NULL) {
+            if (MPI_Ibarrier(exit_comm_, &end_req_) != MPI_SUCCESS) return false;
+            arrived_at_ = MPI_Wtime();
+        }
+        int done = 0;
+        while (MPI_Test(&end_req_, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && !done) {
+            if (seconds >= 0 && MPI_Wtime() > arrived_at_ + seconds) return false;
+            usleep(1000);
+        }
+        ended_ = done != 0;
+        return ended_;
+    }
+    bool gather_outcomes() {
+        if (outcomes_.empty()) {
+            outcomes_.resize(size_);
+            gathered_ = MPI_Allgather(&outcome_, 1, MPI_DOUBLE, outcomes_.data(), 1, MPI_DOUBLE, exit_comm_) == MPI_SUCCESS;
+        }
+        return gathered_;
+    }
+
     int rank_ = 0, size_ = 1, local_rank_ = 0;
     bool owns_ = false;
     MPI_Op bf16_sum_op_{};
-    MPI_Comm exit_comm_ = MPI_COMM_NULL;  // for the end-of-run barrier alone
+    MPI_Comm exit_comm_ = MPI_COMM_NULL;  // for the end of the run alone
+    MPI_Request end_req_ = MPI_REQUEST_NULL;
+    double arrived_at_ = 0;
+    bool ended_ = false, gathered_ = false;
+    double outcome_ = -1;
+    std::vector<double> outcomes_;
 };
 
 }  // namespace

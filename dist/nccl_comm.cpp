@@ -147,6 +147,7 @@ public:
         cudaEventDestroy(compute_mark_);
         cudaStreamDestroy(stream_);
     }
+    bool says_failure(const std::string& message) override { return mpi_ ? mpi_->says_failure(message) : true; }
     const char* name() const override { return "nccl"; }
     int rank() const override { return mpi_ ? mpi_->rank() : 0; }
     int size() const override { return mpi_ ? mpi_->size() : 1; }

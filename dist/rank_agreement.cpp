@@ -5,16 +5,11 @@
 #include "core/error.h"
 
 namespace sixnd {
-namespace {
-
-// FNV-1a, cut to 52 bits so that a double carries it exactly through all_gather_host.
-double value_hash(const std::string& s) {
+double text_hash52(const std::string& s) {
     uint64_t h = 1469598103934665603ull;
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
     return static_cast<double>(h >> 12);
 }
-
-}  // namespace
 
 void check_ranks_agree(Comm& comm, const std::vector<std::pair<std::string, std::string>>& settings) {
     const int world = comm.size();
@@ -28,7 +23,7 @@ void check_ranks_agree(Comm& comm, const std::vector<std::pair<std::string, std:
                                             std::to_string(static_cast<long>(counts[r])) + " settings against " +
                                             std::to_string(settings.size()) + "); every rank must run the same binary");
     std::vector<double> mine;
-    for (const auto& s : settings) mine.push_back(value_hash(s.second));
+    for (const auto& s : settings) mine.push_back(text_hash52(s.second));
     const std::vector<double> all = comm.all_gather_host(mine);
     const size_t n = settings.size();
     std::string differ;

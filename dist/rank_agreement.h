@@ -11,6 +11,9 @@
 
 namespace sixnd {
 
+// FNV-1a of s, cut to 52 bits so that a double carries it exactly through all_gather_host.
+double text_hash52(const std::string& s);
+
 // Compares (name, value) settings across the ranks of comm, in one all-gather of hashes; throws
 // AgreedError("mpirun", ...) on every rank, naming the ranks and settings that differ from rank
 // 0's, when any does. A collective: every rank calls it with the same names.
