@@ -25,14 +25,13 @@ def refused(name, rank0, rank1, words, failures):
     with `rank1`: the job must end non-zero inside TIMEOUT with one error line naming rank 1 and
     every one of `words`."""
     cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "1"] + rank0 + [":", "-np", "1"] + rank1
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, env=sixnd_files.MPI_ENV, timeout=TIMEOUT)
-    except subprocess.TimeoutExpired:
+    ended = sixnd_files.mpi_job_errors(cmd, TIMEOUT)
+    if ended is None:
         failures.append(f"{name}: hung past {TIMEOUT} s")
         return
-    errors = [x for x in r.stderr.splitlines() if x.startswith("sixnd")]
-    print(f"{name} differs on rank 1: exit {r.returncode}; {errors}")
-    if r.returncode == 0:
+    rc, errors = ended
+    print(f"{name} differs on rank 1: exit {rc}; {errors}")
+    if rc == 0:
         failures.append(f"{name}: exit 0")
     elif len(errors) != 1 or not all(w in errors[0] for w in words + ["rank 1", "different flags"]):
         failures.append(f"{name}: expected one error line naming rank 1 and {words}: {errors}")

@@ -6,7 +6,6 @@ for mpirun to stop them; after, a failing rank asks at the end of its run whethe
 the same way. A fault only one rank meets (mpirun's MPMD form gives rank 1 alone a bad flag)
 must still be said, by that rank. Each job must end non-zero well inside the timeout."""
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -18,15 +17,14 @@ TIMEOUT_S = 60
 
 
 def run(name, cmd, says, failures):
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, env=sixnd_files.MPI_ENV, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
+    ended = sixnd_files.mpi_job_errors(cmd, TIMEOUT_S)
+    if ended is None:
         failures.append(f"{name}: still running after {TIMEOUT_S} s")
         return
-    errors = [x for x in r.stderr.splitlines() if x.startswith("sixnd train: error:")]
-    print(f"{name}: exit {r.returncode}, error lines {errors}")
-    if r.returncode == 0 or len(errors) != 1 or says not in errors[0]:
-        failures.append(f"{name}: exit {r.returncode}, error lines {errors}; wanted one saying '{says}'")
+    rc, errors = ended
+    print(f"{name}: exit {rc}, error lines {errors}")
+    if rc == 0 or len(errors) != 1 or says not in errors[0]:
+        failures.append(f"{name}: exit {rc}, error lines {errors}; wanted one saying '{says}'")
 
 
 def main():

@@ -5,7 +5,6 @@ rollbacks. Each must end non-zero, well inside the timeout, with exactly one err
 0's) and the log's stop event naming the reason. Before, every rank printed the same error."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -41,17 +40,16 @@ def main():
                        "--init", "random", "--model", "tiny", "--seed", "5", "--train-data", data, "--device", "cpu",
                        "--dtype", "fp32", "--batch", str(GLOBAL_B // RANKS), "--seq-len", str(T), "--steps", str(STEPS),
                        "--zero", str(stage), "--out", out, "--log", log, "--peak-tflops", "1"] + extra
-                try:
-                    r = subprocess.run(cmd, capture_output=True, text=True, env=sixnd_files.MPI_ENV, timeout=TIMEOUT_S)
-                except subprocess.TimeoutExpired:
+                ended = sixnd_files.mpi_job_errors(cmd, TIMEOUT_S)
+                if ended is None:
                     failures.append(f"{name}: still running after {TIMEOUT_S} s")
                     continue
-                errors = [x for x in r.stderr.splitlines() if x.startswith("sixnd train: error:")]
+                rc, errors = ended
                 stops = [x["reason"] for x in map(json.loads, open(log))
                          if x.get("type") == "event" and x.get("event") == "stop"] if os.path.exists(log) else []
-                print(f"{name}: exit {r.returncode}, {len(errors)} error line(s), stop events {stops}")
-                if r.returncode == 0 or len(errors) != 1 or says not in errors[0] or stops != [reason]:
-                    failures.append(f"{name}: exit {r.returncode}, stop events {stops}, error lines {errors}")
+                print(f"{name}: exit {rc}, {len(errors)} error line(s), stop events {stops}")
+                if rc == 0 or len(errors) != 1 or says not in errors[0] or stops != [reason]:
+                    failures.append(f"{name}: exit {rc}, stop events {stops}, error lines {errors}")
     return sixnd_files.report(failures, "a run's own stop under mpirun is said once")
 
 

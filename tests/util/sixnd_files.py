@@ -26,6 +26,16 @@ def mpirun_missing():
     return None
 
 
+def mpi_job_errors(cmd, timeout):
+    """Runs the mpirun job `cmd` in MPI_ENV: its exit status and the lines sixnd printed on stderr
+    (mpirun's own banners left out), or None when it ran past `timeout` seconds."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=MPI_ENV, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    return r.returncode, [x for x in r.stderr.splitlines() if x.startswith("sixnd")]
+
+
 def write_repeating_shard(path, repeats=900):
     """23 random tokens below 101 (seed 0), repeated: a text a tiny model learns within steps, the
     same for every test that compares runs on it."""
