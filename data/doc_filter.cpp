@@ -6,6 +6,7 @@
 #include "data/dedup_exact.h"
 #include "data/langid.h"
 #include "data/text.h"
+#include "tokenizer/pretokenizer.h"
 
 namespace sixnd::data {
 
@@ -31,6 +32,13 @@ private:
     std::chrono::steady_clock::time_point last_;
 };
 
+// Nothing but white space, Unicode's included (a no-break or ideographic space is no text either).
+bool blank(std::string_view text) {
+    for (size_t i = 0; i < text.size();)
+        if (!white_space(static_cast<char32_t>(next_codepoint(text, i)))) return false;
+    return true;
+}
+
 }  // namespace
 
 void filter_document(std::string& text, const FilterConfig& cfg, DocVerdict& v) {
@@ -43,7 +51,7 @@ void filter_document(std::string& text, const FilterConfig& cfg, DocVerdict& v) 
         v.fate = kIngest, v.reason = "invalid_utf8";
         return;
     }
-    if (text.find_first_not_of(" \t\r\n\f\v") == std::string::npos) {
+    if (blank(text)) {
         v.fate = kIngest, v.reason = "empty";
         return;
     }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <future>
+#include <limits>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -184,6 +185,9 @@ void Pipeline::list_inputs() {
         } catch (const Error& e) {
             throw Error("--source " + o_.sources[s].name, e.what());
         }
+        // An empty directory would leave the source out of the mix without a word.
+        if (paths.empty())
+            throw Error("--source " + o_.sources[s].name, o_.sources[s].pattern + ": holds no files, so the source would add nothing");
         for (auto& p : paths) {
             require_utf8("--source " + o_.sources[s].name, "file name", p);
             std::error_code ec;
@@ -433,6 +437,12 @@ void Pipeline::load_decontaminator(FilterConfig& cfg) {
         for (const auto& p : paths) require_utf8("--decontaminate", "file name", p);
         eval_files.insert(eval_files.end(), paths.begin(), paths.end());
     }
+    // A document records the file it hit in DocRec::eval_hit; an index past its range would wrap
+    // negative and read as no hit, keeping contaminated documents.
+    constexpr size_t kMaxEvalFiles = std::numeric_limits<decltype(DocRec::eval_hit)>::max();
+    if (eval_files.size() > kMaxEvalFiles)
+        throw Error("--decontaminate", std::to_string(eval_files.size()) + " evaluation files are more than " +
+                                           std::to_string(kMaxEvalFiles) + "; join them into fewer files");
     // Evaluation files are read as what they are, whatever --format and --jsonl-field say of the
     // sources, and all their text counts: a benchmark's items hold it in fields of any name.
     IngestOptions eval_ingest = o_.ingest;
@@ -455,7 +465,9 @@ void Pipeline::count_stages() {
     for (const auto& d : docs_) {
         for (int s = 0; s < d.fate; s++) stages_[s].pass(d.bytes);
         if (d.fate < kKept) stages_[d.fate].remove(d.bytes, reasons_[d.reason]);
-        if (d.lang >= 0) lang_counts_[language_code(d.lang)]++;
+        // Only documents that reached language ID: a skipped file's were identified in pass 1,
+        // then withdrawn at ingest.
+        if (d.fate > kIngest && d.lang >= 0) lang_counts_[language_code(d.lang)]++;
     }
 }
 

@@ -68,6 +68,16 @@ expect_error "missing JSONL field" "no field \"body\"" --source "s=$T/jsonl" --j
 
 : >"$T/empty.txt"
 expect_error "empty input" "hold no documents" --source "s=$T/empty.txt"
+# A source directory with no files in it beside one that has some: the mix would lack it silently.
+mkdir "$T/empty_dir"
+expect_error "a source with no files" "--source web: .*empty_dir: holds no files" --source "s=$T/src" --source "web=$T/empty_dir"
+# One evaluation file more than a document can record as the one it hit: the index used to wrap
+# negative and read as no hit, so a document copied from the last file was kept.
+mkdir "$T/many_eval"
+python3 -c 'import sys; [open(f"{sys.argv[1]}/e{i:05d}.txt", "w").write(f"item {i}\n") for i in range(32768)]' "$T/many_eval"
+expect_error "too many evaluation files" "--decontaminate: 32768 evaluation files are more than 32767" --source "s=$T/src" \
+    --decontaminate "$T/many_eval"
+rm -rf "$T/many_eval"
 expect_error "everything filtered" "every document was removed" --source "s=$T/src" --min-words 100000
 expect_error "unknown language" "unknown language code 'qq'" --source "s=$T/src" --langs en,qq
 expect_error "unknown flag" "--bogus" --source "s=$T/src" --bogus
