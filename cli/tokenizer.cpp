@@ -87,13 +87,10 @@ void split_heldout(const std::vector<std::string>& files, double fraction, const
     }
 }
 
-// AtomicFile refuses an empty path too, but cannot name the flag that gave it. "-" is standard
-// output where a verb can write there (encode, decode, export-hf); elsewhere a file named "-" is
-// rarely what was meant.
-void check_output_flag(const std::string& path, const std::string& flag, bool stdout_ok) {
-    SIXND_CHECK(!path.empty(), flag, "is empty: name the file to write");
-    SIXND_CHECK(stdout_ok || path != "-", flag,
-                "- (standard output) is not supported here: name a file (./- for one called -)");
+// "-" is standard output where a verb can write there (encode, decode, export-hf); elsewhere a
+// file named "-" is rarely what was meant.
+void check_output_flag(const std::string& path, const std::string& flag) {
+    SIXND_CHECK(path != "-", flag, "- (standard output) is not supported here: name a file (./- for one called -)");
 }
 
 // Training reads an input by its size, and its held-out tail a second time, which a pipe or a
@@ -111,11 +108,11 @@ void check_train_input(const std::string& path, const std::string& flag) {
 // together after it.
 void check_outputs(const std::string& out, const std::string& hf_out,
                    const std::vector<std::pair<std::string, std::string>>& inputs) {
-    check_output_flag(out, "--out", false);
+    check_output_flag(out, "--out");
     check_replaceable_file(out);
     check_output_dir(out);
     if (!hf_out.empty()) {
-        check_output_flag(hf_out, "--hf-out", false);
+        check_output_flag(hf_out, "--hf-out");
         check_replaceable_file(hf_out);
         check_output_dir(hf_out);
         check_not_same_output(hf_out, out, "--out");
@@ -123,6 +120,16 @@ void check_outputs(const std::string& out, const std::string& hf_out,
     for (const auto& [path, flag] : inputs) {
         check_not_same_file(out, path, flag);
         check_not_same_file(hf_out, path, flag);
+    }
+}
+
+// tokenizer.json's text. Its fault (a special token written as it writes an ordinary one) names
+// tokenizer.json but no file the user gave: `where` is that file (the --hf-out, the --tokenizer).
+std::string hf_json(const Tokenizer& tok, const std::string& where) {
+    try {
+        return hf_tokenizer_json(tok);
+    } catch (const Error& e) {
+        throw Error(where, e.what());
     }
 }
 
@@ -138,7 +145,7 @@ void save_outputs(const Tokenizer& tok, const std::string& out, const std::strin
     std::optional<AtomicFile> hf_file;
     if (!hf_out.empty()) {
         hf_file.emplace(hf_out);
-        hf_file->write(hf_tokenizer_json(tok));
+        hf_file->write(hf_json(tok, hf_out));
         hf_file->sync();
     }
     SignalBlock block;
@@ -151,7 +158,6 @@ void save_outputs(const Tokenizer& tok, const std::string& out, const std::strin
 // one byte is always an ordinary token, which the special would take the place of.
 void check_specials(const std::vector<std::string>& specials) {
     for (size_t i = 0; i < specials.size(); i++) {
-        SIXND_CHECK(!specials[i].empty(), "--special", "a special token is empty");
         SIXND_CHECK(valid_utf8(specials[i]), "--special", "\"" + excerpt(specials[i]) + "\" is not valid UTF-8");
         SIXND_CHECK(specials[i].size() > 1, "--special",
                     "\"" + specials[i] + "\" is one byte, which is always an ordinary token; a special token must be " +
@@ -244,7 +250,16 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
     return 0;
 }
 
-// Ids to stdout as one JSON array, written as they come so memory stays bounded.
+// For "-": a failed write (a full disk behind a redirect) is an error, not output quietly lost.
+// fwrite() sends what stdio does not buffer at once, so its failure is the one that knows why:
+// the flush after it then finds nothing to write and succeeds.
+void write_stdout(const std::string& bytes) {
+    const bool written = std::fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size();
+    SIXND_CHECK(written && std::fflush(stdout) == 0, "stdout", std::string("write failed: ") + std::strerror(errno));
+}
+
+// Ids to stdout as one JSON array, written as they come so memory stays bounded; a failed write
+// stops the encode rather than letting it run on with nowhere to go.
 class JsonIdWriter {
 public:
     JsonIdWriter() { std::fputc('[', stdout); }
@@ -257,12 +272,9 @@ public:
             first_ = false;
             buf.append(num, std::to_chars(num, num + sizeof num, id).ptr);
         }
-        std::fwrite(buf.data(), 1, buf.size(), stdout);
+        write_stdout(buf);
     }
-    void finish() {
-        std::fputs("]\n", stdout);
-        SIXND_CHECK(std::fflush(stdout) == 0, "stdout", std::string("write failed: ") + std::strerror(errno));
-    }
+    void finish() { write_stdout("]\n"); }
 
 private:
     bool first_ = true;
@@ -270,7 +282,6 @@ private:
 
 int encode(const std::string& tokenizer_path, const std::string& input, const std::string& out, bool ordinary,
            int threads) {
-    check_output_flag(out, "--out", true);
     Tokenizer tok = Tokenizer::load(tokenizer_path);
     if (ordinary) {
         TokenizerSpec spec = tok.spec();
@@ -342,14 +353,7 @@ std::vector<uint32_t> read_ids(const std::string& input, size_t vocab_size) {
     return parse_id_list(bytes, where, vocab_size);
 }
 
-// For "-": a failed write (a full disk behind a redirect) is an error, not output quietly lost.
-void write_stdout(const std::string& bytes) {
-    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
-    SIXND_CHECK(std::fflush(stdout) == 0, "stdout", std::string("write failed: ") + std::strerror(errno));
-}
-
 int decode(const std::string& tokenizer_path, const std::string& input, const std::string& out, bool as_text) {
-    check_output_flag(out, "--out", true);
     if (out != "-") {
         check_replaceable_file(out);
         check_not_same_file(out, input, "--input");
@@ -445,6 +449,7 @@ int run_tokenizer(int argc, char** argv) {
 
     check_subcommand(app, argc, argv);
     if (!parse_flags(app, argc, argv)) return 0;
+    refuse_empty_values(app);
 
     if (train_cmd->parsed()) {
         // Both name the held-out text; with --heldout, training reads all of every --input.
@@ -467,13 +472,12 @@ int run_tokenizer(int argc, char** argv) {
         return 0;
     }
     if (export_cmd->parsed()) {
-        check_output_flag(out, "--out", true);
-        if (out == "-") {
-            write_stdout(hf_tokenizer_json(Tokenizer::load(tokenizer_path)));
-            return 0;
-        }
-        check_not_same_file(out, tokenizer_path, "--tokenizer");
-        export_hf_tokenizer_json(Tokenizer::load(tokenizer_path), out);
+        if (out != "-") check_not_same_file(out, tokenizer_path, "--tokenizer");
+        const std::string json = hf_json(Tokenizer::load(tokenizer_path), tokenizer_path);
+        if (out == "-")
+            write_stdout(json);
+        else
+            write_file_atomically(out, json);
         return 0;
     }
     return info(tokenizer_path);

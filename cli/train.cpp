@@ -76,6 +76,7 @@ static std::vector<std::pair<std::string, std::string>> flag_settings(const Trai
 // Values that stand for the flag left out, which the run would read as such if given: 0 for
 // the flags below, and an empty value (no --log, no --tokenizer, the preset's --norm).
 static void refuse_left_out_values(const CLI::App& app, const TrainOptions& o) {
+    refuse_empty_values(app);
     const struct {
         const char* flag;
         bool zero;
@@ -87,9 +88,6 @@ static void refuse_left_out_values(const CLI::App& app, const TrainOptions& o) {
     };
     for (const auto& z : zeros)
         if (z.zero && app.count(z.flag) > 0) throw Error(z.flag, z.why);
-    for (const CLI::Option* opt : app.get_options())
-        for (const std::string& value : opt->results())
-            if (value.empty() && opt->get_expected_min() > 0) throw Error(opt->get_name(), "is empty; give it a value or leave it out");
 }
 
 int run_train(int argc, char** argv) {

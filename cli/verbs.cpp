@@ -63,6 +63,14 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
     return true;
 }
 
+void refuse_empty_values(const CLI::App& app) {
+    for (const CLI::Option* opt : app.get_options())
+        for (const std::string& value : opt->results())
+            SIXND_CHECK(!value.empty() || opt->get_expected_min() == 0, opt->get_name(),
+                        opt->get_required() ? "is empty; give it a value" : "is empty; give it a value or leave it out");
+    for (const CLI::App* sub : app.get_subcommands()) refuse_empty_values(*sub);
+}
+
 void check_subcommand(CLI::App& app, int argc, char** argv) {
     std::string names;
     bool known = false;

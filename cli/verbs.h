@@ -22,6 +22,12 @@ const std::vector<Verb>& verbs();
 enum class ConfigFile { own, pass_on };
 bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file = ConfigFile::own);
 
+// After parse_flags, for a verb none of whose flags takes an empty value (a script's unset
+// variable): one given empty is an Error naming the flag. A path would otherwise be opened as "",
+// an error that names no file, and some values read as the flag left out. (`sample --prompt ""`
+// is a prompt, so this is not parse_flags' own rule.) Subcommands' flags included.
+void refuse_empty_values(const CLI::App& app);
+
 // For a verb with subcommands, before parse_flags: a missing or misspelt subcommand is an Error
 // naming the ones there are (CLI11 would say only "a subcommand is required").
 void check_subcommand(CLI::App& app, int argc, char** argv);

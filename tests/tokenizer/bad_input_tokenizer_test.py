@@ -112,6 +112,22 @@ def streamed_decode(tok, p):
     return None
 
 
+def stdin_a_directory(tok, d):
+    """encode and decode of a standard input that cannot be read (a directory) name it stdin, as
+    their other faults in it do, not "-"."""
+    for verb in ("encode", "decode"):
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            r = bad_input.subprocess.run([bad_input.SIXND, "tokenizer", verb, "--tokenizer", tok], stdin=fd,
+                                         capture_output=True, text=True, errors="replace")
+        finally:
+            os.close(fd)
+        errors = [x for x in r.stderr.splitlines() if "error" in x]
+        if r.returncode != 1 or len(errors) != 1 or "error: stdin: read failed" not in errors[0]:
+            return f"{verb}: exit {r.returncode}, stderr {r.stderr.strip()[-300:]!r}"
+    return None
+
+
 def export_to_stdout(tok, d):
     """export-hf --out - writes tokenizer.json to stdout, as encode and decode take -, not to a
     file named -."""
@@ -137,6 +153,15 @@ def with_special_a(doc):
     """The byte "a" again as a special token, as train --special a wrote it before that was refused."""
     doc["specials"].append({"id": len(doc["tokens"]), "token": "a"})
     doc["tokens"].append("a")
+    doc["vocab_size"] = len(doc["tokens"])
+    del doc["hash"]
+
+
+def with_special_gthe(doc):
+    """A special "\u0120the": tokenizer.json writes the learned " the" so too (the sixnd file keeps both)."""
+    bu = bytes_to_unicode()
+    doc["specials"].append({"id": len(doc["tokens"]), "token": "\u0120the"})
+    doc["tokens"].append("".join(bu[b] for b in "\u0120the".encode()))
     doc["vocab_size"] = len(doc["tokens"])
     del doc["hash"]
 
@@ -294,6 +319,7 @@ def main():
             os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))  # a character device like /dev/null
 
         edited_tokenizer(tok, p("twin.tok"), with_special_a)
+        edited_tokenizer(tok, p("gthe.tok"), with_special_gthe)
         edited_tokenizer(tok, p("version_big.tok"), lambda doc: doc.update(version=2 ** 40 + 1))  # an int cut to 1
         edited_tokenizer(tok, p("hash_number.tok"), lambda doc: doc.update(hash=5))
         os.mkfifo(p("text.fifo"))
@@ -460,7 +486,15 @@ def main():
                                                     p("corpus.txt"), "--ordinary"], ["twin.tok", "ordinary token 97"]),
             Case("train: a special written in tokenizer.json as a learned token is",
                  train + ["--special", "\u0120the", "--out", p("e.bin"), "--hf-out", p("e.json")],
-                 ["tokenizer.json", '"\u0120the"', "how it writes ordinary token"], unchanged=[p("e.bin"), p("e.json")]),
+                 ["e.json", "tokenizer.json", '"\u0120the"', "how it writes ordinary token"],
+                 unchanged=[p("e.bin"), p("e.json")]),
+            Case("export-hf of a special written in tokenizer.json as a learned token is names the tokenizer",
+                 ["tokenizer", "export-hf", "--tokenizer", p("gthe.tok"), "--out", p("gthe.json")],
+                 ["gthe.tok", "tokenizer.json", '"\u0120the"', "how it writes ordinary token"], unchanged=[p("gthe.json")]),
+            Case("export-hf --out - of that tokenizer names it too",
+                 ["tokenizer", "export-hf", "--tokenizer", p("gthe.tok"), "--out", "-"],
+                 ["gthe.tok", "how it writes ordinary token"],
+                 check=lambda: silent(["tokenizer", "export-hf", "--tokenizer", p("gthe.tok"), "--out", "-"])),
             Case("import-gpt2 --pattern that does not compile", imp + ["--pattern", "(", "--out", p("g.bin")],
                  ["--pattern", "does not compile"], unchanged=[p("g.bin")]),
             Case("train --pattern that does not compile", train + ["--pattern", "(", "--out", p("e.bin")],
@@ -479,10 +513,32 @@ def main():
             Case("decode --out empty", ["tokenizer", "decode", "--tokenizer", tok, "--input", p("ids.json"), "--out", ""],
                  ["--out", "empty"]),
             Case("export-hf --out empty", ["tokenizer", "export-hf", "--tokenizer", tok, "--out", ""], ["--out", "empty"]),
+            # An empty path (a script's unset variable) is named as the flag, not opened as "" (an error
+            # naming nothing) nor taken for the flag left out (--hf-out, --heldout: no file, no word).
+            Case("encode --input empty", ["tokenizer", "encode", "--tokenizer", tok, "--input", ""], ["--input", "empty"]),
+            Case("decode --input empty", ["tokenizer", "decode", "--tokenizer", tok, "--input", ""], ["--input", "empty"],
+                 check=lambda: silent(["tokenizer", "decode", "--tokenizer", tok, "--input", ""])),
+            Case("info --tokenizer empty", ["tokenizer", "info", "--tokenizer", ""], ["--tokenizer", "empty"]),
+            Case("export-hf --tokenizer empty", ["tokenizer", "export-hf", "--tokenizer", "", "--out", p("e.json")],
+                 ["--tokenizer", "empty"], unchanged=[p("e.json")]),
+            Case("import-gpt2 --vocab empty",
+                 ["tokenizer", "import-gpt2", "--vocab", "", "--merges", p("merges_ab_cd.txt"), "--out", p("g.bin")],
+                 ["--vocab", "empty"], unchanged=[p("g.bin")]),
+            Case("import-gpt2 --merges empty",
+                 ["tokenizer", "import-gpt2", "--vocab", p("small_vocab.json"), "--merges", "", "--out", p("g.bin")],
+                 ["--merges", "empty"], unchanged=[p("g.bin")]),
+            Case("train --input empty", ["tokenizer", "train", "--input", p("corpus.txt"), "", "--vocab-size", "280",
+                                         "--out", p("e.bin")], ["--input", "empty"], unchanged=[p("e.bin")]),
+            Case("train --hf-out empty", train + ["--out", p("e.bin"), "--hf-out", ""], ["--hf-out", "empty"],
+                 unchanged=[p("e.bin")]),
+            Case("train --heldout empty", train + ["--out", p("e.bin"), "--heldout", ""], ["--heldout", "empty"],
+                 unchanged=[p("e.bin")]),
             Case("train --out - is no file named -", train + ["--out", "-"], ["--out", "standard output"],
                  unchanged=[os.path.abspath("-")]),
             Case("export-hf --out - writes stdout", ["tokenizer", "info", "--tokenizer", tok], [], exit_code=0,
                  check=lambda: export_to_stdout(tok, d)),
+            Case("encode and decode of an unreadable stdin name stdin", ["tokenizer", "info", "--tokenizer", tok], [],
+                 exit_code=0, check=lambda: stdin_a_directory(tok, d)),
         ]
         decode_faults = [
             ("cut.json", ["cut.json:1:14", "cut off after 3 ids", "closing ']'"]),
