@@ -99,12 +99,6 @@ plan::DeviceSpec device_spec(const std::string& key, const std::string& dtype, d
 // Far beyond any cluster, and a count an int holds.
 constexpr double kMaxDevices = 1 << 24;
 
-std::string shown(double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%g", v);
-    return b;
-}
-
 int run_check(const std::string& path, bool as_json) {
     plan::LogRecord header;
     std::vector<plan::LogRecord> steps;
@@ -226,13 +220,14 @@ int run_plan(int argc, char** argv) {
                   {"--write-bw", in.write_bw, 1, false}};
     for (const auto& b : bounds) {
         if (app.count(b.flag) == 0) continue;
-        if (!std::isfinite(b.value)) throw Error(b.flag, "must be a finite number, got " + shown(b.value));
+        if (!std::isfinite(b.value)) throw Error(b.flag, "must be a finite number, got " + plan::given(b.value));
         if (b.above ? b.value <= b.min : b.value < b.min)
-            throw Error(b.flag, std::string(b.above ? "must be above " : "must be at least ") + shown(b.min) + ", got " + shown(b.value));
+            throw Error(b.flag, std::string(b.above ? "must be above " : "must be at least ") + plan::given(b.min) + ", got " +
+                                    plan::given(b.value));
     }
     if (in.devices != std::floor(in.devices) || in.devices > kMaxDevices)
-        throw Error("--devices", "must be a whole number up to " + shown(kMaxDevices) + ", got " + shown(in.devices));
-    if (in.ranks > kMaxDevices) throw Error("--ranks", "must be at most " + shown(kMaxDevices) + ", got " + std::to_string(in.ranks));
+        throw Error("--devices", "must be a whole number up to " + plan::given(kMaxDevices) + ", got " + plan::given(in.devices));
+    if (in.ranks > kMaxDevices) throw Error("--ranks", "must be at most " + plan::given(kMaxDevices) + ", got " + std::to_string(in.ranks));
     // Flags that only a device (or a training time on one) gives a row to: refused without it,
     // as --serve-tokens is, rather than dropped.
     for (const char* flag : {"--peak-tflops", "--price-per-device-hour", "--serve-batch"})
@@ -240,6 +235,8 @@ int run_plan(int argc, char** argv) {
     for (const char* flag : {"--checkpoint-write-s", "--write-bw"})
         if (app.count(flag) > 0 && (device.empty() || in.devices == 0 || (in.mfu == 0 && in.days == 0)))
             throw Error(flag, "is for the checkpoint interval, which needs a training time: --device, --devices and --mfu or --days");
+    if (app.count("--checkpoint-write-s") > 0 && app.count("--write-bw") > 0)
+        throw Error("--write-bw", "estimates the checkpoint write time, which --checkpoint-write-s already gives: give one of them");
     if (!device.empty()) in.device = device_spec(device, dtype, peak_tflops);
     // Planned on this CPU, a bf16 run keeps the packed GEMM's weight copies when it computes in FP32.
     if (device == "cpu" && in.dtype_bytes == 2 && std::string(cpu::Matmul(DType::bf16).bf16_math()) == "fp32")

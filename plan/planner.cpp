@@ -99,7 +99,7 @@ void check_hardware_flags(const PlanInputs& in) {
         throw Error("--device", "is missing: --devices, --days and --mfu need a device (its peak FLOP/s)");
     if (in.days > 0 && in.devices == 0) throw Error("--devices", "is missing: --days needs the number of devices");
     if (in.mfu > 0 && in.devices == 0) throw Error("--devices", "is missing: --mfu needs the number of devices");
-    if (in.mfu > 1) throw Error("--mfu", "is a fraction of the peak (0 < MFU <= 1), got " + num(in.mfu));
+    if (in.mfu > 1) throw Error("--mfu", "is a fraction of the peak (0 < MFU <= 1), got " + given(in.mfu));
     if (in.pipeline_stages > 1 && in.micro_batches <= 0)
         throw Error("--micro-batches", "is missing: --pipeline-stages needs the number of micro-batches");
     if (in.micro_batches > 0 && in.pipeline_stages <= 1)
@@ -120,13 +120,13 @@ int data_parallel_ranks(const PlanInputs& in) {
     if (in.devices <= 0) return in.ranks > 0 ? in.ranks : 1;
     if (in.ranks > 0) {
         if (static_cast<double>(in.ranks) * stages != in.devices)
-            throw Error("--ranks", std::to_string(in.ranks) + " data-parallel ranks x " + per + " is not --devices " + num(in.devices) +
+            throw Error("--ranks", std::to_string(in.ranks) + " data-parallel ranks x " + per + " is not --devices " + given(in.devices) +
                                        " (devices = ranks x pipeline stages: sixnd has no tensor parallelism)");
         return in.ranks;
     }
     const double ranks = in.devices / stages;
     if (ranks != std::floor(ranks))
-        throw Error("--devices", num(in.devices) + " devices do not split into " + per + " of equal data-parallel ranks");
+        throw Error("--devices", given(in.devices) + " devices do not split into " + per + " of equal data-parallel ranks");
     return static_cast<int>(ranks);
 }
 
@@ -386,7 +386,7 @@ Report make_plan(const PlanInputs& in) {
         // The time above follows from the MFU, which must already pay for the bubble.
         rep.add("pipeline", "mfu_ceiling", 1 - bubble, Unit::ratio, "1 - bubble: each device idles that share of a step");
         if (in.mfu > 1 - bubble)
-            rep.note("--mfu " + num(in.mfu) + " is above what the pipeline leaves (" + num(1 - bubble) +
+            rep.note("--mfu " + given(in.mfu) + " is above what the pipeline leaves (" + num(1 - bubble) +
                      "): the time is too short; more micro-batches shrink the bubble");
         rep.text("pipeline", "schedule", in.gpipe ? "gpipe" : "1f1b",
                  in.gpipe ? "all forwards, then all backwards" : "one forward, one backward once the pipeline is full");

@@ -53,6 +53,12 @@ std::string human(double v, Unit u) {
     }
 }
 
+std::string given(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.15g", v);
+    return b;
+}
+
 std::string Report::to_table() const {
     std::string out, section;
     for (const Row& r : rows_) {

@@ -35,4 +35,8 @@ private:
 // "3.79e+25 FLOP", "112 GB", "3.09 h": a value in the unit's human form.
 std::string human(double v, Unit u);
 
+// An input as an error quotes it, to 15 digits: %g would show 10001 devices as 1e+04 (which do
+// split into 2 stages) or an MFU of 1.00001 as 1 (which is no fraction above 1).
+std::string given(double v);
+
 }  // namespace sixnd::plan
