@@ -341,6 +341,7 @@ void GPT::set_track_attention_max(bool on) {
     if (on == track_attention_max_) return;
     track_attention_max_ = on;
     act_.reset();  // the row-max buffers come and go with the activations
+    backward_ready_ = false;  // and a pending backward with them
 }
 
 std::vector<float> GPT::attention_max_logits() const {

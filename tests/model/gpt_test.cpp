@@ -304,3 +304,17 @@ TEST(Gpt, AttentionMaxLogitsPerLayer) {
     ASSERT_GT(flash.second[0], 0);
     EXPECT_NEAR(big.second[0], 3 * flash.second[0], 1e-4 * std::fabs(flash.second[0]));
 }
+
+// Turning tracking on or off drops the activations (the row-max buffers come and go with them),
+// so a backward pending across the switch has nothing left to run on: it is refused with an
+// Error, not run on the freed activations.
+TEST(Gpt, TrackingSwitchBetweenForwardAndBackwardIsRefused) {
+    GPTConfig c = preset_config("tiny");
+    Backend be = make_backend("cpu", DType::f32);
+    GPT m(c, *be.ops);
+    m.set_params(params_for(c, m.layout()));
+    auto tok = tokens(c, 7);
+    m.forward(tok.data(), tok.data() + 1, B, T, true);
+    m.set_track_attention_max(true);
+    EXPECT_THROW(m.backward(), Error);
+}
