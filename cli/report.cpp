@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -163,6 +164,13 @@ int run_report(int argc, char** argv) {
     if (!parse_flags(app, argc, argv)) return 0;
     json sources = json::array();
     for (const std::string& in : inputs) sources.push_back(source(in));
+    // A run is named by its directory, which runs of an ablation share (runs/<variant>/seed-N):
+    // runs that would share a name in the table and the legends are named by their paths.
+    std::map<std::string, int> named;
+    for (const json& s : sources)
+        if (s["kind"] == "run") named[s["name"].get<std::string>()]++;
+    for (size_t i = 0; i < sources.size(); i++)
+        if (sources[i]["kind"] == "run" && named[sources[i]["name"].get<std::string>()] > 1) sources[i]["name"] = inputs[i];
     const std::string script = find_script();
     // The first Python that has matplotlib: $SIXND_PYTHON, python3 on PATH (which may be a
     // virtual environment's without it), Debian's.

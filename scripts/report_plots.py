@@ -203,7 +203,10 @@ def plot_memory(series, out, colors):
     cats = memory_categories(series)
     cmap = plt.get_cmap("tab10")
     fig, (ax,) = new_fig()
-    if len(series) == 1 and len(series[0].runs[0][1]) > 1:
+    if not cats:
+        # A log's step records need not hold memory (sixnd report's checks take it as optional).
+        no_data(ax, "no memory by category in the run logs")
+    elif len(series) == 1 and len(series[0].runs[0][1]) > 1:
         # One run: the categories stacked over its steps.
         _, steps, _ = series[0].runs[0]
         xs = list(steps)
@@ -222,7 +225,8 @@ def plot_memory(series, out, colors):
             bottoms = [b + v for b, v in zip(bottoms, vals)]
         ax.set_xticks(range(len(series)), [s.label for s in series], fontsize=8, rotation=10)
         ax.set(ylabel="peak MiB per category (rank 0)")
-    ax.legend(fontsize=7, loc="upper left")
+    if cats:
+        ax.legend(fontsize=7, loc="upper left")
     save(fig, out, "memory.png", "Memory by category")
 
 

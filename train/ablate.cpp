@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -106,11 +107,13 @@ std::vector<std::string> run_args(const AblationSpec& spec, const AblationVarian
 // What a failed `sixnd train` said: its error line without the prefix (mpirun may print more
 // after it); else, when the launcher refused (mpirun as root, too few slots), the first
 // paragraph of its last message block (between lines of dashes, Open MPI's form), joined into
-// one line; else the output's last line that has a word in it.
-std::string failure_line(const std::string& path) {
+// one line; else the output's last line that has a word in it. Only what follows `from` is
+// read: a run's train.log holds the output of its earlier attempts too.
+std::string failure_line(const std::string& path, std::uintmax_t from = 0) {
     const std::string prefix = "sixnd train: error: ";
     const auto is_rule = [](const std::string& l) { return l.size() >= 8 && l.find_first_not_of('-') == std::string::npos; };
     std::ifstream in(path);
+    in.seekg(static_cast<std::streamoff>(from));
     std::string line, last, error, block;
     bool in_block = false, in_paragraph = false;
     while (std::getline(in, line)) {
@@ -126,7 +129,7 @@ std::string failure_line(const std::string& path) {
         if (in_paragraph && !blank) block += (block.empty() ? "" : " ") + line.substr(line.find_first_not_of(" \t"));
         if (std::any_of(line.begin(), line.end(), [](unsigned char c) { return std::isalnum(c); })) last = line;
     }
-    return !error.empty() ? error : !block.empty() ? block : last;
+    return !error.empty() ? error : !block.empty() ? block : !last.empty() ? last : "it printed nothing";
 }
 
 // A child's output while nothing may be written under --out yet; removed with this object.
@@ -283,6 +286,9 @@ AblationProgress ablation_progress(const std::string& out) {
 
 json run_ablation(const AblationSpec& spec) {
     const std::vector<AblationVariant> variants = ablation_variants(spec.knobs);
+    if (static_cast<uint64_t>(spec.seeds) * variants.size() > static_cast<uint64_t>(INT_MAX))
+        throw Error("--seeds", std::to_string(spec.seeds) + " seeds x " + std::to_string(variants.size()) +
+                                   " variants is more runs than an ablation counts (" + std::to_string(INT_MAX) + ")");
     // Ctrl-C lets the run in flight write its checkpoint (sixnd train stops so at one signal and
     // drops it at a second), then ends the ablation with the way back in.
     const ForwardSignals signals;
@@ -317,6 +323,8 @@ json run_ablation(const AblationSpec& spec) {
             }
             log_info("ablate " + what + (at > 0 ? ": resuming from step " + std::to_string(at) : ": running"));
             const auto t0 = std::chrono::steady_clock::now();
+            std::error_code no_log;
+            const std::uintmax_t log_size = fs::file_size(dir + "/train.log", no_log);
             const int rc = run_process(train_command(spec, v, seed, dir), dir + "/train.log");
             if (const int sig = ForwardSignals::received()) {
                 const int step = checkpoint_progress(dir).first;
@@ -329,7 +337,7 @@ json run_ablation(const AblationSpec& spec) {
             // counted in the table, not a failure of the ablation.
             if (rc != 0 && !diverged(dir + "/run.jsonl"))
                 throw Error(dir + "/train.log", "sixnd train exited with status " + std::to_string(rc) + ": " +
-                                                    failure_line(dir + "/train.log") +
+                                                    failure_line(dir + "/train.log", no_log ? 0 : log_size) +
                                                     "; the same command resumes the ablation (finished runs are skipped)");
             if (rc != 0) log_warn("ablate " + what + ": diverged (stopped at --max-bad-steps; " + dir + "/train.log)");
             // DONE is the promise that the run's log holds it: a train that exits 0 without

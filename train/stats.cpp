@@ -3,8 +3,10 @@
 // fast (x < (a+1)/(a+b+2)). The Student-t tail is I_{df/(df+t^2)}(df/2, 1/2).
 #include "train/stats.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "core/error.h"
 
@@ -19,9 +21,14 @@ double mean(const std::vector<double>& x) {
 double sample_std(const std::vector<double>& x) {
     if (x.size() < 2) return 0.0;
     const double m = mean(x);
+    // Deviations in units of the largest, so that their squares neither overflow (values past
+    // ~1e154) nor vanish (spreads below ~1e-154).
+    double scale = 0;
+    for (double v : x) scale = std::max(scale, std::fabs(v - m));
+    if (scale == 0 || !std::isfinite(scale)) return scale;
     double ss = 0;
-    for (double v : x) ss += (v - m) * (v - m);
-    return std::sqrt(ss / static_cast<double>(x.size() - 1));
+    for (double v : x) ss += ((v - m) / scale) * ((v - m) / scale);
+    return scale * std::sqrt(ss / static_cast<double>(x.size() - 1));
 }
 
 namespace {
@@ -72,18 +79,24 @@ double student_t_cdf(double t, double df) {
 
 WelchResult welch_t_test(const std::vector<double>& a, const std::vector<double>& b) {
     if (a.size() < 2 || b.size() < 2) throw Error("welch_t_test", "needs at least two values in each sample");
+    for (const std::vector<double>* x : {&a, &b})
+        for (double v : *x)
+            if (!std::isfinite(v)) throw Error("welch_t_test", "needs finite values, got " + std::to_string(v));
     const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
-    const double va = std::pow(sample_std(a), 2) / na, vb = std::pow(sample_std(b), 2) / nb;
+    // Standard errors, and df from their ratio: the variances' squares leave the doubles for
+    // values past ~1e77 or spreads below ~1e-77.
+    const double sa = sample_std(a) / std::sqrt(na), sb = sample_std(b) / std::sqrt(nb);
     const double diff = mean(a) - mean(b);
     WelchResult r;
-    if (va + vb == 0) {
+    if (sa == 0 && sb == 0) {
         r.df = na + nb - 2;
         r.t = diff == 0 ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), diff);
         r.p = diff == 0 ? 1.0 : 0.0;
         return r;
     }
-    r.t = diff / std::sqrt(va + vb);
-    r.df = (va + vb) * (va + vb) / (va * va / (na - 1) + vb * vb / (nb - 1));
+    r.t = diff / std::hypot(sa, sb);
+    const double ua = std::pow(sa / std::max(sa, sb), 2), ub = std::pow(sb / std::max(sa, sb), 2);
+    r.df = (ua + ub) * (ua + ub) / (ua * ua / (na - 1) + ub * ub / (nb - 1));
     r.p = incomplete_beta(r.df / 2.0, 0.5, r.df / (r.df + r.t * r.t));
     return r;
 }

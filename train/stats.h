@@ -22,7 +22,7 @@ struct WelchResult {
     double p = 1;   // two-sided p-value
 };
 
-// Needs at least two values on each side. When both samples have zero variance the test is
+// Needs at least two finite values on each side. When both samples have zero variance the test is
 // degenerate: p = 1 if the means are equal, else 0 (t = +-inf, df = na + nb - 2).
 WelchResult welch_t_test(const std::vector<double>& a, const std::vector<double>& b);
 

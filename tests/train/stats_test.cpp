@@ -82,4 +82,18 @@ TEST(Stats, WelchDegenerateAndBadInput) {
     EXPECT_THROW(sixnd::welch_t_test({1}, {2, 3}), sixnd::Error);
 }
 
+// The test is scale-free: {1, 2} against {3, 4} has t = -2 sqrt(2) on df = 2 (two-sided p =
+// 1 - sqrt(0.8) in closed form) at any scale, where the variances' squares leave the doubles.
+TEST(Stats, WelchAtHugeAndTinyScales) {
+    for (double scale : {1.0, 1e-160, 1e-300, 1e150, 1e200}) {
+        const sixnd::WelchResult r = sixnd::welch_t_test({1 * scale, 2 * scale}, {3 * scale, 4 * scale});
+        EXPECT_NEAR(r.t, -2 * std::sqrt(2.0), 1e-12) << scale;
+        EXPECT_NEAR(r.df, 2, 1e-12) << scale;
+        EXPECT_NEAR(r.p, 1 - std::sqrt(0.8), 1e-12) << scale;
+        EXPECT_NEAR(sixnd::sample_std({scale, 3 * scale}) / scale, std::sqrt(2.0), 1e-12) << scale;
+    }
+    EXPECT_THROW(sixnd::welch_t_test({NAN, 1}, {2, 3}), sixnd::Error);
+    EXPECT_THROW(sixnd::welch_t_test({1, 2}, {INFINITY, 3}), sixnd::Error);
+}
+
 }  // namespace
