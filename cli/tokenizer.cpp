@@ -345,7 +345,7 @@ std::vector<uint32_t> shard_ids(const std::string& bytes, const std::string& whe
 // the vocabulary here, where the input and position can still be named. The input is read once:
 // a pipe or FIFO can be neither opened again nor read back after a look at its first bytes.
 std::vector<uint32_t> read_ids(const std::string& input, size_t vocab_size) {
-    const std::string where = input == "-" ? "stdin" : input;
+    const std::string where = input_name(input);
     const std::string bytes = input == "-" ? read_stdin() : read_whole_file(input);
     int32_t magic = 0;
     if (bytes.size() >= sizeof magic) std::memcpy(&magic, bytes.data(), sizeof magic);

@@ -214,7 +214,7 @@ std::string shown(const std::string& bytes) {
 Error no_text(const std::vector<InputRange>& inputs, bool only_whitespace) {
     std::vector<std::string> paths;
     for (const auto& r : inputs) {
-        std::string name = r.path == "-" ? "stdin" : r.path;
+        std::string name = input_name(r.path);
         if (std::find(paths.begin(), paths.end(), name) == paths.end()) paths.push_back(std::move(name));
     }
     const std::string what = only_whitespace ? "only whitespace, no text to learn merges from"

@@ -139,8 +139,8 @@ bool ChunkReader::read_more(std::string& buf, size_t n) {
     left_ -= got;
     bytes_read_ += got;
     if (got < n) {
-        const std::string& path = inputs_[index_ - 1].path;
-        if (std::ferror(file_)) throw Error(path == "-" ? "stdin" : path, std::string("read failed: ") + std::strerror(errno));
+        if (std::ferror(file_))
+            throw Error(input_name(inputs_[index_ - 1].path), std::string("read failed: ") + std::strerror(errno));
         left_ = 0;
     }
     return got > 0;

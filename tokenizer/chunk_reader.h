@@ -45,6 +45,9 @@ struct InputRange {
     uint64_t end = UINT64_MAX;  // past the end: to the end of the file
 };
 
+// How a message names an input: standard input as "stdin", not "-".
+inline std::string input_name(const std::string& path) { return path == "-" ? "stdin" : path; }
+
 class ChunkReader {
 public:
     // chunk_bytes is the target size; a chunk grows beyond it only when text lacks safe cuts.

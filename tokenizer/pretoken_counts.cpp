@@ -92,7 +92,7 @@ PretokenCounts count_pretokens(const std::vector<InputRange>& inputs, const Coun
                 }
             } catch (const Error& e) {  // the pre-tokenizer knows no file name; this chunk's file is the place
 #pragma omp critical
-                failure = std::make_exception_ptr(Error(paths[k] == "-" ? "stdin" : paths[k], e.what()));
+                failure = std::make_exception_ptr(Error(input_name(paths[k]), e.what()));
             } catch (...) {
 #pragma omp critical
                 failure = std::current_exception();

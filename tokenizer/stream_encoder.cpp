@@ -41,7 +41,7 @@ EncodeStats encode_stream(const Tokenizer& tok, const std::vector<InputRange>& i
                 ids[k] = tok.encode(batch[k]);
             } catch (const Error& e) {  // the encoder knows no file name; this chunk's file is the place
 #pragma omp critical
-                failure = std::make_exception_ptr(Error(paths[k] == "-" ? "stdin" : paths[k], e.what()));
+                failure = std::make_exception_ptr(Error(input_name(paths[k]), e.what()));
             } catch (...) {
 #pragma omp critical
                 failure = std::current_exception();
