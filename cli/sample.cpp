@@ -94,6 +94,9 @@ int run_sample(int argc, char** argv) {
                                        ck->meta().dtype + "; --dtype is for --init (drop --dtype " + dtype + ")");
         dtype = ck->meta().dtype;
     } else {
+        // Untrained weights (--init random, which eval and train take) would sample noise.
+        if (init.rfind("llmc:", 0) != 0 && init.rfind("hf:", 0) != 0)
+            throw Error("--init", "expected llmc:PATH or hf:DIR (a trained model to sample from), got '" + init + "'");
         ModelFlags mf;
         mf.init = init;
         im = initial_model(mf);
@@ -124,12 +127,18 @@ int run_sample(int argc, char** argv) {
     }
 
     std::vector<uint32_t> ids;
+    // An empty prompt starts the sample where a document starts, at <|endoftext|>: the model's
+    // context, not text the user gave, so it is not printed.
+    bool start_added = false;
     if (app.count("--prompt-ids")) {
         ids = tok ? parse_prompt_ids(prompt_ids, so.vocab_limit, "the tokenizer's")
                   : parse_prompt_ids(prompt_ids, cfg.vocab_size, "the model's");
     } else if (tok) {
         ids = tok->encode(prompt);
-        if (ids.empty() && so.stop_token >= 0) ids.push_back(static_cast<uint32_t>(so.stop_token));
+        if (ids.empty() && so.stop_token >= 0) {
+            ids.push_back(static_cast<uint32_t>(so.stop_token));
+            start_added = true;
+        }
     } else if (cfg.vocab_size == 256) {
         for (unsigned char ch : prompt) ids.push_back(ch);
     } else {
@@ -158,10 +167,17 @@ int run_sample(int argc, char** argv) {
         Decoder dec(model, cache_len);
         SampleOptions one = so;
         if (s > 0) one.seed = splitmix64(seeds);
-        std::vector<uint32_t> out = generate(dec, ids, one);
+        std::vector<uint32_t> out;
+        try {
+            out = generate(dec, ids, one);
+        } catch (const Error& e) {
+            // Non-finite logits are the model's fault; generate knows the logits, not their file.
+            if (!e.where().empty()) throw;
+            throw Error(checkpoint.empty() ? init : checkpoint, e.fault());
+        }
         if (tok || cfg.vocab_size == 256) {
             std::string text;
-            if (tok) text = tok->decode(ids) + tok->decode(out);
+            if (tok) text = (start_added ? "" : tok->decode(ids)) + tok->decode(out);
             else
                 for (uint32_t t : ids) text += static_cast<char>(t);
             if (!tok)
