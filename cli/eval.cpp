@@ -70,12 +70,13 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
 
     const bool tty = isatty(fileno(stderr));
     std::vector<int32_t> buf(bt + 1);
-    double sum = 0, bytes = 0;
+    double sum = 0;
+    uint64_t bytes = 0;  // a count: JSON shows it as one
     auto t0 = std::chrono::steady_clock::now();
     for (long long k = 0; k < batches; k++) {
         ts.read(static_cast<size_t>(k) * bt, bt + 1, buf.data());
         sum += model.forward(buf.data(), buf.data() + 1, B, T);
-        if (token_bytes) bytes += static_cast<double>(token_bytes->count(buf.data() + 1, bt));
+        if (token_bytes) bytes += token_bytes->count(buf.data() + 1, bt);
         if (tty) std::fprintf(stderr, "\reval %lld/%lld  loss %.4f", k + 1, batches, sum / (k + 1));
     }
     if (tty) std::fprintf(stderr, "\n");
@@ -88,7 +89,7 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
                           {"tokens_per_s", secs > 0 ? tokens / secs : 0.0}};
     if (token_bytes) {
         out["bytes"] = bytes;
-        out["bpb"] = bits_per_byte(sum / batches, tokens, bytes);
+        out["bpb"] = bits_per_byte(sum / batches, tokens, static_cast<double>(bytes));
     } else {
         std::fprintf(stderr, "sixnd eval: no --tokenizer: loss per token only, not bits per byte\n");
     }

@@ -118,7 +118,7 @@ def main():
         nbytes = decoded_bytes(p["tokenizer"], val[1:5 * 4 * 8 + 1], tmp)
         want = bpb(out["loss"], 160, nbytes)
         print(f"eval: loss {out['loss']:.5f} over 160 tokens = {nbytes} bytes -> {out.get('bpb')} bits/byte")
-        if out.get("bytes") != nbytes or abs(out.get("bpb", 0) - want) > 1e-9 * want:
+        if not isinstance(out.get("bytes"), int) or out.get("bytes") != nbytes or abs(out.get("bpb", 0) - want) > 1e-9 * want:
             failures.append(f"sixnd eval: bytes {out.get('bytes')} bpb {out.get('bpb')}, recomputed {nbytes} {want}")
 
         for model in ("tiny", "llama-tiny"):
