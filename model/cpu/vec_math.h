@@ -54,10 +54,13 @@ inline float gelu(float x) {
     return x / (1.0f + exp_fast(-2.0f * u));
 }
 
+// Past |x| = 20 the sigmoid is exactly 0 or 1, so s (1 - s) is 0 and du only matters by being
+// finite: unclamped, x^2 overflows above ~1.8e19 and 0 * inf made the gradient NaN.
 inline float gelu_grad(float x) {
     float u = kGeluScale * (x + kGeluCubic * x * x * x);
     float s = 1.0f / (1.0f + exp_fast(-2.0f * u));
-    float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * x * x);
+    float xc = x < -20.0f ? -20.0f : x > 20.0f ? 20.0f : x;
+    float du = kGeluScale * (1.0f + 3.0f * kGeluCubic * xc * xc);
     return s + 2.0f * x * s * (1.0f - s) * du;
 }
 

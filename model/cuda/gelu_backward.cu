@@ -7,11 +7,14 @@
 namespace sixnd::cuda {
 namespace {
 
+// Past |x| = 20 tanh is exactly +-1, so 1 - t^2 is 0 and the polynomial only matters by being
+// finite: unclamped, x^2 overflows above ~1.8e19 and 0 * inf made the gradient NaN.
 __device__ __forceinline__ float gelu_grad(float x) {
     const float s = 0.7978845608028654f;
     float u = s * (x + 0.044715f * x * x * x);
     float t = tanhf(u);
-    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * s * (1.0f + 3.0f * 0.044715f * x * x);
+    const float xc = fminf(fmaxf(x, -20.0f), 20.0f);
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * s * (1.0f + 3.0f * 0.044715f * xc * xc);
 }
 
 template <typename T, int P> __global__ void gelu_backward_kernel(T* dinp, const T* inp, const T* dout, size_t n) {

@@ -86,6 +86,21 @@ TEST(CpuGelu, BackwardMatchesFiniteDifferencesInPlace) {
     }
 }
 
+// GELU's slope is 1 far right and 0 far left, whatever the size: x^2 in its polynomial term
+// overflowed above ~1.8e19 and made the gradient NaN (0 * inf), which PyTorch's is not.
+TEST(CpuGelu, BackwardIsFiniteAtHugeInputs) {
+    const std::vector<float> x = {3e19f, -3e19f, 1e38f, -1e38f, 20.5f, -20.5f};
+    const std::vector<double> want = {1, 0, 1, 0, 1, 0};
+    for (DType dt : {DType::f32, DType::bf16}) {
+        HostMemory mem;
+        auto ops = make_cpu_ops(dt, mem);
+        XBuf xb(dt, x), d(dt, std::vector<float>(x.size(), 1.0f));
+        ops->gelu_backward(d.ptr(), xb.ptr(), d.ptr(), x.size());
+        const auto got = d.values();
+        for (size_t i = 0; i < x.size(); i++) EXPECT_EQ(got[i], want[i]) << dtype_name(dt) << " x = " << x[i];
+    }
+}
+
 TEST(CpuResidual, ForwardMatchesFloat64) {
     const size_t n = 333;
     for (DType dt : {DType::f32, DType::bf16}) {
