@@ -190,6 +190,10 @@ int run_eval(int argc, char** argv) {
         f.checkpoint = checkpoint;
         f.trained_with = ck->meta().tokenizer_hash;
     }
+    // --seed draws --init random's weights; any other model would be evaluated the same whatever it says.
+    if (app.count("--seed") && (ck || mf.init != "random"))
+        throw Error("--seed", "applies to --init random only; " + (ck ? "--checkpoint " + checkpoint : mf.init) +
+                                  " fixes the weights");
     check_per_item(f, mf, ck.get());
     // HellaSwag scores each item as one batch of its endings, as long as the longest: these
     // flags would be silently ignored.

@@ -87,6 +87,8 @@ def main():
         os.mkfifo(fifo)
         case("llm.c model file is a FIFO (no hang)", base + ["--init", "llmc:" + fifo, "--data", good_data],
              [fifo, "not a regular file"])
+        case("--seed with a model file", base + ["--init", "llmc:" + good_model, "--data", good_data, "--seed", "7"],
+             ["--seed", "applies to --init random only", good_model])
         case("unknown verb", ["frobnicate"], ["unknown verb 'frobnicate'"])
         case("batch 0", ["eval", "--device", "cpu", "--batch", "0", "--seq-len", "8", "--init", "llmc:" + good_model,
                          "--data", good_data], ["--batch: must be positive, got 0"])
