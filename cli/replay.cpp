@@ -57,6 +57,7 @@ int run_replay(int argc, char** argv) {
     app.add_option("--seed", o.seed, "draws the baseline's rows")->capture_default_str()->check(uint64_value());
     app.add_option("--device", o.device, "cpu, cuda or auto")->capture_default_str();
     if (!parse_flags(app, argc, argv)) return 0;
+    refuse_empty_values(app);
     const nlohmann::json r = replay_spike(o);
     print_table(r);
     std::printf("%s\n", r.dump().c_str());

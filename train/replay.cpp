@@ -250,7 +250,7 @@ void warn_if_other_data(const json& trained_on, const TokenSet& data) {
 
 // The checkpoint --earlier-checkpoint leaves to us: the report's run.checkpoint_earlier, else
 // the oldest complete checkpoint of the same run older than `ck`, beside it.
-std::string find_earlier(const CheckpointReader& ck, const std::string& from_report) {
+std::string find_earlier(const CheckpointReader& ck, const std::string& from_report, const std::string& report_path) {
     fs::path dir(ck.dir());
     if (!dir.has_filename()) dir = dir.parent_path();  // "…/step-00000100/"
     const std::string root = dir.has_parent_path() ? dir.parent_path().string() : ".";
@@ -263,6 +263,10 @@ std::string find_earlier(const CheckpointReader& ck, const std::string& from_rep
         std::error_code ec;
         if (!fs::is_directory(named, ec) && fs::is_directory(fs::path(root) / name.filename(), ec))
             named = (fs::path(root) / name.filename()).string();
+        // The user did not type this path: say where it came from.
+        if (!fs::is_directory(named, ec))
+            throw Error(report_path + ": run.checkpoint_earlier", from_report + " is not there, nor a checkpoint of that name beside "
+                                                                 "--checkpoint (pruned by --keep-last?): give --earlier-checkpoint");
         if (canonical(named) != canonical(ck.dir())) return named;
     }
     for (const CheckpointEntry& e : list_checkpoints(root))
@@ -295,14 +299,24 @@ Measured measure(GPT& model, MemoryBackend& mem, const CheckpointReader& ck, con
         if (tty && done % 16 == 0) std::fprintf(stderr, "\rreplay %s: row %zu/%zu", label.c_str(), done + 1, total);
         return static_cast<double>(model.forward(tokens, tokens + 1, 1, seq_len));
     };
+    // A non-finite loss stands above or below nothing: every comparison with it is false, and the
+    // verdict would read "not_reproducible" from weights that cannot be measured.
+    auto finite = [&](double l, const std::string& what) {
+        if (!std::isfinite(l))
+            throw Error(ck.dir(), "the loss of " + what + " through these weights is not finite (" + std::to_string(l) +
+                                      "): nothing can be compared from this checkpoint (had the run diverged by then?)");
+        return l;
+    };
     Measured m;
-    for (size_t i = 0; i < rows.size(); i++) m.spike_rows.push_back(loss(rows[i].tokens.data(), i));
+    for (size_t i = 0; i < rows.size(); i++)
+        m.spike_rows.push_back(finite(loss(rows[i].tokens.data(), i), "spike row " + std::to_string(i)));
     std::vector<double> other;
     std::vector<int32_t> buf(static_cast<size_t>(seq_len) + 1);
     for (size_t i = 0; i < others.size(); i++) {
         const Shard& sh = data.shards()[others[i].shard];
         for (size_t t = 0; t < buf.size(); t++) buf[t] = static_cast<int32_t>(sh[others[i].offset + t]);
-        other.push_back(loss(buf.data(), rows.size() + i));
+        other.push_back(finite(loss(buf.data(), rows.size() + i),
+                               "the baseline row at token " + std::to_string(others[i].offset) + " of " + sh.path()));
     }
     if (tty) std::fprintf(stderr, "\n");
     m.spike = mean_of(m.spike_rows, 0, m.spike_rows.size());
@@ -345,7 +359,7 @@ json replay_spike(const ReplayOptions& o) {
         throw Error(ck.dir(), "the model's context of " + std::to_string(meta.model.max_seq_len) +
                                   " tokens is shorter than the spike report's seq_len of " + std::to_string(rep.seq_len) +
                                   " (" + o.spike_report + "): a checkpoint of another model");
-    const std::string earlier = o.earlier_checkpoint.empty() ? find_earlier(ck, rep.checkpoint_earlier) : o.earlier_checkpoint;
+    const std::string earlier = o.earlier_checkpoint.empty() ? find_earlier(ck, rep.checkpoint_earlier, o.spike_report) : o.earlier_checkpoint;
     const CheckpointReader early(earlier);
     if (early.meta().step >= meta.step) {
         // Name where the checkpoint came from: the flag, or the report's field when no flag was given.

@@ -12,7 +12,9 @@
 //                    max logit - 30) / 70 (logits near 100 saturate the softmax).
 //   data_state       1 when batch.injected_junk; else 0.8 * (batch loss / recent mean - 1) / 1.5,
 //                    +0.2 * how far the excess over the recent mean sits in the top quarter of
-//                    the rows rather than spread evenly (a few bad rows are a data signature).
+//                    the rows rather than spread evenly (a few bad rows are a data signature)
+//                    * (batch loss / recent mean - 1) / 0.5 (a batch near its recent mean has
+//                    no excess worth placing).
 //   optimizer_state  over units, the largest min(v, u, g): v = 1 for adam_v_min <= 1e-18 down to
 //                    0 at 1e-12; u = (log10 update_ratio + 3) / 2 (1e-3: 0, 1e-1: 1);
 //                    g = (grad_ratio - 1) / 3 — a collapsed second moment only matters where a

@@ -48,9 +48,14 @@ bool whole_double(const std::string& s, double& out) {
 }  // namespace
 
 LrInjection parse_lr_injection(const std::string& spec) {
+    // Every colon starts a part, a trailing one too: "200:30:" lacks its STEPS, it is not 200:30.
     std::vector<std::string> parts;
-    std::stringstream ss(spec);
-    for (std::string p; std::getline(ss, p, ':');) parts.push_back(p);
+    for (size_t begin = 0;;) {
+        const size_t colon = spec.find(':', begin);
+        parts.push_back(spec.substr(begin, colon == std::string::npos ? std::string::npos : colon - begin));
+        if (colon == std::string::npos) break;
+        begin = colon + 1;
+    }
     LrInjection l;
     const bool ok = (parts.size() == 2 || parts.size() == 3) && whole_int(parts[0], l.step) &&
                     whole_double(parts[1], l.factor) && (parts.size() == 2 || whole_int(parts[2], l.steps));

@@ -1,8 +1,8 @@
 """`sixnd replay` refuses what it cannot replay with one error line naming the file or flag and
 the fault, and exit status 1: a missing or malformed report, a report without batch rows, rows
 beyond their shard or in shards that are nowhere, checkpoints that are missing, not before the
-spike, or of another model, or of another run, dtype or seed than the report records, no
-earlier checkpoint to compare with, bad flag values."""
+spike, or of another model, or of another run, dtype or seed than the report records, or
+whose losses are not finite, no earlier checkpoint to compare with, bad or empty flag values."""
 import json
 import os
 import sys
@@ -16,10 +16,10 @@ from bad_input import Case, run_cases  # noqa: E402
 T = 16
 
 
-def train(paths, out, steps, every, max_seq_len=32):
+def train(paths, out, steps, every, max_seq_len=32, extra=()):
     flags = tiny_text.train_flags(paths, steps=steps, batch=2, seq_len=min(T, max_seq_len))
     flags[flags.index("--max-seq-len") + 1] = str(max_seq_len)
-    tiny_text.sixnd("train", *flags, "--checkpoint-every", str(every), "--out", out)
+    tiny_text.sixnd("train", *flags, "--checkpoint-every", str(every), "--out", out, *extra)
     return os.path.join(out, "checkpoints")
 
 
@@ -29,6 +29,8 @@ def main():
         ck = train(paths, os.path.join(tmp, "run"), 4, 2)
         other = train(paths, os.path.join(tmp, "other"), 2, 2, max_seq_len=8)
         one = train(paths, os.path.join(tmp, "one"), 2, 2)
+        # An LR x1e14 at step 3 leaves finite weights whose losses are not: steps 4 on are skipped.
+        blown = train(paths, os.path.join(tmp, "blown"), 4, 2, extra=("--inject-lr-spike", "3:1e14", "--max-bad-steps", "5"))
         step2, step4 = os.path.join(ck, "step-00000002"), os.path.join(ck, "step-00000004")
         ntok = (os.path.getsize(paths["train"]) - 1024) // 2
 
@@ -64,6 +66,8 @@ def main():
         long_rows = report("long.json", seq_len=40)
         no_earlier = report("noearlier.json", earlier=None)
         late_earlier = report("late_earlier.json", earlier=step4)
+        pruned = os.path.join(ck, "step-00000001")  # never written, as if --keep-last had pruned it
+        pruned_earlier = report("pruned_earlier.json", earlier=pruned)
         wide = os.path.join(tmp, "wide.bin")
         sixnd_files.write_shard(wide, [5] * 50 + [400] + [5] * 50)
         out_of_vocab = report("vocab.json", rows=[{"shard": wide, "offset": 40}])
@@ -90,6 +94,10 @@ def main():
                  ["--checkpoint", "cannot be from the run of", id_run, "the report's run is " + run_id]),
             Case("good report naming its run id", args(spike_report=id_run), [], exit_code=0),
             Case("report of the checkpoint's run, reseeded on a resume", args(spike_report=id_reseeded), [], exit_code=0),
+            Case("checkpoint whose losses are not finite",
+                 args(checkpoint=os.path.join(blown, "step-00000004"), earlier_checkpoint=os.path.join(blown, "step-00000002"),
+                      spike_report=report("blown.json", earlier=None)),
+                 [os.path.join(blown, "step-00000004"), "spike row 0", "not finite"]),
             Case("report missing", args(spike_report=missing), [missing]),
             Case("report not JSON", args(spike_report=not_json), [not_json, "not a JSON spike report"]),
             Case("report without batch rows", args(spike_report=no_rows), [no_rows, "no batch rows"]),
@@ -103,6 +111,8 @@ def main():
             # Without the flag the report's field is what named it, and the error says so.
             Case("report's earlier checkpoint not earlier", args(checkpoint=step2, spike_report=late_earlier),
                  [late_earlier + ": run.checkpoint_earlier", "not before", "give --earlier-checkpoint"]),
+            Case("report's earlier checkpoint gone", args(spike_report=pruned_earlier),
+                 [pruned_earlier + ": run.checkpoint_earlier", pruned, "give --earlier-checkpoint"]),
             Case("--seed -1", args(seed="-1"), ["--seed", "0 to 18446744073709551615", "'-1'"]),
             Case("--seed past 2^64", args(seed="18446744073709551616"), ["--seed", "above 18446744073709551615"]),
             Case("earlier checkpoint of another model", args(earlier_checkpoint=os.path.join(other, "step-00000002")),
@@ -118,6 +128,12 @@ def main():
             Case("--other-batches too many", args(other_batches="100001"), ["--other-batches", "got 100001"]),
             Case("--other-batches not a number", args(other_batches="many"), ["--other-batches"]),
             Case("--device bad", args(device="tpu"), ["tpu"]),
+            # A script's unset variable: an empty path names no file, and an empty
+            # --earlier-checkpoint read as the flag left out would replay another checkpoint.
+            Case("--checkpoint empty", args(checkpoint=""), ["--checkpoint", "is empty"]),
+            Case("--spike-report empty", args(spike_report=""), ["--spike-report", "is empty"]),
+            Case("--train-data empty", args(train_data=""), ["--train-data", "is empty"]),
+            Case("--earlier-checkpoint empty", args(earlier_checkpoint=""), ["--earlier-checkpoint", "is empty"]),
             Case("earlier checkpoint of another run", args(earlier_checkpoint=os.path.join(one, "step-00000002")),
                  [os.path.join(one, "step-00000002"), "another run", "same run"]),
             Case("good report runs", args(), [], exit_code=0),

@@ -100,6 +100,16 @@ TEST(SpikeCauses, JunkBatchRanksDataStateFirst) {
               "--train-data 'data/train_*.bin' --earlier-checkpoint runs/a/checkpoints/step-00000200");
 }
 
+TEST(SpikeCauses, DataStateScoreFollowsTheStatedRule) {
+    // The header's rule by hand: a batch 1.1x its recent mean, all the excess in one of eight rows
+    // (concentration 1): 0.8 * 0.1 / 1.5 + 0.2 * 1 * 0.1 / 0.5 = 0.0933.
+    json r = ordinary();
+    for (json& row : r["batch"]["rows"]) row["loss"] = 3.0;
+    r["batch"]["rows"][2]["loss"] = 5.4;
+    r["batch"]["loss"] = 3.3;
+    EXPECT_DOUBLE_EQ(cause(rank_spike_causes(r), "data_state")["score"].get<double>(), 0.093);
+}
+
 TEST(SpikeCauses, NondeterministicRecheckRanksHardwareFirst) {
     json r = ordinary();
     r["batch"]["loss"] = 4.0;  // a spike, but the same batch gives another loss on the same weights
