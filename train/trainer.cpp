@@ -212,6 +212,10 @@ private:
     std::string junk_shard_path(int done) const;
     // Rank 0: the report (.json and its text .txt), and for a junk batch the shard of its rows.
     void write_spike_report(int done, const nlohmann::json& report, bool junk);
+    // This lineage's complete checkpoints, by step: those under ckpt_root_ but on the branch a
+    // resume left, and the one this run resumed from where it lies elsewhere (a resume into a
+    // new --out: until this run saves, it is the only state on disk to return to or replay from).
+    std::vector<CheckpointEntry> lineage_checkpoints() const;
     std::vector<std::string> checkpoints_before(int step) const;
     void progress(int done, double loss, double norm, float lr, double secs, double mfu);
     float evaluate();
@@ -929,13 +933,13 @@ int Run::rollback_target(int done, int& snapshot, std::string& checkpoint_dir) {
     // Rank 0 picks the checkpoint; every rank learns its step.
     int ck_step = -1;
     if (root_)
-        for (const CheckpointEntry& e : list_checkpoints(ckpt_root_))
-            if (e.complete && e.run_id == run_id_ && e.step <= limit && !on_left_branch(e)) ck_step = std::max(ck_step, e.step);
+        for (const CheckpointEntry& e : lineage_checkpoints())
+            if (e.step <= limit) ck_step = std::max(ck_step, e.step);
     ck_step = static_cast<int>(comm_.all_reduce_sum_host(root_ ? ck_step + 1 : 0)) - 1;
     if (ck_step <= best) return best;
     snapshot = -1;
-    for (const CheckpointEntry& e : list_checkpoints(ckpt_root_))
-        if (e.complete && e.step == ck_step) checkpoint_dir = e.dir;
+    for (const CheckpointEntry& e : lineage_checkpoints())
+        if (e.step == ck_step) checkpoint_dir = e.dir;
     if (checkpoint_dir.empty()) throw Error(ckpt_root_, "the checkpoint of step " + std::to_string(ck_step) + " to roll back to vanished");
     return ck_step;
 }
@@ -944,12 +948,31 @@ bool Run::on_left_branch(const CheckpointEntry& e) const {
     return e.run_id == run_id_ && std::find(left_branch_.begin(), left_branch_.end(), e.step) != left_branch_.end();
 }
 
+std::vector<CheckpointEntry> Run::lineage_checkpoints() const {
+    std::vector<CheckpointEntry> found;
+    for (const CheckpointEntry& e : list_checkpoints(ckpt_root_))
+        if (e.complete && e.run_id == run_id_ && !on_left_branch(e)) found.push_back(e);
+    if (ck_) {
+        std::error_code ec;
+        const std::filesystem::path from = std::filesystem::path(ck_->dir()).lexically_normal();
+        std::filesystem::path parent = from.has_filename() ? from.parent_path() : from.parent_path().parent_path();
+        if (parent.empty()) parent = ".";
+        const int step = ck_->meta().step;
+        const auto at = std::lower_bound(found.begin(), found.end(), step,
+                                         [](const CheckpointEntry& x, int s) { return x.step < s; });
+        if (!std::filesystem::equivalent(parent, ckpt_root_, ec) && std::filesystem::is_directory(from, ec) &&
+            (at == found.end() || at->step != step))
+            found.insert(at, CheckpointEntry{ck_->dir(), step, true, run_id_});
+    }
+    return found;
+}
+
 // The newest complete checkpoint of this lineage at or before `step`, and the one before it.
 std::vector<std::string> Run::checkpoints_before(int step) const {
     std::vector<std::string> found;
-    const std::vector<CheckpointEntry> all = list_checkpoints(ckpt_root_);
+    const std::vector<CheckpointEntry> all = lineage_checkpoints();
     for (auto it = all.rbegin(); it != all.rend() && found.size() < 2; ++it)
-        if (it->complete && it->run_id == run_id_ && it->step <= step && !on_left_branch(*it)) found.push_back(it->dir);
+        if (it->step <= step) found.push_back(it->dir);
     return found;
 }
 
