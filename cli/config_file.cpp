@@ -18,6 +18,13 @@ std::string trim(const std::string& s) {
     return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
 }
 
+// Where a comment starts in s, or npos: a '#' at its start or after a blank (space or tab).
+size_t comment_start(const std::string& s) {
+    for (size_t i = s.find('#'); i != std::string::npos; i = s.find('#', i + 1))
+        if (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t') return i;
+    return std::string::npos;
+}
+
 // The value without surrounding quotes, or with a trailing comment removed.
 std::string unquote(const std::string& v, const std::string& where) {
     if (!v.empty() && (v[0] == '"' || v[0] == '\'')) {
@@ -27,7 +34,7 @@ std::string unquote(const std::string& v, const std::string& where) {
             throw Error(where, "text after the quoted value");
         return v.substr(1, end - 1);
     }
-    return trim(v.substr(0, v.find(" #")));
+    return trim(v.substr(0, comment_start(v)));
 }
 
 bool flag_value(const std::string& v, const std::string& where, const std::string& key) {
@@ -35,7 +42,7 @@ bool flag_value(const std::string& v, const std::string& where, const std::strin
         if (v == t) return true;
     for (const char* f : {"false", "off", "no", "0"})
         if (v == f) return false;
-    throw Error(where, "'" + key + "' is a flag: its value must be true or false, got '" + v + "'");
+    throw Error(where, "'" + key + "' is a flag: its value must be true or false, got '" + excerpt(v) + "'");
 }
 
 // The config file's path from --config FILE or --config=FILE, or "" without --config.
@@ -92,16 +99,17 @@ std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, 
         const std::string t = trim(line);
         if (t.empty() || t[0] == '#' || t[0] == ';') continue;
         if (t[0] == '[') {
-            if (t.back() != ']') throw Error(where, "malformed section header '" + t + "'");
-            const std::string section = trim(t.substr(1, t.size() - 2));
+            const std::string header = trim(t.substr(0, comment_start(t)));
+            if (header.back() != ']') throw Error(where, "malformed section header '" + excerpt(t) + "'");
+            const std::string section = trim(header.substr(1, header.size() - 2));
             const std::string first = section.substr(0, section.find('.'));
             if (section == verb) applies = true;
             else if (other_verbs.count(first)) applies = false;
-            else throw Error(where, "unknown section [" + section + "] (use [" + verb + "] or none)");
+            else throw Error(where, "unknown section [" + excerpt(section) + "] (use [" + verb + "] or none)");
             continue;
         }
         const size_t eq = t.find('=');
-        if (eq == std::string::npos) throw Error(where, "expected 'key = value', got '" + t + "'");
+        if (eq == std::string::npos) throw Error(where, "expected 'key = value', got '" + excerpt(t) + "'");
         std::string key = trim(t.substr(0, eq));
         if (key.rfind("--", 0) == 0) key = key.substr(2);
         for (char& c : key)
@@ -109,7 +117,9 @@ std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, 
         if (!applies) continue;
         const std::string flag = "--" + key;
         const CLI::Option* opt = key.empty() ? nullptr : app.get_option_no_throw(flag);
-        if (!opt) throw Error(where, "unknown key '" + trim(t.substr(0, eq)) + "' (sixnd " + verb + " has no " + flag + ")");
+        if (!opt)
+            throw Error(where, "unknown key '" + excerpt(trim(t.substr(0, eq))) + "' (sixnd " + verb + " has no " +
+                                   excerpt(flag) + ")");
         if (key == "config") throw Error(where, "a config file cannot name another config file");
         if (!first_line.emplace(opt, lineno).second)
             throw Error(where, "duplicate key '" + trim(t.substr(0, eq)) + "' (first set on line " +

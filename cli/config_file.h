@@ -1,10 +1,11 @@
 // `--config FILE` for any verb that has the flag: the file holds the verb's flags as
-// `key = value` lines (TOML/INI style; '#' or ';' comments, values optionally in quotes; a
-// flag without a value takes true/false, on/off, yes/no or 1/0). Keys are the flag names
-// without "--", with '-' or '_'. Keys before any section, and in a `[VERB]` section, apply;
-// sections named for another verb are skipped; anything else — an unknown key, an unknown
-// section, a malformed line, a key given twice — is an error naming FILE:LINE. Flags on the
-// command line win over the file (`sixnd ablate` varies a knob over a base config that way).
+// `key = value` lines (TOML/INI style; '#' or ';' comment lines, and a '#' after a blank ends a
+// line; values optionally in quotes; a flag without a value takes true/false, on/off, yes/no or
+// 1/0). Keys are the flag names without "--", with '-' or '_'. Keys before any section, and in
+// a `[VERB]` section, apply; sections named for another verb are skipped; anything else — an
+// unknown key, an unknown section, a malformed line, a key given twice — is an error naming
+// FILE:LINE. Flags on the command line win over the file (`sixnd ablate` varies a knob over a
+// base config that way).
 #pragma once
 #include <CLI/CLI.hpp>
 

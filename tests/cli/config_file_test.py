@@ -2,7 +2,9 @@
 a key given twice (at the second line, naming the first), a value CLI11 cannot convert, and a
 value out of range, though the range checks run after parsing and name only the flag. A flag
 on the command line wins over the file, so a bad value there is the command line's, and a bad
-value in the file that the command line overrides is never used."""
+value in the file that the command line overrides is never used. A '#' after a blank (a tab too)
+or at a value's start begins a comment, also after a section header; a long line (another file
+given by mistake) is quoted back cut short."""
 import json
 import os
 import shutil
@@ -56,6 +58,18 @@ def run(tmp):
     zero_byte = config("zero_byte", "ba\0tch = 1")  # the error line quotes it past the zero byte
     muon = config("muon", "batch = 1", "optimizer = muon", "muon-lr = 0.03")
     empty_text = config("empty_text", "batch = 1", "tokenizer =")
+    tab_log = os.path.join(tmp, "tab.jsonl")
+    tab_comment = config("tab_comment", "batch = 1", f"log = {tab_log}\t# the run log")
+    only_comment = config("only_comment", "batch = 1", "tokenizer = # later")
+    header_comment = config("header_comment", "[train]  # the run", "batch = 1")
+    json_line = os.path.join(tmp, "manifest.json")
+    with open(json_line, "w") as f:
+        f.write(json.dumps({"shards": [f"shard_{i:06d}.bin" for i in range(5000)]}) + "\n")
+    long_key = config("long_key", "k" * 100000 + " = 1")
+
+    def tab_comment_cut():
+        stray = [f for f in os.listdir(tmp) if "#" in f]
+        return None if os.path.exists(tab_log) and not stray else f"no {tab_log}; files named with the comment: {stray}"
 
     def command_line_won():
         header = json.loads(open(log).readline())
@@ -84,6 +98,11 @@ def run(tmp):
         Case("a file's flag the command line makes inert", train(muon, "--optimizer", "adamw", out=os.path.join(tmp, "inert")),
              [], exit_code=0, warns=["--muon-lr has no effect without --optimizer muon"]),
         Case("a file's text value left empty", train(empty_text), [f"{empty_text}:{n + 2}: --tokenizer: is empty"]),
+        Case("a comment after a tab", train(tab_comment, out=os.path.join(tmp, "tab")), [], exit_code=0, check=tab_comment_cut),
+        Case("a value that is only a comment", train(only_comment), [f"{only_comment}:{n + 2}: --tokenizer: is empty"]),
+        Case("a comment after a section header", train(header_comment, out=os.path.join(tmp, "header")), [], exit_code=0),
+        Case("a file of one long line", train(json_line), [f"{json_line}:1: expected 'key = value', got '{{\"shards\"", "...'"]),
+        Case("a long unknown key", train(long_key), [f"{long_key}:{n + 1}: unknown key 'kkk", "...' (sixnd train has no --kkk", "...)"]),
     ]
     for c in cases:
         c.env = ENV
