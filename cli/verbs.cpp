@@ -1,11 +1,64 @@
 #include "cli/verbs.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "cli/config_file.h"
 #include "core/error.h"
 
 namespace sixnd::cli {
+
+namespace {
+
+// Whether CLI11's message `what` is about `flag` itself, not a longer flag it begins
+// (--mlp in "--mlp-hidden: ...").
+bool names_flag(const std::string& what, const std::string& flag) {
+    for (size_t at = what.find(flag); at != std::string::npos; at = what.find(flag, at + 1)) {
+        const size_t end = at + flag.size();
+        if (end == what.size() || !(std::isalnum(static_cast<unsigned char>(what[end])) || what[end] == '-' || what[end] == '_'))
+            return true;
+    }
+    return false;
+}
+
+// What is wrong with a number flag's value that CLI11 accepted, or "". It reads an empty value
+// as 0 ("grad-clip =" in a config file would turn clipping off), and integers as C's strtoll
+// with base 0 does: "--stop-at 00000500", a step copied from a checkpoint's name, would be 320
+// (octal), and 0x10 16.
+std::string number_fault(const std::string& value, bool integer) {
+    if (value.empty()) return "needs a number, and its value is empty";
+    const size_t i = value[0] == '-' || value[0] == '+' ? 1 : 0;
+    if (!integer || value.size() < i + 2 || value[i] != '0') return "";
+    if (std::isdigit(static_cast<unsigned char>(value[i + 1]))) {
+        const size_t digits = value.find_first_not_of('0', i);
+        return "takes a decimal number without leading zeros, got '" + excerpt(value) + "' (write " +
+               value.substr(0, i) + (digits == std::string::npos ? "0" : value.substr(digits)) + ")";
+    }
+    if (std::isalpha(static_cast<unsigned char>(value[i + 1])))
+        return "takes a decimal number, got '" + excerpt(value) + "'";
+    return "";
+}
+
+// number_fault for every number flag given, subcommands' too, named at its config-file line
+// when the file gave it.
+void check_number_values(const CLI::App& app, const std::vector<ConfigArg>& config) {
+    for (const CLI::Option* opt : app.get_options()) {
+        const std::string type = opt->get_type_name();
+        const bool integer = type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0;
+        if (!(integer || type.rfind("FLOAT", 0) == 0) || opt->count() == 0) continue;
+        for (const std::string& value : opt->results()) {
+            const std::string fault = number_fault(value, integer);
+            if (fault.empty()) continue;
+            std::string where = opt->get_name();
+            for (const ConfigArg& c : config)
+                if (c.flag == opt->get_name() && std::find(c.args.begin(), c.args.end(), value) != c.args.end()) where = c.where;
+            throw Error(where, (where == opt->get_name() ? "" : opt->get_name() + " ") + fault);
+        }
+    }
+    for (const CLI::App* sub : app.get_subcommands()) check_number_values(*sub, config);
+}
+
+}  // namespace
 
 bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
     const std::string verb = argv[0];
@@ -43,23 +96,10 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
         if (const size_t at = what.find(twice); at != std::string::npos)
             what = what.substr(0, at) + "is given " + what.substr(at + twice.size()) + " times; give it once";
         for (const ConfigArg& c : config)
-            if (what.find(c.flag) != std::string::npos) throw Error(c.where, what);
+            if (names_flag(what, c.flag)) throw Error(c.where, what);
         throw Error("", what);
     }
-    // CLI11 reads an empty value as 0 for a number: "grad-clip =" in a config file would turn
-    // clipping off, "--lr=" would say "got 0".
-    for (const CLI::Option* opt : app.get_options()) {
-        const std::string type = opt->get_type_name();
-        const bool number = type.rfind("FLOAT", 0) == 0 || type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0;
-        if (!number || opt->count() == 0) continue;
-        for (const std::string& value : opt->results()) {
-            if (!value.empty()) continue;
-            std::string where = opt->get_name();
-            for (const ConfigArg& c : config)
-                if (c.flag == opt->get_name() && std::find(c.args.begin(), c.args.end(), "") != c.args.end()) where = c.where;
-            throw Error(where, (where == opt->get_name() ? "" : opt->get_name() + " ") + "needs a number, and its value is empty");
-        }
-    }
+    check_number_values(app, config);
     return true;
 }
 

@@ -78,6 +78,9 @@ def run(tmp):
         flag("--eps", "0", ["> 0"]), flag("--eps", "nan", ["finite"]),
         flag("--beta1", "1", ["[0, 1)"]), flag("--beta2", "-0.5", ["[0, 1)"]), flag("--beta2", "nan", ["[0, 1)"]),
         flag("--warmup", "-1", ["0 or more"]),
+        # A step copied from a checkpoint's name is not octal 320; nor is 0x10 read as 16.
+        flag("--stop-at", "00000500", ["decimal number without leading zeros", "(write 500)"]),
+        flag("--warmup", "0x10", ["takes a decimal number, got '0x10'"]),
         flag("--final-lr-frac", "1.5", ["[0, 1]"]), flag("--final-lr-frac", "-0.1", ["[0, 1]"]),
         flag("--grad-clip", "-1", [">= 0"]), flag("--grad-clip", "inf", ["finite"]),
         flag("--weight-decay", "-0.1", [">= 0"]), flag("--weight-decay", "nan", ["finite"]),
