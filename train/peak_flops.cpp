@@ -110,6 +110,12 @@ std::string peak_below_ceiling_note(const CpuPeak& peak, const CpuFeatures& f, d
            ", so MFU reads high; --peak-tflops sets the peak";
 }
 
+void measure_achievable(Backend& be, PeakFlops& p) {
+    p.achievable = measure_matmul_ceiling(be);
+    p.achievable_source = "measured matmul ceiling (" + std::string(dtype_name(be.ops->dtype())) + ", " +
+                          std::to_string(kCeilN) + "x" + std::to_string(kCeilC) + "x" + std::to_string(kCeilOC) + ")";
+}
+
 PeakFlops peak_flops(Backend& be, double override_tflops) {
     const std::string dt = dtype_name(be.ops->dtype());
     if (override_tflops > 0) return {override_tflops * 1e12, "--peak-tflops", "--peak-tflops", 0, "", ""};
@@ -118,9 +124,7 @@ PeakFlops peak_flops(Backend& be, double override_tflops) {
         return {be.table_peak_tflops * 1e12, "table: " + be.device_name + " " + kind, be.device_name + " " + kind + " peak", 0, "", ""};
     }
     PeakFlops p;
-    p.achievable = measure_matmul_ceiling(be);
-    p.achievable_source = "measured matmul ceiling (" + dt + ", " + std::to_string(kCeilN) + "x" +
-                          std::to_string(kCeilC) + "x" + std::to_string(kCeilOC) + ")";
+    measure_achievable(be, p);
     if (be.device == "cpu") {
         const int cores = std::min(cpu_features().physical_cores, omp_get_max_threads());
         const CpuPeak cp = cpu_peak(cpu_features(), be.ops->dtype(), cores, own_gemm_lanes(be.ops->dtype()));

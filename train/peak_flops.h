@@ -42,6 +42,9 @@ CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores, int own_lanes = 0
 
 PeakFlops peak_flops(Backend& be, double override_tflops);
 
+// Sets p.achievable and p.achievable_source: the measured matmul ceiling (timed at once).
+void measure_achievable(Backend& be, PeakFlops& p);
+
 // The note above for a computed peak and a measured ceiling; empty when the peak is not below it.
 std::string peak_below_ceiling_note(const CpuPeak& peak, const CpuFeatures& f, double achievable);
 

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <vector>
+
+#include "core/log.h"
 
 namespace sixnd {
 
@@ -45,13 +48,26 @@ UnitHooks* StepProfiler::hooks(UnitHooks* inner) {
 
 void StepProfiler::begin_step(int step) {
     active_ = ops_ && step >= first_ && step < last_;
-    if (ops_) ops_->set_enabled(active_);
+    if (!ops_) return;
+    ops_->set_enabled(active_);
+    if (!active_) return;
+    ops_->reset();
+    std::fill(std::begin(step_region_s_), std::end(step_region_s_), 0.0);
 }
 
 void StepProfiler::end_step(double step_seconds) {
     if (!active_) return;
     steps_done_++;
     step_s_ += step_seconds;
+    for (const auto& [key, st] : ops_->stats()) {
+        OpStats& sum = stats_[key];
+        sum.op = st.op;
+        sum.calls += st.calls;
+        sum.seconds += st.seconds;
+        sum.flops += st.flops;
+        sum.bytes += st.bytes;
+    }
+    for (int r = 0; r < static_cast<int>(ProfileRegion::count); r++) region_s_[r] += step_region_s_[r];
     active_ = false;
     ops_->set_enabled(false);
 }
@@ -72,11 +88,18 @@ StepProfiler::Scope::~Scope() {
 }
 
 json StepProfiler::report(const Roof& roof, const StepFlops& f) const {
-    if (!ops_ || steps_done_ == 0) return nullptr;
+    if (!ops_) return nullptr;
+    if (steps_done_ == 0) {
+        const std::string why = first_ < last_ ? "steps " + std::to_string(first_ + 1) + "-" + std::to_string(last_) +
+                                                     " were each skipped or rolled back"
+                                               : "the run trained no steps";
+        log_warn("--profile: no profile: " + why);
+        return nullptr;
+    }
     const double n = steps_done_, step_s = step_s_ / n, ridge = roof.ridge();
     std::vector<json> rows;
     double op_flops = 0, booked = 0;
-    for (const auto& [key, st] : ops_->stats()) {
+    for (const auto& [key, st] : stats_) {
         const double s = st.seconds / n, fl = st.flops / n, by = st.bytes / n;
         const double intensity = by > 0 ? fl / by : 0;
         const bool compute = intensity >= ridge;

@@ -1,6 +1,7 @@
 // `sixnd train --profile N`: where a step's time goes. Over N steps (after the first, which
-// allocates) every op is timed through a ProfilingOps decorator and booked with its FLOPs and
-// bytes from its shapes; the time outside ops is booked as rows of its own — data loading, the
+// allocates; less any skipped or rolled back) every op is timed through a ProfilingOps
+// decorator and booked with its FLOPs and bytes from its shapes; the time outside ops is
+// booked as rows of its own — data loading, the
 // ZeRO hooks' communication, the optimizer's host work, the parameter all-gather after the
 // update — and whatever is left untimed is shown as "other", so the rows add up to the measured
 // step. Each row is classified against the device's roofline: an op whose arithmetic intensity
@@ -10,6 +11,7 @@
 // goes to stderr as a table and to OUT/profile.json.
 #pragma once
 #include <chrono>
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -63,7 +65,8 @@ public:
         int world = 1;
         double peak_flops = 0;  // what MFU/HFU are against (the run log's peak; on a CPU not the roof)
     };
-    // The report (null when not profiling); `roof` is the device's, `flops` the counter's.
+    // The report (null when not profiling, or, with a warning, when no profiled step ended);
+    // `roof` is the device's, `flops` the counter's.
     nlohmann::json report(const Roof& roof, const StepFlops& flops) const;
     static std::string table(const nlohmann::json& report, int top = 15);
 
@@ -75,8 +78,13 @@ private:
     bool active_ = false;
     int steps_done_ = 0;
     double step_s_ = 0;
+    // The ended steps' ops and regions, and the regions of the step in flight (its ops are in
+    // ops_): a step skipped or rolled back never ends, and what it booked (an evaluation too) is
+    // dropped at the next begin_step, so that the rows are the ended steps' own.
+    std::map<std::string, OpStats> stats_;
     double region_s_[static_cast<int>(ProfileRegion::count)] = {};
-    void add_region(ProfileRegion r, double s) { region_s_[static_cast<int>(r)] += s; }
+    double step_region_s_[static_cast<int>(ProfileRegion::count)] = {};
+    void add_region(ProfileRegion r, double s) { step_region_s_[static_cast<int>(r)] += s; }
 };
 
 }  // namespace sixnd

@@ -54,11 +54,11 @@ Roof machine_roof(Backend& be, const PeakFlops& peak) {
     if (be.device == "cpu") {
         // A CPU's roof is what its matmul reaches, not the feature peak MFU is against: the
         // feature peak is rarely within reach of a 2-core memory system, and against it every
-        // matmul would read as memory-bound.
-        if (peak.achievable > 0) {
-            r.peak_flops = peak.achievable;
-            r.peak_source = peak.achievable_source;
-        }
+        // matmul would read as memory-bound. Nor is it --peak-tflops, which skipped the measuring.
+        PeakFlops measured = peak;
+        if (measured.achievable <= 0) measure_achievable(be, measured);
+        r.peak_flops = measured.achievable;
+        r.peak_source = measured.achievable_source;
         r.mem_bw = measure_stream_bandwidth();
         r.bw_source = "measured triad bandwidth";
         r.mem_bytes = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);

@@ -69,8 +69,9 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     RunMetrics m;
     std::map<int, StepNumbers> steps;
     std::set<int> spike_steps;
-    int non_finite_step = 0;  // the last step skipped for a non-finite loss or gradient
-    bool diverged = false;
+    // Whether the log ends on steps skipped for a non-finite loss or gradient, or on a stop at
+    // --max-bad-steps: a step record after them (a resumed run's) means the run went on.
+    bool ended_non_finite = false, diverged = false;
     std::map<int, std::pair<json, json>> evals;  // step -> val_loss, val_bpb of its evaluation
     read_run_log(log_path, [&](const plan::LogRecord& rec) {
         const plan::LogFields f(log_path, rec);
@@ -81,11 +82,12 @@ RunMetrics read_run_metrics(const std::string& log_path) {
         } else if (type == "step") {
             const int step = f.integer("step", 0);
             steps[step] = read_step(f, rec.json);
+            ended_non_finite = diverged = false;
         } else if (type == "event") {
             plan::check_event_record(f);  // one rule for every reader of run logs, as for steps
             if (f.text("event") == "spike") spike_steps.insert(f.integer("step", 0));
             if (f.text("event") == "skip" && f.has("reason") && f.text("reason") == "non_finite")
-                non_finite_step = std::max(non_finite_step, f.integer("step", 0));
+                ended_non_finite = true;
             if (f.text("event") == "stop" && f.has("reason") && f.text("reason") == "max_bad_steps") diverged = true;
             // A skipped step is evaluated when one is due, but writes no step record: its numbers
             // are in the event only.
@@ -103,7 +105,7 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     // A run that ended on non-finite steps has no final loss: an earlier step's, or an
     // evaluation before it diverged, would show a diverged run as a healthy one (sixnd train's
     // own summary says null too).
-    const bool ended_bad = diverged || non_finite_step > m.last_step;
+    const bool ended_bad = diverged || ended_non_finite;
     v["final_train_loss"] = ended_bad ? json(nullptr) : json(steps.rbegin()->second.loss);
     v["val_loss"] = v["val_bpb"] = nullptr;
     for (const auto& [s, r] : steps)

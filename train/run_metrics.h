@@ -1,7 +1,8 @@
 // One run's numbers, read back from its JSON Lines run log — the same numbers the ablation table
 // and `sixnd report` show, so anyone can recompute them from the logs:
 //   diverged          whether training stopped at --max-bad-steps (non-finite or spiking
-//                     steps in a row: a "stop" event with reason "max_bad_steps")
+//                     steps in a row: a "stop" event with reason "max_bad_steps") and was not
+//                     resumed past it (no step record follows the stop in the log)
 //   final_train_loss  loss of the last step record; null when the run diverged, or its last
 //                     step came later and was skipped for a non-finite loss or gradient
 //   val_loss, val_bpb the last evaluation's (the run's end has one), null where it was not

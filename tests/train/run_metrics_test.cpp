@@ -90,3 +90,22 @@ TEST(RunMetrics, ARunStoppedAtMaxBadStepsDivergedWhateverItsLastEvaluation) {
     EXPECT_TRUE(m.values["val_bpb"].is_null()) << m.values;
     EXPECT_FALSE(read_run_metrics(write_log("healthy", step(1, 3.0))).values["diverged"].get<bool>());
 }
+
+TEST(RunMetrics, ARunResumedPastItsStopAtMaxBadStepsDidNotDiverge) {
+    // Stopped at step 4 by --max-bad-steps, then resumed (a new header in the same log) from the
+    // checkpoint of step 2 with another learning rate, and trained to step 5: its end is step 5.
+    const std::string stopped = step(1, 3.0) + step(2, 2.5) +
+                                "{\"type\":\"event\",\"event\":\"skip\",\"step\":3,\"consecutive\":1,\"grad_norm\":null,\"loss\":null,\"reason\":\"non_finite\"}\n"
+                                "{\"type\":\"event\",\"event\":\"skip\",\"step\":4,\"consecutive\":2,\"grad_norm\":null,\"loss\":null,\"reason\":\"non_finite\"}\n"
+                                "{\"type\":\"event\",\"event\":\"stop\",\"step\":4,\"reason\":\"max_bad_steps\",\"last_checkpoint\":\"\"}\n";
+    const std::string resumed = "{\"type\":\"header\",\"config\":{},\"model\":{}}\n" + step(3, 2.25) + step(4, 2.0) +
+                                step(5, 1.75, ",\"val_loss\":1.5") +
+                                "{\"type\":\"event\",\"event\":\"eval\",\"step\":5,\"val_loss\":1.5,\"batches\":1}\n";
+    const RunMetrics m = read_run_metrics(write_log("resumed", stopped + resumed));
+    EXPECT_FALSE(m.values["diverged"].get<bool>()) << m.values;
+    EXPECT_EQ(m.values["final_train_loss"], 1.75) << m.values;
+    EXPECT_EQ(m.values["val_loss"], 1.5) << m.values;
+    // Resumed and stopped again: diverged after all.
+    const std::string again = "{\"type\":\"header\",\"config\":{},\"model\":{}}\n" + step(3, 2.25) + stopped.substr(stopped.find("{\"type\":\"event\""));
+    EXPECT_TRUE(read_run_metrics(write_log("stopped_twice", stopped + again)).values["diverged"].get<bool>());
+}
