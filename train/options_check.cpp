@@ -95,7 +95,10 @@ void TrainOptions::validate(int world) const {
     require(sp.inject_junk_step >= 0 && sp.inject_junk_step <= steps, "--inject-junk-batch",
             "STEP must be between 1 and --steps (" + std::to_string(steps) + ")" + got(sp.inject_junk_step));
     require(zero_stage >= 0 && zero_stage <= 3, "--zero", "stage must be 0, 1, 2 or 3" + got(zero_stage));
-    require(std::isfinite(peak_tflops) && peak_tflops >= 0, "--peak-tflops", "must be a finite number >= 0" + got(peak_tflops));
+    // 0 is the device's own peak. Below a megaFLOP/s no device runs, and MFU against such a peak
+    // prints as hundreds of digits that push the rest of the bill off its line.
+    require(peak_tflops == 0 || (std::isfinite(peak_tflops) && peak_tflops >= 1e-6), "--peak-tflops",
+            "must be a finite number of at least 1e-6 (1 MFLOP/s)" + got(peak_tflops));
     require(batch > 0 && batch <= kMaxSide, "--batch", "must be in [1, " + std::to_string(kMaxSide) + "]" + got(batch));
     require(seq_len > 0 && seq_len <= kMaxSide, "--seq-len", "must be in [1, " + std::to_string(kMaxSide) + "]" + got(seq_len));
     const long long micro = static_cast<long long>(batch) * seq_len;

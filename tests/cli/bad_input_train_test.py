@@ -89,7 +89,7 @@ def run(tmp):
         flag("--eval-batches", "0", ["positive"]), flag("--eval-every", "-1", ["0"]),
         flag("--steps", "0", ["positive"]), flag("--batch", "0", ["[1,"]), flag("--batch", "-4", ["[1,"]),
         flag("--seq-len", "0", ["[1,"]), flag("--zero", "5", ["0, 1, 2 or 3"]), flag("--max-bad-steps", "0", ["positive"]),
-        flag("--peak-tflops", "-1", [">= 0"]),
+        flag("--peak-tflops", "-1", ["at least 1e-6"]), flag("--peak-tflops", "1e-300", ["at least 1e-6"]),
         flag("--seed", "-1", []), flag("--seed", "18446744073709551616", ["2^64-1"]),
         flag("--seed", "99999999999999999999999", ["2^64-1"]),
         flag("--total-batch-tokens", "100", ["multiple of batch x seq-len x ranks", "8"]),
