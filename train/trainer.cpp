@@ -301,6 +301,19 @@ private:
     std::vector<float> attention_now_;  // the step's max pre-softmax logit per layer
 };
 
+namespace {
+
+// A fresh run's id, rank 0's on every rank: each rank picks checkpoints by lineage (a rollback's
+// target), and each would otherwise draw an id of its own. Two 32-bit halves, exact as doubles.
+std::string agreed_run_id(Comm& comm) {
+    const uint64_t mine = std::stoull(new_run_id(), nullptr, 16);
+    const std::vector<double> all =
+        comm.all_gather_host({static_cast<double>(mine >> 32), static_cast<double>(mine & 0xffffffffu)});
+    return hex64(static_cast<uint64_t>(all[0]) << 32 | static_cast<uint64_t>(all[1]));
+}
+
+}  // namespace
+
 std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o, Comm* comm) {
     if (o.resume.empty()) return nullptr;
     std::unique_ptr<CheckpointReader> ck;
@@ -388,7 +401,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
     });
     // The flags checked the fresh model's context; a resumed run's model is the checkpoint's.
     on_all_agreed(comm, [&] { cfg_.require_seq_len(o.seq_len); });
-    run_id_ = ck_ ? ck_->meta().run_id : new_run_id();
+    run_id_ = ck_ ? ck_->meta().run_id : agreed_run_id(comm_);
     last_good_ = ck_ ? ck_->dir() : "";
     on_root_agreed(comm, [&] { claim_checkpoints(ckpt_root_, run_id_, o.overwrite); });
     loader_.tokens().check_vocab(cfg_.vocab_size);
