@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <string_view>
 
 #include "core/atomic_file.h"
+#include "core/dir_swap.h"
 #include "core/error.h"
 #include "core/hex.h"
 #include "core/log.h"
@@ -28,8 +30,13 @@ std::string step_name(int step) {
     return buf;
 }
 
+// step_name's spelling only: eight digits, more from step 100,000,000 on (to INT_MAX's ten).
 bool is_step_name(const std::string& name) {
-    return name.size() == 13 && name.rfind("step-", 0) == 0 && name.find_first_not_of("0123456789", 5) == std::string::npos;
+    if (name.size() < 13 || name.size() > 15 || name.rfind("step-", 0) != 0 ||
+        name.find_first_not_of("0123456789", 5) != std::string::npos)
+        return false;
+    const long long step = std::stoll(name.substr(5));
+    return step <= INT_MAX && name == step_name(static_cast<int>(step));
 }
 
 // Size and checksum, read in pieces; a regular file only (a device would never end).
@@ -47,6 +54,13 @@ FileSum file_sum(const std::string& path) {
     }
     if (std::ferror(f.get())) throw Error(path, std::string("read failed: ") + std::strerror(errno));
     return FileSum{bytes, hex64(XXH64_digest(h.get()))};
+}
+
+// A checkpoint's meta.json, whole: a regular file only (read_whole_file reads a FIFO, which here
+// no writer would ever end).
+CheckpointMeta read_meta(const std::string& path) {
+    require_regular_file(path);
+    return CheckpointMeta::parse(read_whole_file(path), path);
 }
 
 bool is_plain_directory(const fs::path& p) {
@@ -69,7 +83,7 @@ void remove_checkpoint(const std::string& dir) {
 }
 
 CheckpointWriter::CheckpointWriter(const std::string& root, int step, bool create)
-    : root_(root), final_(root + "/" + step_name(step)), tmp_(root + "/." + step_name(step) + ".tmp"), create_(create) {
+    : final_(root + "/" + step_name(step)), tmp_(root + "/." + step_name(step) + ".tmp"), create_(create) {
     if (!create) return;
     std::error_code ec;
     fs::create_directories(root, ec);
@@ -105,14 +119,14 @@ std::string CheckpointWriter::commit(CheckpointMeta meta) {
     if (fs::exists(fs::symlink_status(final_, ec)) && !is_plain_directory(final_))
         throw Error(final_, "exists and is not a checkpoint directory (a symlink or a file); not replacing it");
     if (fs::exists(final_)) {
-        // Saving the same step again (a resumed run): replace the old copy only once the new one is whole.
-        const std::string old = root_ + "/." + fs::path(final_).filename().string() + ".old";
-        fs::remove_all(old, ec);
-        fs::rename(final_, old, ec);
-        if (ec) throw Error(final_, "cannot move the previous checkpoint aside: " + ec.message());
-        fs::rename(tmp_, final_, ec);
+        // Saving the same step again (a resumed run): swapped in whole where the file system can
+        // (core/dir_swap.h), so that a kill leaves the old copy or the new one under the step's
+        // name. The swap's names are hidden `.step-*` siblings, which prune_checkpoints clears.
+        const OutSiblings swap{fs::path(final_), ".", ".tmp.", ".old."};
+        fs::rename(tmp_, swap.staging(), ec);
         if (ec) throw Error(final_, "cannot rename the checkpoint into place: " + ec.message());
-        fs::remove_all(old, ec);
+        tmp_ = swap.staging().string();  // the destructor's to remove, should the swap fail
+        replace_dir(swap, "checkpoint");
     } else {
         fs::rename(tmp_, final_, ec);
         if (ec) throw Error(final_, "cannot rename the checkpoint into place: " + ec.message());
@@ -134,9 +148,13 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
     if (!fs::exists(dir + "/DONE") && !latest_checkpoint(dir).empty())
         throw Error(dir, "is a run's checkpoints directory, not a checkpoint: give one of them, e.g. the latest, " +
                              latest_checkpoint(dir));
-    if (!fs::exists(dir + "/DONE")) throw Error(dir, "incomplete checkpoint: the DONE marker is missing");
-    const std::string mpath = dir + "/meta.json";
-    meta_ = CheckpointMeta::parse(read_whole_file(mpath), mpath);
+    // meta.json is written just before DONE: without it nothing of a checkpoint was ever there.
+    if (!fs::exists(dir + "/DONE"))
+        throw Error(dir, fs::exists(dir + "/meta.json")
+                             ? "incomplete checkpoint: the DONE marker is missing"
+                             : "is not a checkpoint (it holds no meta.json and no DONE marker; a checkpoint is "
+                               "OUT/checkpoints/step-N)");
+    meta_ = read_meta(dir + "/meta.json");
     for (const auto& [name, info] : meta_.files) {
         const std::string p = dir + "/" + name;
         if (!fs::exists(p)) throw Error(p, "missing checkpoint file");
@@ -164,7 +182,7 @@ std::vector<CheckpointEntry> list_checkpoints(const std::string& root) {
         c.step = std::stoi(name.substr(5));
         c.complete = fs::exists(e.path() / "DONE", ec);
         try {
-            c.run_id = CheckpointMeta::parse(read_whole_file(c.dir + "/meta.json"), c.dir + "/meta.json").run_id;
+            c.run_id = read_meta(c.dir + "/meta.json").run_id;
         } catch (const Error&) {
             c.run_id.clear();
         }

@@ -33,7 +33,7 @@ public:
     std::string commit(CheckpointMeta meta);
 
 private:
-    std::string root_, final_, tmp_;
+    std::string final_, tmp_;
     bool create_;
     bool committed_ = false;
 };

@@ -87,6 +87,22 @@ CheckpointMeta CheckpointMeta::parse(const std::string& text, const std::string&
         m.tokenizer_hash = j.at("tokenizer_hash");
         m.data = j.at("data");
         if (!m.config.is_object() || !m.data.is_object()) throw Error(where, "config and data must be objects");
+        // What a resume reads from these records with a type (the optimizer's name, the shards
+        // data_change compares): another type would end in a JSON error naming no file.
+        if (m.config.contains("optimizer") && !m.config["optimizer"].is_string())
+            throw Error(where, "config.optimizer must be a string, got " + excerpt(m.config["optimizer"].dump()));
+        if (m.data.contains("tokens")) whole(m.data["tokens"], "data.tokens", kU64);
+        const json& shards = m.data.contains("shards") ? m.data["shards"] : json::array();
+        if (!shards.is_array()) throw Error(where, "data.shards must be a list of shard records, got " + excerpt(shards.dump()));
+        for (size_t i = 0; i < shards.size(); i++) {
+            const json& sh = shards[i];
+            const std::string at = "data.shards[" + std::to_string(i) + "]";
+            if (!sh.is_object()) throw Error(where, at + " must be a shard record (an object), got " + excerpt(sh.dump()));
+            for (const char* key : {"path", "tokens_xxh3_64"})
+                if (sh.contains(key) && !sh[key].is_string())
+                    throw Error(where, at + "." + key + " must be a string, got " + excerpt(sh[key].dump()));
+            if (sh.contains("tokens")) whole(sh["tokens"], at + ".tokens", kU64);
+        }
         m.loader.epoch = whole(j.at("loader").at("epoch"), "loader.epoch", kU64);
         m.loader.cursor = whole(j.at("loader").at("cursor"), "loader.cursor", kU64);
         for (const auto& [name, f] : j.at("files").items()) m.files[name] = FileSum{f.at("bytes"), f.at("xxh64")};
@@ -97,6 +113,10 @@ CheckpointMeta CheckpointMeta::parse(const std::string& text, const std::string&
     if (m.step < 0 || m.applied_steps < 0 || m.bad_steps < 0 || m.world_size < 1 || m.zero_stage < 0 ||
         m.zero_stage > 3 || m.unit_align == 0 || (m.dtype != "fp32" && m.dtype != "bf16"))
         throw Error(where, "a field is out of range (step, world_size, zero_stage, unit_align or dtype)");
+    // A step makes at most one update and is bad or not: more of either than steps is no run's.
+    for (const auto& [name, count] : {std::pair<const char*, int>{"applied_steps", m.applied_steps}, {"bad_steps", m.bad_steps}})
+        if (count > m.step)
+            throw Error(where, std::string(name) + " " + std::to_string(count) + " is more than step " + std::to_string(m.step));
     for (const auto& [name, f] : m.files)
         if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
             throw Error(where, "file name '" + name + "' is not a plain name inside the checkpoint");

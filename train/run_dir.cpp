@@ -57,6 +57,15 @@ std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm) {
         require_directory_or_absent(out, "--out", "the run directory");
         require_directory_or_absent(out + "/checkpoints", "--out", "it must hold the run's checkpoints");
         lock = std::make_unique<DirLock>(out, "--out", "sixnd train");
+        // Every run saves a checkpoint, at its end if not before: a checkpoint directory that
+        // takes none (made read-only) is refused now, not after the steps it would cost.
+        const std::string root = out + "/checkpoints";
+        if (!fs::is_directory(root)) return;
+        try {
+            CheckpointWriter probe(root, 0, true);
+        } catch (const Error& e) {
+            throw Error(root, "takes no new checkpoint, and this run must save one: " + e.fault());
+        }
     });
     return lock;
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -114,4 +115,35 @@ TEST(CheckpointMeta, MalformedJsonNamesThePlaceNotTheParsersException) {
               "expected string literal");
     EXPECT_EQ(error_of(with_field("/loader", json::object())),
               std::string(kWhere) + ": missing or mistyped field: key 'epoch' not found");
+}
+
+// A run cannot have made more updates, or had more bad steps in a row, than it has steps: a
+// checkpoint that says so (at INT_MAX, the next update overflowed the count) is refused.
+TEST(CheckpointMeta, UpdatesAndBadStepsCannotOutnumberTheSteps) {
+    for (const char* path : {"/applied_steps", "/bad_steps"}) {
+        const std::string e = error_of(with_field(path, 2));
+        EXPECT_EQ(e.find(kWhere), 0u) << path << ": " << e;
+        EXPECT_NE(e.find(std::string(path + 1) + " 2 is more than step 1"), std::string::npos) << path << ": " << e;
+    }
+    EXPECT_EQ(error_of(with_field("/bad_steps", 1)), "");
+}
+
+// The parts of the config and data records that a resume reads with a type (the optimizer's
+// name, each shard's token count and content hash) are held to it here, so that another type is
+// an error naming the file and the field, not a bare JSON exception from the comparison.
+TEST(CheckpointMeta, ConfigAndDataFieldsReadWithATypeAreChecked) {
+    const std::vector<std::tuple<std::string, json, std::string>> bad = {
+        {"/config", {{"optimizer", 5}}, "config.optimizer must be a string"},
+        {"/data", {{"tokens", -1}}, "data.tokens must be a whole number"},
+        {"/data", {{"shards", 5}}, "data.shards must be a list of shard records"},
+        {"/data", {{"shards", {5}}}, "data.shards[0] must be a shard record"},
+        {"/data", {{"shards", {{{"path", 1}}}}}, "data.shards[0].path must be a string"},
+        {"/data", {{"shards", {{{"tokens", "5"}}}}}, "data.shards[0].tokens must be a whole number"},
+        {"/data", {{"shards", {{{"tokens", 5}, {"tokens_xxh3_64", 7}}}}}, "data.shards[0].tokens_xxh3_64 must be a string"}};
+    for (const auto& [path, value, fault] : bad) {
+        const std::string e = error_of(with_field(path, value));
+        EXPECT_EQ(e.find(kWhere), 0u) << value << ": " << e;
+        EXPECT_NE(e.find(fault), std::string::npos) << value << ": " << e;
+    }
+    EXPECT_EQ(error_of(with_field("/data", {{"shards", {{{"path", "a.bin"}, {"tokens", 5}}}}})), "");
 }

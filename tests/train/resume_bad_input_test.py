@@ -1,0 +1,68 @@
+"""`--resume DIR` of a directory that is not a checkpoint says what DIR is — no checkpoint at all,
+a run directory, a checkpoint that was never finished — in one error line naming it, and leaves
+it as it was. An empty directory, or a run killed before its first checkpoint, is no
+"incomplete checkpoint": nothing was ever written there to complete. A meta.json that is a FIFO
+is named, not read: no writer would ever end the read."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+import numpy as np  # noqa: E402
+import sixnd_files  # noqa: E402
+from bad_input import Case, run_cases, SIXND  # noqa: E402
+
+ENV = {"OMP_NUM_THREADS": "1", "ASAN_OPTIONS": "detect_leaks=0"}
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="sixnd_resume_bad_")
+    try:
+        data = os.path.join(d, "train.bin")
+        sixnd_files.write_shard(data, np.random.default_rng(0).integers(0, 256, 4000))
+        train = ["train", "--init", "random", "--model", "tiny", "--vocab-size", "256", "--max-seq-len", "32", "--device",
+                 "cpu", "--dtype", "fp32", "--train-data", data, "--batch", "2", "--seq-len", "16", "--peak-tflops", "1"]
+        run = os.path.join(d, "run")
+        r = subprocess.run([SIXND] + train + ["--steps", "2", "--out", run], capture_output=True, text=True,
+                           env=dict(os.environ, **ENV))
+        if r.returncode != 0:
+            raise RuntimeError(f"the run to resume from failed: {r.stderr.strip()[-300:]}")
+        ck = sixnd_files.last_checkpoint(run)
+        empty = os.path.join(d, "empty")
+        os.makedirs(empty)
+        unsaved = os.path.join(d, "unsaved")  # a run killed before its first checkpoint: its lock and log
+        os.makedirs(unsaved)
+        for name in (".lock", "run.jsonl"):
+            shutil.copy(data, os.path.join(unsaved, name))
+        piped = os.path.join(d, "piped")  # a checkpoint whose meta.json is a FIFO: nothing ever writes it
+        shutil.copytree(run, piped)
+        piped_meta = os.path.join(sixnd_files.last_checkpoint(piped), "meta.json")
+        os.remove(piped_meta)
+        os.mkfifo(piped_meta)
+        undone = os.path.join(d, "undone")
+        shutil.copytree(ck, undone)
+        os.remove(os.path.join(undone, "DONE"))
+
+        def resume(target, out=os.path.join(d, "out")):
+            return train + ["--steps", "4", "--out", out, "--resume", target]
+        cases = [
+            Case("an empty directory", resume(empty), [empty, "not a checkpoint"], unchanged=[empty], env=ENV),
+            Case("a run directory with no checkpoint yet", resume(unsaved), [unsaved, "not a checkpoint"],
+                 unchanged=[unsaved], env=ENV),
+            Case("a run directory", resume(run), [run, "is a run directory", ck], unchanged=[run], env=ENV),
+            Case("a checkpoint whose meta.json is a FIFO", resume(os.path.dirname(piped_meta)), [piped_meta, "FIFO"],
+                 unchanged=[piped], env=ENV, timeout=60),
+            Case("--resume latest in a run whose checkpoint's meta.json is a FIFO", resume("latest", piped),
+                 [piped_meta, "FIFO"], unchanged=[os.path.join(piped, "checkpoints")], env=ENV, timeout=60),
+            Case("a checkpoint without DONE", resume(undone), [undone, "incomplete checkpoint", "DONE"],
+                 unchanged=[undone], env=ENV),
+        ]
+        return run_cases(cases, "--resume of what is not a checkpoint")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
