@@ -203,7 +203,7 @@ std::pair<int, int> checkpoint_progress(const std::string& dir) {
     const std::string latest = latest_checkpoint(dir + "/checkpoints");
     if (latest.empty()) return {0, 0};
     const std::string path = latest + "/meta.json";
-    const CheckpointMeta meta = CheckpointMeta::parse(read_whole_file(path), path);
+    const CheckpointMeta meta = read_meta(path);
     try {
         const int steps = meta.config.at("steps"), stop_at = meta.config.value("stop_at", 0);
         return {meta.step, stop_at > 0 ? std::min(stop_at, steps) : steps};

@@ -56,19 +56,17 @@ FileSum file_sum(const std::string& path) {
     return FileSum{bytes, hex64(XXH64_digest(h.get()))};
 }
 
-// A checkpoint's meta.json, whole: a regular file only (read_whole_file reads a FIFO, which here
-// no writer would ever end).
-CheckpointMeta read_meta(const std::string& path) {
-    require_regular_file(path);
-    return CheckpointMeta::parse(read_whole_file(path), path);
-}
-
 bool is_plain_directory(const fs::path& p) {
     std::error_code ec;
     return fs::symlink_status(p, ec).type() == fs::file_type::directory;
 }
 
 }  // namespace
+
+CheckpointMeta read_meta(const std::string& path) {
+    require_regular_file(path);
+    return CheckpointMeta::parse(read_whole_file(path), path);
+}
 
 uint64_t xxh64_bytes(const void* data, size_t bytes) { return XXH64(data, bytes, 0); }
 
@@ -155,6 +153,14 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
                              : "is not a checkpoint (it holds no meta.json and no DONE marker; a checkpoint is "
                                "OUT/checkpoints/step-N)");
     meta_ = read_meta(dir + "/meta.json");
+    // latest, pruning and a rollback go by the directory's name: a copy renamed to another step
+    // would resume at one step and be taken for another.
+    fs::path named = fs::path(dir).lexically_normal();
+    if (!named.has_filename()) named = named.parent_path();  // "…/step-00000100/"
+    const std::string own = named.filename().string();
+    if (is_step_name(own) && own != step_name(meta_.step))
+        throw Error(dir, "holds the checkpoint of step " + std::to_string(meta_.step) + " (its meta.json) under the name " + own +
+                             " of another step");
     for (const auto& [name, info] : meta_.files) {
         const std::string p = dir + "/" + name;
         if (!fs::exists(p)) throw Error(p, "missing checkpoint file");

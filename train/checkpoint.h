@@ -70,6 +70,9 @@ void refuse_foreign_step_entries(const std::string& root);
 
 // The newest complete checkpoint under root (by step), or "" when there is none.
 std::string latest_checkpoint(const std::string& root);
+// A checkpoint's meta.json, parsed and checked: a regular file only (a FIFO would be read until
+// a writer that never comes closes it).
+CheckpointMeta read_meta(const std::string& path);
 // Deletes a checkpoint directory so that a crash midway leaves either all of it or none of it
 // under its name: it is renamed to a hidden `.step-NNNNNNNN.deleting` first, then removed.
 void remove_checkpoint(const std::string& dir);

@@ -44,6 +44,8 @@ def main():
         undone = os.path.join(d, "undone")
         shutil.copytree(ck, undone)
         os.remove(os.path.join(undone, "DONE"))
+        renamed = os.path.join(d, "renamed", "checkpoints", "step-00000007")  # step 2's copy under another step's name
+        shutil.copytree(ck, renamed)
 
         def resume(target, out=os.path.join(d, "out")):
             return train + ["--steps", "4", "--out", out, "--resume", target]
@@ -58,6 +60,8 @@ def main():
                  [piped_meta, "FIFO"], unchanged=[os.path.join(piped, "checkpoints")], env=ENV, timeout=60),
             Case("a checkpoint without DONE", resume(undone), [undone, "incomplete checkpoint", "DONE"],
                  unchanged=[undone], env=ENV),
+            Case("a checkpoint renamed to another step", resume(renamed + "/"),
+                 [renamed, "step 2 (its meta.json)", "name step-00000007"], unchanged=[renamed], env=ENV),
         ]
         return run_cases(cases, "--resume of what is not a checkpoint")
     finally:
