@@ -57,7 +57,6 @@ void TrainOptions::validate(int world) const {
             "must be between 0 (off) and --steps (" + std::to_string(steps) + ")" + got(stop_at));
     require(eval_every >= 0, "--eval-every", "must be 0 (off) or more" + got(eval_every));
     require(eval_every == 0 || !val_data.empty() || !eval_task.empty(), "--eval-every", "needs --val-data or --eval-task");
-    require(eval_task.empty() || eval_every > 0, "--eval-task", "needs --eval-every");
     require(sample_every >= 0, "--sample-every", "must be 0 (off) or more" + got(sample_every));
     require(sample_tokens >= 1, "--sample-tokens", "must be positive" + got(sample_tokens));
     require(sample_every == 0 || !tokenizer.empty(), "--sample-every",

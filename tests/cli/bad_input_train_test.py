@@ -381,10 +381,17 @@ def run(tmp):
     # A shard without a manifest carries no tokenizer hash: its ids are checked against --tokenizer.
     val_other = os.path.join(tmp, "val_other.bin")
     sixnd_files.write_shard(val_other, [5, 6, 280, 7] * 20)
+    hs = os.path.join(tmp, "hs.jsonl")
+    with open(hs, "w") as f:
+        f.write(json.dumps({"ctx": "the cat", "endings": [" sat", " ran", " mat", " log"], "label": 0}) + "\n")
     cases += [
         Case("--val-data with ids --tokenizer lacks",
              train("--tokenizer", tok, "--vocab-size", "300", "--val-data", val_other, "--eval-every", "1"),
              [val_other, "token 280 at position 2", "260 tokens of " + tok, "another tokenizer"], unchanged=[fresh], env=ENV),
+        # One flag set serves an ablation's variants: a task that is never scored is warned of.
+        Case("--eval-task without --eval-every", train("--tokenizer", tok, "--vocab-size", "300", "--eval-task", hs,
+                                                     out=os.path.join(tmp, "warn_task")),
+             [], exit_code=0, env=ENV, warns=["--eval-task has no effect without --eval-every"]),
         Case("--tokenizer with more tokens than the model's vocabulary", train("--tokenizer", tok),
              [tok, "260 tokens", "vocabulary of 64"], unchanged=[fresh], env=ENV),
         Case("--check: --tokenizer with more tokens than the model's vocabulary", train("--check", "--tokenizer", tok),
