@@ -79,6 +79,15 @@ void check_out_not_in_checkpoint(const fs::path& out, const std::string& checkpo
     }
 }
 
+// A run's checkpoints/step-N that the run has not saved yet is not an export's place: the run
+// takes a step directory without DONE for a save it was interrupted in, and replaces it.
+void check_out_not_a_step(const fs::path& out) {
+    const fs::path dir = fs::absolute(out).lexically_normal();  // out_dir_path's: it names a directory
+    if (dir.parent_path().filename() == "checkpoints" && is_checkpoint_name(dir.filename().string()))
+        throw Error(out.string(), "is named as a run's checkpoint (checkpoints/step-N): the run would take it for an "
+                                  "interrupted save of that step and replace it; write the export elsewhere");
+}
+
 }  // namespace
 
 int run_export(int argc, char** argv) {
@@ -95,6 +104,7 @@ int run_export(int argc, char** argv) {
     const fs::path out = out_dir_path(out_flag);
     check_out(out);
     check_out_not_in_checkpoint(out, checkpoint);
+    check_out_not_a_step(out);
 
     const CheckpointParams ck = read_checkpoint_params(checkpoint);
     const GPTConfig& cfg = ck.config;

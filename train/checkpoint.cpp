@@ -30,14 +30,6 @@ std::string step_name(int step) {
     return buf;
 }
 
-// step_name's spelling only: eight digits, more from step 100,000,000 on (to INT_MAX's ten).
-bool is_step_name(const std::string& name) {
-    if (name.size() < 13 || name.size() > 15 || name.rfind("step-", 0) != 0 ||
-        name.find_first_not_of("0123456789", 5) != std::string::npos)
-        return false;
-    const long long step = std::stoll(name.substr(5));
-    return step <= INT_MAX && name == step_name(static_cast<int>(step));
-}
 
 // Size and checksum, read in pieces; a regular file only (a device would never end).
 FileSum file_sum(const std::string& path) {
@@ -63,6 +55,13 @@ bool is_plain_directory(const fs::path& p) {
 
 }  // namespace
 
+bool is_checkpoint_name(const std::string& name) {
+    if (name.size() < 13 || name.size() > 15 || name.rfind("step-", 0) != 0 ||
+        name.find_first_not_of("0123456789", 5) != std::string::npos)
+        return false;
+    const long long step = std::stoll(name.substr(5));
+    return step <= INT_MAX && name == step_name(static_cast<int>(step));
+}
 CheckpointMeta read_meta(const std::string& path) {
     require_regular_file(path);
     return CheckpointMeta::parse(read_whole_file(path), path);
@@ -158,7 +157,7 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
     fs::path named = fs::path(dir).lexically_normal();
     if (!named.has_filename()) named = named.parent_path();  // "…/step-00000100/"
     const std::string own = named.filename().string();
-    if (is_step_name(own) && own != step_name(meta_.step))
+    if (is_checkpoint_name(own) && own != step_name(meta_.step))
         throw Error(dir, "holds the checkpoint of step " + std::to_string(meta_.step) + " (its meta.json) under the name " + own +
                              " of another step");
     for (const auto& [name, info] : meta_.files) {
@@ -182,7 +181,7 @@ std::vector<CheckpointEntry> list_checkpoints(const std::string& root) {
     if (!fs::is_directory(root, ec)) return out;
     for (const auto& e : fs::directory_iterator(root, ec)) {
         const std::string name = e.path().filename().string();
-        if (!is_step_name(name) || !is_plain_directory(e.path())) continue;
+        if (!is_checkpoint_name(name) || !is_plain_directory(e.path())) continue;
         CheckpointEntry c;
         c.dir = e.path().string();
         c.step = std::stoi(name.substr(5));
@@ -202,7 +201,7 @@ void refuse_foreign_step_entries(const std::string& root) {
     std::error_code ec;
     if (!fs::is_directory(root, ec)) return;
     for (const auto& e : fs::directory_iterator(root, ec)) {
-        if (!is_step_name(e.path().filename().string()) || is_plain_directory(e.path())) continue;
+        if (!is_checkpoint_name(e.path().filename().string()) || is_plain_directory(e.path())) continue;
         const bool link = fs::is_symlink(e.symlink_status(ec));
         throw Error(e.path().string(), std::string(link ? "is a symlink" : "is not a directory") +
                                            ", not a checkpoint this run wrote; move it out of the checkpoint directory");

@@ -70,6 +70,9 @@ void refuse_foreign_step_entries(const std::string& root);
 
 // The newest complete checkpoint under root (by step), or "" when there is none.
 std::string latest_checkpoint(const std::string& root);
+// Whether name is a checkpoint step directory's, as the trainer spells it: step-NNNNNNNN (eight
+// digits, more from step 100,000,000 on).
+bool is_checkpoint_name(const std::string& name);
 // A checkpoint's meta.json, parsed and checked: a regular file only (a FIFO would be read until
 // a writer that never comes closes it).
 CheckpointMeta read_meta(const std::string& path);

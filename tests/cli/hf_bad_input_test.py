@@ -240,6 +240,9 @@ def main():
                  unchanged=[ck]),
             Case("--out inside the checkpoint, by a relative path", ["export", "--checkpoint", ck, "--out",
                  os.path.relpath(os.path.join(ck, "sub", "hf"))], ["inside the checkpoint"], unchanged=[ck]),
+            # A run takes a step directory without DONE for its own interrupted save, and replaces it.
+            Case("--out a step the run has not saved", exp + ["--out", os.path.join(os.path.dirname(ck), "step-00000099")],
+                 ["step-00000099", "named as a run's checkpoint"], unchanged=[os.path.dirname(ck)]),
             Case("export over an earlier export", exp + ["--out", good, "--dtype", "bf16"], [], exit_code=0,
                  check=exported(good)),
             # The staging and moved-aside siblings' names are cut to fit NAME_MAX (255 bytes).
