@@ -79,7 +79,10 @@ std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, 
     const std::string path = config_path(args);
     if (path.empty()) return out;
     // Read whole: a directory or a read error is named here, not taken for an empty file.
-    std::istringstream f(read_whole_file(path));
+    std::string text = read_whole_file(path);
+    // Some editors begin a UTF-8 file with a byte-order mark: invisible in any error quoting it.
+    if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+    std::istringstream f(text);
     // Flags on the command line, by option, so that the file does not repeat them.
     std::set<const CLI::Option*> given;
     for (const std::string& a : args)

@@ -4,7 +4,7 @@ value out of range, though the range checks run after parsing and name only the 
 on the command line wins over the file, so a bad value there is the command line's, and a bad
 value in the file that the command line overrides is never used. A '#' after a blank (a tab too)
 or at a value's start begins a comment, also after a section header; a long line (another file
-given by mistake) is quoted back cut short. Integers are decimal: a leading zero or a 0x prefix is
+given by mistake) is quoted back cut short; a leading byte-order mark is read past. Integers are decimal: a leading zero or a 0x prefix is
 refused at its line, not read as C's octal or hexadecimal."""
 import json
 import os
@@ -68,6 +68,9 @@ def run(tmp):
         f.write(json.dumps({"shards": [f"shard_{i:06d}.bin" for i in range(5000)]}) + "\n")
     long_key = config("long_key", "k" * 100000 + " = 1")
     octal = config("octal", "batch = 1", "warmup = 010")
+    bom = os.path.join(tmp, "bom.toml")
+    with open(bom, "wb") as f:
+        f.write(b"\xef\xbb\xbf[train]\n" + "\n".join(base + ["batch = 1"]).encode() + b"\n")
     prefix_flag = config("prefix_flag", "batch = 1", "mlp = gelu", "mlp-hidden = x")
 
     def tab_comment_cut():
@@ -106,6 +109,7 @@ def run(tmp):
         Case("a comment after a section header", train(header_comment, out=os.path.join(tmp, "header")), [], exit_code=0),
         Case("a file of one long line", train(json_line), [f"{json_line}:1: expected 'key = value', got '{{\"shards\"", "...'"]),
         # CLI11 alone reads integers as C does: 010 would be 8.
+        Case("a file that begins with a byte-order mark", train(bom, out=os.path.join(tmp, "bom")), [], exit_code=0),
         Case("an integer with a leading zero", train(octal), [f"{octal}:{n + 2}: --warmup takes a decimal number", "(write 10)"]),
         # The fault is --mlp-hidden's line, not that of --mlp, whose name begins it.
         Case("a flag whose name begins another's", train(prefix_flag), [f"{prefix_flag}:{n + 3}: ", "--mlp-hidden"]),
