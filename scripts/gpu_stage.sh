@@ -11,9 +11,16 @@
 # Usage: scripts/gpu_stage.sh [BUILD_DIR]   (default build-gpu, the `gpu` preset's folder)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+# A BUILD_DIR given is taken from the directory gpu_stage.sh is started in.
+BUILD=$(realpath -ms -- "${1:-$ROOT/build-gpu}")
 cd "$ROOT"
-BUILD=${1:-build-gpu}
 STAGE=$BUILD/stage
+# The device tool's carry names a path inside the repository, relative to its root.
+CARRY=$(realpath -ms --relative-to="$ROOT" -- "$STAGE")
+if [[ $CARRY == ../* ]]; then
+    echo "gpu_stage: $BUILD is outside the repository $ROOT, and a device call carries only paths inside it" >&2
+    exit 1
+fi
 BINS=(tests/gpu_ops_test tests/gpu_attention_test tests/gpu_train_test tests/gpu_muon_test tests/gpu_nccl_test
       bench/attention_bench bench/model_bench)
 
@@ -52,4 +59,6 @@ if ((stage_bytes + tree_bytes > 56 * 1048576)); then
     echo "gpu_stage: too close to the 64 MiB limit" >&2
     exit 1
 fi
-echo "gpu_stage: carry \"$STAGE\"; run: bash scripts/gpu_check.sh"
+# The staged gpu_check.sh finds the binaries beside itself; scripts/gpu_check.sh looks only in
+# build-gpu/stage.
+echo "gpu_stage: carry \"$CARRY\"; run: bash $CARRY/scripts/gpu_check.sh"

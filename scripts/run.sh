@@ -14,8 +14,9 @@
 #                   2,200 and 1,500 tokens/s)
 # Both are checked before anything is installed, built or deleted. Each run starts afresh (a
 # tokenizer, shards and a model of its own). SIGINT, SIGTERM and SIGHUP sent to run.sh reach the
-# stage that runs (training ends with a checkpoint, and run.sh prints the command that continues
-# it); a failure or an interruption ends with one line saying which stage, and a non-zero status.
+# stage that runs (setup: see there; training ends with a checkpoint, and run.sh prints the
+# command that continues it); a failure or an interruption ends with one line saying which stage,
+# and a non-zero status.
 set -euo pipefail
 
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -88,14 +89,23 @@ stage() {
     kill -0 "$CHILD" 2>/dev/null || break
   done
   CHILD=""
+  stage_end "$rc"
+}
+# stage_end STATUS: stops run.sh, naming $STAGE, when it failed (STATUS) or a signal came.
+stage_end() {
   [ -z "$SIGNAL" ] || interrupted
-  if [ "$rc" -ne 0 ]; then
-    echo "run.sh: $STAGE failed (exit $rc); run directory $RUN" >&2
-    exit "$rc"
+  if [ "$1" -ne 0 ]; then
+    echo "run.sh: $STAGE failed (exit $1); run directory $RUN" >&2
+    exit "$1"
   fi
 }
 
-stage setup bash scripts/setup.sh
+# Setup runs in run.sh's own process group (in a terminal, the foreground one): sudo reads its
+# password from the terminal, and a stage in a group of its own is stopped by that read (run.sh
+# waited for ever). Ctrl-C reaches it; a signal sent to run.sh alone is acted on when it ends.
+STAGE=setup
+bash scripts/setup.sh && rc=0 || rc=$?
+stage_end "$rc"
 
 DEVICE=cpu
 CUDA=OFF

@@ -31,6 +31,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
   echo "setup: installing ${missing[*]}" >&2
   $SUDO apt-get update -qq || cannot "apt-get update failed"
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+  # DEBIAN_FRONTEND goes through env, past sudo's env_reset: a debconf question asked with the
+  # output in /dev/null would wait unseen for an answer.
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
     cannot "apt-get install failed"
 fi
