@@ -128,9 +128,13 @@ stage "the tokenizer" "$SIXND" tokenizer train --input "${TEXTS[@]}" --vocab-siz
   --out "$RUN/tokenizer.bin"
 
 echo "== data: fortunes -> filtered, deduplicated token shards ==" >&2
+# The shards come from the files the tokenizer learnt from, no others: a source directory is
+# read whole and recursively (the *.dat indexes, and fortunes-off's or fortunes-de's
+# subdirectories where those packages are installed).
+rm -rf "$RUN/texts" && mkdir -p "$RUN/texts" && ln -s "${TEXTS[@]}" "$RUN/texts/"
 # Fortunes are short: the Gopher word-count floor and the per-document language ID are
 # tuned for web pages, so they are relaxed here; everything else runs at its default.
-stage "data preparation" "$SIXND" data prepare --source "fortunes=$FORTUNES" --format fortune \
+stage "data preparation" "$SIXND" data prepare --source "fortunes=$RUN/texts" --format fortune \
   --tokenizer "$RUN/tokenizer.bin" --out "$RUN/data" --overwrite --min-words 3 --min-stop-words 0 --no-langid \
   --no-repetition --val-fraction 0.02
 

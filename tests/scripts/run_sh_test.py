@@ -11,9 +11,11 @@ sixnd), on Debian's fortunes:
    waits for it, leaves nothing running, exits 143 and says how to continue the run;
 5. Ctrl-C (SIGINT to run.sh's process group) reaches the trainer once (it checkpoints rather than
    exiting at once), exit 130;
-6. run.sh again after that starts a new run (its own checkpoint only).
+6. run.sh again after that starts a new run (its own checkpoint only);
+7. the shards are made from the fortune files the tokenizer learnt from, no others.
 Skips (77) without Debian's fortunes or a built sixnd."""
 import fcntl
+import json
 import os
 import shutil
 import signal
@@ -178,6 +180,13 @@ def main():
                        if line.split(":", 1)[0] in ("run log", "checkpoint"))
         check(printed and all(os.path.exists(v.strip()) and os.path.isabs(v.strip()) for v in printed.values()),
               f"the paths printed at the end are whole and exist ({printed})")
+        # The shards come from the files the tokenizer learnt from: not the *.dat indexes, nor a
+        # subdirectory (fortunes-off's) the tokenizer never read.
+        texts = sorted(n for n in os.listdir(FORTUNES) if "." not in n and os.path.isfile(os.path.join(FORTUNES, n)))
+        with open(os.path.join(want, "data", "manifest.json")) as f:
+            inputs = sorted(os.path.basename(i["path"]) for i in json.load(f)["inputs"])
+        check(inputs == texts, f"the shards' inputs are the tokenizer's {len(texts)} fortune files ({len(inputs)}: "
+                               f"{[i for i in inputs if i not in texts][:5]} beyond them)")
 
         # --- 4. SIGTERM to run.sh alone, 5. Ctrl-C, 6. again afterwards
         run_dir = os.path.join(t, "sig run")
