@@ -61,6 +61,9 @@ on_signal() {
 trap 'on_signal INT' INT
 trap 'on_signal TERM' TERM
 trap 'on_signal HUP' HUP
+# Training's summary is written beside its name and moved there when training ends well; a run
+# that stops on the way leaves no half of it.
+trap 'rm -f -- "$RUN/train_summary.json.tmp"' EXIT
 interrupted() {
   local n
   case $SIGNAL in INT) n=2 ;; HUP) n=1 ;; *) n=15 ;; esac

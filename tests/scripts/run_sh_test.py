@@ -117,6 +117,7 @@ def interrupt(repo, env, t, run_dir, send, expect_rc, name):
     check(p.returncode == expect_rc, f"{name}: exit {p.returncode} (expected {expect_rc})")
     ckpts = os.listdir(os.path.join(run_dir, "checkpoints")) if os.path.isdir(os.path.join(run_dir, "checkpoints")) else []
     check(len(ckpts) == 1, f"{name}: the trainer wrote its checkpoint on the way out ({ckpts})")
+    check(not os.path.exists(os.path.join(run_dir, "train_summary.json.tmp")), f"{name}: no half-written summary left")
     sig = "SIGTERM" if expect_rc == 143 else "SIGINT"
     check(f"run.sh: interrupted by {sig} during training" in err,
           f"{name}: run.sh says where it was interrupted (stderr ends: {err[-400:]!r})")
