@@ -1,8 +1,8 @@
 """scripts/run.sh, as a new user and CI run it, on a copy of the script in a repository of its own
 whose setup.sh and cmake are stand-ins (nothing is installed or built: build/sixnd is this build's
 sixnd), on Debian's fortunes:
-1. a bad SIXND_STEPS (0, -3, abc, "1 2", 1e3) stops it at once with one line naming SIXND_STEPS,
-   exit 2, before any stage runs and without touching the previous run's checkpoint and log;
+1. a bad SIXND_STEPS (0, -3, abc, "1 2", 1e3) or SIXND_CPU_ISA stops it at once with one line
+   naming it, exit 2, before any stage runs and without touching the previous run's checkpoint and log;
 2. a relative SIXND_RUN with a space is taken from the directory run.sh is started in, not the
    repository, and the paths it prints at the end are whole;
 3. a run directory in use (a sixnd train holding its lock, or another run.sh) is refused before
@@ -147,7 +147,11 @@ def main():
             lines = [line for line in err.splitlines() if line.strip()]
             check(rc == 2 and len(lines) == 1 and "SIXND_STEPS" in lines[0] and time.time() - t0 < 10,
                   f"SIXND_STEPS={steps!r}: exit {rc}, one line naming SIXND_STEPS ({lines})")
-        check(not os.path.exists(mark), "bad SIXND_STEPS: no stage ran")
+        rc, out, err = run(repo, dict(env, SIXND_RUN=old, SIXND_STEPS="1", SIXND_CPU_ISA="avx3"), t, timeout=60)
+        lines = [line for line in err.splitlines() if line.strip()]
+        check(rc == 2 and len(lines) == 1 and "SIXND_CPU_ISA=avx3" in lines[0],
+              f"SIXND_CPU_ISA=avx3: exit {rc}, one line naming it ({lines})")
+        check(not os.path.exists(mark), "bad SIXND_STEPS or SIXND_CPU_ISA: no stage ran")
         check(os.path.isdir(os.path.join(old, "checkpoints", "step-00000007")) and
               os.path.getsize(os.path.join(old, "run.jsonl")) > 0,
               "bad SIXND_STEPS: the previous run's checkpoint and log are untouched")
