@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/setup.sh where packages are missing and cannot be installed: one line naming them and the
-# reason, exit 1, nothing else run (no apt-get here, or not root without sudo); with nothing missing
+# reason, exit 1, nothing else run (no apt-get here, or not root without sudo); through sudo,
+# apt-get install still runs noninteractive; with nothing missing
 # it does nothing and succeeds (run twice); it never sets OPENBLAS_* (or anything else) for others.
 set -u
 SRC=${SIXND_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -31,6 +32,22 @@ echo "not root, no sudo: exit $rc: $out"
 ((rc == 1)) || fail "exit $rc when not root and without sudo (expected 1)"
 [[ $out == *"not root and no sudo"* ]] || fail "the line does not say why"
 [[ ! -e $T/apt_ran ]] || fail "apt-get ran without the rights to install"
+
+# Not root, with sudo: DEBIAN_FRONTEND=noninteractive reaches apt-get install through sudo,
+# whose env_reset (Debian's default sudoers) drops the caller's environment (set outside sudo,
+# apt-get ran with debconf's default frontend, and a question, its output in /dev/null, waited
+# unseen). This sudo, as env_reset does, runs the command with PATH alone.
+ln -s "$(command -v env)" "$T/bin/env"
+printf '#!/bin/sh\nexec /usr/bin/env -i PATH="$PATH" "$@"\n' >"$T/bin/sudo"
+printf '#!/bin/sh\necho "$1 DEBIAN_FRONTEND=${DEBIAN_FRONTEND:-}" >>"%s/calls"\n' "$T" >"$T/bin/apt-get"
+chmod +x "$T/bin/sudo" "$T/bin/apt-get"
+out=$(PATH="$T/bin" /bin/bash "$SRC/scripts/setup.sh" 2>&1)
+rc=$?
+echo "through sudo: exit $rc: $out; apt-get calls: $(tr '\n' ';' <"$T/calls" 2>/dev/null)"
+((rc == 0)) || fail "exit $rc through sudo"
+grep -qx "install DEBIAN_FRONTEND=noninteractive" "$T/calls" 2>/dev/null ||
+    fail "apt-get install ran without DEBIAN_FRONTEND=noninteractive"
+rm "$T/bin/sudo"
 
 # An apt-get that fails (an unknown package, no network): its status is reported in one line.
 printf '#!/bin/sh\necho "E: Unable to locate package $4" >&2; exit 100\n' >"$T/bin/apt-get"
