@@ -12,6 +12,7 @@
 #include "cli/verbs.h"
 #include "core/cpu_features.h"
 #include "core/error.h"
+#include "core/local_rank.h"
 #include "core/log.h"
 #include "dist/comm.h"
 #include "dist/rank_agreement.h"
@@ -26,9 +27,7 @@ namespace sixnd::cli {
 // Ranks on one machine split its cores, unless OMP_NUM_THREADS says otherwise.
 static void share_cores() {
     if (std::getenv("OMP_NUM_THREADS")) return;
-    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    const int ranks = local ? std::max(1, std::atoi(local)) : 1;
-    omp_set_num_threads(std::max(1, omp_get_num_procs() / ranks));
+    omp_set_num_threads(std::max(1, omp_get_num_procs() / local_process_count()));
 }
 
 static std::string env_or_empty(const char* name) {

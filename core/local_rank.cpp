@@ -1,5 +1,6 @@
 #include "core/local_rank.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -23,6 +24,11 @@ LocalRank resolve_local_rank(int world_rank, int node_rank, const std::function<
         return {static_cast<int>(r), var};
     }
     return {world_rank, "world rank"};
+}
+
+int local_process_count() {
+    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    return local ? std::max(1, std::atoi(local)) : 1;
 }
 
 int device_for_local_rank(int local_rank, int device_count) {

@@ -26,6 +26,10 @@ struct LocalRank {
 // non-negative integer is an Error naming it.
 LocalRank resolve_local_rank(int world_rank, int node_rank, const std::function<const char*(const char*)>& env);
 
+// The job's processes on this node, from Open MPI's mpirun (OMPI_COMM_WORLD_LOCAL_SIZE), else 1:
+// the processes that share this node's cores.
+int local_process_count();
+
 // The device index for a local rank: local_rank modulo device_count; an Error when no device is
 // visible.
 int device_for_local_rank(int local_rank, int device_count);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "core/local_rank.h"
 #include "core/transfer.h"
 #include "model/cpu/cpu_ops.h"
 
@@ -116,6 +117,10 @@ void measure_achievable(Backend& be, PeakFlops& p) {
                           std::to_string(kCeilN) + "x" + std::to_string(kCeilC) + "x" + std::to_string(kCeilOC) + ")";
 }
 
+int peak_cores(int physical_cores, int threads, int processes_here) {
+    return std::max(1, std::min(threads, physical_cores / std::max(1, processes_here)));
+}
+
 PeakFlops peak_flops(Backend& be, double override_tflops) {
     const std::string dt = dtype_name(be.ops->dtype());
     if (override_tflops > 0) return {override_tflops * 1e12, "--peak-tflops", "--peak-tflops", 0, "", ""};
@@ -126,7 +131,7 @@ PeakFlops peak_flops(Backend& be, double override_tflops) {
     PeakFlops p;
     measure_achievable(be, p);
     if (be.device == "cpu") {
-        const int cores = std::min(cpu_features().physical_cores, omp_get_max_threads());
+        const int cores = peak_cores(cpu_features().physical_cores, omp_get_max_threads(), local_process_count());
         const CpuPeak cp = cpu_peak(cpu_features(), be.ops->dtype(), cores, own_gemm_lanes(be.ops->dtype()));
         if (cp.flops_per_s > 0) {
             p.flops_per_s = cp.flops_per_s;

@@ -42,6 +42,11 @@ CpuPeak cpu_peak(const CpuFeatures& f, DType dtype, int cores, int own_lanes = 0
 
 PeakFlops peak_flops(Backend& be, double override_tflops);
 
+// The cores one process's CPU peak counts: its threads, at most its share of the node's physical
+// cores — mpirun's ranks on one node split them, and a hyperthread adds no FMA units (4 threads
+// per rank of 2 ranks on 4 cores with 8 hardware threads are 2 cores each, not 4). At least 1.
+int peak_cores(int physical_cores, int threads, int processes_here);
+
 // Sets p.achievable and p.achievable_source: the measured matmul ceiling (timed at once).
 void measure_achievable(Backend& be, PeakFlops& p);
 

@@ -166,3 +166,13 @@ TEST(CpuPeak, NoteWhenTheMeasuredCeilingIsAboveThePeak) {
     EXPECT_EQ(peak_below_ceiling_note(p, f, 1.25 * p.flops_per_s).find("base or nominal"), std::string::npos);
     EXPECT_EQ(peak_below_ceiling_note(CpuPeak{}, f, 1e12), "");  // no computed peak, nothing to compare
 }
+
+TEST(CpuPeak, CoresAreTheProcessShareOfPhysicalCores) {
+    EXPECT_EQ(peak_cores(2, 2, 1), 2);  // one process, a thread per core
+    EXPECT_EQ(peak_cores(4, 8, 1), 4);  // hyperthreads add no FMA units
+    EXPECT_EQ(peak_cores(4, 4, 2), 2);  // mpirun -np 2 on 4 cores with 8 hardware threads
+    EXPECT_EQ(peak_cores(2, 1, 2), 1);  // this VM's mpirun -np 2
+    EXPECT_EQ(peak_cores(8, 2, 2), 2);  // fewer threads than the share: the threads
+    EXPECT_EQ(peak_cores(2, 1, 4), 1);  // oversubscribed: still a core of its own to count
+    EXPECT_EQ(peak_cores(4, 4, 0), 4);  // no launcher count
+}
