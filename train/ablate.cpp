@@ -22,6 +22,7 @@
 #include "core/json_fault.h"
 #include "core/log.h"
 #include "core/read_file.h"
+#include "core/split.h"
 #include "core/subprocess.h"
 #include "train/checkpoint.h"
 #include "train/run_metrics.h"
@@ -46,16 +47,11 @@ std::vector<AblationKnob> parse_vary(const std::vector<std::string>& specs) {
             if (k.name == own) throw Error("--vary", "'" + k.name + "' is set by sixnd ablate for each run; it cannot be varied");
         if (k.name == "help" || k.name == "h") throw Error("--vary", "'" + k.name + "' prints train's flags; it is not a knob");
         if (!seen.insert(k.name).second) throw Error("--vary", "knob '" + k.name + "' is given twice");
-        std::string rest = spec.substr(eq + 1);
-        for (size_t start = 0;;) {
-            const size_t comma = rest.find(',', start);
-            const std::string v = rest.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        for (const std::string& v : split_all(spec.substr(eq + 1), ',')) {
             if (v.empty()) throw Error("--vary", "empty value in '" + spec + "'");
             for (const std::string& w : k.values)
                 if (w == v) throw Error("--vary", "value '" + v + "' is given twice in '" + spec + "'");
             k.values.push_back(v);
-            if (comma == std::string::npos) break;
-            start = comma + 1;
         }
         if (k.values.size() < 2) throw Error("--vary", "'" + spec + "' needs at least two values (the first is the base)");
         knobs.push_back(k);

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/split.h"
 
 namespace sixnd {
 
@@ -48,14 +49,8 @@ bool whole_double(const std::string& s, double& out) {
 }  // namespace
 
 LrInjection parse_lr_injection(const std::string& spec) {
-    // Every colon starts a part, a trailing one too: "200:30:" lacks its STEPS, it is not 200:30.
-    std::vector<std::string> parts;
-    for (size_t begin = 0;;) {
-        const size_t colon = spec.find(':', begin);
-        parts.push_back(spec.substr(begin, colon == std::string::npos ? std::string::npos : colon - begin));
-        if (colon == std::string::npos) break;
-        begin = colon + 1;
-    }
+    // A trailing colon makes an empty part: "200:30:" lacks its STEPS, it is not 200:30.
+    const std::vector<std::string> parts = split_all(spec, ':');
     LrInjection l;
     const bool ok = (parts.size() == 2 || parts.size() == 3) && whole_int(parts[0], l.step) &&
                     whole_double(parts[1], l.factor) && (parts.size() == 2 || whole_int(parts[2], l.steps));

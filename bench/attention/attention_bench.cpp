@@ -15,6 +15,7 @@
 
 #include "core/bf16.h"
 #include "core/error.h"
+#include "core/split.h"
 #include "model/cuda/cuda_ops.h"
 
 using namespace sixnd;
@@ -42,17 +43,12 @@ template <typename F> double time_ms(MemoryBackend& mem, F&& f, int iters) {
 // "1024,4096" -> {1024, 4096}; each a multiple of 64 that divides the 16k tokens of a batch.
 std::vector<int> parse_seq_lens(const std::string& s) {
     std::vector<int> out;
-    size_t i = 0;
-    while (i <= s.size()) {
-        size_t j = s.find(',', i);
-        if (j == std::string::npos) j = s.size();
-        std::string item = s.substr(i, j - i);
+    for (const std::string& item : split_all(s, ',')) {
         char* end = nullptr;
         long v = std::strtol(item.c_str(), &end, 10);
         if (item.empty() || *end != '\0' || v < 64 || v > 16384 || 16384 % v != 0)
             throw Error("--seq-lens", "'" + item + "' is not a sequence length dividing 16384 (64 to 16384)");
         out.push_back(static_cast<int>(v));
-        i = j + 1;
     }
     return out;
 }
