@@ -30,7 +30,6 @@ std::string step_name(int step) {
     return buf;
 }
 
-
 // Size and checksum, read in pieces; a regular file only (a device would never end).
 FileSum file_sum(const std::string& path) {
     require_regular_file(path);
@@ -62,6 +61,12 @@ bool is_checkpoint_name(const std::string& name) {
     const long long step = std::stoll(name.substr(5));
     return step <= INT_MAX && name == step_name(static_cast<int>(step));
 }
+
+std::filesystem::path checkpoint_path(const std::string& dir) {
+    fs::path p = fs::path(dir).lexically_normal();
+    return p.has_filename() ? p : p.parent_path();
+}
+
 CheckpointMeta read_meta(const std::string& path) {
     require_regular_file(path);
     return CheckpointMeta::parse(read_whole_file(path), path);
@@ -154,9 +159,7 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
     meta_ = read_meta(dir + "/meta.json");
     // latest, pruning and a rollback go by the directory's name: a copy renamed to another step
     // would resume at one step and be taken for another.
-    fs::path named = fs::path(dir).lexically_normal();
-    if (!named.has_filename()) named = named.parent_path();  // "…/step-00000100/"
-    const std::string own = named.filename().string();
+    const std::string own = checkpoint_path(dir).filename().string();
     if (is_checkpoint_name(own) && own != step_name(meta_.step))
         throw Error(dir, "holds the checkpoint of step " + std::to_string(meta_.step) + " (its meta.json) under the name " + own +
                              " of another step");

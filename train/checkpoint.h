@@ -7,6 +7,7 @@
 // never loaded.
 #pragma once
 #include <cstddef>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -73,6 +74,9 @@ std::string latest_checkpoint(const std::string& root);
 // Whether name is a checkpoint step directory's, as the trainer spells it: step-NNNNNNNN (eight
 // digits, more from step 100,000,000 on).
 bool is_checkpoint_name(const std::string& name);
+// A checkpoint directory as a path whose filename is its step's name: "…/step-00000100/" and
+// "…/./step-00000100" alike are "…/step-00000100".
+std::filesystem::path checkpoint_path(const std::string& dir);
 // A checkpoint's meta.json, parsed and checked: a regular file only (a FIFO would be read until
 // a writer that never comes closes it).
 CheckpointMeta read_meta(const std::string& path);

@@ -251,8 +251,7 @@ void warn_if_other_data(const json& trained_on, const TokenSet& data) {
 // The checkpoint --earlier-checkpoint leaves to us: the report's run.checkpoint_earlier, else
 // the oldest complete checkpoint of the same run older than `ck`, beside it.
 std::string find_earlier(const CheckpointReader& ck, const std::string& from_report, const std::string& report_path) {
-    fs::path dir(ck.dir());
-    if (!dir.has_filename()) dir = dir.parent_path();  // "…/step-00000100/"
+    const fs::path dir = checkpoint_path(ck.dir());
     const std::string root = dir.has_parent_path() ? dir.parent_path().string() : ".";
     if (!from_report.empty()) {
         // The report names it relative to where the run was started: from elsewhere, or once

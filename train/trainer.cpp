@@ -967,9 +967,8 @@ std::vector<CheckpointEntry> Run::lineage_checkpoints() const {
         if (e.complete && e.run_id == run_id_ && !on_left_branch(e)) found.push_back(e);
     if (ck_) {
         std::error_code ec;
-        const std::filesystem::path from = std::filesystem::path(ck_->dir()).lexically_normal();
-        std::filesystem::path parent = from.has_filename() ? from.parent_path() : from.parent_path().parent_path();
-        if (parent.empty()) parent = ".";
+        const std::filesystem::path from = checkpoint_path(ck_->dir());
+        const std::filesystem::path parent = from.has_parent_path() ? from.parent_path() : ".";
         const int step = ck_->meta().step;
         const auto at = std::lower_bound(found.begin(), found.end(), step,
                                          [](const CheckpointEntry& x, int s) { return x.step < s; });
