@@ -208,8 +208,7 @@ int run_data(int argc, char** argv) {
         // seed above 2^63 reads back as the seed the run used. A text flag stays text, whatever
         // it spells ("--eot inf" is not infinity).
         const std::string& text = values.at(0);
-        const std::string type = opt->get_type_name();
-        if (type.rfind("FLOAT", 0) != 0 && type.rfind("INT", 0) != 0 && type.rfind("UINT", 0) != 0) {
+        if (number_kind(*opt) == NumberKind::none) {
             cfg[name] = text;
             continue;
         }

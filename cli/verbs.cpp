@@ -43,11 +43,10 @@ std::string number_fault(const std::string& value, bool integer) {
 // when the file gave it.
 void check_number_values(const CLI::App& app, const std::vector<ConfigArg>& config) {
     for (const CLI::Option* opt : app.get_options()) {
-        const std::string type = opt->get_type_name();
-        const bool integer = type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0;
-        if (!(integer || type.rfind("FLOAT", 0) == 0) || opt->count() == 0) continue;
+        const NumberKind kind = number_kind(*opt);
+        if (kind == NumberKind::none || opt->count() == 0) continue;
         for (const std::string& value : opt->results()) {
-            const std::string fault = number_fault(value, integer);
+            const std::string fault = number_fault(value, kind == NumberKind::integer);
             if (fault.empty()) continue;
             std::string where = opt->get_name();
             for (const ConfigArg& c : config)
@@ -59,6 +58,12 @@ void check_number_values(const CLI::App& app, const std::vector<ConfigArg>& conf
 }
 
 }  // namespace
+
+NumberKind number_kind(const CLI::Option& opt) {
+    const std::string type = opt.get_type_name();
+    if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) return NumberKind::integer;
+    return type.rfind("FLOAT", 0) == 0 ? NumberKind::real : NumberKind::none;
+}
 
 bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
     const std::string verb = argv[0];

@@ -28,6 +28,11 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file = 
 // is a prompt, so this is not parse_flags' own rule.) Subcommands' flags included.
 void refuse_empty_values(const CLI::App& app);
 
+// Whether a flag takes a number, read from the type CLI11 gives it: an integer, a real, or not
+// a number (a text flag stays text, whatever it spells).
+enum class NumberKind { none, integer, real };
+NumberKind number_kind(const CLI::Option& opt);
+
 // For a verb with subcommands, before parse_flags: a missing or misspelt subcommand is an Error
 // naming the ones there are (CLI11 would say only "a subcommand is required").
 void check_subcommand(CLI::App& app, int argc, char** argv);
