@@ -18,6 +18,7 @@ from torch_peer import F, torch  # noqa: E402  (ends the test as skipped without
 import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
 from sixnd_files import rel  # noqa: E402
+import torch_training  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
 DUMP = os.path.join(os.environ["SIXND_BUILD"], "tests", "gpt_dump")
@@ -184,7 +185,6 @@ def parity(tmp, name, m, B=2, T=16):
 
 
 def training(tmp, preset, B=2, T=16, steps=5, lr=1e-3, wd=0.1, clip=1.0, seed=21):
-    failures = []
     g = torch.Generator().manual_seed(9)
     tok = torch.randint(0, 101, (steps * B * T + 1,), generator=g)
     spath = os.path.join(tmp, preset + "_train.bin")
@@ -206,41 +206,18 @@ def training(tmp, preset, B=2, T=16, steps=5, lr=1e-3, wd=0.1, clip=1.0, seed=21
     subprocess.run([DUMP, "--config", mpath, "--init-seed", str(seed), "--out", initdir], check=True)
     P = named(m, np.fromfile(os.path.join(initdir, "params.f32"), dtype=np.float32))
     params = list(P.values())
-    opt = torch.optim.AdamW([{"params": [p for p in params if p.dim() >= 2], "weight_decay": wd},
-                             {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}],
-                            lr=lr, betas=(0.9, 0.95), eps=1e-8)
+    opt = torch_training.adamw(params, lr, wd)
     ref_losses = []
     for s in range(steps):
         opt.zero_grad()
         chunk = tok[s * B * T:(s + 1) * B * T + 1]
         _, loss = forward(m, P, chunk[:-1].view(B, T), chunk[1:].view(B, T))
         loss.backward()
-        norm_ = torch.sqrt(sum((p.grad ** 2).sum() for p in params))
-        if norm_ > clip:
-            for p in params:
-                p.grad.mul_(clip / norm_)
+        torch_training.clip_grads(params, clip)
         opt.step()
         ref_losses.append(loss.item())
-    if len(got_losses) != steps:
-        failures.append(f"{preset}: {len(got_losses)} step records, expected {steps}")
-    for i, (a, b) in enumerate(zip(got_losses, ref_losses)):
-        if abs(a - b) / abs(b) > TRAIN_LOSS_TOL:
-            failures.append(f"{preset}: step {i + 1} loss {a} vs {b}")
-    final = sixnd_files.checkpoint_params(ck)
-    worst_name, worst = "", 0.0
-    V = m["vocab_size"]
-    for n, a in final.items():
-        b = P[n].detach().numpy()
-        if n in ("wte", "lm_head.weight"):
-            a, b = a[:V], b[:V]
-        e = rel(a, b)
-        if e > worst:
-            worst_name, worst = n, e
-    if worst > PARAM_TOL:
-        failures.append(f"{preset}: parameter {worst_name} rel error {worst:.2e} after {steps} steps")
-    print(f"{preset} training: sixnd {['%.6f' % x for x in got_losses]}")
-    print(f"{preset} training: torch {['%.6f' % x for x in ref_losses]}; worst param {worst_name} {worst:.1e}")
-    return failures
+    return torch_training.compare(preset + " training", got_losses, ref_losses, steps, ck, P.__getitem__,
+                                  m["vocab_size"], TRAIN_LOSS_TOL, PARAM_TOL)
 
 
 def main():

@@ -10,8 +10,8 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 from torch_peer import torch  # noqa: E402  (ends the test as skipped without PyTorch)
-import numpy as np  # noqa: E402
 import sixnd_files  # noqa: E402
+import torch_training  # noqa: E402
 import torch_gpt2 as ref  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
@@ -42,10 +42,7 @@ def run_case(tmp, name, cfg, B, T, steps, lr, wd, clip, accum):
     got = [json.loads(l) for l in open(log)]
     got_losses = [r["loss"] for r in got if r.get("type") == "step"]
 
-    decay = [p for n, p in model.params.items() if p.dim() >= 2]
-    no_decay = [p for n, p in model.params.items() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": wd}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=lr, betas=(0.9, 0.95), eps=1e-8)
+    opt = torch_training.adamw(model.params.values(), lr, wd)
     ref_losses = []
     for s in range(steps):
         opt.zero_grad()
@@ -56,35 +53,13 @@ def run_case(tmp, name, cfg, B, T, steps, lr, wd, clip, accum):
             _, loss = model(chunk[:-1].view(B, T), chunk[1:].view(B, T))
             (loss / accum).backward()
             total += loss.item() / accum
-        if clip > 0:
-            norm = torch.sqrt(sum((p.grad ** 2).sum() for p in model.parameters()))
-            if norm > clip:
-                for p in model.parameters():
-                    p.grad.mul_(clip / norm)
+        torch_training.clip_grads(model.parameters(), clip)
         opt.step()
         ref_losses.append(total)
 
-    failures = []
-    for i, (a, b) in enumerate(zip(got_losses, ref_losses)):
-        e = abs(a - b) / abs(b)
-        if e > LOSS_TOL:
-            failures.append(f"{name}: step {i + 1} loss {a} vs {b} (rel {e:.2e})")
-    if len(got_losses) != steps:
-        failures.append(f"{name}: {len(got_losses)} step records, expected {steps}")
-    params = sixnd_files.checkpoint_params(os.path.join(run, "checkpoints", f"step-{steps:08d}"))
-    worst, worst_name = 0.0, ""
-    for n, a in params.items():
-        b = model.p(n).detach().numpy()
-        if n == "wte":
-            a, b = a[:cfg.vocab_size], b[:cfg.vocab_size]
-        e = np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30)
-        if e > worst:
-            worst, worst_name = e, n
-    if worst > PARAM_TOL:
-        failures.append(f"{name}: parameter {worst_name} rel error {worst:.2e}")
-    print(f"{name}: losses sixnd {['%.6f' % x for x in got_losses]}")
-    print(f"{name}: losses torch {['%.6f' % x for x in ref_losses]}; worst param {worst_name} {worst:.1e}")
-    return failures
+    ckpt = os.path.join(run, "checkpoints", f"step-{steps:08d}")
+    return torch_training.compare(name, got_losses, ref_losses, steps, ckpt, model.p, cfg.vocab_size, LOSS_TOL,
+                                  PARAM_TOL)
 
 
 def main():
