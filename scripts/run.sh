@@ -5,7 +5,8 @@
 # and say where the run log and checkpoint are.
 #   SIXND_RUN=DIR   run directory (default runs/fortunes in the repository; a relative DIR is taken
 #                   from the directory run.sh is started in). It belongs to this script: a second
-#                   run.sh, or a sixnd train, on it is refused before anything is touched.
+#                   run.sh, or a sixnd train, on it is refused before anything is touched. (run.sh
+#                   of other run directories share the checkout's build/: they build it in turn.)
 #   SIXND_STEPS=N   training steps, a whole number from 1 (default sized for about 3 minutes of
 #                   training on a 2-core CPU, by how its BF16 matmuls run
 #                   (core/cpu_features.h, bf16_matmul_native): 600 on
@@ -123,8 +124,16 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && command 
 fi
 
 echo "== build (release, CUDA $CUDA) ==" >&2
+# build/ is the checkout's, whatever SIXND_RUN is: two run.sh building it at once would break it.
+mkdir -p build
+exec 8>>build/.run_sh.lock
+if ! flock -n 8; then
+  echo "run.sh: another scripts/run.sh is building $ROOT/build; waiting for it" >&2
+  stage "the wait for the build directory" flock 8
+fi
 stage "the build (configure)" cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIXND_CUDA=$CUDA >/dev/null
 stage "the build" cmake --build build -j"$JOBS" --target sixnd
+exec 8>&-
 SIXND=$ROOT/build/sixnd
 
 # Fortune files are the ones without an extension (*.dat are indexes, *.u8 links).

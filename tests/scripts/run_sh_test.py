@@ -12,7 +12,9 @@ sixnd), on Debian's fortunes:
 5. Ctrl-C (SIGINT to run.sh's process group) reaches the trainer once (it checkpoints rather than
    exiting at once), exit 130;
 6. run.sh again after that starts a new run (its own checkpoint only);
-7. the shards are made from the fortune files the tokenizer learnt from, no others.
+7. the shards are made from the fortune files the tokenizer learnt from, no others;
+8. while another run.sh (of another run directory) builds build/, run.sh says so and waits for it
+   before its own build.
 Skips (77) without Debian's fortunes or a built sixnd."""
 import fcntl
 import json
@@ -41,7 +43,8 @@ def make_repo(t):
     shutil.copy(os.path.join(SRC, "scripts", "run.sh"), os.path.join(repo, "scripts"))
     with open(os.path.join(repo, "scripts", "setup.sh"), "w") as f:
         f.write('touch "$(dirname "$0")/../setup_ran"\n')
-    stubs = {"cmake": f'for a in "$@"; do [ "$a" = --build ] && mkdir -p build && ln -sf {SIXND} build/sixnd; done\n'
+    stubs = {"cmake": f'touch "$(dirname "$0")/../cmake_ran"\n'
+                      f'for a in "$@"; do [ "$a" = --build ] && mkdir -p build && ln -sf {SIXND} build/sixnd; done\n'
                       'exit 0\n',
              "nvidia-smi": "exit 1\n"}
     for name, body in stubs.items():
@@ -176,7 +179,21 @@ def main():
         # --- 2. a relative SIXND_RUN with a space, from another directory than the repository
         cwd = os.path.join(t, "elsewhere")
         os.makedirs(cwd)
-        rc, out, err = run(repo, dict(env, SIXND_RUN="my run", SIXND_STEPS="1"), cwd)
+        # ... 8. while another run.sh holds the build directory
+        os.makedirs(os.path.join(repo, "build"), exist_ok=True)
+        cmake_mark = os.path.join(t, "cmake_ran")
+        with open(os.path.join(repo, "build", ".run_sh.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            p = start(repo, dict(env, SIXND_RUN="my run", SIXND_STEPS="1"), cwd)
+            deadline = time.time() + 120
+            while not os.path.exists(mark) and p.poll() is None and time.time() < deadline:
+                time.sleep(0.2)
+            time.sleep(1)
+            check(p.poll() is None and not os.path.exists(cmake_mark),
+                  "while another run.sh holds build/, run.sh waits before its build")
+        out, err = p.communicate(timeout=600)
+        rc = p.returncode
+        check("another scripts/run.sh is building" in err, "the wait for build/ is said")
         want = os.path.join(cwd, "my run")
         check(rc == 0, f"SIXND_RUN='my run': exit {rc} ({last_line(err)!r})")
         check(os.path.isfile(os.path.join(want, "run.jsonl")) and not os.path.exists(os.path.join(repo, "my run")),
