@@ -180,7 +180,8 @@ bool Matmul::gemm(const GemmArgs& g) {
     if (plan->fault == GemmFault::none) {
         StatusTrail ok;
         set_pointers(ok, plan->desc, g);
-        if (ok(cublasLtMatmul(handle_, plan->desc, &g.alpha, g.B, plan->a, g.A, plan->b, &g.beta, g.C, plan->c, g.C,
+        // A pointer that could not be set leaves the previous call's in the descriptor: no launch.
+        if (ok.first == CUBLAS_STATUS_SUCCESS && ok(cublasLtMatmul(handle_, plan->desc, &g.alpha, g.B, plan->a, g.A, plan->b, &g.beta, g.C, plan->c, g.C,
                               plan->c, &plan->algo, workspace_.get(), kWorkspaceBytes, stream_)))
             return true;
         plan->fault = GemmFault::launch;
