@@ -100,6 +100,7 @@ nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f, const std::string&
     if (f.tokenizer.empty()) throw Error("--task hellaswag", "needs --tokenizer to encode the contexts and endings");
     const Tokenizer tok = load_tokenizer(f, model.config().vocab_size);
     const std::vector<HellaSwagItem> items = read_hellaswag(f.data);
+    check_endings_fit(items, tok, model.config().max_seq_len);
     // Renamed into place only when every item is scored: an interrupted or failed eval leaves an
     // earlier --per-item file as it was.
     std::unique_ptr<AtomicFile> per_item;

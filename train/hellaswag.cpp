@@ -64,9 +64,28 @@ std::vector<HellaSwagItem> read_hellaswag(const std::string& path) {
     return items;
 }
 
+namespace {
+
+// Ending b's tokens, encoded after a space as llm.c does; one longer than the window can never be
+// scored.
+std::vector<uint32_t> ending_tokens(const Tokenizer& tok, const HellaSwagItem& item, int b, int window) {
+    std::vector<uint32_t> end = tok.encode_ordinary(" " + item.endings[b]);
+    if (end.size() > static_cast<size_t>(window))
+        throw Error((item.file.empty() ? "line " : item.file + ":") + std::to_string(item.line),
+                    "ending " + std::to_string(b) + " has " + std::to_string(end.size()) +
+                        " tokens, more than the model's context of " + std::to_string(window));
+    return end;
+}
+
+}  // namespace
+
+void check_endings_fit(const std::vector<HellaSwagItem>& items, const Tokenizer& tok, int window) {
+    for (const HellaSwagItem& item : items)
+        for (size_t b = 0; b < item.endings.size(); b++) ending_tokens(tok, item, static_cast<int>(b), window);
+}
+
 HellaSwagResult score_hellaswag_item(GPT& model, const Tokenizer& tok, const HellaSwagItem& item) {
     const int window = model.config().max_seq_len;
-    const std::string where = (item.file.empty() ? "line " : item.file + ":") + std::to_string(item.line);
     if (tok.vocab_size() > static_cast<size_t>(model.config().vocab_size))
         throw Error("tokenizer", "has " + std::to_string(tok.vocab_size()) + " tokens, more than the model's vocabulary of " +
                                      std::to_string(model.config().vocab_size));
@@ -78,10 +97,7 @@ HellaSwagResult score_hellaswag_item(GPT& model, const Tokenizer& tok, const Hel
     HellaSwagResult r;
     r.label = item.label;
     for (int b = 0; b < B; b++) {
-        const std::vector<uint32_t> end = tok.encode_ordinary(" " + item.endings[b]);
-        if (end.size() > static_cast<size_t>(window))
-            throw Error(where, "ending " + std::to_string(b) + " has " + std::to_string(end.size()) +
-                                   " tokens, more than the model's context of " + std::to_string(window));
+        const std::vector<uint32_t> end = ending_tokens(tok, item, b, window);
         // Inputs are row[0..n-1), so a row of window + 1 tokens fills the context exactly.
         const size_t keep_ctx = std::min(ctx.size(), static_cast<size_t>(window) + 1 - end.size());
         rows[b].assign(ctx.end() - static_cast<long>(keep_ctx), ctx.end());

@@ -28,6 +28,11 @@ struct HellaSwagItem {
 // tokens at all (loss 0) and win both acc and acc_norm.
 std::vector<HellaSwagItem> read_hellaswag(const std::string& path);
 
+// Throws Error("FILE:LINE", ...) for the first ending longer than the model's context (window
+// tokens), which no scoring could take: a run checks its items before training, not at its first
+// evaluation, and `sixnd eval` before scoring any.
+void check_endings_fit(const std::vector<HellaSwagItem>& items, const Tokenizer& tok, int window);
+
 struct HellaSwagResult {
     int label = 0;
     std::vector<double> sum_loss;   // per ending: summed cross-entropy of its tokens (nats)

@@ -67,6 +67,15 @@ std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm) {
             throw Error(root, "takes no new checkpoint, and this run must save one: " + e.fault());
         }
     });
+    // Every rank writes its optimizer state into rank 0's checkpoint directory: a rank whose --out
+    // is another directory (node-local, or another working directory) would fail at the first save.
+    if (comm && comm->size() > 1)
+        on_all_agreed(comm, [&] {
+            if (comm->rank() != 0 && !fs::exists(out + "/.lock"))
+                throw Error("--out", out + " is not rank 0's run directory on rank " + std::to_string(comm->rank()) +
+                                         " (no .lock of rank 0's there): every rank must see the same --out, on a "
+                                         "shared filesystem");
+        });
     return lock;
 }
 

@@ -24,7 +24,8 @@ void on_root_agreed(Comm* comm, const std::function<void()>& work);
 void on_all_agreed(Comm* comm, const std::function<void()>& work);
 
 // Rank 0 checks and locks `out` (on_root_agreed): a directory, or nothing yet, whose checkpoints
-// entry, if any, is a directory that takes a new checkpoint. Null on the other ranks.
+// entry, if any, is a directory that takes a new checkpoint. Null on the other ranks, each of
+// which must then see rank 0's lock there (the same directory, not a node-local one).
 std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm);
 
 // A run directory belongs to one run lineage (a fresh run and every resume of it, see

@@ -318,6 +318,12 @@ std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o, Comm* 
     if (o.resume.empty()) return nullptr;
     std::unique_ptr<CheckpointReader> ck;
     on_all_agreed(comm, [&] { ck = open_checkpoint(o, !comm || comm->rank() == 0); });
+    // Ranks that find different checkpoints under --out (a node-local directory holding another
+    // run's) would resume and start afresh at once, and wait in different collectives for good.
+    if (comm && comm->size() > 1) {
+        const std::string found = ck ? "run " + ck->meta().run_id + " step " + std::to_string(ck->meta().step) : "none";
+        check_ranks_agree(*comm, {{"the checkpoint --resume found", found}});
+    }
     return ck;
 }
 
@@ -459,7 +465,10 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
                  ": the learning rate never reaches --lr");
     if (val_ && !o.tokenizer.empty()) val_bytes_ = std::make_unique<TokenBytes>(*tok_);
     else if (val_ && root_) log_info("no --tokenizer: validation reports loss per token only, not bits per byte");
-    if (!o.eval_task.empty()) task_items_ = read_hellaswag(o.eval_task);
+    if (!o.eval_task.empty()) {
+        task_items_ = read_hellaswag(o.eval_task);
+        check_endings_fit(task_items_, *tok_, cfg_.max_seq_len);
+    }
     if (o.sample_every > 0)
         on_all_agreed(comm, [&] {
             const auto eot = tok_->special_id("<|endoftext|>");

@@ -35,6 +35,8 @@ ITEMS = [
          endings=["it was the season of Light.", "no.", "then the dog barked loudly at the mailman", "so on"], label=0),
     dict(ctx="Rain fell", endings=["on the plain.", "up", "softly over the hills and into the valley"], label=1),
 ]
+# More tokens than any context here (WINDOW, and the trained model's 64), whatever the tokenizer.
+LONG_ENDING = " ".join(f"w{i}" for i in range(4 * WINDOW))
 
 
 def encode(tok, text, tmp):
@@ -223,7 +225,9 @@ def main():
                  # Beyond int64: named as the file has it, not as it reads when cast.
                  bad("label_beyond_int64", '{"ctx": "a", "endings": ["b", "c"], "label": 18446744073709551615}',
                      ["label 18446744073709551615 is not"]),
-                 bad("ending_number", '{"ctx": "a", "endings": ["b", 7], "label": 0}', ["string"])]
+                 bad("ending_number", '{"ctx": "a", "endings": ["b", 7], "label": 0}', ["string"]),
+                 bad("ending_too_long", json.dumps(dict(ctx="a", endings=["b", LONG_ENDING], label=0)),
+                     ["ending 1 has", f"more than the model's context of {WINDOW}"])]
         cases.append(bad_input.Case("no_tokenizer", ["eval", "--task", "hellaswag", "--init", "llmc:" + mpath, "--data",
                                                      data, "--device", "cpu"], ["--tokenizer"]))
         cases += per_item_cases(tmp, mpath, paths["tokenizer"], data)
@@ -240,6 +244,20 @@ def main():
         events = [e for e in map(json.loads, open(log)) if e.get("event") == "eval_task"]
         if len(events) != 1 or events[0]["acc"] is not None or events[0]["acc_norm"] is not None:
             failures.append(f"overflowing weights in training: eval_task events {events}, expected null accuracies")
+        # An ending no window can hold is refused before training, not at the first evaluation.
+        long_items = os.path.join(tmp, "long.jsonl")
+        with open(long_items, "w") as f:
+            f.write(json.dumps(dict(ctx="a", endings=["b", "c"], label=0)) + "\n")
+            f.write(json.dumps(dict(ctx="a", endings=["b", LONG_ENDING], label=1)) + "\n")
+        log = os.path.join(tmp, "long_train.jsonl")
+        r = tiny_text.sixnd("train", *model_flags, "--train-data", paths["train"],
+                            "--tokenizer", paths["tokenizer"], "--batch", "2", "--seq-len", "16", "--steps", "3",
+                            "--eval-every", "2", "--eval-task", long_items, "--log", log, "--out",
+                            os.path.join(tmp, "long_run"), "--peak-tflops", "1", check=False)
+        steps = sixnd_files.steps_logged(log)
+        if r.returncode == 0 or long_items + ":2" not in r.stderr or steps:
+            failures.append(f"--eval-task with an ending longer than the context: exit {r.returncode}, steps trained "
+                            f"{steps}, stderr {r.stderr.strip()[-300:]!r}")
     return sixnd_files.report(failures, "HellaSwag scores equal PyTorch's; malformed lines name FILE:LINE")
 
 
