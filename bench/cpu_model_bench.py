@@ -236,9 +236,11 @@ def bench():
                         raise BenchError(f"model_bench gave no {dtype} result (it printed {sorted(ours)})")
                     s = last[dtype] = ours[dtype]
                     t = run(peer + common[dtype] + peer_iters, env_t) if dtype in peer_dtypes else None
-                    if s["threads"] != threads or (t and t["threads"] != threads):
+                    if s["threads"] != threads or (t and (t["threads"] != threads or
+                                                          t["openblas_threads"] not in (0, threads))):
                         raise BenchError(f"thread counts differ: asked for {threads}, sixnd ran {s['threads']}, "
-                                         f"PyTorch {t['threads'] if t else '-'}")
+                                         f"PyTorch {t['threads'] if t else '-'} (its OpenBLAS "
+                                         f"{t['openblas_threads'] if t else '-'})")
                     got[dtype] = (s, t)
                 rounds.append(got)
             s32 = [tps(r["fp32"][0]) for r in rounds]
@@ -269,8 +271,8 @@ def bench():
     print(f"\nsixnd sees: {c['model_name']}, flags {c['flags']} (SIXND_CPU_ISA={c['isa_cap']}), oneDNN ISA "
           f"{c['matmul_isa']}, bf16 matmuls in {c['bf16_matmul']}, own kernels compiled for "
           f"{c['kernels_compiled_for']}; {c['physical_cores']} cores; threads: sixnd "
-          f"{s['threads']}, PyTorch {t['threads'] if t else '-'}; OpenBLAS kernel in PyTorch: "
-          f"{(t['openblas_core'] if t else None) or 'none'}")
+          f"{s['threads']}, PyTorch {t['threads'] if t else '-'} (its OpenBLAS {t['openblas_threads'] if t else '-'}); "
+          f"OpenBLAS kernel in PyTorch: {(t['openblas_core'] if t else None) or 'none'}")
     for dtype, r in last.items():
         print(f"MFU {dtype} is against: {r['peak_source']}; achievable (measured matmul ceiling): "
               f"{r['achievable_flops'] / 1e9:.1f} GFLOP/s")

@@ -14,6 +14,7 @@ there a GPT-2 124M initialisation (bench/torch_gpt2.py's) and random tokens in l
 format. Its step time ("took N ms") covers forward, backward and the AdamW update, as sixnd's
 train mode (bench/model/model_bench) does. Step 0 of each side is warm-up; llm.c is stopped once
 it has printed the timed steps (its first validation pass runs before step 0 and is not timed).
+Each side's tokens/s come from the mean of its timed steps.
 --repeat N interleaves N rounds (llm.c first, then sixnd's FP32 and BF16 in one process) and
 reports medians with the spread of the per-round ratios."""
 import argparse
@@ -34,6 +35,7 @@ from cpu_model_bench import (BenchError, cpu_info, cpu_line, envs, load_average,
 
 B, T = 4, 64
 SHARD_MAGIC, SHARD_VERSION = 20240520, 1
+LLMC_LAST_STEP = 40
 STEP_LINE = re.compile(r"^step (\d+): train loss \S+ \(took ([0-9.]+) ms\)")
 
 
@@ -45,7 +47,10 @@ def build_llmc(src, work, isa):
     cmd = ["make", "-C", work, "train_gpt2", "NO_MULTI_GPU=1", "NO_USE_MPI=1"]
     if isa == "avx2":
         cmd.append("CFLAGS_COND=-march=x86-64-v3")
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    except OSError as e:
+        raise RuntimeError(f"building llm.c's train_gpt2: make: {e.strerror}") from None
     if r.returncode != 0:
         raise RuntimeError(f"building llm.c's train_gpt2 failed:\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
     compile_line = [l for l in r.stdout.splitlines() if "train_gpt2.c" in l and " -o " in l]
@@ -55,7 +60,10 @@ def build_llmc(src, work, isa):
 def write_inputs(work):
     """gpt2_124M.bin (version 3, FP32) and train/val token files where train_gpt2 looks. torch_gpt2
     (and with it PyTorch) is imported only here, so that --help and argument errors need neither."""
-    from torch_gpt2 import GPT2, SHAPES, Config, tensor_shapes, write_llmc
+    try:
+        from torch_gpt2 import GPT2, SHAPES, Config, tensor_shapes, write_llmc
+    except ImportError as e:
+        raise RuntimeError(f"PyTorch writes llm.c's gpt2_124M.bin and cannot be imported: {e}") from None
     cfg = Config(**SHAPES["gpt2-124m"])
     model = GPT2(cfg)
     model.init_gpt2(seed=1)
@@ -106,15 +114,19 @@ def bench():
     ap.add_argument("build", nargs="?", default="build")
     ap.add_argument("--llmc", required=True, help="a checkout of github.com/karpathy/llm.c")
     ap.add_argument("--isa", choices=["native", "avx2"], default=os.environ.get("SIXND_CPU_ISA") or "native")
-    ap.add_argument("--steps", type=int, default=4, help="timed steps per side per round (after one warm-up)")
+    ap.add_argument("--steps", type=int, default=4,
+                    help="timed steps per side per round (after one warm-up; at most 40, all llm.c runs)")
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds; cells are medians")
     args = ap.parse_args()
     # A stopped benchmark still removes its half-gigabyte model file (the `with` below unwinds).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if args.steps < 1 or args.repeat < 1:
-        sys.exit(f"--steps and --repeat must be at least 1, got {args.steps} and {args.repeat}")
-    if not os.path.isfile(os.path.join(args.llmc, "train_gpt2.c")):
-        sys.exit(f"{args.llmc}: no train_gpt2.c here (--llmc takes a checkout of karpathy/llm.c)")
+    # train_gpt2 runs steps 0..LLMC_LAST_STEP: more timed steps would fail only once it ends.
+    if not 1 <= args.steps <= LLMC_LAST_STEP or args.repeat < 1:
+        sys.exit(f"llmc_cpu_bench: --steps must be 1 to {LLMC_LAST_STEP} and --repeat at least 1, "
+                 f"got {args.steps} and {args.repeat}")
+    for need in ("train_gpt2.c", "Makefile", "llmc"):
+        if not os.path.exists(os.path.join(args.llmc, need)):
+            sys.exit(f"llmc_cpu_bench: {args.llmc}: no {need} here (--llmc takes a checkout of karpathy/llm.c)")
     bench = os.path.join(args.build, "bench", "model_bench")
     if not os.access(bench, os.X_OK):
         sys.exit(f"{bench}: not built (cmake --build {args.build})")
@@ -134,7 +146,9 @@ def bench():
         print(f"load average before: {load_average()}", flush=True)
         rounds = []
         for i in range(args.repeat):
-            llmc_ms = med(run_llmc(exe, work, env_l, args.steps))
+            # Mean step time, as model_bench's tokens/s (and torch_gpt2's) are taken.
+            took = run_llmc(exe, work, env_l, args.steps)
+            llmc_ms = sum(took) / len(took)
             both = "fp32,bf16" if i % 2 == 0 else "bf16,fp32"
             ours = {r["dtype"]: r for r in run_all(
                 [bench, "--device", "cpu", "--shape", "gpt2-124m", "--mode", "train", "--batch", str(B),

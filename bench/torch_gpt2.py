@@ -167,25 +167,36 @@ def flops_per_token(cfg, T):
     return 6.0 * n + 12.0 * L * C * T
 
 
-def openblas_core():
-    """The kernel family OpenBLAS picked in this process ("" when PyTorch does not use OpenBLAS)."""
+def openblas():
+    """The OpenBLAS loaded in this process (ctypes), or None when PyTorch does not use OpenBLAS."""
     import ctypes
     with open("/proc/self/maps") as f:
         libs = sorted({l.split()[-1] for l in f if "openblas" in l and ".so" in l})
     for path in libs:
         try:
-            fn = ctypes.CDLL(path).openblas_get_corename
+            lib = ctypes.CDLL(path)
+            lib.openblas_get_corename.restype = ctypes.c_char_p
         except (OSError, AttributeError):
             continue
-        fn.restype = ctypes.c_char_p
-        return fn().decode()
-    return ""
+        return lib
+    return None
+
+
+def openblas_core():
+    """The kernel family OpenBLAS picked in this process ("" when PyTorch does not use OpenBLAS)."""
+    lib = openblas()
+    return lib.openblas_get_corename().decode() if lib else ""
 
 
 def bench(args):
     torch.manual_seed(0)
+    blas = openblas()
     if args.threads:
         torch.set_num_threads(args.threads)
+        # OpenBLAS (PyTorch's FP32 matmuls on Debian) keeps a thread pool of its own, sized when it
+        # loaded by OPENBLAS_NUM_THREADS before OMP_NUM_THREADS.
+        if blas:
+            blas.openblas_set_num_threads(args.threads)
     if args.cpu_isa == "avx2":
         # PyTorch 1.13 picks oneDNN's bf16 matmul from the CPU's AVX-512 flags directly (not from
         # ATEN_CPU_CAPABILITY), so under ONEDNN_MAX_CPU_ISA=AVX2 it would fail; an AVX2-only CPU
@@ -244,7 +255,9 @@ def bench(args):
                "shape": args.shape, "dtype": args.dtype, "mode": args.mode, "batch": args.batch,
                "seq_len": args.seq_len, "step_ms": dt * 1e3, "tokens_per_s": toks, "flops_per_token": fpt,
                "warmup_s": warmup_s, "threads": torch.get_num_threads(),
-               "openblas_core": openblas_core() if dev.type == "cpu" else "", "mkldnn": torch.backends.mkldnn.enabled}
+               "openblas_core": openblas_core() if dev.type == "cpu" else "",
+               "openblas_threads": blas.openblas_get_num_threads() if blas else 0,
+               "mkldnn": torch.backends.mkldnn.enabled}
         if args.peak_tflops > 0:
             out["peak_tflops"] = args.peak_tflops
             out["mfu"] = fpt * toks / (args.peak_tflops * 1e12)

@@ -6,6 +6,7 @@ had. Usage: python3 bench/zero_bench.py BUILD_DIR"""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -18,7 +19,22 @@ import sixnd_files  # noqa: E402
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
+def run(cmd):
+    """(mpirun's exit status, its stderr). A benchmark stopped meanwhile stops mpirun first, which
+    passes SIGTERM on to its ranks, so that none is left writing into the temporary directory."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace", env=ENV)
+    try:
+        _, err = p.communicate()
+    except BaseException:
+        p.terminate()
+        p.wait()
+        raise
+    return p.returncode, err
+
+
 def main():
+    # A stopped benchmark still removes its temporary directory (the `with` below unwinds).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if len(sys.argv) > 2 or sys.argv[1:2] in (["-h"], ["--help"]):
         sys.exit(__doc__)
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
@@ -36,15 +52,18 @@ def main():
         for n in (2, 4):
             for stage in (0, 1, 2, 3):
                 log = os.path.join(tmp, f"n{n}s{stage}.jsonl")
-                cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n), sixnd, "train", "--init",
-                       "random", "--model", "d6", "--vocab-size", "4096", "--device", "cpu", "--dtype", "bf16",
-                       "--train-data", data, "--batch", str(8 // n), "--seq-len", "128", "--steps", "6", "--zero",
-                       str(stage), "--out", os.path.join(tmp, f"r{n}{stage}"), "--log", log, "--peak-tflops", "1"]
-                r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=ENV)
-                if r.returncode != 0:
-                    lines = [l.strip() for l in r.stderr.splitlines() if l.strip() and not l.startswith("---")]
+                # Unbound: Open MPI's default pins each of 2 ranks to a single core (more ranks to a
+                # socket), while sixnd train shares out the CPUs a rank may use among the ranks.
+                cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "-np", str(n), sixnd,
+                       "train", "--init", "random", "--model", "d6", "--vocab-size", "4096", "--device", "cpu",
+                       "--dtype", "bf16", "--train-data", data, "--batch", str(8 // n), "--seq-len", "128", "--steps",
+                       "6", "--zero", str(stage), "--out", os.path.join(tmp, f"r{n}{stage}"), "--log", log,
+                       "--peak-tflops", "1"]
+                rc, err = run(cmd)
+                if rc != 0:
+                    lines = [l.strip() for l in err.splitlines() if l.strip() and not l.startswith("---")]
                     why = next((l for l in lines if "error" in l.lower()), lines[-1] if lines else "no output")
-                    sys.exit(f"zero_bench: {n} ranks, ZeRO-{stage}: mpirun exited {r.returncode}: {why}\n"
+                    sys.exit(f"zero_bench: {n} ranks, ZeRO-{stage}: mpirun exited {rc}: {why}\n"
                              f"  command: {' '.join(cmd)}")
                 recs = [json.loads(l) for l in open(log)]
                 head = recs[0]
@@ -58,9 +77,12 @@ def main():
                 state = sum(mem[c] for c in ("params", "grads", "master", "adam_m", "adam_v"))
                 print(f"| {n} | {stage} | {sent / 2**20:.2f} MiB | {paper / 2**20:.2f} MiB | {sent / paper:.2f} | {ms:.0f} | "
                       f"{mem['peak'] / 2**20:.0f} | {state / 2**20:.1f} |", flush=True)
+    cpus = len(os.sched_getaffinity(0))
+    omp = os.environ.get("OMP_NUM_THREADS")
+    threads = (f"OMP_NUM_THREADS={omp}" if omp else
+               f"{max(1, cpus // 2)} with 2 ranks, {max(1, cpus // 4)} with 4 (the CPUs shared out among the ranks)")
     print(f"\nmodel: d6 with vocabulary 4096 (Ψ = {psi:,} parameters), global batch 8×128, BF16 + FP32 master; "
-          f"OpenMP threads per rank: {os.environ.get('OMP_NUM_THREADS') or 'default (every CPU)'}, "
-          f"{len(os.sched_getaffinity(0))} CPUs")
+          f"OpenMP threads per rank: {threads}; {cpus} CPUs")
 
 
 if __name__ == "__main__":

@@ -9,12 +9,21 @@ set -euo pipefail
 BIN=${1:-${SIXND_BIN:-build-data/sixnd}}
 OUT=${2:-bench/results/data.md}
 F=/usr/share/games/fortunes
+[ -x "$BIN" ] || { echo "prepare_bench: $BIN: no sixnd binary there (give its path: prepare_bench.sh SIXND_BIN)" >&2; exit 1; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+# failed WHAT STATUS LOG: the step's own error, from the log that the exit removes with $T (less
+# /usr/bin/time's report, whose lines follow it).
+failed() {
+    echo "prepare_bench: $1 failed (exit $2):" >&2
+    grep -v -e '^[[:space:]]' -e '^Command ' "$3" | tail -n 5 >&2
+    exit 1
+}
 mkdir "$T/fortunes"
 for f in "$F"/*; do [[ "$(basename "$f")" == *.* ]] || ln -s "$f" "$T/fortunes/"; done
 cat "$T"/fortunes/* /usr/share/doc/*/copyright >"$T/tok_corpus.txt"
-"$BIN" tokenizer train --input "$T/tok_corpus.txt" --vocab-size 4096 --special '<|endoftext|>' --out "$T/tok.bin" >/dev/null 2>&1
+"$BIN" tokenizer train --input "$T/tok_corpus.txt" --vocab-size 4096 --special '<|endoftext|>' --out "$T/tok.bin" >/dev/null 2>"$T/logt" ||
+    failed "$BIN tokenizer train" $? "$T/logt"
 
 threads_all=$(nproc)
 load_before=$(cut -d' ' -f1 /proc/loadavg)
@@ -24,7 +33,7 @@ for threads in 1 "$threads_all"; do
         --source "changelog=/usr/share/doc/[a-f]*/changelog*.gz" \
         --source "fortunes=$T/fortunes" \
         --tokenizer "$T/tok.bin" --out "$T/out$threads" --threads "$threads" --min-words 10 \
-        2>"$T/log$threads"
+        2>"$T/log$threads" || failed "$BIN data prepare --threads $threads" $? "$T/log$threads"
 done
 # Dedup and tokenizing measured on the whole corpus: the filters off, one thread.
 /usr/bin/time -v "$BIN" data prepare \
@@ -32,7 +41,7 @@ done
     --source "changelog=/usr/share/doc/[a-f]*/changelog*.gz" \
     --source "fortunes=$T/fortunes" \
     --tokenizer "$T/tok.bin" --out "$T/outd" --threads 1 --no-langid --no-quality --no-repetition \
-    2>"$T/logd"
+    2>"$T/logd" || failed "$BIN data prepare (filters off)" $? "$T/logd"
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 python3 - "$T" "$threads_all" "$OUT" "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" "$load_before" "$load_after" <<'PY'
 import json, os, re, sys

@@ -117,25 +117,31 @@ int main(int argc, char** argv) {
     CLI::App app{"sixnd CPU matmul benchmark"};
     int M = 256, rounds = 3;
     std::string model = "gpt2-124m";
-    app.add_option("--tokens", M, "M: tokens per call (B*T)");
-    app.add_option("--rounds", rounds);
-    app.add_option("--model", model, "gpt2-124m (C 768, vocab 50304) or demo (C 384, vocab 4096)");
+    app.add_option("--tokens", M, "M: tokens per call (B*T)")->check(CLI::Range(1, 1 << 16));
+    app.add_option("--rounds", rounds)->check(CLI::Range(1, 1 << 20));
+    app.add_option("--model", model, "gpt2-124m (C 768, vocab 50304) or demo (C 384, vocab 4096)")
+        ->check(CLI::IsMember({"gpt2-124m", "demo"}));
     CLI11_PARSE(app, argc, argv);
     const int C = model == "demo" ? 384 : 768, V = model == "demo" ? 4096 : 50304;
     const std::vector<Linear> lins{
         {"qkv", C, 3 * C}, {"attn_proj", C, C}, {"fc", C, 4 * C}, {"fc_proj", 4 * C, C}, {"lm_head", C, V}};
-    std::printf("%s\n", cpu_host_json().dump().c_str());
-    Bench<float> f32(DType::f32, lins, M);
-    Bench<bf16> b16(DType::bf16, lins, M);
-    // FP32 and BF16 take turns on each Linear, and which goes first alternates, so that a shared
-    // machine's slow minutes fall on both alike.
-    for (int r = 0; r <= rounds; r++)
-        for (size_t i = 0; i < lins.size(); i++)
-            for (int side = 0; side < 2; side++) {
-                if ((side + r + static_cast<int>(i)) % 2 == 0) f32.run(i, r > 0);
-                else b16.run(i, r > 0);
-            }
-    f32.print("fp32", rounds);
-    b16.print("bf16", rounds);
+    try {
+        std::printf("%s\n", cpu_host_json().dump().c_str());
+        Bench<float> f32(DType::f32, lins, M);
+        Bench<bf16> b16(DType::bf16, lins, M);
+        // FP32 and BF16 take turns on each Linear, and which goes first alternates, so that a
+        // shared machine's slow minutes fall on both alike.
+        for (int r = 0; r <= rounds; r++)
+            for (size_t i = 0; i < lins.size(); i++)
+                for (int side = 0; side < 2; side++) {
+                    if ((side + r + static_cast<int>(i)) % 2 == 0) f32.run(i, r > 0);
+                    else b16.run(i, r > 0);
+                }
+        f32.print("fp32", rounds);
+        b16.print("bf16", rounds);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "matmul_bench: %s\n", e.what());
+        return 1;
+    }
     return 0;
 }

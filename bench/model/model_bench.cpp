@@ -21,6 +21,7 @@
 
 #include <omp.h>
 
+#include "core/error.h"
 #include "model/backend.h"
 #include "model/cpu/cpu_ops.h"
 #include "model/flops.h"
@@ -112,7 +113,12 @@ int main(int argc, char** argv) {
         } else if (shape == "demo") {
             cfg = preset_config("d6", 4096, 256);
         } else {
-            cfg = preset_config(shape);
+            // preset_config names train's flag for the preset; here it is --shape.
+            try {
+                cfg = preset_config(shape);
+            } catch (const Error& e) {
+                throw Error("--shape", e.fault() + " (or small, demo)");
+            }
         }
         ModelOptions mo;
         mo.attention = parse_attention(attention);

@@ -12,10 +12,17 @@ root=$(cd "$here/../.." && pwd)
 bin=${1:-$root/build/sixnd}
 results=${2:-$root/bench/results/tokenizer.md}
 fixtures=${SIXND_SHARED:-$root/../shared}/fixtures/tokenizer
-work=${WORK:-$(mktemp -d /tmp/sixnd-tokbench.XXXXXX)}
 vocabs=${VOCABS:-"8192 32768"}
 threads=$(nproc)
-mkdir -p "$work"
+[ -x "$bin" ] || { echo "bench_tokenizer: $bin: no sixnd binary there (bench_tokenizer.sh SIXND_BIN)" >&2; exit 1; }
+# A WORK directory is kept for REUSE=1; one of our own is removed (its corpus alone is 40 MB).
+if [ -n "${WORK:-}" ]; then
+  work=$WORK
+  mkdir -p "$work"
+else
+  work=$(mktemp -d /tmp/sixnd-tokbench.XXXXXX)
+  trap 'rm -rf "$work"' EXIT
+fi
 
 command -v spm_train >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y sentencepiece >&2
 corpus=$work/english.txt
@@ -32,7 +39,15 @@ run_timed() {
     reused+=("$name")
     return
   fi
-  /usr/bin/time -f "%e %U %S %M" -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err"
+  # A failed command's times are not a result for REUSE=1 to keep.
+  /usr/bin/time -f "%e %U %S %M" -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" ||
+    { local rc=$?; rm -f "$work/$name.time"; failed "$name" $rc "$work/$name.err"; }
+}
+# failed NAME STATUS LOG: the command's own error (its stderr went to LOG), and exit 1.
+failed() {
+  echo "bench_tokenizer: $1 failed (exit $2):" >&2
+  tail -n 5 "$3" >&2
+  exit 1
 }
 field() { awk -v k="$2" '{print $k}' "$work/$1.time"; }
 cpu() { awk '{printf "%.1f", $2 + $3}' "$work/$1.time"; }
@@ -72,7 +87,7 @@ for v in $vocabs; do
 done
 
 "$bin" tokenizer import-gpt2 --vocab "$fixtures/gpt2_vocab.json" --merges "$fixtures/gpt2_merges.txt" \
-  --out "$work/gpt2.tok" 2>/dev/null
+  --out "$work/gpt2.tok" 2>"$work/import.err" || failed "tokenizer import-gpt2" $? "$work/import.err"
 {
   echo
   echo "### GPT-2 encoding ($mb MB English to an llm.c shard, best of 3)"
