@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "core/error.h"
 
@@ -55,10 +56,23 @@ void Shard::read(size_t begin, size_t count, int32_t* out) const {
     for (size_t k = 0; k < count; k++) out[k] = static_cast<int32_t>(narrow[k]);
 }
 
+// The full passes (the vocabulary check, the content hash) read through read() in chunks, as a
+// batch does: a shard truncated between open and pass is then an Error naming it, not a SIGBUS.
+void Shard::for_each_chunk(const std::function<void(const int32_t*, size_t)>& f) const {
+    std::vector<int32_t> chunk(std::min<size_t>(ntok_, 1 << 16));
+    for (size_t i = 0; i < ntok_; i += chunk.size()) {
+        const size_t n = std::min(chunk.size(), ntok_ - i);
+        read(i, n, chunk.data());
+        f(chunk.data(), n);
+    }
+}
+
 uint32_t Shard::max_token() const {
     if (max_token_ < 0) {
         uint32_t mx = 0;
-        for (size_t i = 0; i < ntok_; i++) mx = std::max(mx, (*this)[i]);
+        for_each_chunk([&](const int32_t* t, size_t n) {
+            for (size_t k = 0; k < n; k++) mx = std::max(mx, static_cast<uint32_t>(t[k]));
+        });
         max_token_ = mx;
     }
     return static_cast<uint32_t>(max_token_);
@@ -66,16 +80,11 @@ uint32_t Shard::max_token() const {
 
 uint64_t Shard::tokens_hash() const {
     if (tokens_hash_) return *tokens_hash_;
-    XXH3_state_t* st = XXH3_createState();
-    XXH3_64bits_reset(st);
-    std::vector<uint32_t> wide(std::min<size_t>(ntok_, 1 << 16));
-    for (size_t i = 0; i < ntok_; i += wide.size()) {
-        size_t n = std::min(wide.size(), ntok_ - i);
-        for (size_t k = 0; k < n; k++) wide[k] = (*this)[i + k];
-        XXH3_64bits_update(st, wide.data(), n * sizeof(uint32_t));
-    }
-    tokens_hash_ = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
+    std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> st(XXH3_createState(), &XXH3_freeState);
+    XXH3_64bits_reset(st.get());
+    // int32 holds each token's uint32 bit pattern, which is what the hash is of.
+    for_each_chunk([&](const int32_t* t, size_t n) { XXH3_64bits_update(st.get(), t, n * sizeof(int32_t)); });
+    tokens_hash_ = XXH3_64bits_digest(st.get());
     return *tokens_hash_;
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,8 @@ public:
     uint64_t tokens_hash() const;
 
 private:
+    void for_each_chunk(const std::function<void(const int32_t*, size_t)>& f) const;
+
     MappedFile map_;
     const unsigned char* tokens_ = nullptr;
     size_t ntok_ = 0;

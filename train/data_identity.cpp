@@ -50,13 +50,19 @@ std::string data_change(const json& then, const json& now) {
         return x.value("tokens", uint64_t{0}) == y.value("tokens", uint64_t{0}) &&
                (legacy ? shard_name(x) == shard_name(y) : x.at("tokens_xxh3_64") == y.at("tokens_xxh3_64"));
     };
-    if (a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), same)) return "";
-    if (!legacy && a.size() == b.size())
-        for (size_t i = 0; i < a.size(); i++)
-            if (!same(a[i], b[i]) && shard_name(a[i]) == shard_name(b[i]) && a[i].at("tokens") == b[i].at("tokens"))
-                return shard_name(a[i]) + " changed in place (" + std::to_string(a[i].value("tokens", uint64_t{0})) +
-                       " tokens, content hash " + a[i].value("tokens_xxh3_64", "") + " -> " + b[i].value("tokens_xxh3_64", "") + ")";
-    return describe_data(then) + " -> " + describe_data(now);
+    // The first shard that differs is named: among many shards, the totals alone do not say
+    // which file was rewritten, removed or added.
+    size_t i = 0;
+    while (i < a.size() && i < b.size() && same(a[i], b[i])) i++;
+    if (i == a.size() && i == b.size()) return "";
+    auto tokens = [](const json& s) { return std::to_string(s.value("tokens", uint64_t{0})); };
+    if (!legacy && i < a.size() && i < b.size() && shard_name(a[i]) == shard_name(b[i]))
+        return shard_name(a[i]) + " changed in place (" + tokens(a[i]) + (tokens(a[i]) == tokens(b[i]) ? "" : " -> " + tokens(b[i])) +
+               " tokens, content hash " + a[i].value("tokens_xxh3_64", "") + " -> " + b[i].value("tokens_xxh3_64", "") + ")";
+    const std::string change = describe_data(then) + " -> " + describe_data(now);
+    if (a.size() < 2 && b.size() < 2) return change;
+    auto side = [&](const json& sh) { return i < sh.size() ? shard_name(sh[i]) + " (" + tokens(sh[i]) + " tokens)" : "none"; };
+    return change + ", first difference at shard " + std::to_string(i + 1) + ": " + side(a) + " -> " + side(b);
 }
 
 

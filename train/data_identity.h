@@ -14,7 +14,8 @@ namespace sixnd {
 
 nlohmann::json data_json(const TokenSet& ts);
 
-// How the data a checkpoint trained on (`then`) differs from `now`, "" when it is the same.
+// How the data a checkpoint trained on (`then`) differs from `now`, naming the first shard that
+// differs; "" when it is the same.
 // Checkpoints from before shards carried a content hash are matched by file name and token
 // count, shard by shard.
 std::string data_change(const nlohmann::json& then, const nlohmann::json& now);

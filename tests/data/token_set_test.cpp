@@ -1,9 +1,11 @@
 // TokenSet over a glob or a data manifest: shards concatenate in order, the manifest's splits
 // and token counts are honoured, and bad manifests are named.
 #include <gtest/gtest.h>
+#include <xxhash.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "core/error.h"
 #include "core/hex.h"
@@ -169,5 +171,33 @@ TEST(TokenSet, ATokenRewrittenPastTheVocabularyIsNamed) {
         const std::string what = e.what();
         EXPECT_NE(what.find(path + ": token 60000 at position 505"), std::string::npos) << what;
         EXPECT_NE(what.find("changed after the run checked it"), std::string::npos) << what;
+    }
+}
+
+// A shard truncated after it was opened but before the run's first full pass over it (the
+// vocabulary check, the content hash of the data identity: a minute on large data): an Error
+// naming the shard, as for a batch's read, not a SIGBUS.
+TEST(TokenSet, AShardTruncatedBeforeItsChecksIsNamed) {
+    for (size_t vocab : {size_t(50000), size_t(100000)}) {
+        const test::TempDir d("sixnd_tokenset_");
+        const std::string path = d.dir + "/train_000000.bin";
+        std::vector<uint32_t> tokens(20000);
+        for (size_t i = 0; i < tokens.size(); i++) tokens[i] = static_cast<uint32_t>(i % 1000);
+        write_shard(path, tokens, vocab);
+        TokenSet vocab_checked(path), hashed(path);
+        std::filesystem::resize_file(path, 1100);
+        for (const auto& check : std::vector<std::function<void()>>{[&] { vocab_checked.check_vocab(1000); },
+                                                                     [&] { hashed.shards()[0].tokens_hash(); }}) {
+            try {
+                check();
+                ADD_FAILURE() << "no error for a pass over a truncated shard";
+            } catch (const Error& e) {
+                const std::string what = e.what();
+                EXPECT_NE(what.find(path + ": the token shard shrank from"), std::string::npos) << what;
+            }
+        }
+        // The hash the data manifest documents: XXH3-64 of the tokens as uint32, whatever the width.
+        write_shard(path, tokens, vocab);
+        EXPECT_EQ(TokenSet(path).shards()[0].tokens_hash(), XXH3_64bits(tokens.data(), tokens.size() * sizeof(uint32_t)));
     }
 }
