@@ -6,7 +6,7 @@
 namespace sixnd {
 
 DataLoader::DataLoader(const std::string& glob, int B, int T, int rank, int world, int accum, bool shuffle, uint64_t seed)
-    : tokens_(glob), B_(B), T_(T), rank_(rank), world_(world), accum_(accum), shuffle_(shuffle), seed_(seed),
+    : tokens_(glob, rank == 0), B_(B), T_(T), rank_(rank), world_(world), accum_(accum), shuffle_(shuffle), seed_(seed),
       row_(static_cast<size_t>(T) + 1) {
     if (B <= 0) throw Error("--batch", "must be positive, got " + std::to_string(B));
     if (T <= 0) throw Error("--seq-len", "must be positive, got " + std::to_string(T));

@@ -42,6 +42,7 @@ public:
 
     const std::string& path() const { return map_.path(); }
     size_t size() const { return ntok_; }
+    size_t file_bytes() const { return map_.size(); }
     uint32_t operator[](size_t i) const {
         return token_bytes_ == 2 ? reinterpret_cast<const uint16_t*>(tokens_)[i]
                                  : reinterpret_cast<const uint32_t*>(tokens_)[i];

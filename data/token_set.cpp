@@ -1,6 +1,7 @@
 #include "data/token_set.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "core/error.h"
 #include "core/hex.h"
 #include "core/json_fault.h"
+#include "core/log.h"
 #include "core/read_file.h"
 
 namespace sixnd {
@@ -41,7 +43,21 @@ std::string confined_path(const std::string& manifest, const std::string& dir, c
 
 }  // namespace
 
-TokenSet::TokenSet(const std::string& spec) : pattern_(spec) {
+// Reading every token (the vocabulary check, the content hash) runs at a few GB/s: from about
+// this size the wait is long enough to say why.
+constexpr size_t kAnnouncedBytes = size_t(1) << 30;
+
+void TokenSet::announce_passes() const {
+    size_t bytes = 0;
+    for (const Shard& s : shards_) bytes += s.file_bytes();
+    if (bytes < kAnnouncedBytes) return;
+    char gb[32];
+    std::snprintf(gb, sizeof gb, "%.1f", static_cast<double>(bytes) / 1e9);
+    log_info(pattern_ + ": " + std::to_string(shards_.size()) + (shards_.size() == 1 ? " shard, " : " shards, ") + gb +
+             " GB; reading every token once to check the ids and the content");
+}
+
+TokenSet::TokenSet(const std::string& spec, bool announce) : pattern_(spec) {
     const std::string key = "manifest.json";
     const size_t at = spec.rfind(key);
     const bool manifest = at != std::string::npos && (at + key.size() == spec.size() || spec[at + key.size()] == ':');
@@ -51,6 +67,7 @@ TokenSet::TokenSet(const std::string& spec) : pattern_(spec) {
             throw Error(spec, "is a directory; give a shard glob (" + spec + "/*.bin) or a data manifest (" + spec +
                                   "/manifest.json)");
         for (const auto& p : expand_glob(spec)) add(p);
+        if (announce) announce_passes();
         return;
     }
     const std::string path = spec.substr(0, at + key.size());
@@ -62,20 +79,24 @@ TokenSet::TokenSet(const std::string& spec) : pattern_(spec) {
         if (m.value("format", "") != "sixnd data manifest") throw Error(path, "not a sixnd data manifest");
         if (!m.at("output").contains(split)) throw Error(spec, "the manifest has no '" + split + "' split");
         tokenizer_hash_ = m.at("tokenizer").value("hash", "");
-        for (const auto& sh : m.at("output").at(split).at("shards")) {
+        const nlohmann::json& listed = m.at("output").at(split).at("shards");
+        for (const auto& sh : listed) {
             const std::string file = confined_path(path, dir, sh.at("file").get<std::string>());
             add(file);
             const Shard& s = shards_.back();
             if (s.size() != sh.at("tokens").get<size_t>())
                 throw Error(file, "holds " + std::to_string(s.size()) + " tokens but " + path + " says " +
                                       std::to_string(sh.at("tokens").get<size_t>()));
-            // The content too: a shard replaced or damaged since the manifest was written would
-            // otherwise train silently on other tokens.
-            const std::string want = sh.at("tokens_xxh3_64").get<std::string>();
-            const std::string got = hex64(s.tokens_hash());
+        }
+        if (announce) announce_passes();
+        // The content too: a shard replaced or damaged since the manifest was written would
+        // otherwise train silently on other tokens.
+        for (size_t i = 0; i < shards_.size(); i++) {
+            const std::string want = listed[i].at("tokens_xxh3_64").get<std::string>();
+            const std::string got = hex64(shards_[i].tokens_hash());
             if (got != want)
-                throw Error(file, "content hash " + got + " differs from " + want + " recorded in " + path +
-                                      " (the shard was changed or damaged)");
+                throw Error(shards_[i].path(), "content hash " + got + " differs from " + want + " recorded in " + path +
+                                                   " (the shard was changed or damaged)");
         }
     } catch (const nlohmann::json::exception& e) {
         throw Error(path, "malformed data manifest: " + json_fault(e));

@@ -16,7 +16,9 @@ namespace sixnd {
 
 class TokenSet {
 public:
-    explicit TokenSet(const std::string& spec);
+    // announce: say (log_info) before the set's first full pass when its shards are large, so a
+    // long silent start is not taken for a hang (rank 0's loader announces, the others do not).
+    explicit TokenSet(const std::string& spec, bool announce = false);
 
     size_t size() const { return total_; }
     const std::vector<Shard>& shards() const { return shards_; }
@@ -36,6 +38,7 @@ public:
 
 private:
     void add(const std::string& path);
+    void announce_passes() const;
 
     std::string pattern_;
     std::string tokenizer_hash_;

@@ -1,7 +1,11 @@
 #include "train/data_identity.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <set>
+#include <utility>
 
 #include "core/hex.h"
 #include "data/shard.h"
@@ -65,5 +69,15 @@ std::string data_change(const json& then, const json& now) {
     return change + ", first difference at shard " + std::to_string(i + 1) + ": " + side(a) + " -> " + side(b);
 }
 
+
+std::string shard_in_both(const TokenSet& train, const TokenSet& val) {
+    std::set<std::pair<dev_t, ino_t>> files;
+    struct stat st {};
+    for (const Shard& s : train.shards())
+        if (stat(s.path().c_str(), &st) == 0) files.emplace(st.st_dev, st.st_ino);
+    for (const Shard& s : val.shards())
+        if (stat(s.path().c_str(), &st) == 0 && files.count({st.st_dev, st.st_ino})) return s.path();
+    return "";
+}
 
 }  // namespace sixnd

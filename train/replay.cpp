@@ -313,7 +313,7 @@ Measured measure(GPT& model, MemoryBackend& mem, const CheckpointReader& ck, con
     std::vector<int32_t> buf(static_cast<size_t>(seq_len) + 1);
     for (size_t i = 0; i < others.size(); i++) {
         const Shard& sh = data.shards()[others[i].shard];
-        for (size_t t = 0; t < buf.size(); t++) buf[t] = static_cast<int32_t>(sh[others[i].offset + t]);
+        sh.read(others[i].offset, buf.size(), buf.data());
         other.push_back(finite(loss(buf.data(), rows.size() + i),
                                "the baseline row at token " + std::to_string(others[i].offset) + " of " + sh.path()));
     }
