@@ -42,8 +42,14 @@ bool holds_only_lock(const fs::path& dir) {
 void require_directory_or_absent(const std::string& path, const std::string& flag, const std::string& what) {
     struct stat st {};
     if (stat(path.c_str(), &st) != 0) {
-        if (errno == ENOENT) return;
-        throw Error(flag, path + ": " + std::strerror(errno));
+        const int err = errno;
+        std::error_code ec;
+        // A link to nothing: creating the directory would fail with a bare "File exists".
+        if (err == ENOENT && fs::is_symlink(fs::symlink_status(path, ec)))
+            throw Error(flag, path + " is a symbolic link to " + fs::read_symlink(path, ec).string() +
+                                  ", which does not exist (" + what + ")");
+        if (err == ENOENT) return;
+        throw Error(flag, path + ": " + std::strerror(err));
     }
     if (!S_ISDIR(st.st_mode)) throw Error(flag, path + " exists and is not a directory (" + what + ")");
 }

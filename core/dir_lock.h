@@ -29,8 +29,8 @@ private:
     int fd_ = -1;
 };
 
-// Throws Error(flag, ...) when path exists and is not a directory (a symlink to one counts);
-// `what` says what it must be.
+// Throws Error(flag, ...) when path exists and is not a directory (a symlink to one counts, a
+// symlink to nothing does not); `what` says what it must be.
 void require_directory_or_absent(const std::string& path, const std::string& flag, const std::string& what);
 
 }  // namespace sixnd

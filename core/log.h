@@ -1,4 +1,5 @@
-// Logging to stderr with a level; stdout is kept for results (JSON lines, samples).
+// Logging to stderr with a level, each message one line of valid UTF-8 (core/printable.h); stdout
+// is kept for results (JSON lines, samples).
 #pragma once
 #include <string>
 

@@ -47,7 +47,8 @@ void install_bus_handler() {
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path, const std::string& what) : path_(path), what_(what) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before it could be refused.
+    int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) throw Error(path, "cannot open " + what + ": " + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd, &st) != 0) {

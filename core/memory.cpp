@@ -1,6 +1,7 @@
 #include "core/memory.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -97,6 +98,7 @@ bool MemoryBackend::holds(const void* p, size_t bytes, MemCategory c) {
 HostMemory::~HostMemory() = default;
 
 void* HostMemory::raw_allocate(size_t bytes) {
+    if (bytes > SIZE_MAX - 63) return nullptr;  // the rounding below would wrap to a tiny block
     size_t rounded = (bytes + 63) / 64 * 64;
     return std::aligned_alloc(64, rounded ? rounded : 64);
 }

@@ -25,7 +25,12 @@ SignalBlock::SignalBlock() {
     sa.sa_handler = note;
     sa.sa_flags = SA_RESTART;  // other threads' system calls carry on as if nothing came
     sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < 3; i++) ::sigaction(kHeld[i], &sa, &saved_[i]);
+    // An ignored signal is left ignored rather than noted: noted, it would be the one raised at
+    // the end, and a later signal that is not ignored would be lost.
+    for (int i = 0; i < 3; i++) {
+        ::sigaction(kHeld[i], nullptr, &saved_[i]);
+        if (saved_[i].sa_handler != SIG_IGN || (saved_[i].sa_flags & SA_SIGINFO)) ::sigaction(kHeld[i], &sa, nullptr);
+    }
 }
 
 SignalBlock::~SignalBlock() {

@@ -94,7 +94,10 @@ int run_process(const std::vector<std::string>& argv, const std::string& output)
         }
         if (!output.empty()) {
             const int fd = open(output.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-            if (fd < 0) _exit(126);
+            if (fd < 0) {
+                dprintf(2, "cannot open %s for the output of %s: %s\n", output.c_str(), cargv[0], std::strerror(errno));
+                _exit(126);
+            }
             dup2(fd, 1);
             dup2(fd, 2);
             close(fd);

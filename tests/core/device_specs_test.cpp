@@ -23,6 +23,10 @@ TEST(DeviceSpecs, PlannerKeysAndDenseFigures) {
     EXPECT_DOUBLE_EQ(find_device_spec("a100")->fp32_flops, 19.5e12);
     EXPECT_DOUBLE_EQ(find_device_spec("NVIDIA H200")->fp32_flops, 67e12);
     EXPECT_DOUBLE_EQ(find_device_spec("b200")->bf16_flops, 2.25e15);
+    // The data sheets' own figures: A100 80GB SXM 2,039 GB/s; L40S BF16 362.05 dense (366 is its
+    // TF32 figure with sparsity).
+    EXPECT_DOUBLE_EQ(find_device_spec("a100")->mem_bw, 2.039e12);
+    EXPECT_DOUBLE_EQ(find_device_spec("NVIDIA L40S")->bf16_flops, 362.05e12);
     for (const DeviceSpec& d : device_specs()) {
         EXPECT_GT(d.bf16_flops, d.fp32_flops) << d.name;
         EXPECT_GE(d.fp32_flops, 0) << d.name;

@@ -1,7 +1,10 @@
 // MappedFile::copy_out while another process changes the file: a truncation is an Error naming
 // the file, both where the read would fault (SIGBUS past the new end's page) and where it would
-// read zeros (the rest of the last page); a file renamed over the mapped one changes nothing.
+// read zeros (the rest of the last page); a file renamed over the mapped one changes nothing. A
+// FIFO is refused at once, not after a writer comes.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -82,4 +85,21 @@ TEST(MappedFile, AFileRenamedOverTheMappedOneChangesNothing) {
     std::vector<char> out(100);
     m.copy_out(5000, out.size(), out.data());
     EXPECT_EQ(std::string(out.begin(), out.end()), bytes.substr(5000, 100));
+}
+
+TEST(MappedFile, AFifoIsRefusedWithoutWaitingForAWriter) {
+    const test::TempDir d("sixnd-mapped-");
+    const std::string path = d.dir + "/fifo";
+    ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+    const int status = test::in_child([&] {
+        ::alarm(10);  // a wait for a writer ends the child by SIGALRM instead of hanging the test
+        try {
+            MappedFile m(path, "token shard");
+        } catch (const Error& e) {
+            const std::string what = e.what();
+            ::_exit(what.find(path) != std::string::npos && what.find("a FIFO") != std::string::npos ? 0 : 2);
+        }
+        ::_exit(3);
+    });
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "core/error.h"
@@ -56,6 +57,16 @@ TEST(MemoryLedger, ForeignPointerIsAnError) {
     HostMemory mem;
     int x = 0;
     EXPECT_THROW(mem.release(&x), Error);
+}
+
+// A size whose rounding up to the 64-byte alignment wraps around (a size computed from bad input)
+// is out of memory, not a 64-byte block.
+TEST(HostMemory, ASizeTooLargeToRoundUpIsOutOfMemory) {
+    HostMemory mem;
+    for (size_t bytes : {SIZE_MAX, SIZE_MAX - 62}) {
+        EXPECT_THROW(mem.allocate(bytes, MemCategory::workspace), Error) << bytes;
+        EXPECT_EQ(mem.ledger().current_total(), 0u) << bytes;
+    }
 }
 
 // holds(): a range inside one live allocation of the category, and nothing else.

@@ -66,6 +66,20 @@ TEST(SignalBlock, IgnoredStaysIgnored) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 5) << status;
 }
 
+// Under nohup SIGHUP is ignored: one that comes first must not take the place of a SIGTERM after it.
+TEST(SignalBlock, AnIgnoredSignalDoesNotHideALaterOne) {
+    const int status = in_child([] {
+        std::signal(SIGHUP, SIG_IGN);
+        {
+            sixnd::SignalBlock block;
+            ::kill(::getpid(), SIGHUP);
+            ::kill(::getpid(), SIGTERM);
+        }
+        ::_exit(5);  // not reached: the block's end raised SIGTERM
+    });
+    EXPECT_TRUE(killed_by_sigterm(status)) << status;
+}
+
 volatile std::sig_atomic_t g_stop = 0;
 
 TEST(SignalBlock, OwnHandlerRunsAtTheEnd) {
