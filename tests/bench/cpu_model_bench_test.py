@@ -19,6 +19,7 @@ SRC = os.environ.get("SIXND_SOURCE") or os.path.abspath(os.path.join(os.path.dir
 BENCH = os.path.join(SRC, "bench", "cpu_model_bench.py")
 sys.path.insert(0, os.path.join(SRC, "tests", "util"))
 from checklist import check, verdict  # noqa: E402
+import stand_in  # noqa: E402
 
 # tokens/s per round, by dtype: bf16/fp32 per round 1.5, 1.0, 0.5 (median 1.00, range 0.50-1.50)
 FP32 = [100.0, 200.0, 400.0]
@@ -61,11 +62,7 @@ def main():
         return 77
     with tempfile.TemporaryDirectory(prefix="sixnd_cpu_bench_") as t:
         build = os.path.join(t, "build")
-        os.makedirs(os.path.join(build, "bench"))
-        stub = os.path.join(build, "bench", "model_bench")
-        with open(stub, "w") as f:
-            f.write(STUB)
-        os.chmod(stub, 0o755)
+        stand_in.write_script(os.path.join(build, "bench", "model_bench"), STUB)
         ran = os.path.join(build, "bench", "ran")
         quick = ["--shapes", "demo", "--modes", "fwdbwd", "--quick", "--no-recompute", "--peer-dtypes", "fp32"]
 

@@ -16,6 +16,7 @@ SRC = os.environ.get("SIXND_SOURCE") or os.path.abspath(os.path.join(os.path.dir
 BENCH_DIR = os.path.join(SRC, "bench")
 sys.path.insert(0, os.path.join(SRC, "tests", "util"))
 from checklist import check, verdict  # noqa: E402
+import stand_in  # noqa: E402
 
 # Step 0 (warm-up) is slow; steps 1-4 take 100, 100, 100 and 500 ms: mean 200 ms (1280 tokens/s
 # at B=4, T=64), median 100 ms.
@@ -54,11 +55,7 @@ def main():
         with open(os.path.join(llmc, "Makefile"), "w") as f:
             f.write(MAKEFILE)
         build = os.path.join(t, "build")
-        os.makedirs(os.path.join(build, "bench"))
-        stub = os.path.join(build, "bench", "model_bench")
-        with open(stub, "w") as f:
-            f.write(STUB)
-        os.chmod(stub, 0o755)
+        stand_in.write_script(os.path.join(build, "bench", "model_bench"), STUB)
         tmp = os.path.join(t, "tmp")
         os.makedirs(tmp)
         env = dict(os.environ, OMP_NUM_THREADS="1", TMPDIR=tmp)

@@ -17,6 +17,7 @@ import time
 SRC = os.environ.get("SIXND_SOURCE") or os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(SRC, "tests", "util"))
 from checklist import check, verdict  # noqa: E402
+import stand_in  # noqa: E402
 
 # Rank 0 writes a run log of the fields zero_bench reads; every rank records the CPUs it may use
 # and the threads sixnd train would take there (cli/train.cpp's share_cores).
@@ -66,11 +67,7 @@ def main():
         return 77
     with tempfile.TemporaryDirectory(prefix="sixnd_zero_bench_") as t:
         build = os.path.join(t, "build")
-        os.makedirs(build)
-        stub = os.path.join(build, "sixnd")
-        with open(stub, "w") as f:
-            f.write(STUB)
-        os.chmod(stub, 0o755)
+        stand_in.write_script(os.path.join(build, "sixnd"), STUB)
         ranks = os.path.join(t, "ranks")
         os.makedirs(ranks)
         env = dict(os.environ, STUB_DIR=ranks)

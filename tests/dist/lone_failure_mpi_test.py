@@ -18,6 +18,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 import sixnd_files  # noqa: E402
+import stand_in  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
 MPIRUN = shutil.which("mpirun")
@@ -29,11 +30,10 @@ TIMEOUT = 150
 
 def launch(tmp, limited_rank, limit, extra):
     """mpirun -np 2 sixnd train, with `limited_rank` under RLIMIT_FSIZE `limit` bytes."""
-    wrapper = os.path.join(tmp, "rank.sh")
-    with open(wrapper, "w") as f:
-        f.write('#!/bin/sh\nif [ "$OMPI_COMM_WORLD_RANK" = "%d" ]; then exec %s --fsize=%d -- "$@"; fi\nexec "$@"\n'
-                % (limited_rank, PRLIMIT, limit))
-    os.chmod(wrapper, 0o755)
+    wrapper = stand_in.write_script(
+        os.path.join(tmp, "rank.sh"),
+        '#!/bin/sh\nif [ "$OMPI_COMM_WORLD_RANK" = "%d" ]; then exec %s --fsize=%d -- "$@"; fi\nexec "$@"\n'
+        % (limited_rank, PRLIMIT, limit))
     cmd = LAUNCH + [wrapper, SIXND, "train", "--init", "random", "--model", "tiny", "--vocab-size", "256",
                     "--train-data", os.path.join(tmp, "train.bin"), "--device", "cpu", "--dtype", "fp32",
                     "--batch", "2", "--seq-len", "16", "--zero", "1", "--peak-tflops", "1"] + extra

@@ -14,6 +14,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 import sixnd_files  # noqa: E402
+import stand_in  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
 MPIRUN = shutil.which("mpirun")
@@ -24,10 +25,8 @@ TIMEOUT = 150
 def train_cmd(tmp, out, log, steps, *extra):
     # Each rank records its pid (the shell's, which exec hands to sixnd) so that the test can
     # signal the ranks themselves rather than mpirun, which would kill them.
-    wrapper = os.path.join(tmp, "rank.sh")
-    with open(wrapper, "w") as f:
-        f.write('#!/bin/sh\necho $$ > "%s/pid.$OMPI_COMM_WORLD_RANK"\nexec "$@"\n' % tmp)
-    os.chmod(wrapper, 0o755)
+    wrapper = stand_in.write_script(os.path.join(tmp, "rank.sh"),
+                                    '#!/bin/sh\necho $$ > "%s/pid.$OMPI_COMM_WORLD_RANK"\nexec "$@"\n' % tmp)
     return LAUNCH + [wrapper, SIXND, "train", "--init", "random", "--model", "tiny", "--vocab-size", "256",
                      "--train-data", os.path.join(tmp, "train.bin"), "--device", "cpu", "--dtype", "fp32",
                      "--batch", "2", "--seq-len", "16", "--zero", "1", "--peak-tflops", "1", "--steps", str(steps),

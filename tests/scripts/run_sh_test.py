@@ -31,6 +31,7 @@ SIXND = os.environ.get("SIXND_BIN") or os.path.join(SRC, "build", "sixnd")
 FORTUNES = "/usr/share/games/fortunes"
 sys.path.insert(0, os.path.join(SRC, "tests", "util"))
 from checklist import check, verdict  # noqa: E402
+import stand_in  # noqa: E402
 
 
 
@@ -48,10 +49,7 @@ def make_repo(t):
                       'exit 0\n',
              "nvidia-smi": "exit 1\n"}
     for name, body in stubs.items():
-        path = os.path.join(tools, name)
-        with open(path, "w") as f:
-            f.write("#!/bin/sh\n" + body)
-        os.chmod(path, 0o755)
+        stand_in.write_script(os.path.join(tools, name), "#!/bin/sh\n" + body)
     env = dict(os.environ, PATH=tools + ":" + os.environ["PATH"])
     for k in ("SIXND_RUN", "SIXND_STEPS", "SIXND_CPU_ISA"):
         env.pop(k, None)
