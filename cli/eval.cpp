@@ -69,6 +69,8 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
                                      " tokens in " + f.data + " (at most " + std::to_string(fit) + " fit)");
 
     const bool tty = isatty(fileno(stderr));
+    // Elsewhere (a log file, nohup) about 20 lines, as sixnd train reports its steps.
+    const long long report_every = std::max(1LL, batches / 20);
     std::vector<int32_t> buf(bt + 1);
     double sum = 0;
     uint64_t bytes = 0;  // a count: JSON shows it as one
@@ -78,6 +80,8 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
         sum += model.forward(buf.data(), buf.data() + 1, B, T);
         if (token_bytes) bytes += token_bytes->count(buf.data() + 1, bt);
         if (tty) std::fprintf(stderr, "\reval %lld/%lld  loss %.4f", k + 1, batches, sum / (k + 1));
+        else if ((k + 1) % report_every == 0 || k + 1 == batches)
+            std::fprintf(stderr, "eval %lld/%lld  loss %.4f\n", k + 1, batches, sum / (k + 1));
     }
     if (tty) std::fprintf(stderr, "\n");
     if (!std::isfinite(sum)) throw Error(source, "the loss is not finite (NaN or Inf): the model's weights or activations overflow");
@@ -171,6 +175,7 @@ int run_eval(int argc, char** argv) {
     app.add_option("--seq-len", f.T, "sequence length T (by default 64, or the model's context where shorter)");
     app.add_option("--batches", f.batches, "number of batches (default: all that fit)");
     if (!parse_flags(app, argc, argv)) return 0;
+    refuse_empty_values(app);
     check_model_flags(app, mf);
     if (f.B <= 0) throw Error("--batch", "must be positive, got " + std::to_string(f.B));
     if (f.T <= 0) throw Error("--seq-len", "must be positive, got " + std::to_string(f.T));

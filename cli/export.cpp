@@ -83,7 +83,10 @@ void check_out_not_in_checkpoint(const fs::path& out, const std::string& checkpo
 // takes a step directory without DONE for a save it was interrupted in, and replaces it.
 void check_out_not_a_step(const fs::path& out) {
     const fs::path dir = fs::absolute(out).lexically_normal();  // out_dir_path's: it names a directory
-    if (dir.parent_path().filename() == "checkpoints" && is_checkpoint_name(dir.filename().string()))
+    // The parent resolved: a symlink of another name may lead to a run's checkpoints/.
+    std::error_code ec;
+    const fs::path parent = fs::weakly_canonical(dir.parent_path(), ec);
+    if ((ec ? dir.parent_path() : parent).filename() == "checkpoints" && is_checkpoint_name(dir.filename().string()))
         throw Error(out.string(), "is named as a run's checkpoint (checkpoints/step-N): the run would take it for an "
                                   "interrupted save of that step and replace it; write the export elsewhere");
 }
@@ -100,6 +103,7 @@ int run_export(int argc, char** argv) {
     app.add_option("--dtype", dtype_flag, "fp32 or bf16 (default: the checkpoint's)");
     app.add_option("--tokenizer", tokenizer_flag, "sixnd tokenizer file (default: the checkpoint's copy)");
     if (!parse_flags(app, argc, argv)) return 0;
+    refuse_empty_values(app);
     if (format != "hf") throw Error("--format", "unknown format '" + format + "' (known: hf)");
     const fs::path out = out_dir_path(out_flag);
     check_out(out);

@@ -243,6 +243,17 @@ def main():
             # A run takes a step directory without DONE for its own interrupted save, and replaces it.
             Case("--out a step the run has not saved", exp + ["--out", os.path.join(os.path.dirname(ck), "step-00000099")],
                  ["step-00000099", "named as a run's checkpoint"], unchanged=[os.path.dirname(ck)]),
+            # ... also where --out reaches the run's checkpoints/ through a symlink of another name.
+            Case("--out a step the run has not saved, through a symlink",
+                 exp + ["--out", os.path.join(d, "steps-link", "step-00000099")],
+                 ["step-00000099", "named as a run's checkpoint"], unchanged=[os.path.dirname(ck)],
+                 setup=lambda: os.symlink(os.path.dirname(ck), os.path.join(d, "steps-link"))),
+            # An empty value (a script's unset variable) names its flag, and is not the flag left out.
+            Case("--checkpoint ''", ["export", "--checkpoint", "", "--out", out_dir], ["--checkpoint", "empty"],
+                 unchanged=[out_dir]),
+            Case("--dtype ''", exp + ["--out", out_dir, "--dtype", ""], ["--dtype", "empty"], unchanged=[out_dir]),
+            Case("--tokenizer ''", exp + ["--out", out_dir, "--tokenizer", ""], ["--tokenizer", "empty"],
+                 unchanged=[out_dir]),
             Case("export over an earlier export", exp + ["--out", good, "--dtype", "bf16"], [], exit_code=0,
                  check=exported(good)),
             # The staging and moved-aside siblings' names are cut to fit NAME_MAX (255 bytes).
