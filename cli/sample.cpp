@@ -73,6 +73,9 @@ int run_sample(int argc, char** argv) {
     app.add_option("--samples", samples, "number of samples")->capture_default_str();
     app.add_option("--device", device, "cpu, cuda or auto")->capture_default_str();
     if (!parse_flags(app, argc, argv)) return 0;
+    // An empty --prompt starts the sample at <|endoftext|>; any other flag given empty is a fault
+    // (an unset variable in a script: --checkpoint "" beside --init would be read as left out).
+    refuse_empty_values(app, {"--prompt"});
     constexpr int kMaxSamples = 100000;
     if (so.max_tokens <= 0) throw Error("--max-tokens", "must be positive, got " + std::to_string(so.max_tokens));
     if (!std::isfinite(so.temperature) || so.temperature < 0)

@@ -108,12 +108,14 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
     return true;
 }
 
-void refuse_empty_values(const CLI::App& app) {
-    for (const CLI::Option* opt : app.get_options())
+void refuse_empty_values(const CLI::App& app, const std::vector<std::string>& may_be_empty) {
+    for (const CLI::Option* opt : app.get_options()) {
+        if (std::find(may_be_empty.begin(), may_be_empty.end(), opt->get_name()) != may_be_empty.end()) continue;
         for (const std::string& value : opt->results())
             SIXND_CHECK(!value.empty() || opt->get_expected_min() == 0, opt->get_name(),
                         opt->get_required() ? "is empty; give it a value" : "is empty; give it a value or leave it out");
-    for (const CLI::App* sub : app.get_subcommands()) refuse_empty_values(*sub);
+    }
+    for (const CLI::App* sub : app.get_subcommands()) refuse_empty_values(*sub, may_be_empty);
 }
 
 void check_subcommand(CLI::App& app, int argc, char** argv) {

@@ -25,8 +25,9 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file = 
 // After parse_flags, for a verb none of whose flags takes an empty value (a script's unset
 // variable): one given empty is an Error naming the flag. A path would otherwise be opened as "",
 // an error that names no file, and some values read as the flag left out. (`sample --prompt ""`
-// is a prompt, so this is not parse_flags' own rule.) Subcommands' flags included.
-void refuse_empty_values(const CLI::App& app);
+// is a prompt, so this is not parse_flags' own rule: such flags are named in may_be_empty.)
+// Subcommands' flags included.
+void refuse_empty_values(const CLI::App& app, const std::vector<std::string>& may_be_empty = {});
 
 // Whether a flag takes a number, read from the type CLI11 gives it: an integer, a real, or not
 // a number (a text flag stays text, whatever it spells).

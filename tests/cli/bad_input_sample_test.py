@@ -62,9 +62,12 @@ def run(tmp):
         return None if ok else f"exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr[-300:]!r}"
 
     cases = [
-        ids("1,,2", ["''"]), ids("1x", ["'1x'"]), ids("-1", ["'-1'"]), ids(" 1", ["' 1'"]), ids("", ["''"]),
+        ids("1,,2", ["''"]), ids("1x", ["'1x'"]), ids("-1", ["'-1'"]), ids(" 1", ["' 1'"]), ids("", ["empty"]),
         ids("1,", ["''"]), ids("256", ["vocabulary of 256"]), ids("99999999999999999999999", ["not a token id"]),
         Case("--prompt and --prompt-ids", sample("--prompt", "ab", "--prompt-ids", "1"), ["--prompt-ids", "either"], env=ENV),
+        # An unset variable in a script: not the flag left out.
+        Case("--tokenizer ''", sample("--prompt", "a", "--tokenizer", ""), ["--tokenizer", "empty"], env=ENV),
+        Case("--init '' beside --checkpoint", sample("--prompt", "a", "--init", ""), ["--init", "empty"], env=ENV),
         Case("--temperature -1", sample("--prompt", "a", "--temperature", "-1"), ["--temperature", ">= 0"], env=ENV),
         Case("--temperature nan", sample("--prompt", "a", "--temperature", "nan"), ["--temperature", "finite"], env=ENV),
         Case("--top-k -1", sample("--prompt", "a", "--top-k", "-1"), ["--top-k"], env=ENV),
