@@ -166,6 +166,9 @@ int run_data(int argc, char** argv) {
     add_prepare_flags(*prep, o, r);
     check_subcommand(app, argc, argv);
     if (!parse_flags(app, argc, argv)) return 0;
+    // An empty n-gram list turns those rules off; any other flag given empty is a script's unset
+    // variable (--tokenizer "" read as the current directory).
+    refuse_empty_values(app, {"--top-ngram-fracs", "--dup-ngram-fracs"});
 
     o.langid = !r.no_langid;
     o.quality = !r.no_quality;

@@ -252,6 +252,8 @@ def main():
               p("old", "train_*.bin"), "--out", p("r_other")]
 
         cases = [
+            Case("--tokenizer ''", [a if a != tok else "" for a in good] + ["--out", p("empty_tok_out")],
+                 ["--tokenizer", "empty"]),
             Case("--out a symlink, --overwrite", good + ["--out", p("link_to_old"), "--overwrite"],
                  ["--out", "link_to_old", "symbolic link"], unchanged=[p("link_to_old"), p("old")]),
             Case("--out a regular file, --overwrite", good + ["--out", p("afile"), "--overwrite"],
