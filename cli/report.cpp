@@ -86,9 +86,28 @@ json ablation(const std::string& arg, const fs::path& results) {
         if (!ok) throw Error(path, what + ": not the results file sixnd ablate writes");
     };
     check(r.contains("variants") && r["variants"].is_array() && !r["variants"].empty(), "no variants (an empty or missing array)");
+    for (const char* key : {"train_args", "config_file", "knobs", "seeds", "base_config"})
+        check(r.contains(key), std::string("no '") + key + "'");
+    // The table is drawn from every metric's mean and std: one missing (a results file of an
+    // older sixnd) is said here, not by the drawing script's traceback.
+    const auto is_stat = [](const json* st) {
+        return st && st->is_object() && st->contains("mean") && st->contains("std") &&
+               ((*st)["mean"].is_number() || (*st)["mean"].is_null()) && ((*st)["std"].is_number() || (*st)["std"].is_null());
+    };
+    const json no_memory{{"mean", nullptr}, {"std", nullptr}};
     for (const json& v : r["variants"]) {
-        check(v.is_object() && v.contains("name") && v["name"].is_string() && v.contains("runs") && v["runs"].is_array(),
-              "a variant without a name or a runs array");
+        check(v.is_object() && v.contains("name") && v["name"].is_string() && v.contains("runs") && v["runs"].is_array() &&
+                  !v["runs"].empty(),
+              "a variant without a name or runs");
+        const std::string name = v["name"].get<std::string>();
+        for (const std::string& metric : run_metric_names()) {
+            const json* st = v.contains("metrics") && v["metrics"].is_object() && v["metrics"].contains(metric)
+                                 ? &v["metrics"][metric] : nullptr;
+            // Peak memory by category: "peak" is absent when the logs held no memory records.
+            if (metric == "peak_memory") st = st && st->is_object() ? (st->contains("peak") ? &(*st)["peak"] : &no_memory) : nullptr;
+            check(is_stat(st), "variant " + name + " has no " + metric + " mean and std (rerun its sixnd ablate command, "
+                               "which skips the finished runs and writes the table again)");
+        }
         for (const json& run : v["runs"]) {
             check(run.is_object() && run.contains("log") && run["log"].is_string(),
                   "a run of variant " + v["name"].get<std::string>() + " names no log");

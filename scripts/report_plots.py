@@ -293,7 +293,7 @@ def table_rows(sources):
                 m = v["metrics"]
                 row = [v["name"], str(len(v["runs"])) + (f" ({v['diverged']} diverged)" if v.get("diverged") else "")]
                 for key, _, f in COLUMNS:
-                    st = m[key]["peak"] if key == "peak_memory" else m[key]
+                    st = m[key].get("peak", {"mean": None, "std": None}) if key == "peak_memory" else m[key]
                     row.append(cell(key, f, st["mean"], st["std"]))
                 le = v.get("loss_equal")
                 row += [fmt(v.get("val_loss_diff"), "{:+.4f}"), fmt(v.get("p_value"), "{:.3g}"),

@@ -242,6 +242,16 @@ void check_out(const AblationSpec& spec) {
     } catch (const json::exception&) {
         throw Error(path, "is not JSON; is this an ablation directory?");
     }
+    // Relative paths in the flags resolve against the working directory: a rerun from another
+    // one would train the remaining runs on other files and table them beside the finished ones.
+    // (Ablations from before the directory was recorded have no "cwd".)
+    if (old.is_object() && old.contains("cwd")) {
+        const std::string here = fs::current_path().string();
+        if (old["cwd"] != here)
+            throw Error(spec.out, "was started in " + old["cwd"].dump() + ", and relative paths in its flags resolve "
+                                  "against the directory it runs in: rerun the same command from there, not " + here);
+        old.erase("cwd");
+    }
     const json plan = plan_json(spec);
     if (old != plan)
         throw Error(spec.out, "holds another ablation (its ablation.json has other " + plan_difference(old, plan) +
@@ -249,11 +259,15 @@ void check_out(const AblationSpec& spec) {
 }
 
 // OUT/ablation.json is written before the first run, so that a rerun after a failed or
-// interrupted run resumes this plan and never mixes in runs of another.
+// interrupted run resumes this plan, from the directory it started in, and never mixes in runs
+// of another.
 void claim_directory(const AblationSpec& spec) {
     fs::create_directories(spec.out + "/runs");
     const std::string path = spec.out + "/ablation.json";
-    if (!fs::exists(path)) write_file_atomically(path, plan_json(spec).dump(2) + "\n");
+    if (fs::exists(path)) return;
+    json plan = plan_json(spec);
+    plan["cwd"] = fs::current_path().string();
+    write_file_atomically(path, plan.dump(2) + "\n");
 }
 
 }  // namespace

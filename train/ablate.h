@@ -47,7 +47,8 @@ struct AblationSpec {
 
 // Runs (or skips, or resumes) every variant x seed, then writes OUT/results.json and
 // OUT/results.csv and returns the results. Before anything is written it refuses an OUT that is
-// neither new, empty nor this ablation, and any run whose flags `sixnd train --check` refuses
+// neither new, empty nor this ablation (rerun from the working directory it started in, against
+// which its flags' relative paths resolve), and any run whose flags `sixnd train --check` refuses
 // (naming the run). Throws Error when a run fails (naming its log) or a SIGINT, SIGTERM or
 // SIGHUP came (core/subprocess.h: the run in flight stops with a checkpoint); OUT is then
 // resumable.
