@@ -267,6 +267,9 @@ int run_plan(int argc, char** argv) {
         throw Error("--seq-len", "needs a model (--model or --n-layer/--n-head/--n-embd): a parameter count has no attention term");
     for (const char* flag : {"--recompute", "--attention"})
         if (app.count(flag) > 0 && in.batch == 0) throw Error(flag, "is for activation memory, which needs --batch (and a model)");
+    if (app.count("--grad-accum") > 0 && in.batch == 0 && plan::data_parallel_ranks(in) <= 1)
+        throw Error("--grad-accum", "is for the tokens per step, which need --batch (and a model), or for ZeRO's traffic between "
+                                    "--ranks (or --devices) above 1");
     const plan::Report r = plan::make_plan(in);
     std::printf("%s", as_json ? (r.to_json().dump(2) + "\n").c_str() : r.to_table().c_str());
     return 0;

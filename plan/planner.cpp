@@ -107,7 +107,7 @@ void check_hardware_flags(const PlanInputs& in) {
     if (in.model && in.pipeline_stages > in.model->n_layer)
         throw Error("--pipeline-stages", std::to_string(in.pipeline_stages) + " stages for the model's " +
                                              std::to_string(in.model->n_layer) + " layers: each stage needs at least one layer");
-    if (in.zero_stage < 0 || in.zero_stage > 3) throw Error("--zero", "stage must be 0, 1, 2 or 3");
+    if (in.zero_stage < 0 || in.zero_stage > 3) throw Error("--zero", "stage must be 0, 1, 2 or 3, got " + std::to_string(in.zero_stage));
     if (in.batch > 0 && !in.model) throw Error("--model", "is missing: activation memory at --batch needs a model shape");
     if (in.serve_tokens > 0 && !in.device) throw Error("--device", "is missing: serving needs a device's memory bandwidth");
 }
@@ -279,7 +279,7 @@ Report make_plan(const PlanInputs& in) {
     const std::string per = !by_stage && P > 1   ? " / pipeline stages (evenly: a model shape gives each stage its own)"
                             : by_stage ? " (stage " + std::to_string(h) + ", the heaviest)"
                                        : "";
-    rep.add("memory", "ranks", ranks, Unit::none, "data-parallel ranks sharing the ZeRO states");
+    rep.add("memory", "ranks", ranks, Unit::count, "data-parallel ranks sharing the ZeRO states");
     if (by_stage) rep.add("memory", "stage", static_cast<double>(h), Unit::none, "the pipeline stage whose device these rows are");
     rep.add("memory", "params", d.states.params, Unit::bytes, "e psi (stage 3: e psi/n + gathered units)" + per);
     rep.add("memory", "grads", d.states.grads, Unit::bytes, "e psi (stage 2-3: e psi/n + buckets)" + per);
@@ -330,7 +330,7 @@ Report make_plan(const PlanInputs& in) {
                         (st.share.last ? " + final norm + LM head" : ""));
             rep.add("memory_by_stage", k + "model_states", st.states.total(), Unit::bytes, "ZeRO table over this stage's units");
             if (in.batch > 0) {
-                rep.add("memory_by_stage", k + "in_flight", st.share.in_flight, Unit::none, in_flight);
+                rep.add("memory_by_stage", k + "in_flight", st.share.in_flight, Unit::count, in_flight);
                 rep.add("memory_by_stage", k + "activations", st.activations, Unit::bytes, "kept tensors x micro-batches in flight + shared scratch");
             }
             rep.add("memory_by_stage", k + "workspace", st.workspace + st.muon, Unit::bytes,
@@ -372,9 +372,9 @@ Report make_plan(const PlanInputs& in) {
     if (in.batch > 0 && in.model) {
         const int T = in.seq_len > 0 ? in.seq_len : in.model->max_seq_len;
         const double step_tokens = static_cast<double>(in.batch) * T * ranks * std::max(1, in.grad_accum) * M;
-        rep.add("steps", "tokens_per_step", step_tokens, Unit::tokens,
+        rep.add("steps", "tokens_per_step", step_tokens, Unit::count,
                 M > 1 ? "B x T x ranks x grad accumulation x micro-batches" : "B x T x ranks x grad accumulation");
-        rep.add("steps", "steps", r.D / step_tokens, Unit::ratio, "D / tokens per step");
+        rep.add("steps", "steps", r.D / step_tokens, Unit::count, "D / tokens per step");
         if (r.D < step_tokens) rep.note("one step's tokens are more than D: the run is not one whole optimizer step");
         rep.add("steps", "flops_per_step", (6 * r.N + r.attention_per_token) * step_tokens, Unit::flops, "(6N + 12LCT) x tokens per step");
     }
@@ -433,6 +433,11 @@ Report make_plan(const PlanInputs& in) {
         rep.add("reliability", "checkpoint_write_s", write_s, Unit::seconds, how);
         rep.add("reliability", "checkpoint_interval_s", young_daly_interval(write_s, it.mtbf_s), Unit::seconds,
                 "Young/Daly: sqrt(2 x write time x MTBF)");
+        // Young/Daly's first-order optimum assumes a write far shorter than the time between failures.
+        if (write_s >= it.mtbf_s)
+            rep.note("a checkpoint write (" + human(write_s, Unit::seconds) + ") is no shorter than the job's MTBF (" +
+                     human(it.mtbf_s, Unit::seconds) + "): the Young/Daly interval does not hold, and the run loses its "
+                     "progress between interruptions; write faster or use fewer devices");
     }
 
     // Serving.

@@ -49,6 +49,9 @@ std::string human(double v, Unit u) {
         case Unit::tokens: return fmt("%.4g %s", v, "tokens");
         case Unit::per_second: return fmt("%.4g %s", v, "/s");
         case Unit::ratio: return fmt("%.4g%s", v, "");
+        case Unit::count:
+            if (std::fabs(v) < 1e15) return fmt(v == std::floor(v) ? "%.0f%s" : "%.2f%s", v, "");
+            return fmt("%.6g%s", v, "");
         default: return fmt("%.6g%s", v, "");
     }
 }

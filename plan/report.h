@@ -9,7 +9,8 @@
 
 namespace sixnd::plan {
 
-enum class Unit { none, flops, params, tokens, bytes, seconds, dollars, ratio, per_second, text };
+// count: a number a user passes on (train's --steps, --total-batch-tokens), so with every digit.
+enum class Unit { none, count, flops, params, tokens, bytes, seconds, dollars, ratio, per_second, text };
 
 struct Row {
     std::string section, key;

@@ -133,6 +133,16 @@ def worked_numbers():
                         "--tokens", "1e10", "--pipeline-stages", "4", "--micro-batches", "4"], capture_output=True, text=True)
     if r.returncode != 0 or "above what the pipeline leaves" not in r.stdout + r.stderr:
         faults.append(f"an MFU above 1 - bubble (4/7) without a note: {r.stdout[-400:]} {r.stderr}")
+    # Young/Daly's sqrt(2 x write x MTBF) holds for writes far shorter than the MTBF: 1e12 parameters
+    # on 2^24 H100s write for 1.9 h between interruptions 11 s apart, an "interval" of 6.4 min.
+    r = subprocess.run([SIXND, "plan", "--params", "1e12", "--device", "h100", "--devices", "16777216", "--mfu", "0.4"],
+                       capture_output=True, text=True)
+    if r.returncode != 0 or "note: a checkpoint write" not in r.stdout:
+        faults.append(f"a checkpoint write longer than the MTBF without a note: {r.stdout[-600:]} {r.stderr}")
+    r = subprocess.run([SIXND, "plan", "--params", "1e9", "--device", "h100", "--devices", "8", "--mfu", "0.4"],
+                       capture_output=True, text=True)
+    if r.returncode != 0 or "note: a checkpoint write" in r.stdout:
+        faults.append(f"a checkpoint write far shorter than the MTBF with a note: {r.stdout[-600:]} {r.stderr}")
     r = subprocess.run([SIXND, "plan", "--model", "gpt2-124m", "--batch", "4", "--tokens", "1e9", "--pipeline-stages", "2",
                         "--micro-batches", "4"], capture_output=True, text=True)
     if r.returncode != 0 or "memory_by_stage" not in r.stdout or "stage1_total" not in r.stdout:
@@ -211,10 +221,15 @@ def main():
                  ["--checkpoint-write-s", "training time"]),
             Case("write bandwidth without a training time", ["--params", "1e9", "--write-bw", "5e9"], ["--write-bw", "training time"]),
             Case("zero batch", ["--model", "d6", "--batch", "0"], ["--batch: must be at least 1, got 0"]),
+            Case("zero stage out of range", ["--params", "1e9", "--zero", "5"], ["--zero: stage must be 0, 1, 2 or 3, got 5"]),
             # Flags that would change no row are refused, not dropped.
             Case("seq-len without a model", ["--params", "1e9", "--seq-len", "2048"], ["--seq-len", "needs a model"]),
             Case("recompute without a batch", ["--model", "d6", "--recompute", "full"], ["--recompute", "needs --batch"]),
             Case("attention without a batch", ["--params", "1e9", "--attention", "naive"], ["--attention", "needs --batch"]),
+            Case("grad-accum with no batch and one rank", ["--model", "d6", "--tokens", "1e9", "--grad-accum", "8"],
+                 ["--grad-accum", "--batch", "--ranks"]),
+            Case("grad-accum for ZeRO-2's traffic", ["--params", "1e9", "--ranks", "8", "--zero", "2", "--grad-accum", "8"], [],
+                 exit_code=0),
             Case("a budget that buys no token", ["--flops", "1e3", "--model", "d6"], ["plan: ", "tokens: a run needs at least one"]),
             Case("more stages than layers", ["--model", "gpt2-124m", "--pipeline-stages", "40", "--micro-batches", "8"],
                  ["--pipeline-stages", "40", "12 layers"]),
