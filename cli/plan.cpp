@@ -181,8 +181,8 @@ int run_plan(int argc, char** argv) {
     app.add_option("--write-bw", in.write_bw, "bytes/s per device for checkpoint writes, when --checkpoint-write-s is not given")
         ->capture_default_str();
     if (!parse_flags(app, argc, argv)) return 0;
+    refuse_empty_values(app);
     if (app.count("--check") > 0) {
-        if (check.empty()) throw Error("--check", "needs the path of a run log");
         for (const CLI::Option* opt : app.get_options())
             if (opt->count() > 0 && opt->get_name() != "--check" && opt->get_name() != "--json")
                 throw Error("--check", "takes only a run log (and --json), not " + opt->get_name());

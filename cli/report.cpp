@@ -181,6 +181,7 @@ int run_report(int argc, char** argv) {
     app.add_option("inputs", inputs, "run logs, run directories or ablation directories (sixnd ablate --out)")->required();
     app.add_option("--out", out_flag, "directory for the plots and reports (new, empty, or an earlier report)")->required();
     if (!parse_flags(app, argc, argv)) return 0;
+    refuse_empty_values(app);
     json sources = json::array();
     for (const std::string& in : inputs) sources.push_back(source(in));
     // A run is named by its directory, which runs of an ablation share (runs/<variant>/seed-N):

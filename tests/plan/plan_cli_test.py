@@ -168,6 +168,8 @@ def main():
             f.write("{not json\n")
         cases = [
             Case("nothing", [], ["nothing to plan"]),
+            # A script's unset variable: not the device left out.
+            Case("an empty --device", ["--params", "1e9", "--device", ""], ["--device", "empty"]),
             Case("over-determined", ["--flops", "1e21", "--params", "1e9", "--tokens", "1e12"], ["--flops", "two of"]),
             Case("days without devices", ["--device", "h100", "--days", "3", "--mfu", "0.4"], ["--devices", "missing"]),
             Case("devices without device", ["--devices", "8", "--days", "3", "--mfu", "0.4"], ["--device", "missing"]),
@@ -262,7 +264,7 @@ def main():
             Case("check missing file", ["--check", os.path.join(tmp, "absent.jsonl")], ["absent.jsonl"]),
             Case("check without header", ["--check", notlog], ["notlog.jsonl", "header"]),
             Case("check not json", ["--check", broken], ["broken.jsonl:1"]),
-            Case("check an empty path", ["--check", ""], ["--check: needs the path of a run log"]),
+            Case("check an empty path", ["--check", ""], ["--check: is empty"]),
             Case("check with plan flags", ["--check", notlog, "--params", "1e9"], ["--check", "--params"]),
         ]
         for c in cases:

@@ -157,6 +157,7 @@ def bad_source_cases(tmp, log, abl, tokenizer):
         # Only the last line can be a write torn by a kill: a resume cuts it off before appending.
         ("torn_line_not_last", write("mid.jsonl", header + step + '}\n{"type":"step","st\n' + step2),
          ["mid.jsonl:3", "not a JSON record", "not the last line"]),
+        ("empty_input", "", ["inputs", "empty"]),
         ("unfinished_ablation", unfinished, [unfinished, "ablation not finished", f"{runs - 2} of {runs} runs done",
                                              "rerun the sixnd ablate command"]),
     ]
