@@ -20,7 +20,6 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 CPU_PASS_EXCLUDE=()
-ASAN_BENCH=ON
 # A pass whose tests fail does not stop the later ones (a build that fails does): each pass's
 # failures are listed by its ctest, and the last line names the passes that failed.
 FAILED_PASSES=()
@@ -38,8 +37,6 @@ if command -v nvcc >/dev/null; then
   # The gpu scripts (gpu_check.sh on a machine without a device, its table) have run against the
   # CUDA build; the CPU pass below would run them again without its binaries.
   CPU_PASS_EXCLUDE=(-LE gpu)
-  # The benchmarks have compiled here too; nothing in the CPU pass runs them.
-  ASAN_BENCH=OFF
 else
   echo "== CUDA: nvcc not found; the CUDA code was not compiled ==" >&2
 fi
@@ -50,7 +47,8 @@ echo "== build (CPU, ASan + UBSan) ==" >&2
 # build it is tuned for this CPU (-march=native), so the tests run the kernels this CPU runs.
 ASAN_CONFIG=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
   -DSIXND_SANITIZE=ON -DSIXND_CUDA=OFF)
-cmake -S . -B build-asan "${ASAN_CONFIG[@]}" -DSIXND_BENCH="$ASAN_BENCH" >/dev/null
+# The benchmarks too: tests/bench runs their flag checks under the sanitizers.
+cmake -S . -B build-asan "${ASAN_CONFIG[@]}" -DSIXND_BENCH=ON >/dev/null
 cmake --build build-asan -j"$JOBS"
 
 # On a CPU with AVX-512 BF16 the suite below runs the native BF16 matmuls; the path a CPU without
