@@ -41,6 +41,13 @@ std::string error_of(const std::string& spec) {
     return "";
 }
 
+// 20,000 tokens counting 0..999 over and over: the shard the truncation tests cut short.
+std::vector<uint32_t> counting_tokens() {
+    std::vector<uint32_t> tokens(20000);
+    for (size_t i = 0; i < tokens.size(); i++) tokens[i] = static_cast<uint32_t>(i % 1000);
+    return tokens;
+}
+
 }  // namespace
 
 TEST(TokenSet, GlobAndManifestSeeTheSameTokens) {
@@ -128,8 +135,7 @@ TEST(TokenSet, AShardTruncatedWhileReadIsNamed) {
     for (size_t vocab : {size_t(50000), size_t(100000)}) {
         const test::TempDir d("sixnd_tokenset_");
         const std::string path = d.dir + "/train_000000.bin";
-        std::vector<uint32_t> tokens(20000);
-        for (size_t i = 0; i < tokens.size(); i++) tokens[i] = static_cast<uint32_t>(i % 1000);
+        const std::vector<uint32_t> tokens = counting_tokens();
         write_shard(path, tokens, vocab);
         TokenSet t(path);
         std::vector<int32_t> out(100);
@@ -181,8 +187,7 @@ TEST(TokenSet, AShardTruncatedBeforeItsChecksIsNamed) {
     for (size_t vocab : {size_t(50000), size_t(100000)}) {
         const test::TempDir d("sixnd_tokenset_");
         const std::string path = d.dir + "/train_000000.bin";
-        std::vector<uint32_t> tokens(20000);
-        for (size_t i = 0; i < tokens.size(); i++) tokens[i] = static_cast<uint32_t>(i % 1000);
+        const std::vector<uint32_t> tokens = counting_tokens();
         write_shard(path, tokens, vocab);
         TokenSet vocab_checked(path), hashed(path);
         std::filesystem::resize_file(path, 1100);
