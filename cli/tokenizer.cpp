@@ -104,6 +104,15 @@ void check_train_input(const std::string& path, const std::string& flag) {
                     " must be a regular file, as training reads it more than once (save the text to a file first)");
 }
 
+// With --input - the text is standard input; a tokenizer read from there first (/dev/stdin)
+// would leave nothing to encode or decode, and the run would print an empty result.
+void check_tokenizer_not_stdin(const std::string& tokenizer_path, const std::string& input) {
+    struct stat tok, in;
+    if (input != "-" || ::stat(tokenizer_path.c_str(), &tok) != 0 || ::fstat(0, &in) != 0) return;
+    SIXND_CHECK(tok.st_dev != in.st_dev || tok.st_ino != in.st_ino, tokenizer_path,
+                "is standard input, which --input - reads too: name the tokenizer's file");
+}
+
 // --out and --hf-out (train, import-gpt2) are checked together before the work and written
 // together after it.
 void check_outputs(const std::string& out, const std::string& hf_out,
@@ -458,6 +467,7 @@ int run_tokenizer(int argc, char** argv) {
         return train(inputs, vocab_size, train_cmd->get_option("--vocab-size")->results().front(), specials, out, pattern,
                      heldout, heldout_fraction, hf_out, threads, max_token_bytes);
     }
+    if (encode_cmd->parsed() || decode_cmd->parsed()) check_tokenizer_not_stdin(tokenizer_path, input);
     if (encode_cmd->parsed()) return encode(tokenizer_path, input, encode_out, ordinary, threads);
     if (decode_cmd->parsed()) return decode(tokenizer_path, input, decode_out, as_text);
     if (import_cmd->parsed()) {
