@@ -76,6 +76,7 @@ int run_ablate(int argc, char** argv) {
     app.add_option("--loss-tol", spec.loss_tol, "speed-only knobs: largest relative loss difference counted as equal")
         ->capture_default_str();
     if (!parse_flags(app, argc, argv, ConfigFile::pass_on)) return 0;
+    refuse_empty_values(app);
     if (spec.seeds < 1) throw Error("--seeds", "must be at least 1");
     if (app.count("--np") && np < 1) throw Error("--np", "must be at least 1, got " + std::to_string(np));
     if (app.count("--mpirun") && np == 0)

@@ -346,10 +346,14 @@ def main():
         # Flags that would be ignored or misread are refused before anything runs.
         for name, extra, words in (("mpirun_without_np", ["--mpirun", "mpirun --oversubscribe"], ["--mpirun", "without --np"]),
                                    ("np_zero", ["--np", "0"], ["--np", "at least 1", "got 0"]),
-                                   ("loss_tol_nan", ["--loss-tol", "nan"], ["--loss-tol", ">= 0"])):
+                                   ("loss_tol_nan", ["--loss-tol", "nan"], ["--loss-tol", ">= 0"]),
+                                   ("config_empty", ["--config", ""], ["--config", "is empty"])):
             cases.append(bad_input.Case(name, ["ablate", "--out", os.path.join(tmp, name), "--vary", "recompute=none,full",
                                                "--seeds", "1", *extra, *flags], words,
                                         unchanged=[os.path.join(tmp, name)], timeout=30))
+        # An empty --out would put the runs in the directory ablate was started from.
+        cases.append(bad_input.Case("out_empty", ["ablate", "--out", "", "--vary", "lr=1e-3,2e-3", "--seeds", "1", *flags],
+                                    ["--out", "is empty"], timeout=30))
         open(bad_config, "w").write("grad-clip = -1\n")
         os.makedirs(os.path.join(not_ablation, "checkpoints", "step-0000002"))
         open(os.path.join(not_ablation, "run.jsonl"), "w").write("{}\n")
