@@ -1,6 +1,5 @@
 #include "core/local_rank.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -10,25 +9,34 @@
 
 namespace sixnd {
 
+namespace {
+
+// A launcher's variable: an integer from `least` up that fits an int, else an Error naming it.
+int launcher_int(const char* var, const char* v, long least, const char* what) {
+    char* end = nullptr;
+    errno = 0;
+    const long r = std::strtol(v, &end, 10);
+    if (end == v || *end != '\0' || errno != 0 || r < least || r > INT_MAX)
+        throw Error(var, "'" + std::string(v) + "' is not " + what);
+    return static_cast<int>(r);
+}
+
+}  // namespace
+
 LocalRank resolve_local_rank(int world_rank, int node_rank, const std::function<const char*(const char*)>& env) {
     if (node_rank >= 0) return {node_rank, "MPI shared-memory communicator"};
     for (const char* var :
          {"OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
-        const char* v = env(var);
-        if (!v) continue;
-        char* end = nullptr;
-        errno = 0;
-        long r = std::strtol(v, &end, 10);
-        if (end == v || *end != '\0' || errno != 0 || r < 0 || r > INT_MAX)
-            throw Error(var, "'" + std::string(v) + "' is not a local rank (a non-negative integer)");
-        return {static_cast<int>(r), var};
+        if (const char* v = env(var)) return {launcher_int(var, v, 0, "a local rank (a non-negative integer)"), var};
     }
     return {world_rank, "world rank"};
 }
 
-int local_process_count() {
-    const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-    return local ? std::max(1, std::atoi(local)) : 1;
+int local_process_count(const std::function<const char*(const char*)>& env) {
+    for (const char* var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MV2_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"}) {
+        if (const char* v = env(var)) return launcher_int(var, v, 1, "a count of processes on this node (an integer >= 1)");
+    }
+    return 1;
 }
 
 int device_for_local_rank(int local_rank, int device_count) {

@@ -11,6 +11,7 @@
 // CUDA_VISIBLE_DEVICES set per rank: every rank sees device 0). More ranks on a node than it
 // has GPUs would share one, which NCCL refuses: require_one_rank_per_device says so first.
 #pragma once
+#include <cstdlib>
 #include <functional>
 #include <vector>
 
@@ -26,9 +27,11 @@ struct LocalRank {
 // non-negative integer is an Error naming it.
 LocalRank resolve_local_rank(int world_rank, int node_rank, const std::function<const char*(const char*)>& env);
 
-// The job's processes on this node, from Open MPI's mpirun (OMPI_COMM_WORLD_LOCAL_SIZE), else 1:
-// the processes that share this node's cores.
-int local_process_count();
+// The job's processes on this node (the processes that share its cores), from the launcher's
+// variables: OMPI_COMM_WORLD_LOCAL_SIZE (Open MPI), MV2_COMM_WORLD_LOCAL_SIZE (MVAPICH2),
+// MPI_LOCALNRANKS (MPICH and Intel MPI); else 1. One set to anything but an integer >= 1 is an
+// Error naming it (read as 1, every rank on a node would take all of its cores).
+int local_process_count(const std::function<const char*(const char*)>& env = std::getenv);
 
 // The device index for a local rank: local_rank modulo device_count; an Error when no device is
 // visible.

@@ -61,6 +61,26 @@ TEST(LocalRank, MalformedLauncherVariableIsNamed) {
     }
 }
 
+TEST(LocalRank, ProcessCountFromTheLauncher) {
+    EXPECT_EQ(local_process_count(Env{}.fn()), 1);
+    EXPECT_EQ(local_process_count(Env{{{"OMPI_COMM_WORLD_LOCAL_SIZE", "4"}}}.fn()), 4);
+    EXPECT_EQ(local_process_count(Env{{{"MV2_COMM_WORLD_LOCAL_SIZE", "3"}}}.fn()), 3);
+    EXPECT_EQ(local_process_count(Env{{{"MPI_LOCALNRANKS", "2"}}}.fn()), 2);
+    EXPECT_EQ(local_process_count(Env{{{"OMPI_COMM_WORLD_LOCAL_SIZE", "8"}, {"MPI_LOCALNRANKS", "2"}}}.fn()), 8);
+}
+
+TEST(LocalRank, MalformedProcessCountIsNamed) {
+    for (const char* bad : {"", "x", "0", "-2", "4 ", "99999999999"}) {
+        Env e{{{"MPI_LOCALNRANKS", bad}}};
+        try {
+            local_process_count(e.fn());
+            ADD_FAILURE() << "'" << bad << "' was accepted";
+        } catch (const Error& err) {
+            EXPECT_EQ(err.where(), "MPI_LOCALNRANKS") << bad;
+        }
+    }
+}
+
 TEST(LocalRank, DeviceIsLocalRankModuloVisibleDevices) {
     EXPECT_EQ(device_for_local_rank(0, 8), 0);
     EXPECT_EQ(device_for_local_rank(7, 8), 7);
