@@ -398,8 +398,13 @@ CheckResult check_run(const std::string& path, const LogRecord& header, const st
             out.rows.push_back({p + "all_gather", c.all_gather, ag, Unit::bytes, "(n-1)/n of the gathered units"});
             out.rows.push_back({p + "total", c.total(), ar + rs + ag, Unit::bytes, "bytes sent per rank per step"});
         }
-    } else {
+    } else if (world == 1) {
         out.rows.push_back({"comm.bytes_per_rank_per_step", c.total(), last.number("comm_bytes"), Unit::bytes, "one process: none"});
+    } else {
+        // A log without the per-rank records (written by hand, or cut down) still has the bytes
+        // rank 0 sent.
+        out.rows.push_back({"rank0.comm.total", c.total(), last.number("comm_bytes"), Unit::bytes,
+                            "bytes sent per rank per step (no comm_ranks in the log: rank 0's comm_bytes)"});
     }
     if (stage == 3 && eval_every > 0)
         out.notes.push_back("stage 3 with evaluation: an evaluation's gathers are in its eval event's comm_bytes, and it leaves units in the gather slots, so the next step gathers less");
