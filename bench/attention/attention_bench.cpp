@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
                 }
             }
         }
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
         std::fprintf(stderr, "attention_bench: %s\n", e.what());
         return 1;
     }
