@@ -15,13 +15,19 @@
 namespace sixnd {
 
 FileReader::FileReader(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before it could be refused
+    // (reads at an offset need a regular file; the flag does nothing to one).
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd_ < 0) throw Error(path_, std::string("cannot open: ") + std::strerror(errno));
     struct stat st;
     if (::fstat(fd_, &st) != 0) {
         const int err = errno;
         ::close(fd_);
         throw Error(path_, std::string("cannot open: ") + std::strerror(err));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        ::close(fd_);
+        throw Error(path_, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
     }
     size_ = static_cast<uint64_t>(st.st_size);
 }

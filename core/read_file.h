@@ -13,8 +13,8 @@ std::string read_whole_file(const std::string& path);
 // would wait for a writer, a device never end. A missing path is left to whoever opens it.
 void require_regular_file(const std::string& path);
 
-// A file open for reads at any offset (pread), for reading a part of a large file without the
-// rest; errors name the file.
+// A regular file open for reads at any offset (pread), for reading a part of a large file
+// without the rest; errors name the file (anything but a regular file is one, refused at once).
 class FileReader {
 public:
     explicit FileReader(std::string path);

@@ -1,8 +1,10 @@
 // Whole-file reads (core/read_file.h): a file's bytes, zero bytes included; a pipe read to its
 // writer's end; a missing file, a directory and a device (which has no end to read to) each an
-// error naming the path.
+// error naming the path; FileReader refuses a FIFO at once, not after waiting for a writer.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -54,4 +56,30 @@ TEST(ReadWholeFile, NamesWhatIsNotAFile) {
     EXPECT_EQ(error_of(d.string()), d.string() + ": is a directory, not a file");
     EXPECT_EQ(error_of("/dev/zero"), "/dev/zero: is a device, not a file");
     EXPECT_EQ(error_of("/dev/null"), "/dev/null: is a device, not a file");
+}
+
+TEST(FileReader, RefusesAFifoWithoutWaitingForAWriter) {
+    const test::TempDir t("sixnd_read_file_");
+    const std::string path = (fs::path(t.dir) / "fifo").string();
+    ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+    const int status = test::in_child([&] {
+        ::alarm(10);  // a wait for a writer ends the child by SIGALRM instead of hanging the test
+        try {
+            FileReader f(path);
+        } catch (const Error& e) {
+            ::_exit(e.where() == path && e.fault() == "is a FIFO, not a regular file" ? 0 : 2);
+        }
+        ::_exit(3);
+    });
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+}
+
+TEST(FileReader, RefusesADirectory) {
+    const test::TempDir t("sixnd_read_file_");
+    try {
+        FileReader f(t.dir);
+        ADD_FAILURE() << "a directory was opened";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.fault(), "is a directory, not a regular file");
+    }
 }
