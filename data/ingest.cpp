@@ -4,6 +4,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -137,9 +138,13 @@ std::vector<std::string> list_source_files(const std::string& pattern) {
     return unique;
 }
 
+// Extensions in any case: "C4.JSONL.GZ" is as much gzip'd JSON Lines as "c4.jsonl.gz".
 static bool ends_with(const std::string& s, const char* suffix) {
     size_t n = std::strlen(suffix);
-    return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+    if (s.size() < n) return false;
+    for (size_t i = 0; i < n; i++)
+        if (std::tolower(static_cast<unsigned char>(s[s.size() - n + i])) != suffix[i]) return false;
+    return true;
 }
 
 DocReader::DocReader(const std::string& path, const IngestOptions& opts)
@@ -201,6 +206,15 @@ DocReader::~DocReader() {
 
 uint64_t DocReader::content_hash() const { return XXH3_64bits_digest(static_cast<XXH3_state_t*>(hash_state_)); }
 
+// The encoding a UTF-16 or UTF-32 byte order mark at the start of head names, or null.
+static const char* wide_encoding(std::string_view head) {
+    if (head.rfind(std::string_view("\xFF\xFE\0\0", 4), 0) == 0) return "UTF-32LE";
+    if (head.rfind(std::string_view("\0\0\xFE\xFF", 4), 0) == 0) return "UTF-32BE";
+    if (head.rfind("\xFF\xFE", 0) == 0) return "UTF-16LE";
+    if (head.rfind("\xFE\xFF", 0) == 0) return "UTF-16BE";
+    return nullptr;
+}
+
 // zlib prefixes its messages with the path, which the Error already names.
 std::string DocReader::without_path(const char* msg) const {
     std::string m = msg;
@@ -234,7 +248,16 @@ bool DocReader::fill() {
     bytes_ += static_cast<uint64_t>(n);
     end_ += static_cast<size_t>(n);
     // A byte order mark says how the file is encoded; it is no part of the first document.
-    if (first && std::string_view(buf_.data(), end_).rfind("\xEF\xBB\xBF", 0) == 0) pos_ = 3;
+    if (first) {
+        const std::string_view head(buf_.data(), end_);
+        if (head.rfind("\xEF\xBB\xBF", 0) == 0) pos_ = 3;
+        // Windows' "Unicode" text: read as UTF-8 it is NUL bytes between the letters, which would
+        // drop it as binary without a word (and, as evaluation text, leave single letters that
+        // match nothing).
+        if (const char* wide = wide_encoding(head))
+            throw Error(path_, std::string("is ") + wide + " text (by its byte order mark), and sixnd reads UTF-8: "
+                                   "convert it first (iconv -f " + wide + " -t UTF-8)");
+    }
     return true;
 }
 
@@ -412,7 +435,7 @@ bool DocReader::next_jsonl(std::string& doc) {
             return true;
         }
         std::string where = path_ + ":" + std::to_string(line_no_);
-        if (opts_.on_error == OnError::fail) throw Error(where, fault + " (--on-error skip skips such lines)");
+        if (opts_.on_error == OnError::fail) throw Error(where, fault + " (" + opts_.broken_line_hint + ")");
         if (broken_lines_++ < 5 && opts_.report_skipped_lines) log_warn(where + ": " + fault + "; skipped");
     }
     return false;

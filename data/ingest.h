@@ -25,6 +25,8 @@ struct IngestOptions {
     OnError on_error = OnError::fail;
     InvalidUtf8 invalid_utf8 = InvalidUtf8::repair;
     bool report_skipped_lines = true;  // false when re-reading lines an earlier pass reported
+    // What the error for a broken JSONL line under OnError::fail tells the user to do about it.
+    std::string broken_line_hint = "--on-error skip skips such lines";
 };
 
 InputFormat parse_format(const std::string& name);  // throws Error naming --format

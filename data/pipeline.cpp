@@ -260,6 +260,13 @@ void Pipeline::scan(const FilterConfig& cfg, const std::string& sig_path) {
         f.first_doc = d;
         f.docs++;
     }
+    if (docs_.empty()) {
+        // Under --on-error skip the files need not be empty: say which it was.
+        const auto skipped = std::count_if(files_.begin(), files_.end(), [](const InputFile& f) { return !f.error.empty(); });
+        if (skipped == 0) throw Error("--source", "the inputs hold no documents (empty files?)");
+        throw Error("--source", "the inputs hold no documents: " + std::to_string(skipped) + " of " + std::to_string(files_.size()) +
+                                    " file(s) skipped as unreadable (see the warnings above), the rest empty");
+    }
 }
 
 void Pipeline::deduplicate(const std::string& sig_path) {
@@ -389,6 +396,11 @@ void Pipeline::check_output() {
     out_ = o_.out;
     while (out_.size() > 1 && out_.back() == '/') out_.pop_back();
     if (out_.empty()) throw Error("--out", "no output directory given");
+    // The output is built in a sibling named after --out, and the "sibling" of "." or ".." lies
+    // inside it: refused here rather than when the finished output cannot be put in place.
+    const std::string leaf = fs::path(out_).filename().string();
+    if (leaf == "." || leaf == "..")
+        throw Error("--out", out_ + " ends in '" + leaf + "'; name the output directory itself (e.g. ../data)");
     std::vector<NamedPath> inputs = {{"--tokenizer", o_.tokenizer}};
     auto add = [&](const std::string& what, const std::string& pattern) {
         try {
@@ -449,6 +461,7 @@ void Pipeline::load_decontaminator(FilterConfig& cfg) {
     eval_ingest.format = InputFormat::automatic;
     eval_ingest.jsonl_field.clear();
     eval_ingest.on_error = OnError::fail;
+    eval_ingest.broken_line_hint = "evaluation files are read whole: --on-error does not apply to them";
     decon_ = std::make_unique<Decontaminator>(eval_files, o_.decontaminate_ngram, eval_ingest);
     if (decon_->ngram_count() == 0)
         throw Error("--decontaminate", "the evaluation files hold no passage of " + std::to_string(o_.decontaminate_ngram) +
@@ -644,7 +657,6 @@ nlohmann::json Pipeline::run() {
     auto t0 = Clock::now();
     scan(cfg, sig_path);
     t.scan = seconds_since(t0);
-    if (docs_.empty()) throw Error("--source", "the inputs hold no documents (empty files?)");
     t0 = Clock::now();
     deduplicate(sig_path);
     decontaminate();

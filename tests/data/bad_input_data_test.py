@@ -68,6 +68,15 @@ def dangling_source(d, doc):
         os.symlink(os.path.join(d, "no_such_file.txt"), os.path.join(d, "gone.txt"))
 
 
+def all_files_skipped(args, out):
+    """None when a run whose every file is skipped under --on-error skip fails saying so, not "empty files?"."""
+    r = subprocess.run([SIXND] + args, capture_output=True, text=True)
+    last = (r.stderr.strip().splitlines() or [""])[-1]
+    if r.returncode != 1 or "--source" not in last or "1 of 1 file(s) skipped as unreadable" not in last:
+        return f"exit {r.returncode}, last line: {last}"
+    return f"{out} written" if os.path.exists(out) else None
+
+
 def main():
     with tempfile.TemporaryDirectory() as d:
         p = lambda *names: os.path.join(d, *names)  # noqa: E731
@@ -278,6 +287,10 @@ def main():
                  check=lambda: None if os.path.isfile(p("empty_out", "manifest.json")) else "no manifest written"),
             Case("--out in a directory that does not exist", good + ["--out", p("no_such_dir", "out")],
                  ["--out", "no_such_dir", "does not exist"], unchanged=[p("no_such_dir")]),
+            # The output is built beside --out: beside "." is inside it, which failed the run at its end.
+            Case("--out the empty current directory", good + ["--out", p("dot_out", ".")],
+                 ["--out", "dot_out/.", "name the output directory itself"], unchanged=[p("dot_out")],
+                 setup=lambda: os.makedirs(p("dot_out"), exist_ok=True)),
             Case("a dangling symbolic link in a source directory", prep + ["--source", "s=" + p("dangling_src"), "--out",
                  p("o_dangling")], ["gone.txt", "symbolic link", "does not exist"], unchanged=[p("o_dangling")],
                  setup=lambda: dangling_source(p("dangling_src"), p("src", "doc0.txt"))),
@@ -296,6 +309,13 @@ def main():
                  exit_code=0, check=long_out_written),
             Case("old output moved aside by a killed run put back", good + ["--out", p("out_aside")],
                  ["--out", "out_aside", "already exists"], setup=setup_aside, check=aside_put_back),
+            Case("a UTF-16 source file (Windows' \"Unicode\" text)", prep + ["--source", "s=" + p("utf16"), "--out", p("o_utf16")],
+                 ["win.txt", "UTF-16LE", "UTF-8"], unchanged=[p("o_utf16")],
+                 setup=lambda: write(p("utf16", "win.txt"), ("\ufeff" + PARAGRAPH.format(i="w")).encode("utf-16-le"), "wb")),
+            # Its skip warning names --on-error, so the error is checked apart from the runner's one error line.
+            Case("every file skipped under --on-error skip", ["data", "prepare", "--help"], [], exit_code=0,
+                 check=lambda: all_files_skipped(prep + ["--source", "s=" + p("gz"), "--out", p("o_all_skipped"), "--on-error", "skip"],
+                                                 p("o_all_skipped"))),
             Case(".gz that is not gzip", prep + ["--source", "s=" + p("gz"), "--out", p("o13")],
                  ["plain.txt.gz", "not gzip"], unchanged=[p("o13")]),
             Case("source weight not a number", prep + ["--source", "s=" + p("srcgz") + ":abc", "--out", p("o14")],
@@ -339,6 +359,11 @@ def main():
                  setup=lambda: os.makedirs(p("eval_empty_dir"), exist_ok=True)),
             Case("--decontaminate an empty file", good + ["--out", p("o_dc2"), "--decontaminate", p("eval_empty.txt")],
                  ["--decontaminate", "no passage"], unchanged=[p("o_dc2")], setup=lambda: write(p("eval_empty.txt"), "")),
+            # Evaluation files are read whole: the broken-line error may not point to --on-error skip.
+            Case("--decontaminate a JSONL line without a string, --on-error skip",
+                 good + ["--out", p("o_dc4"), "--on-error", "skip", "--decontaminate", p("eval_nostr.jsonl")],
+                 ["eval_nostr.jsonl:2", "no string", "--on-error does not apply"], unchanged=[p("o_dc4")],
+                 setup=lambda: write(p("eval_nostr.jsonl"), json.dumps({"q": PARAGRAPH.format(i=0)}) + '\n{"label": 1}\n')),
             Case("--decontaminate a path that does not exist",
                  good + ["--out", p("o_dc3"), "--decontaminate", p("no_such_eval")],
                  ["--decontaminate", "no_such_eval", "no files match"], unchanged=[p("o_dc3")]),

@@ -9,7 +9,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -71,6 +73,12 @@ TEST_F(Ingest, GzipIsTransparent) {
     EXPECT_EQ(read_all(p), std::vector<std::string>{"zipped"});
     std::string big(3 << 20, 'x');  // larger than one read buffer
     EXPECT_EQ(read_all(write_gz("big.txt.gz", big)), std::vector<std::string>{big});
+}
+
+TEST_F(Ingest, ExtensionsInAnyCase) {
+    EXPECT_EQ(read_all(write_gz("UP.JSONL.GZ", "{\"text\": \"zipped\"}\n")), std::vector<std::string>{"zipped"});
+    EXPECT_EQ(DocReader(write("Up.NDJson", "{\"text\": \"j\"}\n"), {}).format(), InputFormat::jsonl);
+    EXPECT_THROW(DocReader(write("plain.TXT.GZ", "not gzip"), {}), sixnd::Error);
 }
 
 TEST_F(Ingest, ContentHashAndBytes) {
@@ -239,6 +247,28 @@ TEST_F(Ingest, ByteOrderMarkIsDropped) {
     EXPECT_EQ(read_all(write("only_bom.txt", bom)), std::vector<std::string>{});
     // A mark later in the file is text (U+FEFF, a zero-width no-break space).
     EXPECT_EQ(read_all(write("mid.txt", "a" + bom)), std::vector<std::string>{"a" + bom});
+}
+
+// UTF-16 or UTF-32 text read as UTF-8 is NUL bytes between the letters: it was dropped as binary
+// without a word. Each kind of file, gzip'd or not, is named with its encoding.
+TEST_F(Ingest, WideEncodingsAreRefusedByName) {
+    const std::pair<std::string, const char*> marks[] = {{std::string("\xFF\xFEh\0i\0", 6), "UTF-16LE"},
+                                                         {std::string("\xFE\xFF\0h\0i", 6), "UTF-16BE"},
+                                                         {std::string("\xFF\xFE\0\0h\0\0\0", 8), "UTF-32LE"},
+                                                         {std::string("\0\0\xFE\xFFh\0\0\0", 8), "UTF-32BE"}};
+    for (size_t m = 0; m < std::size(marks); m++) {
+        const auto& [text, encoding] = marks[m];
+        const std::string name = "w" + std::to_string(m);
+        for (const std::string& p : {write(name + ".txt", text), write(name + ".jsonl", text), write_gz(name + ".txt.gz", text)}) {
+            try {
+                read_all(p);
+                ADD_FAILURE() << p << ": expected an error";
+            } catch (const sixnd::Error& e) {
+                EXPECT_EQ(e.where(), p);
+                EXPECT_NE(std::string(e.what()).find(encoding), std::string::npos) << e.what();
+            }
+        }
+    }
 }
 
 TEST(CleanText, RepairsOrDropsInvalidUtf8) {
