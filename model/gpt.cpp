@@ -51,9 +51,16 @@ struct GPT::Activations {
     void* dqkv_raw = nullptr;  // [N, QW]: gradient at the pre-qk-norm qkv (qk-norm; else == dqkv)
 };
 
+namespace {
+// The layout divides by the head count: a config is checked before the layout is cut from it.
+const GPTConfig& validated(const GPTConfig& c) {
+    c.validate("model config");
+    return c;
+}
+}  // namespace
+
 GPT::GPT(const GPTConfig& cfg, Ops& ops, const ModelOptions& opt)
-    : cfg_(cfg), ops_(ops), mem_(ops.memory()), opt_(opt), layout_(cfg, opt.unit_align) {
-    cfg_.validate("model config");
+    : cfg_(validated(cfg)), ops_(ops), mem_(ops.memory()), opt_(opt), layout_(cfg, opt.unit_align) {
     const size_t es = dtype_size(ops.dtype()), bytes = layout_.total() * es;
     if (opt.allocate_params) {
         params_ = DeviceBuffer(&mem_, bytes, MemCategory::params);

@@ -318,3 +318,17 @@ TEST(Gpt, TrackingSwitchBetweenForwardAndBackwardIsRefused) {
     m.set_track_attention_max(true);
     EXPECT_THROW(m.backward(), Error);
 }
+
+// The model checks its config before cutting the layout from it: with no heads the layout's
+// head size divided by zero (a crash) before the check could say so.
+TEST(Gpt, InvalidConfigIsRefusedBeforeTheLayout) {
+    Backend be = make_backend("cpu", DType::f32);
+    GPTConfig c = preset_config("tiny");
+    c.n_head = 0;
+    try {
+        GPT m(c, *be.ops);
+        ADD_FAILURE() << "a model with no heads was built";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("model sizes must be positive"), std::string::npos) << e.what();
+    }
+}
