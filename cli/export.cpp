@@ -59,10 +59,16 @@ void check_out(const fs::path& out) {
     const fs::file_status st = fs::symlink_status(out, ec);
     if (!fs::exists(st)) return;
     if (!fs::is_directory(st)) throw Error(out.string(), "exists and is not a directory");
-    for (const auto& e : fs::directory_iterator(out))
-        if (!kExportFiles.count(e.path().filename().string()) || !e.is_regular_file())
+    // With error codes: std::filesystem's exception would reach the user as "filesystem error: ...".
+    fs::directory_iterator entries(out, ec);
+    if (ec) throw Error(out.string(), "cannot be listed: " + ec.message());
+    for (const auto& e : entries) {
+        const bool regular = e.is_regular_file(ec);
+        if (ec) throw Error(e.path().string(), "cannot be looked at: " + ec.message());
+        if (!kExportFiles.count(e.path().filename().string()) || !regular)
             throw Error(out.string(), "exists and holds '" + e.path().filename().string() +
                                           "', which no export writes: give a new or empty directory");
+    }
 }
 
 // An export inside the checkpoint would make it other than what was saved (and an export at

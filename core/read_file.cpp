@@ -50,6 +50,13 @@ void FileReader::read_exactly(void* dst, uint64_t offset, size_t bytes) const {
     if (read(dst, offset, bytes) != bytes) throw Error(path_, "ended early: it changed while being read");
 }
 
+std::filesystem::file_type path_type(const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::file_status st = std::filesystem::status(path, ec);
+    if (ec && st.type() != std::filesystem::file_type::not_found) throw Error(path, "cannot be looked at: " + ec.message());
+    return st.type();
+}
+
 void require_regular_file(const std::string& path) {
     struct stat st;
     if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))

@@ -188,7 +188,7 @@ void save_hf_gpt2(const std::string& dir, const GPTConfig& cfg, const ParamLayou
 }
 
 HfModel load_hf_gpt2(const std::string& dir) {
-    if (!fs::is_directory(dir)) throw Error(dir, "no such Hugging Face model directory");
+    if (path_type(dir) != fs::file_type::directory) throw Error(dir, "no such Hugging Face model directory");
     const std::string cpath = dir + "/config.json";
     // A config.json is a few hundred bytes: a device (/dev/zero), a FIFO or a huge file is refused
     // before it is read, rather than read until memory runs out or a writer comes.

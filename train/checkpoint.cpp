@@ -138,21 +138,24 @@ std::string CheckpointWriter::commit(CheckpointMeta meta) {
 }
 
 CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
-    if (!fs::is_directory(dir))
-        throw Error(dir, fs::exists(dir) ? "is not a directory (a checkpoint is a directory: OUT/checkpoints/step-N)"
-                                         : "no such checkpoint directory");
-    if (!fs::exists(dir + "/DONE") && fs::is_directory(dir + "/checkpoints")) {
+    const fs::file_type type = path_type(dir);
+    if (type != fs::file_type::directory)
+        throw Error(dir, type == fs::file_type::not_found
+                             ? "no such checkpoint directory"
+                             : "is not a directory (a checkpoint is a directory: OUT/checkpoints/step-N)");
+    const bool done = path_present(dir + "/DONE");
+    if (!done && path_type(dir + "/checkpoints") == fs::file_type::directory) {
         const std::string latest = latest_checkpoint(dir + "/checkpoints");
         throw Error(dir, latest.empty() ? "is a run directory, not a checkpoint, and holds no complete checkpoint"
                                         : "is a run directory, not a checkpoint: give one of its checkpoints, e.g. the latest, " +
                                               latest);
     }
-    if (!fs::exists(dir + "/DONE") && !latest_checkpoint(dir).empty())
+    if (!done && !latest_checkpoint(dir).empty())
         throw Error(dir, "is a run's checkpoints directory, not a checkpoint: give one of them, e.g. the latest, " +
                              latest_checkpoint(dir));
     // meta.json is written just before DONE: without it nothing of a checkpoint was ever there.
-    if (!fs::exists(dir + "/DONE"))
-        throw Error(dir, fs::exists(dir + "/meta.json")
+    if (!done)
+        throw Error(dir, path_present(dir + "/meta.json")
                              ? "incomplete checkpoint: the DONE marker is missing"
                              : "is not a checkpoint (it holds no meta.json and no DONE marker; a checkpoint is "
                                "OUT/checkpoints/step-N)");
@@ -165,7 +168,7 @@ CheckpointReader::CheckpointReader(const std::string& dir) : dir_(dir) {
                              " of another step");
     for (const auto& [name, info] : meta_.files) {
         const std::string p = dir + "/" + name;
-        if (!fs::exists(p)) throw Error(p, "missing checkpoint file");
+        if (!path_present(p)) throw Error(p, "missing checkpoint file");
         const FileSum got = file_sum(p);
         if (got.bytes != info.bytes)
             throw Error(p, "truncated or resized: " + std::to_string(got.bytes) + " bytes, expected " + std::to_string(info.bytes));
