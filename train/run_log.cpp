@@ -18,15 +18,20 @@ namespace sixnd {
 
 namespace {
 
-// The first line of an existing regular file, if it is a run log's header record.
+// The first line of an existing regular file, if it is a run log's header record. The header
+// lists every shard (a thousand of them pass 100 KiB), so the line is read to its end; a file
+// that does not open with a JSON object (a shard, a checkpoint's tensors) is told at once.
 bool starts_with_header(int fd) {
-    std::string head(1 << 16, '\0');
-    const ssize_t n = pread(fd, head.data(), head.size(), 0);
-    if (n <= 0) return false;
-    head.resize(static_cast<size_t>(n));
-    const size_t eol = head.find('\n');
-    if (eol == std::string::npos) return false;
-    return is_run_log_header(nlohmann::json::parse(head.substr(0, eol), nullptr, false));
+    std::string head;
+    char buf[1 << 16];
+    for (;;) {
+        const ssize_t n = pread(fd, buf, sizeof buf, static_cast<off_t>(head.size()));
+        if (n <= 0) return false;
+        head.append(buf, static_cast<size_t>(n));
+        if (head[0] != '{') return false;
+        const size_t eol = head.find('\n', head.size() - static_cast<size_t>(n));
+        if (eol != std::string::npos) return is_run_log_header(nlohmann::json::parse(head.substr(0, eol), nullptr, false));
+    }
 }
 
 // Where the last complete line of a file of `size` bytes ends (just after its last newline; 0
