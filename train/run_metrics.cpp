@@ -57,6 +57,12 @@ StepNumbers read_step(const plan::LogFields& f, const nlohmann::json& r) {
     return s;
 }
 
+// Drops the entries of steps `first` and later.
+template <class ByStep>
+void erase_from(ByStep& by_step, int first) {
+    by_step.erase(by_step.lower_bound(first), by_step.end());
+}
+
 void check_header(const plan::LogFields& h) {
     if (h.has("config")) h.object("config");
     if (h.has("model")) h.object("model");
@@ -73,12 +79,22 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     // --max-bad-steps: a step record after them (a resumed run's) means the run went on.
     bool ended_non_finite = false, diverged = false;
     std::map<int, std::pair<json, json>> evals;  // step -> val_loss, val_bpb of its evaluation
+    // A header opens a segment; a resumed one starts at the step of its first record.
+    bool segment_opened = false;
     read_run_log(log_path, [&](const plan::LogRecord& rec) {
         const plan::LogFields f(log_path, rec);
         const std::string type = f.has("type") ? f.text("type") : "";
+        if (segment_opened && type != "header" && f.has("step")) {
+            segment_opened = false;
+            const int first = f.integer("step", 0);
+            erase_from(steps, first);
+            erase_from(evals, first);
+            erase_from(spike_steps, first);
+        }
         if (type == "header") {
             check_header(f);
             m.header = rec.json;
+            segment_opened = true;
         } else if (type == "step") {
             const int step = f.integer("step", 0);
             steps[step] = read_step(f, rec.json);
@@ -89,6 +105,13 @@ RunMetrics read_run_metrics(const std::string& log_path) {
             if (f.text("event") == "skip" && f.has("reason") && f.text("reason") == "non_finite")
                 ended_non_finite = true;
             if (f.text("event") == "stop" && f.has("reason") && f.text("reason") == "max_bad_steps") diverged = true;
+            // The steps after the one rolled back to are run again: what they logged before is
+            // the branch the rollback left (its spike stays counted: it is why the run rolled back).
+            if (f.text("event") == "rollback") {
+                const int to = f.integer("to", 0);
+                erase_from(steps, to + 1);
+                erase_from(evals, to + 1);
+            }
             // A skipped step is evaluated when one is due, but writes no step record: its numbers
             // are in the event only.
             if (f.text("event") == "eval")

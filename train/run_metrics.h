@@ -16,8 +16,11 @@
 //   spikes            steps with a spike event
 //   wall_clock_s      seconds spent in training steps: the sum of step_ms (start-up, evaluation
 //                     and checkpoints left out)
-// A run resumed after a kill logs again the steps after its checkpoint: each step counts once,
-// with its latest record. Missing numbers are JSON null.
+// Only the steps of the branch the run ended on count: a resumed run (a header after the first)
+// logs again from the step after its checkpoint, and a rollback from the step after the one it
+// went back to, so the records of those steps and later that came before (a killed run's last
+// steps, a later branch left by a resume from an older checkpoint, the steps a rollback undid,
+// their evaluations and, for a resume, their spikes) are dropped. Missing numbers are JSON null.
 #pragma once
 #include <map>
 #include <string>

@@ -29,16 +29,30 @@ import tiny_text  # noqa: E402
 
 def run_metrics(path):
     """The metrics of train/run_metrics.h, written again from its comment."""
-    steps, spikes = {}, set()
+    steps, spikes, opened = {}, set(), False
+
+    def drop_from(first, with_spikes):
+        for s in [s for s in steps if s >= first]:
+            del steps[s]
+        if with_spikes:
+            spikes.difference_update([s for s in spikes if s >= first])
+
     for line in open(path):
         try:
             r = json.loads(line)
         except ValueError:
             continue
-        if r.get("type") == "step":
+        if opened and r.get("type") != "header" and "step" in r:
+            opened = False
+            drop_from(r["step"], True)
+        if r.get("type") == "header":
+            opened = True
+        elif r.get("type") == "step":
             steps[r["step"]] = r
         elif r.get("type") == "event" and r.get("event") == "spike":
             spikes.add(r["step"])
+        elif r.get("type") == "event" and r.get("event") == "rollback":
+            drop_from(r["to"] + 1, False)
     order = sorted(steps)
     recs = [steps[s] for s in order]
     timed = recs[1:] if len(recs) > 1 else recs

@@ -109,3 +109,42 @@ TEST(RunMetrics, ARunResumedPastItsStopAtMaxBadStepsDidNotDiverge) {
     const std::string again = "{\"type\":\"header\",\"config\":{},\"model\":{}}\n" + step(3, 2.25) + stopped.substr(stopped.find("{\"type\":\"event\""));
     EXPECT_TRUE(read_run_metrics(write_log("stopped_twice", stopped + again)).values["diverged"].get<bool>());
 }
+
+TEST(RunMetrics, AResumeFromAnOlderCheckpointDropsTheBranchItLeft) {
+    // Trained to step 4 (evaluated at 2 and 4, a spike at 4), then resumed from the checkpoint of
+    // step 2 and stopped at step 3: steps 3 and 4 of the first branch are not this run's.
+    const std::string first = step(1, 3.0, ",\"step_ms\":10") + step(2, 2.5, ",\"step_ms\":10,\"val_loss\":2.75") +
+                              "{\"type\":\"event\",\"event\":\"eval\",\"step\":2,\"val_loss\":2.75,\"batches\":1}\n" +
+                              step(3, 2.25, ",\"step_ms\":10") +
+                              "{\"type\":\"event\",\"event\":\"spike\",\"step\":4,\"loss\":9}\n" +
+                              step(4, 9.0, ",\"step_ms\":10,\"val_loss\":8.5") +
+                              "{\"type\":\"event\",\"event\":\"eval\",\"step\":4,\"val_loss\":8.5,\"batches\":1}\n";
+    const std::string resumed = "{\"type\":\"header\",\"config\":{},\"model\":{},\"resumed_from\":\"ck/step-00000002\"}\n" +
+                                step(3, 2.375, ",\"step_ms\":20") +
+                                "{\"type\":\"event\",\"event\":\"stop\",\"step\":3,\"reason\":\"signal\",\"signal\":2,\"last_checkpoint\":\"\"}\n";
+    const RunMetrics m = read_run_metrics(write_log("older_checkpoint", first + resumed));
+    EXPECT_EQ(m.last_step, 3);
+    EXPECT_EQ(m.step_loss, (std::map<int, double>{{1, 3.0}, {2, 2.5}, {3, 2.375}}));
+    EXPECT_EQ(m.values["final_train_loss"], 2.375) << m.values;
+    EXPECT_EQ(m.values["val_loss"], 2.75) << m.values;
+    EXPECT_EQ(m.values["spikes"], 0) << m.values;
+    EXPECT_DOUBLE_EQ(m.values["wall_clock_s"].get<double>(), 0.04) << m.values;
+}
+
+TEST(RunMetrics, ARollbackDropsTheStepsItUndid) {
+    // Step 5 spiked and the run rolled back to step 2, reran step 3 and was stopped: steps 3 and 4
+    // of before the rollback (and step 4's evaluation) are undone; the spike is the run's.
+    const std::string log = write_log(
+        "rollback", step(1, 3.0) + step(2, 2.5, ",\"val_loss\":2.75") +
+                        "{\"type\":\"event\",\"event\":\"eval\",\"step\":2,\"val_loss\":2.75,\"batches\":1}\n" + step(3, 2.25) +
+                        step(4, 4.0, ",\"val_loss\":4.5") + "{\"type\":\"event\",\"event\":\"eval\",\"step\":4,\"val_loss\":4.5,\"batches\":1}\n" +
+                        "{\"type\":\"event\",\"event\":\"spike\",\"step\":5,\"loss\":9}\n"
+                        "{\"type\":\"event\",\"event\":\"rollback\",\"step\":5,\"from\":5,\"to\":2,\"batches_skipped\":13,"
+                        "\"tokens_skipped\":832,\"source\":\"memory\",\"rollbacks\":1}\n" +
+                        step(3, 2.125));
+    const RunMetrics m = read_run_metrics(log);
+    EXPECT_EQ(m.last_step, 3);
+    EXPECT_EQ(m.values["final_train_loss"], 2.125) << m.values;
+    EXPECT_EQ(m.values["val_loss"], 2.75) << m.values;
+    EXPECT_EQ(m.values["spikes"], 1) << m.values;
+}
