@@ -70,7 +70,7 @@ void add_prepare_flags(CLI::App& p, data::PrepareOptions& o, RawFlags& r) {
     p.add_option("--top-ngram-fracs", r.top_ngram, "Gopher: N:MAX share of characters in the most frequent n-gram")->capture_default_str();
     p.add_option("--dup-ngram-fracs", r.dup_ngram, "Gopher: N:MAX share of characters in repeated n-grams")->capture_default_str();
 
-    p.add_flag("--no-dedup-exact", r.no_dedup_exact, "keep exact duplicates");
+    p.add_flag("--no-dedup-exact", r.no_dedup_exact, "skip exact deduplication (MinHash still removes exact copies, unless --no-dedup-near)");
     p.add_flag("--no-dedup-near", r.no_dedup_near, "skip MinHash near-duplicate removal");
     p.add_option("--minhash-ngram", o.minhash.ngram, "words per shingle")->capture_default_str();
     p.add_option("--minhash-bands", o.minhash.bands, "LSH bands")->capture_default_str();

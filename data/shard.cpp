@@ -1,6 +1,7 @@
 #include "data/shard.h"
 
 #include <glob.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -129,6 +130,9 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
     if (rc == 0)
         for (size_t i = 0; i < g.gl_pathc; i++) out.emplace_back(g.gl_pathv[i]);
     globfree(&g);
+    // A name holding glob characters ("run[1]/train.bin") matches no pattern, yet names a file.
+    struct stat st;
+    if (out.empty() && ::lstat(pattern.c_str(), &st) == 0) out.push_back(pattern);
     if (out.empty()) throw Error(pattern, "no files match");
     std::sort(out.begin(), out.end());
     return out;

@@ -92,7 +92,8 @@ private:
 // One whole shard at once (the same writer and rule).
 void write_shard(const std::string& path, const std::vector<uint32_t>& tokens, size_t vocab_size = kShardU16Vocab);
 
-// Sorted paths matching a glob; throws Error naming the pattern when nothing matches.
+// Sorted paths matching a glob, or the pattern itself where it matches nothing but is an existing
+// path (a name with '[' or '*' in it); throws Error naming the pattern when nothing matches.
 std::vector<std::string> expand_glob(const std::string& pattern);
 
 }  // namespace sixnd

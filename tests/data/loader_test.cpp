@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -203,4 +204,20 @@ TEST(Loader, RefusesDataShorterThanOneStep) {
     }
     const auto empty = make_data({0, 0});
     EXPECT_THROW(DataLoader(empty->glob(), 1, 1, 0, 1, 1, false, 0), Error);
+}
+
+// A shard whose path holds glob characters ("run[1]/train_*.bin" is a pattern that matches no
+// "run1") is still named by its literal path; a pattern matching nothing is still an error.
+TEST(ExpandGlob, ALiteralPathWithGlobCharactersNamesItself) {
+    const test::TempDir t("sixnd_glob_");
+    const std::string dir = t.dir + "/run[1]";
+    ASSERT_TRUE(std::filesystem::create_directory(dir));
+    write_shard(dir + "/train.bin", {1, 2, 3});
+    EXPECT_EQ(expand_glob(dir + "/train.bin"), std::vector<std::string>{dir + "/train.bin"});
+    try {
+        expand_glob(dir + "/val.bin");
+        ADD_FAILURE() << "a missing literal path matched";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.fault(), "no files match");
+    }
 }
