@@ -213,9 +213,18 @@ void AtomicFile::commit() {
     const bool renamed = std::rename(temp_.c_str(), path_.c_str()) == 0;
     err = errno;
     cleanup_.disarm();
-    if (renamed) return;
+    if (renamed) return sync_dir(dir_of(path_).string());
     std::remove(temp_.c_str());
     throw Error(path_, std::string("cannot finish writing: ") + std::strerror(err));
+}
+
+void sync_dir(const std::string& dir) {
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return;  // a directory one may write but not read: nothing more can be done
+    const bool ok = ::fsync(fd) == 0 || errno == EINVAL;
+    const int err = errno;
+    ::close(fd);
+    if (!ok) throw Error(dir, std::string("cannot make its entries durable (fsync): ") + std::strerror(err));
 }
 
 void write_file_atomically(const std::string& path, std::string_view content) {
