@@ -79,22 +79,35 @@ std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm) {
     return lock;
 }
 
-void claim_checkpoints(const std::string& root, const std::string& run_id, bool overwrite) {
+namespace {
+
+// "step-00000002" or "step-00000002 .. step-00000008" for a list of step directories in order.
+std::string step_range(const std::vector<std::string>& dirs) {
+    return fs::path(dirs.front()).filename().string() +
+           (dirs.size() > 1 ? " .. " + fs::path(dirs.back()).filename().string() : "");
+}
+
+}  // namespace
+
+std::vector<std::string> claim_checkpoints(const std::string& root, const std::string& run_id, bool overwrite) {
     refuse_foreign_step_entries(root);
-    std::vector<CheckpointEntry> others;
+    std::vector<std::string> others;
     // A directory with neither DONE nor a readable meta.json is an interrupted copy, no run's
     // checkpoint: `latest` skips it and a save of its step replaces it.
     for (const CheckpointEntry& c : list_checkpoints(root))
-        if (c.run_id != run_id && (c.complete || !c.run_id.empty())) others.push_back(c);
-    if (others.empty()) return;
-    const std::string names = fs::path(others.front().dir).filename().string() +
-                              (others.size() > 1 ? " .. " + fs::path(others.back().dir).filename().string() : "");
-    if (!overwrite)
-        throw Error("--out", root + " holds " + std::to_string(others.size()) + " checkpoint(s) of another run (" + names +
-                                 "); continue that run with --resume latest, choose another --out, or pass --overwrite "
-                                 "to delete them");
-    for (const CheckpointEntry& c : others) remove_checkpoint(c.dir);
-    log_info("--overwrite: deleted " + std::to_string(others.size()) + " checkpoint(s) of another run (" + names + ") from " + root);
+        if (c.run_id != run_id && (c.complete || !c.run_id.empty())) others.push_back(c.dir);
+    if (!others.empty() && !overwrite)
+        throw Error("--out", root + " holds " + std::to_string(others.size()) + " checkpoint(s) of another run (" +
+                                 step_range(others) + "); continue that run with --resume latest, choose another --out, "
+                                 "or pass --overwrite to delete them");
+    return others;
+}
+
+void delete_other_runs(const std::string& root, const std::vector<std::string>& dirs) {
+    if (dirs.empty()) return;
+    for (const std::string& d : dirs) remove_checkpoint(d);
+    log_info("--overwrite: deleted " + std::to_string(dirs.size()) + " checkpoint(s) of another run (" + step_range(dirs) +
+             ") from " + root);
 }
 
 std::string new_run_id() {

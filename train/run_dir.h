@@ -30,10 +30,13 @@ std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm);
 
 // A run directory belongs to one run lineage (a fresh run and every resume of it, see
 // CheckpointMeta::run_id). Throws Error("--out", ...) when the checkpoint root holds step
-// directories of another lineage, unless `overwrite`, when they are deleted; throws Error
+// directories of another lineage, unless `overwrite`, when it returns them; throws Error
 // naming a step entry that is a symlink or a file (refuse_foreign_step_entries), overwrite or
-// not. Rank 0 only, under the lock.
-void claim_checkpoints(const std::string& root, const std::string& run_id, bool overwrite);
+// not. Rank 0 only, under the lock. The caller deletes what it returns (delete_other_runs) once
+// every other check of the run has passed: a run refused for another reason (a --log that is no
+// run log, a tokenizer without <|endoftext|>) must not have taken the older run's checkpoints.
+std::vector<std::string> claim_checkpoints(const std::string& root, const std::string& run_id, bool overwrite);
+void delete_other_runs(const std::string& root, const std::vector<std::string>& dirs);
 
 // A fresh lineage's id: 16 hex digits that differ between any two runs.
 std::string new_run_id();

@@ -409,7 +409,8 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
     on_all_agreed(comm, [&] { cfg_.require_seq_len(o.seq_len); });
     run_id_ = ck_ ? ck_->meta().run_id : agreed_run_id(comm_);
     last_good_ = ck_ ? ck_->dir() : "";
-    on_root_agreed(comm, [&] { claim_checkpoints(ckpt_root_, run_id_, o.overwrite); });
+    std::vector<std::string> other_runs;
+    on_root_agreed(comm, [&] { other_runs = claim_checkpoints(ckpt_root_, run_id_, o.overwrite); });
     loader_.tokens().check_vocab(cfg_.vocab_size);
     if (!o.val_data.empty()) {
         val_ = std::make_unique<DataLoader>(o.val_data, o.batch, o.seq_len, rank_, world_, 1, false, 0);
@@ -485,6 +486,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
     // Rank 0 alone opens the log; a log it cannot open must stop every rank, not rank 0 alone.
     on_root_agreed(comm, [&] { log_ = std::make_unique<RunLog>(o.log, ck_ != nullptr); });
     if (!log_) log_ = std::make_unique<RunLog>("", false);
+    on_root_agreed(comm, [&] { delete_other_runs(ckpt_root_, other_runs); });
     tty_ = root_ && o.progress && isatty(fileno(stderr));
 }
 

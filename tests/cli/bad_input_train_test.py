@@ -240,6 +240,10 @@ def run(tmp):
     cases.append(Case("fresh run into another run's --out", train(out=owned), ["--out", "another run", "--overwrite"],
                       unchanged=[ckroot], env=ENV))
 
+    # --overwrite deletes the other run's checkpoints only once the run has passed its checks.
+    cases.append(Case("--overwrite with a --log that is no run log keeps the other run",
+                      train("--overwrite", "--log", a_file, out=owned, steps=1), [a_file, "not a sixnd run log"],
+                      unchanged=[ckroot, a_file], env=ENV))
     def overwritten():
         steps = sorted(os.listdir(ckroot))
         ids = {json.load(open(os.path.join(ckroot, s, "meta.json")))["run_id"] for s in steps}
