@@ -7,8 +7,11 @@
 #include <set>
 #include <utility>
 
+#include "core/error.h"
 #include "core/hex.h"
+#include "core/printable.h"
 #include "data/shard.h"
+#include "tokenizer/utf8.h"
 #include "train/checkpoint.h"
 
 namespace sixnd {
@@ -22,7 +25,12 @@ json data_json(const TokenSet& ts) {
         std::error_code ec;
         const std::filesystem::path abs = std::filesystem::weakly_canonical(s.path(), ec);
         const std::string hash = hex64(s.tokens_hash());
-        shards.push_back({{"path", ec ? s.path() : abs.string()}, {"tokens", s.size()}, {"tokens_xxh3_64", hash}});
+        const std::string path = ec ? s.path() : abs.string();
+        // Recorded as JSON text in the run log and the checkpoints.
+        if (!valid_utf8(path))
+            throw Error(printable(path), "a shard whose path is not valid UTF-8, which the run log and checkpoints record as "
+                                         "JSON text: rename it");
+        shards.push_back({{"path", path}, {"tokens", s.size()}, {"tokens_xxh3_64", hash}});
         ident += std::to_string(s.size()) + ":" + hash + ";";
     }
     return json{{"pattern", ts.pattern()}, {"tokens", ts.size()}, {"shards", shards},

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/printable.h"
+#include "tokenizer/utf8.h"
 #include "train/trainer.h"
 
 namespace sixnd {
@@ -13,6 +15,13 @@ namespace {
 
 void require(bool ok, const char* flag, const std::string& what) {
     if (!ok) throw Error(flag, what);
+}
+
+// The run log, the checkpoints' meta.json and the closing summary record these paths as JSON
+// text, which cannot hold other bytes: refused before the run, not at its first record or save.
+void require_utf8(const std::string& path, const char* flag) {
+    require(valid_utf8(path), flag,
+            "'" + printable(path) + "' is not valid UTF-8, which the run log and checkpoints record as JSON text: rename it");
 }
 
 template <typename T>
@@ -35,6 +44,9 @@ void TrainOptions::validate(int world) const {
     // The run holds OUT/.lock while it runs, so a log there would be reported as another run's.
     require(log.empty() || std::filesystem::path(log).lexically_normal() != (std::filesystem::path(out_dir) / ".lock").lexically_normal(),
             "--log", "is the run directory's lock file (" + out_dir + "/.lock); name another file");
+    for (const auto& [path, flag] : {std::pair{&train_data, "--train-data"}, {&val_data, "--val-data"}, {&out_dir, "--out"},
+                                      {&log, "--log"}, {&tokenizer, "--tokenizer"}, {&eval_task, "--eval-task"}})
+        require_utf8(*path, flag);
     require(steps > 0, "--steps", "must be positive" + got(steps));
     require(std::isfinite(schedule.lr) && schedule.lr > 0, "--lr", "must be a finite number > 0" + got(schedule.lr));
     require(schedule.warmup >= 0, "--warmup", "must be 0 or more" + got(schedule.warmup));

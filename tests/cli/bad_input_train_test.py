@@ -215,6 +215,20 @@ def run(tmp):
         Case("--out below a file", train(out=os.path.join(a_file, "run")), ["--out", a_file], unchanged=[a_file], env=ENV),
         Case("--out cannot take files", train(out="/proc/self"), ["--out", "/proc/self", "not writable"], env=ENV),
     ]
+    # Paths that are not UTF-8 (a Latin-1 name): the run log and checkpoints record them as JSON
+    # text, so they are refused before the run, not at its first record or its first save.
+    latin1_dir = os.path.join(tmp, os.fsdecode(b"donn\xe9es"))
+    os.makedirs(latin1_dir)
+    shutil.copy(data, os.path.join(latin1_dir, "train.bin"))
+    cases += [
+        Case("--out not UTF-8", train(out=os.path.join(tmp, os.fsdecode(b"caf\xe9"))), ["--out", "not valid UTF-8", "\\xe9"],
+             unchanged=[os.path.join(tmp, os.fsdecode(b"caf\xe9"))], env=ENV),
+        Case("--log not UTF-8", train("--log", os.path.join(tmp, os.fsdecode(b"log\xe9.jsonl")), out=os.path.join(tmp, "latin1_log")),
+             ["--log", "not valid UTF-8"], unchanged=[os.path.join(tmp, os.fsdecode(b"log\xe9.jsonl")), os.path.join(tmp, "latin1_log")],
+             env=ENV),
+        Case("a shard under a directory not UTF-8", train(data=os.path.join(tmp, "donn*", "train.bin"), out=os.path.join(tmp, "latin1_data")),
+             ["train.bin", "not valid UTF-8"], unchanged=[os.path.join(tmp, "latin1_data")], env=ENV),
+    ]
     ck_file_run = os.path.join(tmp, "ck_file_run")
     os.makedirs(ck_file_run)
     with open(os.path.join(ck_file_run, "checkpoints"), "w") as f:
