@@ -558,6 +558,14 @@ LoaderState Run::resume_position() {
                  cfg_.describe() + "), --dtype " + m.dtype + " and the optimizer state" +
                  (changed.empty() ? std::string() : "; changed on purpose: " + list) +
                  (position_lost ? "; the data position restarts at the beginning" : ""));
+    // Not a data setting, so allowed; but on -> off drops the FP32 copy the checkpoint kept.
+    const json master_then = m.config.value("master_weights", json());
+    if (root_ && m.dtype == "bf16" && master_then.is_boolean() && master_then != o_.optimizer.master_weights)
+        log_warn(o_.optimizer.master_weights
+                     ? "--master-weights on: " + ck_->dir() + " has no FP32 master weights; they start from its BF16 weights"
+                     : "--master-weights off: the FP32 master weights in " + ck_->dir() +
+                           " are dropped; the run goes on from their BF16 rounding, and updates smaller than a BF16 step "
+                           "are lost from here");
     if (root_) warn_abandoned_branch();
     // An epoch ends when fewer than a step's samples remain (data/loader.h), however the step is
     // split into ranks and micro-batches: with other tokens per step the run reads the same

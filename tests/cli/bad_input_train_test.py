@@ -264,6 +264,14 @@ def run(tmp):
         return None if len(ids) == 1 and steps == ["step-00000001"] else f"left {steps} with run ids {ids}"
     cases.append(Case("--overwrite", train("--overwrite", out=owned, steps=1), [], exit_code=0, check=overwritten, env=ENV))
 
+    # A BF16 run resumed with the other --master-weights goes on, saying what happens to the copy.
+    for was, now, words in (("on", "off", ["--master-weights off", "dropped"]), ("off", "on", ["--master-weights on", "no FP32 master"])):
+        run = os.path.join(tmp, f"master_{was}")
+        sixnd(train("--dtype", "bf16", "--master-weights", was, "--stop-at", "1", out=run))
+        cases.append(Case(f"resumed with --master-weights {now} after {was}",
+                          train("--dtype", "bf16", "--master-weights", now, "--resume", "latest", out=run), [], exit_code=0,
+                          env=ENV, warns=words))
+
     # Resuming an older step in a directory holding newer ones starts a new branch: its first
     # save deletes the abandoned newer ones, and pruning removes this lineage's older ones.
     older = os.path.join(tmp, "older")
