@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string_view>
 
 #include "core/atomic_file.h"
@@ -84,6 +85,25 @@ void remove_checkpoint(const std::string& dir) {
     fs::remove_all(trash, ec);
 }
 
+namespace {
+
+// The names of a re-saved step's swap (core/dir_swap.h): hidden ".step-N.tmp.PID" and
+// ".step-N.old.PID" beside it.
+OutSiblings resave_siblings(const fs::path& step_dir) { return OutSiblings{step_dir, ".", ".tmp.", ".old."}; }
+
+}  // namespace
+
+void restore_moved_aside_checkpoints(const std::string& root) {
+    std::error_code ec;
+    std::set<std::string> steps;
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+        const std::string name = e.path().filename().string();
+        const size_t old = name.find(".old.");
+        if (name.rfind(".step-", 0) == 0 && old != std::string::npos) steps.insert(name.substr(1, old - 1));
+    }
+    for (const std::string& step : steps) restore_aside(resave_siblings(fs::path(root) / step));
+}
+
 CheckpointWriter::CheckpointWriter(const std::string& root, int step, bool create)
     : final_(root + "/" + step_name(step)), tmp_(root + "/." + step_name(step) + ".tmp"), create_(create) {
     if (!create) return;
@@ -124,7 +144,7 @@ std::string CheckpointWriter::commit(CheckpointMeta meta) {
         // Saving the same step again (a resumed run): swapped in whole where the file system can
         // (core/dir_swap.h), so that a kill leaves the old copy or the new one under the step's
         // name. The swap's names are hidden `.step-*` siblings, which prune_checkpoints clears.
-        const OutSiblings swap{fs::path(final_), ".", ".tmp.", ".old."};
+        const OutSiblings swap = resave_siblings(final_);
         fs::rename(tmp_, swap.staging(), ec);
         if (ec) throw Error(final_, "cannot rename the checkpoint into place: " + ec.message());
         tmp_ = swap.staging().string();  // the destructor's to remove, should the swap fail

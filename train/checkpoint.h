@@ -84,6 +84,14 @@ CheckpointMeta read_meta(const std::string& path);
 // under its name: it is renamed to a hidden `.step-NNNNNNNN.deleting` first, then removed.
 void remove_checkpoint(const std::string& dir);
 
+// A save of a step that already had a checkpoint swaps the new copy in; where the file system
+// cannot swap in one step, the earlier copy is moved aside first, and a writer killed (SIGKILL,
+// a crash) between the two renames leaves the step's name empty and the earlier copy hidden as
+// .step-N.old.PID. Puts every such copy of a process that no longer exists back under its step's
+// name, saying so; prune_checkpoints would otherwise delete it at the next save. Rank 0, under
+// the run directory's lock, before --resume looks for a checkpoint.
+void restore_moved_aside_checkpoints(const std::string& root);
+
 // After lineage `run_id` saved `newest_step`: removes stale hidden directories (`.step-*`:
 // temporaries, and what a crash mid-save or mid-delete left); the lineage's complete checkpoints
 // newer than `newest_step`, the future of a branch abandoned by resuming (or rolling back to) an

@@ -2,7 +2,9 @@
 steps of the branch it leaves again) replaces it whole: SIGKILL at any rename of the save leaves
 that step's checkpoint, the earlier one or the new one, never neither. (It was moved aside and
 the new one renamed in after it, and a kill between the two renames lost both: the next save
-deleted the hidden copies, and `--resume latest` went on along the branch the user had left.)"""
+deleted the hidden copies, and `--resume latest` went on along the branch the user had left.)
+Where renameat2 cannot swap (made to fail here), a kill between the two renames leaves the
+earlier copy aside, and the next run puts it back before it looks for `latest`."""
 import json
 import os
 import shutil
@@ -57,6 +59,26 @@ def main():
             print(f"SIGKILL at each {syscall}: {fault or 'ok'}")
             if fault and not fault.startswith("no "):
                 failures.append(fault)
+
+        # Where the file system cannot swap two directories in one step, the earlier copy is
+        # moved aside before the new one is renamed in: a kill between the two leaves the step's
+        # name empty until the next run puts the earlier copy back, before it looks for `latest`
+        # (step 6 of the left branch, as the kill came before the branch's save; or step 4).
+        def put_back(n, r):
+            if r.returncode != -signal.SIGKILL:
+                return f"exit {r.returncode}, expected death by SIGKILL: {r.stderr.strip()[-300:]}"
+            nxt = subprocess.run(base + ["--steps", "4", "--out", run, "--resume", "latest"], capture_output=True,
+                                 text=True, env=ENV)
+            left = sorted(os.listdir(os.path.join(run, "checkpoints")))
+            if not os.path.exists(os.path.join(step4, "DONE")):
+                return f"after the next run, step-00000004 is gone or incomplete; the checkpoint directory holds {left}"
+            if "already at step" not in nxt.stderr:
+                return f"the next run did not find its latest checkpoint: {nxt.stderr.strip()[-300:]}"
+            return None
+        fault = each_rename(cmd, setup, put_back, sig="SIGKILL", fallback=True)
+        print(f"SIGKILL at each rename, renameat2 failing: {fault or 'ok'}")
+        if fault:
+            failures.append(fault)
     return sixnd_files.report(failures, "a checkpoint saved again is replaced whole")
 
 
