@@ -243,6 +243,11 @@ std::string latest_checkpoint(const std::string& root) {
     return best;
 }
 
+std::string step_range(const std::vector<std::string>& dirs) {
+    return fs::path(dirs.front()).filename().string() +
+           (dirs.size() > 1 ? " .. " + fs::path(dirs.back()).filename().string() : "");
+}
+
 void prune_checkpoints(const std::string& root, int keep, const std::string& run_id, int newest_step) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(root, ec)) {
@@ -259,9 +264,7 @@ void prune_checkpoints(const std::string& root, int keep, const std::string& run
     for (const std::string& dir : abandoned) remove_checkpoint(dir);
     if (!abandoned.empty())
         log_info("deleted " + std::to_string(abandoned.size()) + " checkpoint(s) newer than step " + std::to_string(newest_step) +
-                 " (" + fs::path(abandoned.front()).filename().string() +
-                 (abandoned.size() > 1 ? " .. " + fs::path(abandoned.back()).filename().string() : "") +
-                 "): the branch this run left when it went back to an older step");
+                 " (" + step_range(abandoned) + "): the branch this run left when it went back to an older step");
     if (keep <= 0) return;
     // The checkpoint at newest_step is one of the `keep`.
     const size_t keep_older = static_cast<size_t>(keep) - 1;

@@ -92,6 +92,9 @@ void remove_checkpoint(const std::string& dir);
 // the run directory's lock, before --resume looks for a checkpoint.
 void restore_moved_aside_checkpoints(const std::string& root);
 
+// "step-00000002", or "step-00000002 .. step-00000008", for step directories in order (messages).
+std::string step_range(const std::vector<std::string>& dirs);
+
 // After lineage `run_id` saved `newest_step`: removes stale hidden directories (`.step-*`:
 // temporaries, and what a crash mid-save or mid-delete left); the lineage's complete checkpoints
 // newer than `newest_step`, the future of a branch abandoned by resuming (or rolling back to) an

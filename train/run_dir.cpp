@@ -79,16 +79,6 @@ std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm) {
     return lock;
 }
 
-namespace {
-
-// "step-00000002" or "step-00000002 .. step-00000008" for a list of step directories in order.
-std::string step_range(const std::vector<std::string>& dirs) {
-    return fs::path(dirs.front()).filename().string() +
-           (dirs.size() > 1 ? " .. " + fs::path(dirs.back()).filename().string() : "");
-}
-
-}  // namespace
-
 std::vector<std::string> claim_checkpoints(const std::string& root, const std::string& run_id, bool overwrite) {
     refuse_foreign_step_entries(root);
     std::vector<std::string> others;
