@@ -15,19 +15,6 @@ from bad_input import snapshot  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
 ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMP_NUM_THREADS="1")
-NOBODY = 65534
-
-
-def as_user():
-    """The child's set-up: root drops to nobody, whom the permission bits bind; others run as they are."""
-    if os.geteuid() != 0:
-        return None
-
-    def drop():
-        os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
-    return drop
 
 
 def give_away(path):
@@ -36,7 +23,7 @@ def give_away(path):
         return
     for root, dirs, files in os.walk(path):
         for name in [root] + [os.path.join(root, n) for n in dirs + files]:
-            os.chown(name, NOBODY, NOBODY)
+            os.chown(name, sixnd_files.NOBODY, sixnd_files.NOBODY)
 
 
 def main():
@@ -56,7 +43,7 @@ def main():
         give_away(run)
         give_away(empty)
         r = subprocess.run(base + ["--stop-at", "2", "--out", run, "--log", os.path.join(run, "run.jsonl")],
-                           capture_output=True, text=True, env=ENV, preexec_fn=as_user())
+                           capture_output=True, text=True, env=ENV, preexec_fn=sixnd_files.as_user())
         if r.returncode != 0:
             print(f"SKIP: the first run fails as this user: {r.stderr.strip()[-300:]}")
             return 77
@@ -70,7 +57,7 @@ def main():
                 ckroot, log = os.path.join(out, "checkpoints"), os.path.join(out, "run.jsonl")
                 before, logged = snapshot(ckroot), sixnd_files.steps_logged(log)
                 r = subprocess.run(base + extra + ["--out", out, "--log", log], capture_output=True, text=True, env=ENV,
-                                   preexec_fn=as_user())
+                                   preexec_fn=sixnd_files.as_user())
                 errors = [x for x in r.stderr.splitlines() if "error" in x.lower()]
                 trained = sixnd_files.steps_logged(log)[len(logged):]
                 print(f"{name}: exit {r.returncode}, steps trained {trained}, {errors}")

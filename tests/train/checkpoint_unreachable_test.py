@@ -18,19 +18,6 @@ import sixnd_files  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
 ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMP_NUM_THREADS="1")
-NOBODY = 65534
-
-
-def as_user():
-    """The child's set-up: root drops to nobody, whom the permission bits bind; others run as they are."""
-    if os.geteuid() != 0:
-        return None
-
-    def drop():
-        os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
-    return drop
 
 
 def main():
@@ -61,7 +48,7 @@ def main():
         unlisted = os.path.join(tmp, "unlisted")
         os.makedirs(unlisted)
         if os.geteuid() == 0:
-            os.chown(unlisted, NOBODY, NOBODY)
+            os.chown(unlisted, sixnd_files.NOBODY, sixnd_files.NOBODY)
         cases = [
             ("eval, a directory on the way closed", behind_closed,
              ["eval", "--checkpoint", behind_closed, "--data", data, "--batch", "2", "--seq-len", "16"]),
@@ -83,7 +70,7 @@ def main():
         try:
             for name, where, args in cases:
                 r = subprocess.run([SIXND] + args, capture_output=True, text=True, env=ENV, stdin=subprocess.DEVNULL,
-                                   preexec_fn=as_user(), timeout=120)
+                                   preexec_fn=sixnd_files.as_user(), timeout=120)
                 errors = [x for x in r.stderr.splitlines() if "error" in x.lower()]
                 print(f"{name}: exit {r.returncode}, {errors}")
                 if r.returncode != 1 or len(errors) != 1 or where not in errors[0] or "Permission denied" not in errors[0] \

@@ -1,8 +1,8 @@
 """sixnd's files from Python, for the script tests and benchmarks: llm.c token shards, the flat
 parameter layout (units padded to `unit_align` elements) and the ZeRO engine's per-rank bytes
 over it, a run's newest checkpoint and its parameters by tensor name, the steps a run log holds,
-a training run under mpirun, the relative distance the parity tests compare by, and the closing
-line a script test prints."""
+a training run under mpirun, the relative distance the parity tests compare by, a child run as a
+user the permission bits bind, and the closing line a script test prints."""
 import json
 import os
 import shutil
@@ -16,6 +16,22 @@ import numpy as np
 MPI_ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMPI_MCA_rmaps_base_oversubscribe="1",
                OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMP_NUM_THREADS="1")
 MPIRUN = shutil.which("mpirun")
+
+
+# The user a test running as root drops to, so that permission bits it sets keep sixnd out.
+NOBODY = 65534
+
+
+def as_user():
+    """preexec_fn for a child: root drops to nobody, whom the permission bits bind; others run as they are."""
+    if os.geteuid() != 0:
+        return None
+
+    def drop():
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+    return drop
 
 
 def mpirun_missing():
