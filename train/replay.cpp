@@ -10,9 +10,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/error.h"
+#include "core/hex.h"
 #include "core/json_fault.h"
 #include "core/log.h"
 #include "core/read_file.h"
@@ -144,36 +146,72 @@ std::map<std::string, uint64_t> shard_starts(const TokenSet& data) {
     return starts;
 }
 
+// What the run recorded of its shards named `name` ("N tokens, content hash H"); none for a
+// shard it did not train on (a junk batch's) or a checkpoint from before shards carried a hash.
+std::set<std::string> recorded_contents(const json& trained_on, const std::string& name) {
+    std::set<std::string> out;
+    for (const json& s : trained_on.value("shards", json::array()))
+        if (fs::path(s.value("path", "")).filename() == name && s.contains("tokens_xxh3_64"))
+            out.insert(std::to_string(s.value("tokens", uint64_t{0})) + " tokens, content hash " +
+                       s["tokens_xxh3_64"].get<std::string>());
+    return out;
+}
+
+std::string content_of(const Shard& s) { return std::to_string(s.size()) + " tokens, content hash " + hex64(s.tokens_hash()); }
+
 // The report's rows, read from their shards: the path as written, else a shard of the same
-// name in --train-data (a report read on another machine or after the data moved). A row that
-// runs past its shard's end goes on at the start of the next shard of --train-data, as the
-// loader reads it (data/loader.h); the report names only where it starts.
-std::vector<Row> spike_rows(const SpikeReportRows& rep, const std::string& report_path, const TokenSet& data, int vocab) {
+// name beside the report or in --train-data (a report read on another machine or after the data
+// moved); of these, the first whose content the run trained on (a file of that name rewritten
+// since, or another data set's under the same relative path, holds other rows than the spike's).
+// A row that runs past its shard's end goes on at the start of the next shard of --train-data,
+// as the loader reads it (data/loader.h); the report names only where it starts.
+std::vector<Row> spike_rows(const SpikeReportRows& rep, const std::string& report_path, const TokenSet& data,
+                            const json& trained_on, int vocab) {
     const std::map<std::string, uint64_t> starts = shard_starts(data);
     std::map<std::string, std::unique_ptr<Shard>> opened;
+    // --train-data's own shards are opened (and hashed) already.
+    std::map<std::string, const Shard*> own;
+    for (const Shard& s : data.shards()) own.emplace(canonical(s.path()), &s);
+    auto open = [&](const std::string& path) -> const Shard& {
+        const std::string key = canonical(path);
+        if (const auto it = own.find(key); it != own.end()) return *it->second;
+        auto& shard = opened[key];
+        if (!shard) shard = std::make_unique<Shard>(path);
+        return *shard;
+    };
     std::vector<Row> rows;
     const size_t n = static_cast<size_t>(rep.seq_len) + 1;
     for (size_t i = 0; i < rep.rows.size(); i++) {
         const SpikeRow& r = rep.rows[i];
-        std::string path = r.shard;
-        std::error_code ec;
+        const fs::path name = fs::path(r.shard).filename();
         // A junk batch's shard is written beside its report, under a path relative to where
         // the run was started.
-        const fs::path beside = fs::path(report_path).parent_path() / fs::path(r.shard).filename();
-        if (!fs::is_regular_file(path, ec) && fs::is_regular_file(beside, ec)) path = beside.string();
-        if (!fs::is_regular_file(path, ec)) {
-            path.clear();
-            for (const Shard& s : data.shards())
-                if (fs::path(s.path()).filename() == fs::path(r.shard).filename()) path = s.path();
-            if (path.empty())
-                throw Error(report_path, "batch row " + std::to_string(i) + ": shard '" + r.shard +
-                                             "' not found (nor a shard of that name beside the report or in --train-data)");
+        std::vector<std::string> candidates{r.shard, (fs::path(report_path).parent_path() / name).string()};
+        for (const Shard& s : data.shards())
+            if (fs::path(s.path()).filename() == name) candidates.push_back(s.path());
+        const std::set<std::string> recorded = recorded_contents(trained_on, name.string());
+        const Shard* shard = nullptr;
+        const Shard* first = nullptr;
+        for (const std::string& c : candidates) {
+            std::error_code ec;
+            if (!fs::is_regular_file(c, ec)) continue;
+            const Shard& s = open(c);
+            if (!first) first = &s;
+            if (recorded.empty() || recorded.count(content_of(s))) {
+                shard = &s;
+                break;
+            }
         }
-        const std::string key = canonical(path);
-        auto& shard = opened[key];
-        if (!shard) shard = std::make_unique<Shard>(path);
+        if (!first)
+            throw Error(report_path, "batch row " + std::to_string(i) + ": shard '" + r.shard +
+                                         "' not found (nor a shard of that name beside the report or in --train-data)");
+        if (!shard)
+            throw Error(report_path, "batch row " + std::to_string(i) + ": shard '" + r.shard + "' is not the one the run trained on (" +
+                                         first->path() + ": " + content_of(*first) + "; the run's: " + *recorded.begin() +
+                                         "): the spike's rows are not in it; give --train-data the run's shard of that name");
+        const std::string& path = shard->path();
         Row row{std::nullopt, std::vector<int32_t>(n)};
-        const auto start = starts.find(key);
+        const auto start = starts.find(canonical(path));
         if (start != starts.end()) row.at = start->second + r.offset;
         const bool within = r.offset <= shard->size() && shard->size() - r.offset >= n;
         if (!within && !(row.at && r.offset < shard->size() && *row.at + n <= data.size()))
@@ -379,7 +417,7 @@ json replay_spike(const ReplayOptions& o) {
     const TokenSet data(o.train_data);
     data.check_vocab(meta.model.vocab_size);
     warn_if_other_data(meta.data, data);
-    const std::vector<Row> rows = spike_rows(rep, o.spike_report, data, meta.model.vocab_size);
+    const std::vector<Row> rows = spike_rows(rep, o.spike_report, data, meta.data, meta.model.vocab_size);
     const std::vector<Place> others =
         other_rows(data, rows, rows.size() * static_cast<size_t>(o.other_batches), rep.seq_len, o.seed);
 

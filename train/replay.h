@@ -86,7 +86,8 @@ void check_checkpoint_of_report(const CheckpointMeta& ck, const std::string& ck_
 // verdict, step, rows, seq_len, other_batches, seed, device, rule, reference_loss, and for
 // "checkpoint" and "earlier": dir, step, spike_loss, row_losses, others_mean, others_std,
 // threshold, spikes. A row whose loss is not finite is an Error naming the checkpoint: no
-// verdict rests on it. Progress goes to stderr when it is a terminal.
+// verdict rests on it; so is a spike row whose shard holds other tokens than the run's shard of
+// that name (the checkpoint's data record) held, naming the report. Progress goes to stderr when it is a terminal.
 nlohmann::json replay_spike(const ReplayOptions& o);
 
 }  // namespace sixnd

@@ -2,9 +2,12 @@
 the fault, and exit status 1: a missing or malformed report, a report without batch rows, rows
 beyond their shard or in shards that are nowhere, checkpoints that are missing, not before the
 spike, or of another model, or of another run, dtype or seed than the report records, or
-whose losses are not finite, no earlier checkpoint to compare with, bad or empty flag values."""
+whose losses are not finite, no earlier checkpoint to compare with, bad or empty flag values.
+A report's shard rewritten since the run holds other rows than the spike's: refused, unless
+--train-data holds the run's shard of that name, which the rows are then read from."""
 import json
 import os
+import shutil
 import sys
 import tempfile
 
@@ -138,6 +141,32 @@ def main():
                  [os.path.join(one, "step-00000002"), "another run", "same run"]),
             Case("good report runs", args(), [], exit_code=0),
         ]
+
+        # A run on its own copy of the shard, whose report names that copy; the copy is then
+        # rewritten in place (another data set under the same relative path looks the same).
+        moved = os.path.join(tmp, "moved")
+        os.makedirs(moved)
+        shutil.copy(paths["train"], os.path.join(moved, "train.bin"))
+        mv_ck = train(dict(paths, train=os.path.join(moved, "train.bin")), os.path.join(tmp, "onmoved"), 4, 2)
+        # (The report sits beside the copy: a shard of that name beside it would be read instead.)
+        mv_report = report(os.path.join("moved", "report.json"), rows=[{"shard": os.path.join(moved, "train.bin"), "offset": 100}],
+                           earlier=os.path.join(mv_ck, "step-00000002"))
+        mv_args = ["replay", "--checkpoint", os.path.join(mv_ck, "step-00000004"), "--spike-report", mv_report, "--device", "cpu"]
+        before = json.loads(tiny_text.sixnd(*mv_args, "--train-data", paths["train"]).stdout.splitlines()[-1])
+        tokens = open(os.path.join(moved, "train.bin"), "rb").read()
+        rewritten = tokens[:1024 + 200] + bytes(len(tokens) - 1024 - 400) + tokens[-200:]
+        open(os.path.join(moved, "train.bin"), "wb").write(rewritten)
+        cases.append(Case("spike rows' shard rewritten since the run", mv_args + ["--train-data", os.path.join(moved, "train.bin")],
+                          [mv_report, "batch row 0", "not the one the run trained on", "content hash"]))
+
+        def read_from_run_data():
+            r = tiny_text.sixnd(*mv_args, "--train-data", paths["train"], check=False)
+            if r.returncode != 0:
+                return f"exit {r.returncode}: {r.stderr[-300:]}"
+            rows, want = json.loads(r.stdout.splitlines()[-1])["checkpoint"]["row_losses"], before["checkpoint"]["row_losses"]
+            return None if rows == want else f"row losses {rows}, before the rewrite {want}"
+        cases.append(Case("spike rows' shard rewritten, the run's in --train-data", ["--version"], [], exit_code=0,
+                          check=read_from_run_data))
 
         # Baseline batches from data the run did not train on: said, and the replay still runs.
         val_as_train = args(train_data=paths["val"])
