@@ -29,7 +29,7 @@ Muon::Muon(Ops& ops, const ParamLayout& layout, std::vector<ShardSpan> spans, co
            const Locate& params, Comm& comm, float peak_lr)
     : AdamW(ops, layout, std::move(spans), cfg, params, [&layout](const TensorInfo& t) { return !updates(t, layout); }),
       comm_(comm),
-      lr_ratio_(cfg.muon_lr / peak_lr) {
+      lr_ratio_(static_cast<double>(cfg.muon_lr) / peak_lr) {
     const size_t W = comm.size(), r = comm.rank();
     size_t max_unit = 0, max_work = 0;
     for (const plan::MuonUnit& unit : matrices_by_unit(layout)) {
@@ -76,7 +76,7 @@ Muon::Muon(Ops& ops, const ParamLayout& layout, std::vector<ShardSpan> spans, co
 
 void Muon::step(const Locate& params, const Locate& grads, float lr, float grad_scale, int step) {
     AdamW::step(params, grads, lr, grad_scale, step);
-    const float muon_lr = lr * lr_ratio_;
+    const float muon_lr = static_cast<float>(lr * lr_ratio_);
     const size_t es = dtype_size(ops_.dtype());
     float* dir = dir_.as<float>();
     for (const UnitWork& w : units_) {

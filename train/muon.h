@@ -64,7 +64,8 @@ private:
         std::vector<Slice> slices;
     };
     Comm& comm_;
-    float lr_ratio_;
+    // In double: a --lr near float's smallest (1e-42) over --muon-lr overflows float to infinity.
+    double lr_ratio_;
     std::vector<UnitWork> units_;
     DeviceBuffer dir_, work_;  // one unit of FP32 directions; Newton-Schulz workspace
     double ns_flops_ = 0;

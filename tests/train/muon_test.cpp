@@ -75,3 +75,35 @@ TEST(Muon, StepsMatricesAndLeavesTheRestToAdamW) {
     EXPECT_EQ(muon->matmul_flops_per_step(), flops);
     EXPECT_EQ(adam.matmul_flops_per_step(), 0);
 }
+
+// Muon's rate is --muon-lr scaled as the schedule scales --lr: a --lr as small as a float gets
+// (AdamW's tensors all but frozen) still leaves Muon its own rate, not muon_lr / lr overflowed
+// to infinity and every matrix non-finite.
+TEST(Muon, KeepsItsRateUnderTheSmallestLr) {
+    const ParamLayout layout(preset_config("tiny"));
+    const size_t n = layout.total();
+    HostMemory mem;
+    auto ops = make_cpu_ops(DType::f32, mem);
+    LocalComm comm(mem);
+    const std::vector<float> p0 = random_floats(n, 1, -0.1f, 0.1f), g = random_floats(n, 2);
+    std::vector<float> p(p0), grads(g);
+    OptimizerConfig cfg;
+    cfg.kind = OptimizerKind::muon;
+    AdamW::Locate at = [&](const ShardSpan&) { return static_cast<void*>(p.data()); };
+    AdamW::Locate grad_at = [&](const ShardSpan&) { return static_cast<void*>(grads.data()); };
+    const float tiny_lr = 1e-42f;
+    std::unique_ptr<AdamW> muon = make_optimizer(*ops, layout, whole_buffer(n), cfg, at, comm, tiny_lr);
+    muon->step(at, grad_at, tiny_lr, 1.0f, 1);
+    EXPECT_FALSE(ops->take_nonfinite_update());
+    for (const auto& t : layout.tensors()) {
+        if (!Muon::updates(t, layout)) continue;
+        const int rows = t.shape[0], cols = t.shape[1];
+        std::vector<float> mom(t.numel, 0.0f), dir(t.numel), work(Ops::newton_schulz_floats(rows, cols));
+        std::vector<float> want(p0.begin() + t.offset, p0.begin() + t.offset + t.numel);
+        ops->muon_momentum(dir.data(), mom.data(), g.data() + t.offset, t.numel, cfg.muon_momentum, 1.0f);
+        ops->newton_schulz(dir.data(), work.data(), rows, cols, 5);
+        ops->muon_apply(want.data(), nullptr, dir.data(), t.numel, cfg.muon_lr, std::sqrt(std::max(1.0f, float(rows) / cols)), 0.0f);
+        const std::vector<float> got(p.begin() + t.offset, p.begin() + t.offset + t.numel);
+        EXPECT_LT(rel_error(got, to_double(want)), 1e-6) << t.name;
+    }
+}
