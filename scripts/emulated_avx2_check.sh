@@ -19,7 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 QEMU_CPU=EPYC-Rome-v2
-if [ "${1:-}" = --cpu ] && [ -n "${2:-}" ]; then
+if [ $# -eq 2 ] && [ "$1" = --cpu ] && [ -n "$2" ]; then
   QEMU_CPU=$2
 elif [ $# -gt 0 ]; then
   echo "usage: bash scripts/emulated_avx2_check.sh [--cpu QEMU_CPU_MODEL]" >&2

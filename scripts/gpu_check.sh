@@ -53,7 +53,9 @@ declare -A SELECTED=([probe]=1)
 if [[ -z ${SIXND_GPU_STEPS:-} ]]; then
     for l in "${LIMITS[@]}"; do SELECTED[${l%%:*}]=1; done
 else
-    read -r -a words <<<"${SIXND_GPU_STEPS//,/ }"
+    # Every line of it (a plain read stops at the first: the names after a newline went unchecked,
+    # and unrun).
+    read -r -d '' -a words <<<"${SIXND_GPU_STEPS//,/ }"
     if ((${#words[@]} == 0)); then
         echo "gpu_check: SIXND_GPU_STEPS='$SIXND_GPU_STEPS' names no step (unset it for all; 'probe' for the probe alone)" >&2
         exit 2

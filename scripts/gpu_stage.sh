@@ -10,6 +10,10 @@
 # every call too) and fails when the two together come near the device tool's 64 MiB limit.
 # Usage: scripts/gpu_stage.sh [BUILD_DIR]   (default build-gpu, the `gpu` preset's folder)
 set -euo pipefail
+if (($# > 1)) || [[ ${1:-} == -* ]]; then
+    echo "usage: scripts/gpu_stage.sh [BUILD_DIR]   (default build-gpu, the gpu preset's folder)" >&2
+    exit 2
+fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # A BUILD_DIR given is taken from the directory gpu_stage.sh is started in.
 BUILD=$(realpath -ms -- "${1:-$ROOT/build-gpu}")
@@ -61,4 +65,4 @@ if ((stage_bytes + tree_bytes > 56 * 1048576)); then
 fi
 # The staged gpu_check.sh finds the binaries beside itself; scripts/gpu_check.sh looks only in
 # build-gpu/stage.
-echo "gpu_stage: carry \"$CARRY\"; run: bash $CARRY/scripts/gpu_check.sh"
+echo "gpu_stage: carry \"$CARRY\"; run: bash $(printf '%q' "$CARRY/scripts/gpu_check.sh")"

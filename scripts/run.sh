@@ -53,6 +53,22 @@ flock -n -E 75 "$RUN/.lock" true 2>/dev/null || lock_rc=$?
 if [ "$lock_rc" = 75 ]; then
   die "$RUN is in use by a sixnd train (pid $(head -c 20 "$RUN/.lock" 2>/dev/null | tr -dc 0-9)); stop it or set SIXND_RUN to another directory"
 fi
+# A fresh run deletes the last one's texts/ (links to the fortune files), spikes/ (sixnd's spike
+# reports) and summary; a SIXND_RUN that holds something else under those names (a directory
+# used for other things) is refused here, before any stage, instead of losing it.
+not_ours() { die "SIXND_RUN=$RUN: $1 is not what an earlier run.sh left there ($2); remove it yourself or set SIXND_RUN to another directory"; }
+if [ -e "$RUN/texts" ] || [ -L "$RUN/texts" ]; then
+  { [ -d "$RUN/texts" ] && [ ! -L "$RUN/texts" ]; } || not_ours "$RUN/texts" "not a directory"
+  [ -z "$(find "$RUN/texts" -mindepth 1 ! -type l -print -quit)" ] || not_ours "$RUN/texts" "it holds more than links"
+fi
+if [ -e "$RUN/spikes" ] || [ -L "$RUN/spikes" ]; then
+  { [ -d "$RUN/spikes" ] && [ ! -L "$RUN/spikes" ]; } || not_ours "$RUN/spikes" "not a directory"
+  [ -z "$(find "$RUN/spikes" -mindepth 1 ! \( -type f -name 'step-*.json*' \) -print -quit)" ] ||
+    not_ours "$RUN/spikes" "it holds more than spike reports"
+fi
+if [ -d "$RUN/train_summary.json" ] && [ ! -L "$RUN/train_summary.json" ]; then
+  not_ours "$RUN/train_summary.json" "a directory"
+fi
 
 # --- stages: each in a process group of its own, so that a signal sent to run.sh (Ctrl-C in its
 #     terminal, kill, a CI job's timeout) reaches the stage once, and run.sh waits for it to end
@@ -60,9 +76,10 @@ fi
 CHILD=""
 STAGE=""
 SIGNAL=""
+UNSENT=""
 on_signal() {
   SIGNAL=${SIGNAL:-$1}
-  if [ -n "$CHILD" ]; then kill -s "$1" -- "-$CHILD" 2>/dev/null || true; fi
+  if [ -n "$CHILD" ]; then kill -s "$1" -- "-$CHILD" 2>/dev/null || true; else UNSENT=$1; fi
 }
 trap 'on_signal INT' INT
 trap 'on_signal TERM' TERM
@@ -73,7 +90,11 @@ trap 'rm -f -- "$RUN/train_summary.json.tmp"' EXIT
 interrupted() {
   local n
   case $SIGNAL in INT) n=2 ;; HUP) n=1 ;; *) n=15 ;; esac
-  if [ "$STAGE" = training ] && [ -n "$(ls -A "$RUN/checkpoints" 2>/dev/null)" ]; then
+  # This run's checkpoints only: newer than the summary's temporary file, made as training started
+  # (a trainer stopped before its --overwrite removed the last run's leaves those, and the
+  # command below would continue that run).
+  if [ "$STAGE" = training ] && [ -n "$(find "$RUN/checkpoints" -mindepth 1 -maxdepth 1 -newer \
+       "$RUN/train_summary.json.tmp" -print -quit 2>/dev/null)" ]; then
     echo "run.sh: interrupted by SIG$SIGNAL during $STAGE; its checkpoints are in $RUN/checkpoints." \
          "run.sh again starts a new run; to continue this one instead:" >&2
     echo "  cd $(printf '%q' "$ROOT") && $(printf '%q ' "${TRAIN[@]}")--resume latest" >&2
@@ -92,6 +113,12 @@ stage() {
   "$@" &
   CHILD=$!
   set +m
+  # A signal that came while the stage was being started had no process group to reach (the
+  # stage then ran to its end, a whole training run, before run.sh acted on it): it goes now.
+  if [ -n "$UNSENT" ]; then
+    kill -s "$UNSENT" -- "-$CHILD" 2>/dev/null || true
+    UNSENT=""
+  fi
   local rc
   while :; do
     wait "$CHILD" && rc=0 || rc=$?

@@ -6,7 +6,7 @@
 #    each one's counts as it ends, says there is no device, ends with the table, and exits 0
 #    within seconds, leaving two files in $OUT;
 # 2. SIXND_GPU_STEPS: the budget is the chosen steps' limits, the others are "not selected", and
-#    an unknown name stops it at once (exit 2);
+#    an unknown name stops it at once (exit 2), on a later line of the value too (it went unread);
 # 3. on a made-up device (an nvidia-smi and test binaries of this test's own, first on PATH and
 #    SIXND_GPU_BIN): the test binaries run with CUDA_LAUNCH_BLOCKING=1, the header names the
 #    driver, the probe records the OS and glibc, and a binary the loader refuses shows its line;
@@ -111,6 +111,8 @@ grep -q '^== gpu_attention_test' "$T/log" && fail "gpu_attention_test was not ch
 check "$T/out3" SIXND_GPU_STEPS="tests gpu_bogus_test"
 ((rc == 2)) || fail "an unknown step name: exit status $rc (expected 2)"
 grep -q "names 'gpu_bogus_test', which is no step" "$T/log" || fail "an unknown step name is not named: $(cat "$T/log")"
+check "$T/out3" SIXND_GPU_STEPS=$'tests\ngpu_bogus_test'
+((rc == 2)) || fail "an unknown step name on a second line: exit status $rc (expected 2)"
 
 # --- 3. a made-up device ------------------------------------------------------------------------
 FAKE=$T/fake

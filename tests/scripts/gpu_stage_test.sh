@@ -7,7 +7,10 @@
 #    printed is the staged gpu_check.sh (scripts/gpu_check.sh looks only in build-gpu/stage: it
 #    used to be printed for every stage, and found no binaries in another);
 # 2. with no argument it stages build-gpu and prints carry "build-gpu/stage";
-# 3. a BUILD_DIR outside the repository (which no device call can carry) is refused in one line.
+# 3. a BUILD_DIR outside the repository (which no device call can carry) is refused in one line;
+# 4. with a space in BUILD_DIR the printed command runs as printed (its path was printed unquoted);
+# 5. an option (--help) or a second argument gets the usage and exit 2, and nothing is staged (the
+#    first was taken for a build folder, the second ignored).
 # Skips (77) without gcc and objcopy.
 set -u
 SRC=${SIXND_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -69,4 +72,25 @@ echo "BUILD_DIR outside the repository: exit $rc: $out"
 ((rc == 1)) || fail "exit $rc for a build outside the repository (expected 1)"
 [[ $(wc -l <<<"$out") == 1 && $out == *"outside the repository"* ]] || fail "not one line saying why"
 [[ ! -e $T/elsewhere/b/stage ]] || fail "it staged a folder no call can carry"
+# --- 4. a folder with a space: the printed command runs as printed
+make_build "$T/repo/my build"
+out=$(cd "$T/repo" && bash scripts/gpu_stage.sh "my build" 2>&1)
+rc=$?
+echo "BUILD_DIR with a space: exit $rc: $(tail -1 <<<"$out")"
+((rc == 0)) || fail "exit $rc for 'my build': $out"
+cmd=$(tail -1 <<<"$out" | sed 's/.*; run: //')
+check=$(cd "$T/repo" && OUT="$T/check_out" SIXND_GPU_STEPS=gpu_ops_test timeout 60 bash -c "$cmd" 2>&1)
+[[ $check == *"== gpu_ops_test"* && $check != *"gpu_ops_test: skipped (not built"* ]] ||
+    fail "the printed command '$cmd' does not run the staged script in 'my build': $check"
+
+# --- 5. an option or a second argument is refused with the usage, nothing staged
+rm -rf "$T/repo/build-gpu/stage"
+for args in "--help" "build-gpu extra"; do
+    read -r -a a <<<"$args"
+    out=$(cd "$T/repo" && bash scripts/gpu_stage.sh "${a[@]}" 2>&1)
+    rc=$?
+    echo "gpu_stage.sh $args: exit $rc: $out"
+    ((rc == 2)) && [[ $(wc -l <<<"$out") == 1 && $out == usage:* ]] || fail "gpu_stage.sh $args: not the usage, exit 2"
+done
+[[ ! -e $T/repo/build-gpu/stage ]] || fail "a refused call staged build-gpu"
 echo "all passed"

@@ -14,7 +14,13 @@ sixnd), on Debian's fortunes:
 6. run.sh again after that starts a new run (its own checkpoint only);
 7. the shards are made from the fortune files the tokenizer learnt from, no others;
 8. while another run.sh (of another run directory) builds build/, run.sh says so and waits for it
-   before its own build.
+   before its own build;
+9. a run directory holding things of its own under the names a fresh run deletes (texts/ with a
+   file, spikes/ with more than spike reports, a train_summary.json directory) is refused before
+   any stage runs, with one line naming it, and they are untouched (texts/ used to be deleted);
+10. SIGTERM that comes while run.sh starts training (its fork held up by strace) still reaches the
+   trainer (it reached no process group, and training ran all its steps), and a trainer stopped
+   before it removed the last run's checkpoints gets no command printed that would continue those.
 Skips (77) without Debian's fortunes or a built sixnd."""
 import fcntl
 import json
@@ -32,6 +38,7 @@ FORTUNES = "/usr/share/games/fortunes"
 sys.path.insert(0, os.path.join(SRC, "tests", "util"))
 from checklist import check, verdict  # noqa: E402
 import stand_in  # noqa: E402
+from rename_signal import SKIP_NOTE, STRACE  # noqa: E402
 
 
 
@@ -128,6 +135,49 @@ def interrupt(repo, env, t, run_dir, send, expect_rc, name):
           f"{name}: the trainer got one signal, not two")
 
 
+def interrupt_as_training_starts(repo, env, t, run_dir):
+    """SIGTERM to run.sh while it starts training in run_dir, which holds the last run's
+    checkpoints, its fork held up by strace (attached once the tokenizer runs, delaying each
+    fork's return in run.sh)."""
+    last_ckpts = sorted(os.listdir(os.path.join(run_dir, "checkpoints")))
+    err_path = os.path.join(t, "start.err")
+    with open(err_path, "w") as err_f:
+        p = subprocess.Popen(["bash", os.path.join(repo, "scripts", "run.sh")], cwd=t, stdout=subprocess.DEVNULL,
+                             stderr=err_f, env=dict(env, SIXND_RUN=run_dir, SIXND_STEPS="100000"),
+                             start_new_session=True)
+
+    def wait_for(text):
+        end = time.time() + 300
+        while time.time() < end and p.poll() is None:
+            if text in open(err_path, errors="replace").read():
+                return True
+            time.sleep(0.05)
+        return False
+
+    tracer = None
+    if wait_for("== tokenizer"):
+        tracer = subprocess.Popen([STRACE, "-qq", "-o", "/dev/null", "-p", str(p.pid), "-e", "trace=clone,clone3",
+                                   "-e", "inject=clone,clone3:delay_exit=3000000"], stderr=subprocess.DEVNULL)
+    started = tracer is not None and wait_for("== train")
+    if started:
+        time.sleep(1.5)
+        os.kill(p.pid, signal.SIGTERM)
+    try:
+        p.wait(timeout=240)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    if tracer:
+        tracer.wait(timeout=30)
+    err = open(err_path, errors="replace").read()
+    check(started and p.returncode == 143 and "run.sh: interrupted by SIGTERM during training" in err,
+          f"SIGTERM as training starts reaches the trainer: exit {p.returncode} (stderr ends: {err[-300:]!r})")
+    check("second signal" not in err, "SIGTERM as training starts: the trainer got one signal, not two")
+    ckpts = sorted(os.listdir(os.path.join(run_dir, "checkpoints")))
+    check(not ("--resume latest" in err and ckpts == last_ckpts),
+          f"SIGTERM as training starts: no command that continues the last run's checkpoints {last_ckpts} is printed")
+
+
 def main():
     if not os.path.isdir(FORTUNES) or not os.access(SIXND, os.X_OK):
         print(f"skipped: needs {FORTUNES} (the fortunes package) and a built sixnd ({SIXND})")
@@ -174,6 +224,25 @@ def main():
         check(os.path.isdir(os.path.join(old, "checkpoints", "step-00000007")),
               "a run directory in use: its checkpoint is untouched")
 
+        # --- 9. a SIXND_RUN holding other things under the names a fresh run deletes
+        other = os.path.join(t, "home")
+        for name, fault in (("texts/notes.txt", "holds more than links"),
+                            ("spikes/todo.txt", "holds more than spike reports"),
+                            ("spikes/sub/step-0000001.json", "holds more than spike reports"),
+                            ("texts", "not a directory"),
+                            ("train_summary.json/notes.txt", "a directory")):
+            shutil.rmtree(other, ignore_errors=True)
+            path = os.path.join(other, name)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write("mine\n")
+            rc, out, err = run(repo, dict(env, SIXND_RUN=other, SIXND_STEPS="1"), t, timeout=60)
+            lines = [line for line in err.splitlines() if line.strip()]
+            check(rc == 1 and len(lines) == 1 and f"SIXND_RUN={other}: " in lines[0] and fault in lines[0],
+                  f"a run directory with {name} of its own is refused: exit {rc}, {lines}")
+            check(os.path.isfile(path) and open(path).read() == "mine\n", f"{name} of the run directory's own is untouched")
+        check(not os.path.exists(mark), "a run directory holding other things: no stage ran")
+
         # --- 2. a relative SIXND_RUN with a space, from another directory than the repository
         cwd = os.path.join(t, "elsewhere")
         os.makedirs(cwd)
@@ -217,6 +286,12 @@ def main():
         ckpts = sorted(os.listdir(os.path.join(run_dir, "checkpoints")))
         check(rc == 0 and ckpts == ["step-00000001"],
               f"run.sh after an interrupted run starts a new one: exit {rc}, checkpoints {ckpts}")
+
+        # --- 10. SIGTERM while training is being started
+        if STRACE:
+            interrupt_as_training_starts(repo, env, t, run_dir)
+        else:
+            print(f"note: {SKIP_NOTE}")
     finally:
         for line in processes_under(t):
             os.kill(int(line.split(":")[0]), signal.SIGKILL)

@@ -2,8 +2,11 @@
 # scripts/test.sh's passes, with stand-ins for setup.sh, nvcc, cmake and ctest (nothing is built
 # or run): a pass whose tests fail no longer stops the passes after it (the whole CPU suite used
 # to go untested when the gpu pass failed), the CPU pass still runs last, and the last line names
-# the passes that failed, with exit 1; with every pass green it exits 0. Also that it exports
-# only OMP_NUM_THREADS and the sanitizers' options (no OPENBLAS_*).
+# the passes that failed, with exit 1; with every pass green it exits 0. Ctrl-C during a pass
+# stops test.sh there with 130 (ctest exits on it with a status of its own, and every Ctrl-C used
+# to start the next pass). The AVX2 path pass runs unless the whole suite runs on that path
+# (SIXND_CPU_ISA=avx2; native used to drop it). Also that it exports only OMP_NUM_THREADS and the
+# sanitizers' options (no OPENBLAS_*).
 set -u
 SRC=${SIXND_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)}
 fail() { echo "FAILED: $*"; exit 1; }
@@ -21,14 +24,18 @@ cat >"$T/bin/ctest" <<'STUB'
 #!/bin/bash
 echo "ctest $* | ISA=${SIXND_CPU_ISA:-} OMP=${OMP_NUM_THREADS:-} OPENBLAS=$(env | grep -c '^OPENBLAS_')" >>"$LOG"
 [[ -n $FAIL_PASS && "$* " == *"$FAIL_PASS "* ]] && exit 8
+# Ctrl-C in the terminal reaches the whole process group; ctest then exits with a status of its
+# own, not by the signal.
+[[ -n $INT_PASS && "$* " == *"$INT_PASS "* ]] && { trap 'exit 8' INT; kill -INT 0; sleep 5; }
 exit 0
 STUB
 chmod +x "$T/bin/"*
 
-run() {  # run FAIL_PASS: output in $T/out, calls in $T/log, status in rc
+run() {  # run FAIL_PASS [INT_PASS [SIXND_CPU_ISA]]: output in $T/out, calls in $T/log, status in rc
     : >"$T/log"
+    # A session of its own: the Ctrl-C stand-in signals its process group, not this script.
     env -u SIXND_CPU_ISA -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PATH="$T/bin:$PATH" LOG="$T/log" FAIL_PASS="$1" \
-        bash "$T/repo/scripts/test.sh" >"$T/out" 2>&1
+        INT_PASS="${2:-}" ${3:+SIXND_CPU_ISA=$3} setsid -w bash "$T/repo/scripts/test.sh" >"$T/out" 2>&1
     rc=$?
 }
 
@@ -48,4 +55,16 @@ run "-LE gpu"
 run ""
 ((rc == 0)) || fail "every pass green: exit $rc (expected 0)"
 ! grep -q 'tests failed' "$T/out" || fail "every pass green, yet a failure line"
+run "" "-L gpu"
+((rc == 130)) || fail "Ctrl-C during the gpu pass: exit $rc (expected 130)"
+(($(wc -l <"$T/log") == 1)) || fail "Ctrl-C during the gpu pass: the passes after it ran ($(cat "$T/log"))"
+[[ $(tail -1 "$T/out") == "test.sh: interrupted by SIGINT; the passes after this one did not run" ]] ||
+    fail "Ctrl-C: the last line does not say so ($(tail -1 "$T/out"))"
+
+for isa in native avx512_core; do
+    run "" "" "$isa"
+    grep -q -- "-R ^(model.*| ISA=avx2 " "$T/log" || fail "SIXND_CPU_ISA=$isa: the AVX2 path pass did not run"
+done
+run "" "" avx2
+! grep -q -- "-R ^(model" "$T/log" || fail "SIXND_CPU_ISA=avx2: the AVX2 path pass ran beside the whole suite on it"
 echo "all passed"
