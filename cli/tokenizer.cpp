@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <string_view>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -113,6 +114,30 @@ void check_tokenizer_not_stdin(const std::string& tokenizer_path, const std::str
                 "is standard input, which --input - reads too: name the tokenizer's file");
 }
 
+// Outputs never replace what sixnd did not write (DESIGN.md): an existing, non-empty output must
+// begin as the files this verb writes do, so that a user's text under that name is refused
+// rather than overwritten. (decode's text output cannot be told from anyone's text and, like a
+// shell's redirect, replaces a regular file.)
+void check_earlier_output(const std::string& path, const char* flag, const char* kind,
+                          const std::function<bool(std::string_view head)>& ours) {
+    struct stat st;
+    // A symlink or another kind is check_replaceable_file's to refuse.
+    if (path.empty() || path == "-" || ::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return;
+    std::string head(256, '\0');
+    head.resize(FileReader(path).read(head.data(), 0, head.size()));
+    SIXND_CHECK(ours(head), path,
+                std::string("exists and is not ") + kind + " sixnd wrote; " + flag +
+                    " replaces only such a file: give a new name, or remove it first");
+}
+
+bool tokenizer_file(std::string_view head) { return head.find("\"format\": \"sixnd-tokenizer\"") != std::string_view::npos; }
+bool hf_tokenizer_json(std::string_view head) { return head.rfind("{", 0) == 0 && head.find("\"version\"") != std::string_view::npos; }
+bool token_shard(std::string_view head) {
+    int32_t magic = 0;
+    if (head.size() >= sizeof magic) std::memcpy(&magic, head.data(), sizeof magic);
+    return magic == kShardMagicU16 || magic == kShardMagicU32;
+}
+
 // --out and --hf-out (train, import-gpt2) are checked together before the work and written
 // together after it.
 void check_outputs(const std::string& out, const std::string& hf_out,
@@ -130,6 +155,8 @@ void check_outputs(const std::string& out, const std::string& hf_out,
         check_not_same_file(out, path, flag);
         check_not_same_file(hf_out, path, flag);
     }
+    check_earlier_output(out, "--out", "a tokenizer file", tokenizer_file);
+    check_earlier_output(hf_out, "--hf-out", "a tokenizer.json", hf_tokenizer_json);
 }
 
 // tokenizer.json's text. Its fault (a special token written as it writes an ordinary one) names
@@ -302,6 +329,7 @@ int encode(const std::string& tokenizer_path, const std::string& input, const st
     if (out != "-") {
         check_not_same_file(out, input, "--input");
         check_not_same_file(out, tokenizer_path, "--tokenizer");
+        check_earlier_output(out, "--out", "a token shard", token_shard);
     }
     EncodeStats s;
     if (out == "-") {
@@ -482,7 +510,10 @@ int run_tokenizer(int argc, char** argv) {
         return 0;
     }
     if (export_cmd->parsed()) {
-        if (out != "-") check_not_same_file(out, tokenizer_path, "--tokenizer");
+        if (out != "-") {
+            check_not_same_file(out, tokenizer_path, "--tokenizer");
+            check_earlier_output(out, "--out", "a tokenizer.json", hf_tokenizer_json);
+        }
         const std::string json = hf_json(Tokenizer::load(tokenizer_path), tokenizer_path);
         if (out == "-")
             write_stdout(json);

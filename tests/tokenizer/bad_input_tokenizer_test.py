@@ -253,6 +253,8 @@ def main():
         with open(p("target.txt"), "w") as f:
             f.write("the file a link points at\n")
         os.symlink(p("target.txt"), p("link.bin"))
+        with open(p("notes.txt"), "w") as f:
+            f.write("my notes, not sixnd's\n")
         os.mkdir(p("adir"))
         with open(p("binary.dat"), "wb") as f:
             f.write(b"\x00\x01\x02 not ids")
@@ -334,6 +336,20 @@ def main():
                  unchanged=[p("link.bin"), p("target.txt")]),
             Case("encode --out onto a directory", enc + ["--out", p("adir")], ["adir", "directory"], unchanged=[p("adir")]),
             Case("encode --out empty", enc + ["--out", ""], ["--out", "empty"]),
+            # Outputs replace only what sixnd wrote: a user's notes under the output's name stay.
+            Case("encode --out onto a file sixnd did not write", enc + ["--out", p("notes.txt")],
+                 ["notes.txt", "not a token shard sixnd wrote"], unchanged=[p("notes.txt")]),
+            Case("encode --out onto an earlier shard", enc + ["--out", p("earlier.bin")], [], exit_code=0,
+                 setup=lambda: bad_input.subprocess.run([bad_input.SIXND] + enc + ["--out", p("earlier.bin")], check=True,
+                                                        capture_output=True)),
+            Case("train --out onto a file sixnd did not write", train + ["--out", p("notes.txt")],
+                 ["notes.txt", "not a tokenizer file sixnd wrote"], unchanged=[p("notes.txt")]),
+            Case("import-gpt2 --hf-out onto a file sixnd did not write",
+                 imp + ["--out", p("imp_fresh.tok"), "--hf-out", p("notes.txt")],
+                 ["notes.txt", "not a tokenizer.json sixnd wrote"], unchanged=[p("notes.txt"), p("imp_fresh.tok")]),
+            Case("export-hf --out onto a file sixnd did not write",
+                 ["tokenizer", "export-hf", "--tokenizer", tok, "--out", p("notes.txt")],
+                 ["notes.txt", "not a tokenizer.json sixnd wrote"], unchanged=[p("notes.txt")]),
             Case("encode --out - still writes stdout", enc + ["--out", "-"], [], exit_code=0),
             Case("encode --threads huge", enc + ["--threads", "100000"], ["--threads"]),
             Case("train --vocab-size negative",
