@@ -124,7 +124,11 @@ Matmul::Matmul(DType dtype, Bf16Math math, MemoryBackend* copies_mem)
 Matmul::~Matmul() = default;
 
 void Matmul::run(void* c, const void* a, const void* b, const void* bias, const GemmShape& s, void* gelu_out) {
-    if (widen_) {
+    // FP32 products over a stored-transposed a (the weight gradients, dW += dout^T inp, and
+    // Muon's tall matrices) sum over the tokens: oneDNN splits that sum between threads, so the
+    // bits followed the thread count (7e-9 at 1 against 2 threads). The packed GEMM's K-order
+    // chain gives the same bits on any, at 1.02-1.05x oneDNN's time (bench/RESULTS.md).
+    if (widen_ || (dtype_ == DType::f32 && s.a_trans)) {
         run_packed(c, a, b, bias, s, gelu_out);
         return;
     }

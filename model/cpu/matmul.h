@@ -9,6 +9,9 @@
 // operands and rounds the result once in its epilogue. There a weight operand
 // (GemmShape::b_weight) is not packed per call: its packed bf16 panels are kept and checked
 // against the weight on each use (weight_copies.h), so they are never stale.
+// FP32 products whose a is stored transposed (the weight gradients, summed over the tokens) run
+// on the packed GEMM too: oneDNN splits that sum between threads, the packed GEMM's bits do not
+// depend on the thread count.
 #pragma once
 #include <cstddef>
 #include <memory>

@@ -389,3 +389,25 @@ TEST(CpuMatmul, BackwardIsDeterministic) {
         }
     }
 }
+
+// An FP32 weight gradient (dW += dout^T inp, a stored transposed) is the same bits on any thread
+// count: oneDNN split its sum over the tokens between threads, and a run resumed on another
+// thread count went on with other bits.
+TEST(CpuMatmul, Fp32WeightGradientIgnoresTheThreadCount) {
+    const int N = 4096, C = 64, OC = 192;
+    const auto inp = random_floats(static_cast<size_t>(N) * C, 51), dout = random_floats(static_cast<size_t>(N) * OC, 52),
+               dw0 = random_floats(static_cast<size_t>(OC) * C, 53);
+    const cpu::GemmShape s{OC, C, N, /*a_trans=*/true, /*b_trans=*/false, /*accumulate=*/true};
+    auto product = [&](int threads) {
+        const int before = omp_get_max_threads();
+        omp_set_num_threads(threads);
+        cpu::Matmul mm(DType::f32);
+        std::vector<float> dw = dw0;
+        mm.run(dw.data(), dout.data(), inp.data(), nullptr, s);
+        omp_set_num_threads(before);
+        return dw;
+    };
+    const std::vector<float> one = product(1);
+    EXPECT_EQ(product(2), one);
+    EXPECT_EQ(product(3), one);
+}
