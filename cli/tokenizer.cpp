@@ -132,6 +132,7 @@ void check_earlier_output(const std::string& path, const char* flag, const char*
 
 bool tokenizer_file(std::string_view head) { return head.find("\"format\": \"sixnd-tokenizer\"") != std::string_view::npos; }
 bool hf_tokenizer_json(std::string_view head) { return head.rfind("{", 0) == 0 && head.find("\"version\"") != std::string_view::npos; }
+// A token shard's first bytes: the llm.c magic of either width.
 bool token_shard(std::string_view head) {
     int32_t magic = 0;
     if (head.size() >= sizeof magic) std::memcpy(&magic, head.data(), sizeof magic);
@@ -384,9 +385,7 @@ std::vector<uint32_t> shard_ids(const std::string& bytes, const std::string& whe
 std::vector<uint32_t> read_ids(const std::string& input, size_t vocab_size) {
     const std::string where = input_name(input);
     const std::string bytes = input == "-" ? read_stdin() : read_whole_file(input);
-    int32_t magic = 0;
-    if (bytes.size() >= sizeof magic) std::memcpy(&magic, bytes.data(), sizeof magic);
-    if (magic == kShardMagicU16 || magic == kShardMagicU32) return shard_ids(bytes, where, vocab_size);
+    if (token_shard(bytes)) return shard_ids(bytes, where, vocab_size);
     return parse_id_list(bytes, where, vocab_size);
 }
 
