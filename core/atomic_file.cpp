@@ -213,12 +213,13 @@ void AtomicFile::commit() {
     const bool renamed = std::rename(temp_.c_str(), path_.c_str()) == 0;
     err = errno;
     cleanup_.disarm();
-    if (renamed) return sync_dir(dir_of(path_).string());
+    if (renamed) return sync_parent_dir(path_);
     std::remove(temp_.c_str());
     throw Error(path_, std::string("cannot finish writing: ") + std::strerror(err));
 }
 
-void sync_dir(const std::string& dir) {
+void sync_parent_dir(const std::string& path) {
+    const std::string dir = dir_of(path).string();
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return;  // a directory one may write but not read: nothing more can be done
     const bool ok = ::fsync(fd) == 0 || errno == EINVAL;

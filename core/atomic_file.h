@@ -42,12 +42,12 @@ private:
 
 void write_file_atomically(const std::string& path, std::string_view content);
 
-// Makes the entries of a directory durable (fsync of the directory itself): a rename is on disk
-// only once its directory is synced, and a writer that then removes an older copy (a checkpoint
-// kept by retention, an earlier output) must not let a power cut take both. AtomicFile::commit
-// and replace_dir call it after their renames. File systems that cannot sync a directory
-// (EINVAL) are passed over; an I/O error is Error(dir, ...).
-void sync_dir(const std::string& dir);
+// Makes the entry `path` durable in the directory that holds it (fsync of that directory): a
+// rename is on disk only once its directory is synced, and a writer that then removes an older
+// copy (a checkpoint kept by retention, an earlier output) must not let a power cut take both.
+// AtomicFile::commit, replace_dir and a new checkpoint call it after their renames. File systems
+// that cannot sync a directory (EINVAL) are passed over; an I/O error is Error(directory, ...).
+void sync_parent_dir(const std::string& path);
 
 // Throws Error(path, ...) unless path is non-empty and either absent or a regular file: the
 // check AtomicFile makes, for callers that want to fail before long work.

@@ -118,7 +118,7 @@ void replace_dir(const OutSiblings& s, const std::string& what) {
             earlier = aside;
         }
     }
-    sync_dir(s.out.parent_path().empty() ? "." : s.out.parent_path().string());
+    sync_parent_dir(s.out.string());
     // A signal from here on leaves the earlier output to the caller's cleanup of staging(), or, as
     // an aside beside the new OUT, to the next run's remove_stale_siblings.
     std::error_code ignore;

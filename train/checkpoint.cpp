@@ -153,7 +153,7 @@ std::string CheckpointWriter::commit(CheckpointMeta meta) {
         fs::rename(tmp_, final_, ec);
         if (ec) throw Error(final_, "cannot rename the checkpoint into place: " + ec.message());
         // Before retention removes an older checkpoint, this one is on disk under its name.
-        sync_dir(fs::path(final_).parent_path().string());
+        sync_parent_dir(final_);
     }
     committed_ = true;
     return final_;
