@@ -148,16 +148,19 @@ std::map<std::string, uint64_t> shard_starts(const TokenSet& data) {
 
 // What the run recorded of its shards named `name` ("N tokens, content hash H"); none for a
 // shard it did not train on (a junk batch's) or a checkpoint from before shards carried a hash.
+std::string content_text(uint64_t tokens, const std::string& hash) {
+    return std::to_string(tokens) + " tokens, content hash " + hash;
+}
+
 std::set<std::string> recorded_contents(const json& trained_on, const std::string& name) {
     std::set<std::string> out;
     for (const json& s : trained_on.value("shards", json::array()))
         if (fs::path(s.value("path", "")).filename() == name && s.contains("tokens_xxh3_64"))
-            out.insert(std::to_string(s.value("tokens", uint64_t{0})) + " tokens, content hash " +
-                       s["tokens_xxh3_64"].get<std::string>());
+            out.insert(content_text(s.value("tokens", uint64_t{0}), s["tokens_xxh3_64"].get<std::string>()));
     return out;
 }
 
-std::string content_of(const Shard& s) { return std::to_string(s.size()) + " tokens, content hash " + hex64(s.tokens_hash()); }
+std::string content_of(const Shard& s) { return content_text(s.size(), hex64(s.tokens_hash())); }
 
 // The report's rows, read from their shards: the path as written, else a shard of the same
 // name beside the report or in --train-data (a report read on another machine or after the data
