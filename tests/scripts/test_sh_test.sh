@@ -5,7 +5,8 @@
 # the passes that failed, with exit 1; with every pass green it exits 0. Ctrl-C during a pass
 # stops test.sh there with 130 (ctest exits on it with a status of its own, and every Ctrl-C used
 # to start the next pass). The AVX2 path pass runs unless the whole suite runs on that path
-# (SIXND_CPU_ISA=avx2; native used to drop it). Also that it exports only OMP_NUM_THREADS and the
+# (SIXND_CPU_ISA=avx2; native used to drop it); an unknown SIXND_CPU_ISA is refused before
+# any build (every test used to fail on it). Also that it exports only OMP_NUM_THREADS and the
 # sanitizers' options (no OPENBLAS_*).
 set -u
 SRC=${SIXND_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -67,4 +68,8 @@ for isa in native avx512_core; do
 done
 run "" "" avx2
 ! grep -q -- "-R ^(model" "$T/log" || fail "SIXND_CPU_ISA=avx2: the AVX2 path pass ran beside the whole suite on it"
+run "" "" avx512
+((rc == 2)) || fail "SIXND_CPU_ISA=avx512: exit $rc (expected 2, before any pass)"
+[[ ! -s "$T/log" ]] || fail "SIXND_CPU_ISA=avx512: passes ran ($(cat "$T/log"))"
+grep -q 'SIXND_CPU_ISA=avx512: expected native, avx512_core or avx2' "$T/out" || fail "SIXND_CPU_ISA=avx512: no error naming it"
 echo "all passed"
