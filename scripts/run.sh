@@ -54,7 +54,7 @@ if [ "$lock_rc" = 75 ]; then
   die "$RUN is in use by a sixnd train (pid $(head -c 20 "$RUN/.lock" 2>/dev/null | tr -dc 0-9)); stop it or set SIXND_RUN to another directory"
 fi
 # A fresh run deletes the last one's texts/ (links to the fortune files), spikes/ (sixnd's spike
-# reports) and summary; a SIXND_RUN that holds something else under those names (a directory
+# reports), data/ (shards) and summary; a SIXND_RUN that holds something else under those names (a directory
 # used for other things) is refused here, before any stage, instead of losing it.
 not_ours() { die "SIXND_RUN=$RUN: $1 is not what an earlier run.sh left there ($2); remove it yourself or set SIXND_RUN to another directory"; }
 if [ -e "$RUN/texts" ] || [ -L "$RUN/texts" ]; then
@@ -65,6 +65,16 @@ if [ -e "$RUN/spikes" ] || [ -L "$RUN/spikes" ]; then
   { [ -d "$RUN/spikes" ] && [ ! -L "$RUN/spikes" ]; } || not_ours "$RUN/spikes" "not a directory"
   [ -z "$(find "$RUN/spikes" -mindepth 1 ! \( -type f -name 'step-*.json*' \) -print -quit)" ] ||
     not_ours "$RUN/spikes" "it holds more than spike reports"
+fi
+# data/ is replaced by data prepare --overwrite, which refuses one it did not write, but only after
+# the build and the tokenizer.
+if [ -e "$RUN/data" ] || [ -L "$RUN/data" ]; then
+  { [ -d "$RUN/data" ] && [ ! -L "$RUN/data" ]; } || not_ours "$RUN/data" "not a directory"
+  if [ -n "$(ls -A -- "$RUN/data")" ]; then
+    [ -f "$RUN/data/manifest.json" ] || not_ours "$RUN/data" "it holds no manifest.json"
+    [ -z "$(find "$RUN/data" -mindepth 1 ! \( -type f \( -name manifest.json -o -name 'train_*.bin' -o -name 'val_*.bin' \) \) \
+      -print -quit)" ] || not_ours "$RUN/data" "it holds more than shards and their manifest"
+  fi
 fi
 if [ -d "$RUN/train_summary.json" ] && [ ! -L "$RUN/train_summary.json" ]; then
   not_ours "$RUN/train_summary.json" "a directory"

@@ -16,7 +16,8 @@ sixnd), on Debian's fortunes:
 8. while another run.sh (of another run directory) builds build/, run.sh says so and waits for it
    before its own build;
 9. a run directory holding things of its own under the names a fresh run deletes (texts/ with a
-   file, spikes/ with more than spike reports, a train_summary.json directory) is refused before
+   file, spikes/ with more than spike reports, data/ without a manifest or with more than shards, a
+   train_summary.json directory) is refused before
    any stage runs, with one line naming it, and they are untouched (texts/ used to be deleted);
 10. SIGTERM that comes while run.sh starts training (its fork held up by strace) still reaches the
    trainer (it reached no process group, and training ran all its steps), and a trainer stopped
@@ -230,6 +231,8 @@ def main():
                             ("spikes/todo.txt", "holds more than spike reports"),
                             ("spikes/sub/step-0000001.json", "holds more than spike reports"),
                             ("texts", "not a directory"),
+                            ("data/notes.txt", "holds no manifest.json"),
+                            ("data", "not a directory"),
                             ("train_summary.json/notes.txt", "a directory")):
             shutil.rmtree(other, ignore_errors=True)
             path = os.path.join(other, name)
@@ -241,6 +244,15 @@ def main():
             check(rc == 1 and len(lines) == 1 and f"SIXND_RUN={other}: " in lines[0] and fault in lines[0],
                   f"a run directory with {name} of its own is refused: exit {rc}, {lines}")
             check(os.path.isfile(path) and open(path).read() == "mine\n", f"{name} of the run directory's own is untouched")
+        shutil.rmtree(other)
+        os.makedirs(os.path.join(other, "data"))
+        for name in ("manifest.json", "train_000001.bin", "notes.txt"):
+            with open(os.path.join(other, "data", name), "w") as f:
+                f.write("mine\n")
+        rc, out, err = run(repo, dict(env, SIXND_RUN=other, SIXND_STEPS="1"), t, timeout=60)
+        check(rc == 1 and "holds more than shards and their manifest" in last_line(err),
+              f"a data directory with a file data prepare does not write is refused: exit {rc}, {last_line(err)!r}")
+        check(os.path.isfile(os.path.join(other, "data", "notes.txt")), "data/notes.txt is untouched")
         check(not os.path.exists(mark), "a run directory holding other things: no stage ran")
 
         # --- 2. a relative SIXND_RUN with a space, from another directory than the repository
