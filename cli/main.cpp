@@ -11,6 +11,7 @@
 #include "cli/verbs.h"
 #include "core/error.h"
 #include "core/printable.h"
+#include "core/std_fds.h"
 #include "dist/comm.h"
 
 namespace {
@@ -74,6 +75,7 @@ void sixnd::cli::print_error(const char* verb, const std::exception& e) {
 }
 
 int main(int argc, char** argv) {
+    sixnd::occupy_closed_std_fds();  // before any file is opened (core/std_fds.h)
     // Past RLIMIT_FSIZE a write then fails with EFBIG and its error names the file; the default
     // SIGXFSZ would end the process in silence, its temporary files left behind.
     std::signal(SIGXFSZ, SIG_IGN);

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/digits.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/sibling_name.h"
@@ -90,11 +91,10 @@ long temporary_pid(const std::string& path, const std::string& name) {
     if (at == std::string::npos) return -1;
     const std::string suffix = name.substr(at);
     const size_t dot = suffix.find('.', 5);
-    if (dot == std::string::npos || dot == 5 || dot + 1 == suffix.size() || dot - 5 > 9) return -1;
-    for (size_t i = 5; i < suffix.size(); i++)
-        if (i != dot && (suffix[i] < '0' || suffix[i] > '9')) return -1;
-    if (sibling_name(std::filesystem::path(path).filename().string(), suffix) != name) return -1;
-    return std::stol(suffix.substr(5, dot - 5));
+    if (dot == std::string::npos || !all_digits(std::string_view(suffix).substr(dot + 1))) return -1;
+    const long pid = sibling_pid_value(std::string_view(suffix).substr(5, dot - 5));
+    if (pid < 0 || sibling_name(std::filesystem::path(path).filename().string(), suffix) != name) return -1;
+    return pid;
 }
 
 // Removes path's temporary files left by writers that were killed with SIGKILL (the one signal

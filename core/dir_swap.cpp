@@ -29,7 +29,7 @@ std::string sibling_leaf(const OutSiblings& s, const std::string& suffix, const 
 std::string sibling_pid(const OutSiblings& s, const std::string& name, bool* aside) {
     for (const auto& [suffix, is_aside] : {std::pair<const std::string&, bool>{s.staging_suffix, false}, {s.aside_suffix, true}}) {
         const std::string digits(digits_after(name, suffix));
-        if (!digits.empty() && digits.size() <= 9 && name == sibling_leaf(s, suffix, digits)) {
+        if (sibling_pid_value(digits) >= 0 && name == sibling_leaf(s, suffix, digits)) {
             *aside = is_aside;
             return digits;
         }

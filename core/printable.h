@@ -1,7 +1,7 @@
 // Text from a user's input quoted back in a message (a file name, a line, a parser's "last
 // read"), made safe for a terminal line: valid UTF-8 is kept as it is, and every byte of an
-// invalid sequence, every control character (newlines too: a message is one line) and DEL
-// become \xNN.
+// invalid sequence, every control character (newlines too: a message is one line), DEL and the
+// C1 controls U+0080-U+009F (NEL breaks a line, CSI starts a terminal escape) become \xNN.
 #pragma once
 #include <cstdio>
 #include <string>
@@ -31,6 +31,7 @@ inline std::string printable(std::string_view s) {
     for (size_t i = 0; i < s.size();) {
         const auto c = static_cast<unsigned char>(s[i]);
         size_t n = c >= 0x20 && c < 0x7F ? 1 : c >= 0x80 ? utf8_sequence_length(s, i) : 0;
+        if (c == 0xC2 && n == 2 && static_cast<unsigned char>(s[i + 1]) < 0xA0) n = 0;  // a C1 control
         if (n > 0) {
             out.append(s.substr(i, n));
             i += n;

@@ -4,6 +4,8 @@
 
 #include <cerrno>
 
+#include "core/digits.h"
+
 namespace sixnd {
 
 std::string sibling_name(const std::string& name, const std::string& suffix) {
@@ -18,6 +20,14 @@ std::string sibling_path(const std::string& path, const std::string& suffix) {
     const size_t slash = path.find_last_of('/');
     const size_t start = slash == std::string::npos ? 0 : slash + 1;
     return path.substr(0, start) + sibling_name(path.substr(start), suffix);
+}
+
+long sibling_pid_value(std::string_view digits) {
+    constexpr long kPidMaxLimit = 1L << 22;
+    // std::to_string's spelling only: no leading zero.
+    if (!all_digits(digits) || digits.size() > 7 || (digits[0] == '0' && digits.size() > 1)) return -1;
+    const long pid = std::stol(std::string(digits));
+    return pid <= kPidMaxLimit ? pid : -1;
 }
 
 bool writer_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }

@@ -85,8 +85,9 @@ int run_process(const std::vector<std::string>& argv, const std::string& output)
                 if (sa.sa_handler != SIG_IGN) signal(sig, SIG_DFL);
             }
             setpgid(0, 0);
+            // 0 when this process's stdin was closed: /dev/null is then in place already.
             const int in = open("/dev/null", O_RDONLY);
-            if (in >= 0) {
+            if (in > 0) {
                 dup2(in, 0);
                 close(in);
             }
@@ -100,7 +101,10 @@ int run_process(const std::vector<std::string>& argv, const std::string& output)
             }
             dup2(fd, 1);
             dup2(fd, 2);
-            close(fd);
+            // A parent started with a standard descriptor closed hands the child that slot free:
+            // the file lands in it, and closing it would leave the child's stdout or stderr closed
+            // (its next open file would then take the child's prints).
+            if (fd != 1 && fd != 2) close(fd);
         }
         execvp(cargv[0], cargv.data());
         dprintf(2, "cannot start %s: %s\n", cargv[0], std::strerror(errno));

@@ -1,7 +1,7 @@
 // AtomicFile tidies up after writers of the same output killed with SIGKILL: their temporary
 // files (NAME.tmp.PID.N) go when the process is gone, and nothing else beside the output does —
-// not a living process's, not another output's, not a name that only looks alike, not a
-// directory.
+// not a living process's, not another output's, not a name that only looks alike (a number no
+// pid can be included), not a directory.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -38,7 +38,8 @@ TEST(AtomicFile, RemovesTemporariesOfKilledWritersOnly) {
     const fs::path gone[] = {dir / ("out.bin.tmp." + dead + ".0"), dir / ("out.bin.tmp." + dead + ".17"),
                              dir / sibling_name(long_name, ".tmp." + dead + ".2")};
     const fs::path kept[] = {dir / ("out.bin.tmp." + alive + ".0"), dir / ("other.bin.tmp." + dead + ".0"),
-                             dir / ("out.bin.tmp." + dead), dir / "out.bin.tmp.notes", dir / ("out.bin.tmp." + dead + ".x")};
+                             dir / ("out.bin.tmp." + dead), dir / "out.bin.tmp.notes", dir / ("out.bin.tmp." + dead + ".x"),
+                             dir / "out.bin.tmp.20250101.0", dir / "out.bin.tmp.4194305.1"};  // no process has these
     for (const auto& p : gone) touch(p);
     for (const auto& p : kept) touch(p);
     const fs::path a_dir = dir / ("out.bin.tmp." + dead + ".5");

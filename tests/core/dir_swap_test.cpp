@@ -102,6 +102,19 @@ TEST_F(DirSwapTest, RemovesDeadRunsSiblingsUnlessForeign) {
     EXPECT_TRUE(fs::exists(s.out / "kept"));
 }
 
+// data prepare's siblings are plain "OUT.old-N": a user's backup named by a date or a counter
+// past any pid ("data.old-20250101") has the shape, but no process had that number, so it is
+// neither put back in OUT's place nor removed.
+TEST_F(DirSwapTest, LeavesANumberNoProcessCanHaveAlone) {
+    const sixnd::OutSiblings s{dir_ / "out", "", ".partial-", ".old-"};
+    const fs::path backups[] = {dir_ / "out.old-20250101", dir_ / "out.old-4194305", dir_ / "out.partial-0123"};
+    for (const fs::path& b : backups) write(b / "manifest.json", "a backup");
+    sixnd::restore_aside(s);
+    sixnd::remove_stale_siblings(s, none);
+    for (const fs::path& b : backups) EXPECT_EQ(read(b / "manifest.json"), "a backup") << b;
+    EXPECT_FALSE(fs::exists(s.out));
+}
+
 // export and report: a killed run's export-old is put back when OUT is missing, its export-tmp
 // removed, when the next StagingDir of that OUT and tag is made.
 TEST_F(DirSwapTest, StagingDirReclaimsAKilledRunsSiblings) {

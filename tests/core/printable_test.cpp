@@ -21,4 +21,13 @@ TEST(Printable, EscapesInvalidSequencesAndControls) {
     EXPECT_EQ(printable("\xff\xc3\xa9"), "\\xff\xc3\xa9");            // a stray byte, then valid
 }
 
+// U+0080-U+009F are control characters too (Unicode category Cc), though valid UTF-8: NEL
+// (U+0085) breaks the line, CSI (U+009B) opens an escape sequence in a terminal that takes C1.
+TEST(Printable, EscapesC1Controls) {
+    EXPECT_EQ(printable("a\xc2\x85" "b"), "a\\xc2\\x85b");
+    EXPECT_EQ(printable("\xc2\x9b" "31m"), "\\xc2\\x9b31m");
+    EXPECT_EQ(printable("\xc2\x80\xc2\x9f"), "\\xc2\\x80\\xc2\\x9f");
+    EXPECT_EQ(printable("\xc2\xa0\xc2\xa9"), "\xc2\xa0\xc2\xa9");  // NBSP and the copyright sign are text
+}
+
 }  // namespace sixnd

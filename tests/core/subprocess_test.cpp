@@ -52,3 +52,38 @@ TEST(RunProcess, AnOutputThatCannotBeOpenedIs126AndNamed) {
     EXPECT_NE(err.find(output), std::string::npos) << err;
     EXPECT_NE(err.find("No such file or directory"), std::string::npos) << err;
 }
+
+namespace {
+
+// fn() run with this process's descriptor fd closed, as a parent started with `>&-` or `<&-` is.
+template <class F>
+auto with_fd_closed(int fd, F fn) {
+    const int saved = ::dup(fd);
+    ::close(fd);
+    auto r = fn();
+    ::dup2(saved, fd);
+    ::close(saved);
+    return r;
+}
+
+}  // namespace
+
+// The output file takes the lowest free descriptor, which is stdout's when the parent's is closed:
+// the child must still find both of its streams in the file.
+TEST(RunProcess, AParentWithStdoutClosedStillGivesTheChildBothStreams) {
+    const test::TempDir d("sixnd-subprocess-");
+    const std::string output = d.dir + "/run.log";
+    const int rc = with_fd_closed(1, [&] { return run_process({"sh", "-c", "echo to-stdout; echo to-stderr >&2"}, output); });
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(read_whole_file(output), "to-stdout\nto-stderr\n");
+}
+
+// Forwarding children read /dev/null, whether or not the parent had a stdin to give them.
+TEST(RunProcess, AParentWithStdinClosedGivesAForwardingChildDevNull) {
+    const test::TempDir d("sixnd-subprocess-");
+    const std::string output = d.dir + "/run.log";
+    const ForwardSignals forwarding;
+    const int rc = with_fd_closed(0, [&] { return run_process({"sh", "-c", "readlink /proc/$$/fd/0"}, output); });
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(read_whole_file(output), "/dev/null\n");
+}
