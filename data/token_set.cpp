@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,7 +33,10 @@ std::string confined_path(const std::string& manifest, const std::string& dir, c
         throw Error(manifest, "shard path '" + file + "' leaves the manifest's directory (only names inside it are allowed)");
     const std::string path = (dir.empty() ? "" : dir + "/") + file;
     std::error_code ec;
-    fs::path real = fs::weakly_canonical(path, ec), base = fs::weakly_canonical(dir.empty() ? "." : dir, ec);
+    const fs::path real = fs::weakly_canonical(path, ec);
+    // A name that does not resolve (a link loop) cannot be opened either: the open names why.
+    if (ec) return path;
+    const fs::path base = fs::weakly_canonical(dir.empty() ? "." : dir, ec);
     auto b = base.begin(), r = real.begin();
     for (; b != base.end() && r != real.end() && *b == *r; ++b, ++r) {
     }
@@ -127,11 +131,20 @@ void TokenSet::read(size_t begin, size_t count, int32_t* out) const {
 }
 
 void TokenSet::require_below(uint32_t limit, const std::string& outside) const {
+    std::vector<int32_t> chunk;
     for (const auto& sh : shards_) {
         if (sh.max_token() < limit) continue;
-        for (size_t i = 0; i < sh.size(); i++)
-            if (sh[i] >= limit)
-                throw Error(sh.path(), "token " + std::to_string(sh[i]) + " at position " + std::to_string(i) + " " + outside);
+        // Read as a batch is, not through the map: a shard truncated since max_token's pass is
+        // then an Error naming it, not a SIGBUS.
+        chunk.resize(std::min<size_t>(sh.size(), size_t(1) << 16));
+        for (size_t i = 0; i < sh.size(); i += chunk.size()) {
+            const size_t n = std::min(chunk.size(), sh.size() - i);
+            sh.read(i, n, chunk.data());
+            for (size_t k = 0; k < n; k++)
+                if (static_cast<uint32_t>(chunk[k]) >= limit)
+                    throw Error(sh.path(), "token " + std::to_string(static_cast<uint32_t>(chunk[k])) + " at position " +
+                                               std::to_string(i + k) + " " + outside);
+        }
     }
 }
 

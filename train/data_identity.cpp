@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -79,12 +80,24 @@ std::string data_change(const json& then, const json& now) {
 
 
 std::string shard_in_both(const TokenSet& train, const TokenSet& val) {
-    std::set<std::pair<dev_t, ino_t>> files;
-    struct stat st {};
-    for (const Shard& s : train.shards())
-        if (stat(s.path().c_str(), &st) == 0) files.emplace(st.st_dev, st.st_ino);
+    std::set<size_t> val_sizes;
     for (const Shard& s : val.shards())
+        if (s.size() > 0) val_sizes.insert(s.size());
+    // A copy of a training shard holds its tokens as much as a link to it does. Only shards of a
+    // size found on both sides are hashed (the training shards' hashes are the run's data
+    // identity anyway), so other validation shards cost no pass.
+    std::set<std::pair<dev_t, ino_t>> files;
+    std::map<size_t, std::set<uint64_t>> contents;
+    struct stat st {};
+    for (const Shard& s : train.shards()) {
+        if (stat(s.path().c_str(), &st) == 0) files.emplace(st.st_dev, st.st_ino);
+        if (val_sizes.count(s.size())) contents[s.size()].insert(s.tokens_hash());
+    }
+    for (const Shard& s : val.shards()) {
         if (stat(s.path().c_str(), &st) == 0 && files.count({st.st_dev, st.st_ino})) return s.path();
+        const auto same_size = contents.find(s.size());
+        if (same_size != contents.end() && same_size->second.count(s.tokens_hash())) return s.path();
+    }
     return "";
 }
 

@@ -21,7 +21,8 @@ nlohmann::json data_json(const TokenSet& ts);
 std::string data_change(const nlohmann::json& then, const nlohmann::json& now);
 
 // The first shard of `val` that is also one of `train`'s files (the same file, whatever the
-// spelling of its path: `--train-data 'data/*.bin'` takes in data prepare's val shard too), or "".
+// spelling of its path: `--train-data 'data/*.bin'` takes in data prepare's val shard too) or a
+// copy of one (the same tokens, not none), or "".
 std::string shard_in_both(const TokenSet& train, const TokenSet& val);
 
 }  // namespace sixnd

@@ -223,11 +223,12 @@ std::vector<Row> spike_rows(const SpikeReportRows& rep, const std::string& repor
                                          " tokens of " + path +
                                          (row.at ? " and the shards after it in --train-data"
                                                  : " (a row goes on into the next shard of --train-data, and this shard is not one of them)"));
-        if (within) {
-            for (size_t t = 0; t < n; t++) row.tokens[t] = static_cast<int32_t>((*shard)[r.offset + t]);
-        } else {
+        // Shard::read, not the map: a shard truncated since it was opened is then an Error naming
+        // it, not a SIGBUS.
+        if (within)
+            shard->read(r.offset, n, row.tokens.data());
+        else
             data.read(*row.at, n, row.tokens.data());
-        }
         for (size_t t = 0; t < n; t++)
             if (row.tokens[t] < 0 || row.tokens[t] >= vocab)
                 throw Error(path, "token " + std::to_string(static_cast<uint32_t>(row.tokens[t])) + " at position " +

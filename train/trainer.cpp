@@ -417,7 +417,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
         val_ = std::make_unique<DataLoader>(o.val_data, o.batch, o.seq_len, rank_, world_, 1, false, 0);
         val_->tokens().check_vocab(cfg_.vocab_size);
         if (const std::string both = root_ ? shard_in_both(loader_.tokens(), val_->tokens()) : ""; !both.empty())
-            log_warn("--val-data " + o.val_data + ": " + both + " is in --train-data too; the validation loss "
+            log_warn("--val-data " + o.val_data + ": " + both + " is a --train-data shard or a copy of one; the validation loss "
                      "measures tokens this run trains on");
         const long long held = static_cast<long long>(val_->samples_per_epoch() / (static_cast<uint64_t>(o.batch) * world_));
         eval_batches_ = std::max(1LL, std::min<long long>(o.eval_batches, held));

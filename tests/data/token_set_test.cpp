@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -119,6 +121,19 @@ TEST(TokenSet, ManifestPathsAreConfined) {
     EXPECT_NE(e.find("resolves outside"), std::string::npos) << e;
 }
 
+// A shard name that cannot be resolved (a link loop inside the manifest's directory) is not said
+// to lead outside it: the open names the fault.
+TEST(TokenSet, ManifestShardInALinkLoopIsNamed) {
+    const test::TempDir d("sixnd_tokenset_");
+    std::filesystem::create_symlink("loop_b.bin", d.dir + "/train_000000.bin");
+    std::filesystem::create_symlink("train_000000.bin", d.dir + "/loop_b.bin");
+    std::ofstream(d.dir + "/manifest.json") << R"({"format": "sixnd data manifest", "tokenizer": {"hash": ""},
+      "output": {"train": {"shards": [{"file": "train_000000.bin", "tokens": 4, "tokens_xxh3_64": "0"}]}}})";
+    const std::string e = error_of(d.dir + "/manifest.json");
+    EXPECT_EQ(e.find("resolves outside"), std::string::npos) << e;
+    EXPECT_NE(e.find("train_000000.bin: cannot open token shard: " + std::string(std::strerror(ELOOP))), std::string::npos) << e;
+}
+
 // A directory where shards are expected says what to give instead.
 TEST(TokenSet, DirectoryIsNamed) {
     const test::TempDir d("sixnd_tokenset_");
@@ -204,5 +219,29 @@ TEST(TokenSet, AShardTruncatedBeforeItsChecksIsNamed) {
         // The hash the data manifest documents: XXH3-64 of the tokens as uint32, whatever the width.
         write_shard(path, tokens, vocab);
         EXPECT_EQ(TokenSet(path).shards()[0].tokens_hash(), XXH3_64bits(tokens.data(), tokens.size() * sizeof(uint32_t)));
+    }
+}
+
+// The vocabulary check found a token past the tokenizer's (ids of another tokenizer, under the
+// model's larger vocabulary) after the shard was truncated: the search for the token that names
+// the fault is an Error naming the shard, as a batch's read is, not a SIGBUS. The model's check
+// comes first and the tokenizer's after the data identity's pass, as in a run.
+TEST(TokenSet, AShardTruncatedBeforeTheTokenizerCheckIsNamed) {
+    for (size_t vocab : {size_t(50000), size_t(100000)}) {
+        const test::TempDir d("sixnd_tokenset_");
+        const std::string path = d.dir + "/train_000000.bin";
+        std::vector<uint32_t> tokens(20000, 5);
+        std::fill(tokens.begin() + 10000, tokens.end(), 999);
+        write_shard(path, tokens, vocab);
+        TokenSet t(path);
+        t.check_vocab(1000);
+        std::filesystem::resize_file(path, 1024 + 4096);
+        try {
+            t.require_below(500, "is not one of the tokenizer's");
+            ADD_FAILURE() << "no error for a search of a truncated shard";
+        } catch (const Error& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find(path + ": the token shard shrank from"), std::string::npos) << what;
+        }
     }
 }

@@ -1,8 +1,10 @@
 // What a resume says when the training shards differ from the checkpoint's: the shard that
 // differs is named, whether it was rewritten with as many tokens or another count, removed or
-// added, so that a user with many shards knows which file to look at.
+// added, so that a user with many shards knows which file to look at. And a validation shard
+// that is also a training shard is found.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -53,4 +55,25 @@ TEST(DataIdentity, TheChangedShardIsNamed) {
     write_shard(dir + "/s_3.bin", tokens(5, 4));
     c = data_change(then, identity(dir));
     EXPECT_TRUE(says(c, "first difference at shard 4: none -> s_3.bin (5 tokens)")) << c;
+}
+
+// A validation shard that is a training shard is found whether it is the same file (another
+// spelling, a hard link) or a copy of its tokens; a shard of as many other tokens, or two empty
+// ones, are not the same data.
+TEST(DataIdentity, AValidationShardInTheTrainingSetIsFound) {
+    const test::TempDir d("sixnd_identity_");
+    const std::string dir = d.dir;
+    write_shard(dir + "/s_0.bin", tokens(40, 1));
+    write_shard(dir + "/s_1.bin", tokens(37, 2));
+    write_shard(dir + "/s_2.bin", {});
+    const TokenSet train(dir + "/s_*.bin");
+    write_shard(dir + "/v_0.bin", tokens(37, 5));
+    write_shard(dir + "/v_1.bin", {});
+    EXPECT_EQ(shard_in_both(train, TokenSet(dir + "/v_*.bin")), "");
+    EXPECT_EQ(shard_in_both(train, TokenSet(dir + "/./s_1.bin")), dir + "/./s_1.bin");
+    std::filesystem::create_hard_link(dir + "/s_0.bin", dir + "/v_2.bin");
+    EXPECT_EQ(shard_in_both(train, TokenSet(dir + "/v_*.bin")), dir + "/v_2.bin");
+    std::filesystem::remove(dir + "/v_2.bin");
+    write_shard(dir + "/v_3.bin", tokens(37, 2));
+    EXPECT_EQ(shard_in_both(train, TokenSet(dir + "/v_*.bin")), dir + "/v_3.bin");
 }

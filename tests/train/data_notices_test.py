@@ -4,8 +4,10 @@
    look hung; a small set says nothing. The large shard is a sparse file of 1.2 GB (token 0
    throughout), so the test writes almost nothing;
 2. a validation shard that --train-data takes in too (a glob over data prepare's output) is
-   warned of, naming it, however its path is spelt; separate sets are not."""
+   warned of, naming it, however its path is spelt, and so is one that is a copy of a training
+   shard (the same tokens; it used to pass unnoticed); separate sets are not."""
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -17,6 +19,7 @@ from checklist import check, verdict  # noqa: E402
 
 SIXND = os.environ["SIXND_BIN"]
 NOTICE = "reading every token once"
+TOO = "is a --train-data shard or a copy of one"
 
 
 def train(tmp, shard, *extra):
@@ -53,12 +56,17 @@ def main():
         val = os.path.join(data, "val_000000.bin")
         r = train(tmp, os.path.join(data, "*.bin"), "--val-data", os.path.join(tmp, "data", ".", "val_000000.bin"),
                   "--eval-every", "1")
-        warned = [line for line in r.stderr.splitlines() if "is in --train-data too" in line]
+        warned = [line for line in r.stderr.splitlines() if TOO in line]
         check(r.returncode == 0 and len(warned) == 1 and "val_000000.bin" in warned[0],
               f"a validation shard the training glob takes in is warned of: exit {r.returncode}, {warned}")
         r = train(tmp, os.path.join(data, "train_*.bin"), "--val-data", val, "--eval-every", "1")
-        check(r.returncode == 0 and "is in --train-data too" not in r.stderr,
+        check(r.returncode == 0 and TOO not in r.stderr,
               f"separate training and validation shards: no warning (exit {r.returncode})")
+        shutil.copyfile(os.path.join(data, "train_000000.bin"), os.path.join(data, "val_000001.bin"))
+        r = train(tmp, os.path.join(data, "train_*.bin"), "--val-data", os.path.join(data, "val_*.bin"), "--eval-every", "1")
+        warned = [line for line in r.stderr.splitlines() if TOO in line]
+        check(r.returncode == 0 and len(warned) == 1 and "val_000001.bin" in warned[0],
+              f"a validation shard that is a copy of a training shard is warned of: exit {r.returncode}, {warned}")
     return verdict()
 
 
