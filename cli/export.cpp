@@ -53,7 +53,8 @@ CheckpointParams read_checkpoint_params(const std::string& dir) {
     return p;
 }
 
-// --out must be new, an empty directory, or an earlier export: nothing else is ever replaced.
+// --out must be new, an empty directory, or an earlier export (export's files only, its
+// model.safetensors marked as sixnd's): nothing else is ever replaced.
 void check_out(const fs::path& out) {
     std::error_code ec;
     const fs::file_status st = fs::symlink_status(out, ec);
@@ -69,6 +70,9 @@ void check_out(const fs::path& out) {
             throw Error(out.string(), "exists and holds '" + e.path().filename().string() +
                                           "', which no export writes: give a new or empty directory");
     }
+    if (!fs::is_empty(out, ec) && !is_sixnd_export(out.string()))
+        throw Error(out.string(), "exists and is not an earlier export (no model.safetensors that sixnd export wrote): "
+                                  "give a new or empty directory");
 }
 
 // An export inside the checkpoint would make it other than what was saved (and an export at

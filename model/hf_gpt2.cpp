@@ -25,6 +25,8 @@ namespace sixnd {
 namespace {
 
 const std::string kPrefix = "transformer.";
+// A metadata entry of every model.safetensors save_hf_gpt2 writes, beside transformers' "format".
+const std::pair<std::string, std::string> kExportMark = {"written_by", "sixnd export"};
 constexpr double kLayerNormEps = 1e-5;  // model/cpu/layernorm.cpp and the CUDA kernel
 
 // transformers' name of a sixnd tensor, without the "transformer." prefix.
@@ -153,7 +155,7 @@ void save_hf_gpt2(const std::string& dir, const GPTConfig& cfg, const ParamLayou
         specs.push_back({kPrefix + hf_name(t), out == DType::f32 ? "F32" : "BF16", hf_shape(t, cfg)});
         total += count(specs.back().shape) * dtype_size(out);
     }
-    SafetensorsWriter w(dir + "/model.safetensors", specs, {{"format", "pt"}});
+    SafetensorsWriter w(dir + "/model.safetensors", specs, {{"format", "pt"}, kExportMark});
     std::vector<float> vals, swapped;
     for (const TensorInfo& t : layout.tensors()) {
         const size_t n = count(hf_shape(t, cfg));  // wte: the first vocab_size rows
@@ -185,6 +187,16 @@ void save_hf_gpt2(const std::string& dir, const GPTConfig& cfg, const ParamLayou
     nlohmann::ordered_json gen = nlohmann::ordered_json::object();
     if (eos_token_id) gen = {{"bos_token_id", *eos_token_id}, {"eos_token_id", *eos_token_id}};
     write_file_atomically(dir + "/generation_config.json", gen.dump(2) + "\n");
+}
+
+bool is_sixnd_export(const std::string& dir) {
+    try {
+        const SafetensorsReader r(dir + "/model.safetensors");
+        const auto it = r.metadata().find(kExportMark.first);
+        return it != r.metadata().end() && it->second == kExportMark.second;
+    } catch (const Error&) {
+        return false;  // absent, unreadable or damaged: an export commits whole, so not one
+    }
 }
 
 HfModel load_hf_gpt2(const std::string& dir) {

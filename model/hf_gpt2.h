@@ -27,6 +27,11 @@ void save_hf_gpt2(const std::string& dir, const GPTConfig& cfg, const ParamLayou
                   DType out, std::optional<int> eos_token_id,
                   const std::function<void(size_t, size_t)>& progress = nullptr);
 
+// Whether dir/model.safetensors is one save_hf_gpt2 wrote (its header carries sixnd's mark): a
+// directory holding anything else under an export's file names — a downloaded model, the user's
+// own config.json — is not sixnd's to replace.
+bool is_sixnd_export(const std::string& dir);
+
 struct HfModel {
     GPTConfig config;
     std::string dtype;          // of the stored parameters: F32, F16 or BF16

@@ -215,8 +215,27 @@ def main():
             n_tok = len(json.load(open(os.path.join(smaller_tok_out, "tokenizer.json")))["model"]["vocab"])
             return None if (n_config, n_tok) == (V, 280) else f"config vocab_size {n_config}, tokenizer.json {n_tok} tokens"
 
+        # Files under an export's names that sixnd did not write: the user's own config.json, and a
+        # model as downloaded (an export's files, its model.safetensors written by someone else).
+        own_config = os.path.join(d, "own-config")
+        os.makedirs(own_config)
+        open(os.path.join(own_config, "config.json"), "w").write('{"my": "notes"}\n')
+        downloaded = os.path.join(d, "downloaded")
+        shutil.copytree(good, downloaded)
+        raw = open(os.path.join(downloaded, "model.safetensors"), "rb").read()
+        n = struct.unpack("<Q", raw[:8])[0]
+        header = json.loads(raw[8:8 + n])
+        header["__metadata__"] = {"format": "pt"}
+        text = json.dumps(header).encode()
+        text += b" " * (-len(text) % 8)
+        open(os.path.join(downloaded, "model.safetensors"), "wb").write(struct.pack("<Q", len(text)) + text + raw[8 + n:])
+
         exp = ["export", "--checkpoint", ck]
         cases += [
+            Case("--out holds a config.json sixnd did not write", exp + ["--out", own_config],
+                 [own_config, "not an earlier export"], unchanged=[own_config]),
+            Case("--out holds a model sixnd did not write", exp + ["--out", downloaded],
+                 [downloaded, "not an earlier export"], unchanged=[downloaded]),
             Case("unknown format", exp + ["--format", "onnx", "--out", out_dir], ["--format", "onnx"],
                  unchanged=[out_dir]),
             Case("--out holds other files", exp + ["--out", foreign], [foreign, "notes.txt"], unchanged=[foreign]),
