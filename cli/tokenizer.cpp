@@ -217,6 +217,11 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
     // when the text has no more pairs to merge.
     SIXND_CHECK(vocab_size >= 256 && vocab_size <= INT32_MAX, "--vocab-size",
                 "must be between 256 (the byte tokens) and 2^31 - 1, not " + vocab_size_typed);
+    const size_t floor = 256 + specials.size();
+    SIXND_CHECK(static_cast<size_t>(vocab_size) >= floor, "--vocab-size",
+                vocab_size_typed + " leaves no room for the " + std::to_string(specials.size()) +
+                    " --special token(s): give at least 256 + " + std::to_string(specials.size()) + " = " +
+                    std::to_string(floor));
     SIXND_CHECK(heldout_fraction >= 0 && heldout_fraction <= 0.5, "--heldout-fraction",
                 "must be between 0 and 0.5, not " + std::to_string(heldout_fraction));  // NaN fails here too
     SIXND_CHECK(max_token_bytes != 1, "--max-token-bytes", "1 allows no merge at all: give 0 (no limit) or at least 2");
@@ -228,7 +233,12 @@ int train(const std::vector<std::string>& inputs, int64_t vocab_size, const std:
         check_train_input(in, "--input");
         read.emplace_back(in, "--input");
     }
-    if (!heldout_file.empty()) check_train_input(heldout_file, "--heldout");
+    // Compression measured on no text is 0 bytes per token, a number that looks like a result.
+    if (!heldout_file.empty()) {
+        check_train_input(heldout_file, "--heldout");
+        SIXND_CHECK(file_size(heldout_file) > 0, heldout_file,
+                    "is empty; --heldout names the text to report compression on");
+    }
     // One text given twice would count its pairs twice, and held-out text that is also an input
     // would measure compression on text trained on: files compared as the kernel knows them.
     std::map<std::pair<dev_t, ino_t>, std::string> seen;

@@ -210,8 +210,9 @@ std::string shown(const std::string& bytes) {
 // files, or nothing but lone characters and special tokens. Training on that would write the
 // bare bytes, not the vocabulary asked for. Input of nothing but whitespace is refused too: its
 // merges would only join runs of spaces and newlines, never a piece of text, so a file of blank
-// lines (a wrong path, a failed extraction) would pass for a corpus.
-Error no_text(const std::vector<InputRange>& inputs, bool only_whitespace) {
+// lines (a wrong path, a failed extraction) would pass for a corpus. Only inputs of no bytes at
+// all are guessed to be empty files.
+Error no_text(const std::vector<InputRange>& inputs, bool only_whitespace, bool empty) {
     std::vector<std::string> paths;
     for (const auto& r : inputs) {
         std::string name = input_name(r.path);
@@ -219,12 +220,15 @@ Error no_text(const std::vector<InputRange>& inputs, bool only_whitespace) {
     }
     const std::string what = only_whitespace ? "only whitespace, no text to learn merges from"
                                              : "no text to learn merges from";
-    if (paths.size() == 1)
-        return Error(paths[0], "holds " + what + (only_whitespace ? "" : " (an empty file?)"));
+    const bool one = paths.size() == 1;
+    const std::string hint = only_whitespace ? ""
+                             : empty         ? (one ? " (an empty file?)" : " (empty files?)")
+                                             : " (only single characters and special tokens)";
+    if (one) return Error(paths[0], "holds " + what + hint);
     std::string where;
     for (size_t i = 0; i < paths.size() && i < 3; i++) where += (i ? ", " : "") + paths[i];
     if (paths.size() > 3) where += " and " + std::to_string(paths.size() - 3) + " more";
-    return Error(where, "the inputs hold " + what + (only_whitespace ? "" : " (empty files?)"));
+    return Error(where, "the inputs hold " + what + hint);
 }
 
 bool only_whitespace(const PretokenCounts& counts) {
@@ -292,9 +296,10 @@ Tokenizer train_bpe(const std::vector<InputRange>& inputs, const BpeTrainOptions
     co.threads = opt.threads;
     co.chunk_bytes = opt.chunk_bytes;
     co.progress = opt.progress;
-    PretokenCounts counts = count_pretokens(inputs, co);
-    if (counts.size() == 0) throw no_text(inputs, false);
-    if (only_whitespace(counts)) throw no_text(inputs, true);
+    uint64_t bytes = 0;
+    PretokenCounts counts = count_pretokens(inputs, co, &bytes);
+    if (counts.size() == 0) throw no_text(inputs, false, bytes == 0);
+    if (only_whitespace(counts)) throw no_text(inputs, true, false);
     return train_bpe_from_counts(counts, opt);
 }
 

@@ -56,7 +56,7 @@ void PretokenCounts::for_each(const std::function<void(std::string_view, uint64_
         if (s.count) f(std::string_view(arena_.data() + s.off, s.len), s.count);
 }
 
-PretokenCounts count_pretokens(const std::vector<InputRange>& inputs, const CountOptions& opt) {
+PretokenCounts count_pretokens(const std::vector<InputRange>& inputs, const CountOptions& opt, uint64_t* bytes_read) {
     const int threads = opt.threads > 0 ? opt.threads : omp_get_max_threads();
     std::vector<std::pair<std::string, uint32_t>> special_list;
     for (const auto& s : opt.specials) special_list.emplace_back(s, 0);
@@ -119,6 +119,7 @@ PretokenCounts count_pretokens(const std::vector<InputRange>& inputs, const Coun
                  std::to_string(local[biggest].size()) + " distinct) in " +
                  std::to_string(static_cast<double>(reader.bytes_read()) / 1e6) + " MB, " + std::to_string(secs) + " s");
     }
+    if (bytes_read) *bytes_read = reader.bytes_read();
     return std::move(local[biggest]);
 }
 

@@ -47,7 +47,9 @@ struct CountOptions {
 
 // Streams the inputs through `threads` workers, each counting into its own table; memory is
 // bounded by the tables and about 2 * threads chunks. Pieces of one byte are not counted (they
-// hold no pair to merge).
-PretokenCounts count_pretokens(const std::vector<InputRange>& inputs, const CountOptions& opt);
+// hold no pair to merge). bytes_read, when given, receives the bytes the inputs held, so that
+// a caller finding nothing counted can tell empty inputs from text of single characters.
+PretokenCounts count_pretokens(const std::vector<InputRange>& inputs, const CountOptions& opt,
+                               uint64_t* bytes_read = nullptr);
 
 }  // namespace sixnd

@@ -367,6 +367,15 @@ def main():
             Case("train --max-token-bytes negative",
                  ["tokenizer", "train", "--input", p("corpus.txt"), "--vocab-size", "300", "--out", p("t2.bin"),
                   "--max-token-bytes", "-3"], ["--max-token-bytes"], unchanged=[p("t2.bin")]),
+            # Both used to pass the flag's check: the first failed naming "vocab size", no flag; the
+            # second trained and reported 0.0 bytes per token for text of no bytes.
+            Case("train --vocab-size with no room for the specials",
+                 ["tokenizer", "train", "--input", p("corpus.txt"), "--vocab-size", "257", "--special", "<|a|>",
+                  "--special", "<|b|>", "--out", p("t2.bin")], ["--vocab-size", "257", "256 + 2 = 258"],
+                 unchanged=[p("t2.bin")]),
+            Case("train --heldout an empty file",
+                 ["tokenizer", "train", "--input", p("corpus.txt"), "--vocab-size", "300", "--out", p("t2.bin"),
+                  "--heldout", p("empty.txt")], ["empty.txt", "is empty", "--heldout"], unchanged=[p("t2.bin")]),
             Case("train --out onto a symlink",
                  ["tokenizer", "train", "--input", p("corpus.txt"), "--vocab-size", "300", "--out", p("link.bin")],
                  ["link.bin", "symbolic link"], unchanged=[p("link.bin"), p("target.txt")]),

@@ -227,7 +227,14 @@ TEST(BpeTrain, InputWithNoPairToMergeIsRejectedNamingIt) {
         FAIL() << "expected an error";
     } catch (const Error& e) {
         EXPECT_EQ(e.where(), dir + "/empty.txt, " + dir + "/specials.txt");
-        EXPECT_EQ(e.fault(), "the inputs hold no text to learn merges from (empty files?)");
+        EXPECT_EQ(e.fault(), "the inputs hold no text to learn merges from (only single characters and special tokens)");
+    }
+    // A file that is not empty is not guessed to be one (it was, when it held only specials).
+    try {
+        train_bpe({{dir + "/specials.txt"}}, options(300, {"<|end|>"}));
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.fault(), "holds no text to learn merges from (only single characters and special tokens)");
     }
 }
 

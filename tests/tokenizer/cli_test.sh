@@ -85,7 +85,7 @@ printf '{"a": 0,\n "b": x}\n' >"$tmp/bad_vocab.json"
 expect_error "bad vocab" "bad_vocab.json:2: expected a token id" -- \
   "$bin" tokenizer import-gpt2 --vocab "$tmp/bad_vocab.json" --merges "$fixtures/gpt2_merges.txt" --out "$tmp/bad.tok"
 [ -e "$tmp/bad.tok" ] && fail "a failed import left $tmp/bad.tok"
-expect_error "vocab too small" "below the 256 byte tokens plus 1 special" -- \
+expect_error "vocab too small" "--vocab-size: 256 leaves no room for the 1 --special token(s)" -- \
   "$bin" tokenizer train --input "$fixtures/corpus.en" --vocab-size 256 --special '<|endoftext|>' --out "$tmp/bad.tok"
 expect_error "held-out text given twice" "--heldout-fraction: has no effect with --heldout" -- \
   "$bin" tokenizer train --input "$fixtures/corpus.en" --heldout "$fixtures/german.txt" --heldout-fraction 0.1 \
