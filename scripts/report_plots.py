@@ -12,6 +12,7 @@ A file it cannot write (disk full, file too large) ends it with status 1 and one
 (NAME relative to OUT_DIR), written to FAULT_FD when given (sixnd report makes that line its
 error; a pipe, as the disk may take nothing more), else as "OUT_DIR/NAME: FAULT" to stderr."""
 import base64
+import bisect
 import contextlib
 import html
 import json
@@ -39,10 +40,16 @@ MEMORY_ORDER = ["params", "grads", "master", "adam_m", "adam_v", "activations", 
 
 
 def read_log(path):
-    """(header, {step: record}, [event]) with each step's latest record (a resumed run logs again
-    the steps after its checkpoint); a torn last line from a killed run is skipped (sixnd report
-    has refused any other line that is not JSON)."""
+    """(header, {step: record}, [event]) of the branch the run ended on, as train/run_metrics.h
+    counts it for the table: a resumed run (a header after the first) logs again from the step
+    after its checkpoint, and a rollback from the step after the one it went back to, so the
+    records and evaluations logged for those steps and later before them are dropped (a resume
+    from an older checkpoint leaves a longer branch behind; a rollback's spike stays, as the
+    table counts it).
+    A torn last line from a killed run is skipped (sixnd report has refused any other line that
+    is not JSON)."""
     header, steps, events = {}, {}, []
+    segment_opened = False
     with open(path) as f:
         for line in f:
             try:
@@ -50,13 +57,31 @@ def read_log(path):
             except ValueError:
                 continue
             kind = r.get("type")
+            if segment_opened and kind != "header" and "step" in r:
+                segment_opened = False
+                first = r["step"]
+                steps = {s: x for s, x in steps.items() if s < first}
+                events = [e for e in events if "step" not in e or e["step"] < first]
             if kind == "header":
                 header = r
+                segment_opened = True
             elif kind == "step":
                 steps[r["step"]] = r
             elif kind == "event":
                 events.append(r)
+                if r.get("event") == "rollback":
+                    steps = {s: x for s, x in steps.items() if s <= r["to"]}
+                    events = [e for e in events if e.get("event") != "eval" or e["step"] <= r["to"]]
     return header, dict(sorted(steps.items())), events
+
+
+def tokens_at(header, steps, logged, step):
+    """The tokens a run had trained on after `step`: the last step record's at or before it plus a
+    batch per step since (a skipped step, which logs no record, consumes its batch too). logged:
+    the steps' numbers, sorted."""
+    i = bisect.bisect_right(logged, step)
+    last = logged[i - 1] if i else 0
+    return (steps[last]["tokens"] if i else 0) + (step - last) * header.get("batch_tokens", 0)
 
 
 class Series:
@@ -69,7 +94,7 @@ class Series:
     def curve(self, key, x="tokens", sub=None):
         """(xs, mean, lo, hi) over the seeds, at the x values every seed has."""
         per_run = []
-        for _, steps, _ in self.runs:
+        for header, steps, events in self.runs:
             pts = {}
             for r in steps.values():
                 v = r.get(key)
@@ -77,6 +102,14 @@ class Series:
                     v = v.get(sub)
                 if isinstance(v, (int, float)) and v is not None and math.isfinite(v):
                     pts[r[x]] = v
+            if key in ("val_loss", "val_bpb"):
+                # A skipped step is evaluated when one is due, but writes no step record: its
+                # numbers are in its eval event only (as train/run_metrics.h reads them too).
+                logged = sorted(steps)
+                for e in events:
+                    v = e.get(key)
+                    if e.get("event") == "eval" and e["step"] not in steps and isinstance(v, (int, float)) and math.isfinite(v):
+                        pts[e["step"] if x == "step" else tokens_at(header, steps, logged, e["step"])] = v
             per_run.append(pts)
         common = sorted(set.intersection(*(set(p) for p in per_run))) if per_run else []
         mean = [sum(p[c] for p in per_run) / len(per_run) for c in common]
@@ -152,23 +185,44 @@ def plot_lr(series, out, colors):
     save(fig, out, "lr.png", "Learning rate")
 
 
+MARKS = {"spike": ("x", "red"), "skip": ("v", "orange"), "rollback": ("^", "purple")}
+
+
+def finite(v):
+    return v if isinstance(v, (int, float)) and math.isfinite(v) and v > 0 else None
+
+
+def event_markers(header, steps, events):
+    """(kind, tokens, grad norm or None) of each spike, skip and rollback. A skipped step logs no
+    step record, and a rolled-back one is logged again by the steps that replace it, so each
+    marker stands where the run was when it fired (tokens_at), at the gradient norm its events
+    at that step logged; None where they logged none that is finite."""
+    norm_at = {}
+    for e in events:
+        if e.get("event") in MARKS and finite(e.get("grad_norm")) is not None:
+            norm_at.setdefault(e["step"], e["grad_norm"])
+    logged, marks = sorted(steps), []
+    for e in events:
+        kind, s = e.get("event"), e.get("step")
+        if kind not in MARKS:
+            continue
+        y = norm_at.get(s, finite(steps[s].get("grad_norm")) if s in steps else None)
+        marks.append((kind, tokens_at(header, steps, logged, s), y))
+    return marks
+
+
 def plot_grad_norm(series, out, colors):
     fig, (ax,) = new_fig()
-    marks = {"spike": ("x", "red"), "skip": ("v", "orange"), "rollback": ("^", "purple")}
     seen = set()
     for s, c in zip(series, colors):
         band(ax, s, "grad_norm", c, label=s.label)
-        for _, steps, events in s.runs:
-            for e in events:
-                kind = e.get("event")
-                if kind not in marks or e.get("step") not in steps:
-                    continue
-                r = steps[e["step"]]
-                y = r.get("grad_norm")
-                y = y if isinstance(y, (int, float)) and math.isfinite(y) else None
-                m, mc = marks[kind]
-                ax.plot([r["tokens"]], [y if y is not None else 0], m, color=mc, markersize=9,
-                        label=kind if kind not in seen else None)
+        for header, steps, events in s.runs:
+            for kind, x, y in event_markers(header, steps, events):
+                m, mc = MARKS[kind]
+                # Without a finite norm (a non-finite gradient) the marker goes at the top edge.
+                at = dict(transform=ax.get_xaxis_transform()) if y is None else {}
+                ax.plot([x], [0.97 if y is None else y], m, color=mc, markersize=9, label=kind if kind not in seen else None,
+                        **at)
                 seen.add(kind)
     ax.set(xlabel="tokens", ylabel="global gradient norm (before clipping)", yscale="log")
     ax.legend(fontsize=7)

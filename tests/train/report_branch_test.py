@@ -1,0 +1,75 @@
+"""`sixnd report`'s plots draw the branch a run ended on, as its table does: a run resumed from an
+older checkpoint with fewer steps leaves the longer branch's steps in its log, and neither the
+loss, learning-rate nor validation curves may show them (the table's final losses are the new
+branch's, so a plot running past them would contradict it). Also a rollback: the steps it undid
+and their evaluations are not drawn, the spike that caused it still is."""
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
+sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "scripts"))
+import report_plots  # noqa: E402
+import tiny_text  # noqa: E402
+
+
+def records(path):
+    return [json.loads(x) for x in open(path)]
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        p = tiny_text.make(tmp)
+        run = os.path.join(tmp, "run")
+        log = os.path.join(run, "run.jsonl")
+        flags = tiny_text.train_flags(p, steps=8) + ["--out", run, "--log", log, "--checkpoint-every", "4", "--keep-last", "0"]
+        tiny_text.sixnd("train", *flags)
+        flags[flags.index("--steps") + 1] = "6"
+        tiny_text.sixnd("train", *flags, "--resume", os.path.join(run, "checkpoints", "step-00000004"))
+        recs = records(log)
+        second = [i for i, r in enumerate(recs) if r["type"] == "header"][1]
+        ended_on = {r["step"]: r for r in recs[:second] if r["type"] == "step" and r["step"] <= 4}
+        ended_on.update({r["step"]: r for r in recs[second:] if r["type"] == "step"})
+        left = [r["step"] for r in recs[:second] if r["type"] == "step" and r["step"] > 6]
+        print(f"log: steps 1-8, then a resume from step 4 to step 6 (steps {left} left behind)")
+
+        out = os.path.join(tmp, "report")
+        tiny_text.sixnd("report", run, "--out", out)
+        source = json.load(open(os.path.join(out, "report_input.json")))["sources"][0]
+        s = report_plots.Series("run", [source["path"]])
+        for key, x in (("loss", "tokens"), ("lr", "step"), ("val_loss", "tokens")):
+            xs, mean, _, _ = s.curve(key, x)
+            want = [(r[x], r[key]) for _, r in sorted(ended_on.items()) if isinstance(r.get(key), float)]
+            print(f"{key} curve: {len(xs)} points, last {xs[-1]} -> {mean[-1]}")
+            if list(zip(xs, mean)) != want:
+                failures.append(f"the {key} curve is {list(zip(xs, mean))}, expected the branch the run ended on: {want}")
+        table_val = source["metrics"]["val_loss"]
+        if s.curve("val_loss")[1][-1] != table_val:
+            failures.append(f"the validation curve ends at {s.curve('val_loss')[1][-1]}, the table at {table_val}")
+
+        rolled = os.path.join(tmp, "rolled.jsonl")
+        steps = {r["step"]: r for r in recs[:second] if r["type"] == "step"}
+        with open(rolled, "w") as f:
+            lines = [recs[0]] + [steps[k] for k in range(1, 7)]
+            lines += [{"type": "event", "event": "eval", "step": 5, "val_loss": 9.0},
+                      {"type": "event", "event": "spike", "step": 6}, {"type": "event", "event": "rollback", "step": 6, "to": 3}]
+            lines += [steps[4]]
+            f.write("".join(json.dumps(r) + "\n" for r in lines))
+        _, got, events = report_plots.read_log(rolled)
+        val = report_plots.Series("rolled", [rolled]).curve("val_loss", "step")[0]
+        if 5 in val:
+            failures.append(f"the validation curve {val} shows the evaluation at step 5 that the rollback undid")
+        print(f"rolled back from 6 to 3, then step 4 again: steps {sorted(got)}, events {[e['event'] for e in events]}")
+        if sorted(got) != [1, 2, 3, 4]:
+            failures.append(f"after a rollback to step 3 and step 4 again, the steps read are {sorted(got)}")
+        if [e["event"] for e in events] != ["spike", "rollback"]:
+            failures.append(f"the rollback's spike and the rollback are not both kept: {events}")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
