@@ -4,6 +4,7 @@
 // parameter count); everything else is plan/'s arithmetic.
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -101,22 +102,29 @@ constexpr double kMaxDevices = 1 << 24;
 
 int run_check(const std::string& path, bool as_json) {
     plan::LogRecord header;
+    std::optional<plan::LogRecord> next_header;
     std::vector<plan::LogRecord> steps;
     read_run_log(path, [&](const plan::LogRecord& rec) {
         const plan::LogFields fields(path, rec);
         const std::string type = fields.has("type") ? fields.text("type") : "";
-        // A resumed run appends a header of its own: check the last segment, the one whose
-        // world size and layout the steps after it ran with.
+        // A resumed run appends a header of its own: check the last segment that logged a step,
+        // the one whose world size and layout those steps ran with. A resume stopped before its
+        // first step (killed, refused) leaves a header with nothing after it.
         if (type == "header") {
-            header = rec;
-            steps.clear();
+            next_header = rec;
         } else if (type == "step") {
             plan::check_step_record(fields);
+            if (next_header) {
+                header = std::move(*next_header);
+                next_header.reset();
+                steps.clear();
+            }
             steps.push_back(rec);
         } else if (type == "event") {
             plan::check_event_record(fields);
         }
     });
+    if (steps.empty() && next_header) header = std::move(*next_header);  // check_run names it: no step
     const plan::LogFields h(path, header);
     if (!h.has("layout")) throw Error(h.where(), "the header has no layout record (written by an older sixnd)");
     const plan::LogFields layout = h.object("layout");
