@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -191,6 +192,11 @@ int run_report(int argc, char** argv) {
         if (s["kind"] == "run") named[s["name"].get<std::string>()]++;
     for (size_t i = 0; i < sources.size(); i++)
         if (sources[i]["kind"] == "run" && named[sources[i]["name"].get<std::string>()] > 1) sources[i]["name"] = inputs[i];
+    // Ablations' variants are named by their knobs (base, lr=1e-2): with two ablations in one
+    // report, each variant is prefixed by its ablation's path (scripts/report_plots.py).
+    const auto ablations = std::count_if(sources.begin(), sources.end(), [](const json& s) { return s["kind"] == "ablation"; });
+    for (size_t i = 0; i < sources.size(); i++)
+        if (ablations > 1 && sources[i]["kind"] == "ablation") sources[i]["name"] = inputs[i];
     const std::string script = find_script();
     // The first Python that has matplotlib: $SIXND_PYTHON, python3 on PATH (which may be a
     // virtual environment's without it), Debian's.

@@ -337,6 +337,12 @@ def cell(key, f, mean, std=None):
     return fmt(mean, f) + ("" if std is None else " ± " + fmt(std, f))
 
 
+def variant_name(src, v):
+    """A variant's row and legend name: prefixed by its ablation's name where the report has
+    several (sixnd report names each by its path then; their variants share names: base, ...)."""
+    return f"{src['name']}: {v['name']}" if src.get("name") else v["name"]
+
+
 def table_rows(sources):
     """(header, rows) of the results table: one row per variant or run."""
     head = ["variant / run", "seeds"] + [c[1] for c in COLUMNS] + ["Δ val loss", "p (Welch)", "loss_equal"]
@@ -345,7 +351,7 @@ def table_rows(sources):
         if src["kind"] == "ablation":
             for v in src["results"]["variants"]:
                 m = v["metrics"]
-                row = [v["name"], str(len(v["runs"])) + (f" ({v['diverged']} diverged)" if v.get("diverged") else "")]
+                row = [variant_name(src, v), str(len(v["runs"])) + (f" ({v['diverged']} diverged)" if v.get("diverged") else "")]
                 for key, _, f in COLUMNS:
                     st = m[key].get("peak", {"mean": None, "std": None}) if key == "peak_memory" else m[key]
                     row.append(cell(key, f, st["mean"], st["std"]))
@@ -368,7 +374,7 @@ def build_series(sources):
         if src["kind"] == "ablation":
             base = src["path"]
             for v in src["results"]["variants"]:
-                series.append(Series(v["name"], [os.path.join(base, r["log"]) for r in v["runs"]]))
+                series.append(Series(variant_name(src, v), [os.path.join(base, r["log"]) for r in v["runs"]]))
         else:
             series.append(Series(src["name"], [src["path"]]))
     return series

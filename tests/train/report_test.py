@@ -5,7 +5,8 @@ Report writes only into a new or empty directory or an earlier report (which a r
 never over a user's files, and a failed report leaves the earlier one as it was; one the disk
 cannot take (a plot over RLIMIT_FSIZE) says so in one line naming the file. A run log's torn
 last line is skipped with a warning, a line that is not JSON anywhere else is refused by
-FILE:LINE, and an ablation that has not finished is refused saying how many runs are done."""
+FILE:LINE, and an ablation that has not finished is refused saying how many runs are done. Two
+ablations in one report have their variants named apart (by each ablation's path)."""
 import base64
 import glob
 import json
@@ -244,6 +245,21 @@ def main():
         out3 = os.path.join(tmp, "report_both")
         tiny_text.sixnd("report", abl, log, "--out", out3)
         check_report(out3, variants + ["single"], failures, "ablation and run together")
+
+        # Two ablations share their variants' names (base, ...): each row and legend is prefixed
+        # by its ablation's path, where they used to be two rows of one name with other numbers.
+        abl2 = os.path.join(tmp, "abl2")
+        shutil.copytree(abl, abl2)
+        out5 = os.path.join(tmp, "report_two")
+        tiny_text.sixnd("report", abl, abl2, "--out", out5)
+        md5 = open(os.path.join(out5, "report.md")).read()
+        rows = [line.split("|")[1].strip() for line in md5.splitlines() if line.startswith("| ")]
+        for a in (abl, abl2):
+            for v in variants:
+                if rows.count(f"{a}: {v}") != 1:
+                    failures.append(f"two ablations: no single row '{a}: {v}' in report.md (rows {rows})")
+        if f"{abl}: " in md:
+            failures.append("an ablation reported alone: its variants' names are prefixed")
 
         r = tiny_text.sixnd("report", os.path.join(tmp, "nothing"), "--out", os.path.join(tmp, "r4"), check=False)
         errs = [x for x in r.stderr.splitlines() if "error" in x]
