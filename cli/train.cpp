@@ -19,6 +19,7 @@
 #include "model/backend.h"
 #include "model/ops.h"
 #include "train/checkpoint.h"
+#include "train/run_dir.h"
 #include "train/tokenizer_match.h"
 #include "train/trainer.h"
 
@@ -69,6 +70,13 @@ static std::vector<std::pair<std::string, std::string>> flag_settings(const Trai
                                  {"SIXND_CPU_ISA", env_or_empty("SIXND_CPU_ISA")},
                                  {"SIXND_BF16_MATMUL", env_or_empty("SIXND_BF16_MATMUL")}};
     for (const auto& [flag, value] : more.items()) settings.emplace_back(flag, value.dump());
+    // What each rank runs on, not only what it was told: ranks on nodes of other CPUs (or one
+    // without the GPU the others have) would compute the same step with other roundings.
+    const std::string device = resolve_device(o.device);
+    const CpuFeatures& cpu = cpu_features();
+    settings.emplace_back("the device", device);
+    const std::string bf16 = cpu.bf16_matmul_native() ? ", BF16 dot products" : ", BF16 on FP32 FMAs";
+    settings.emplace_back("the CPU's kernels", device == "cpu" ? cpu.flags() + bf16 : "");
     return settings;
 }
 
@@ -201,10 +209,12 @@ int run_train(int argc, char** argv) {
 
     TrainResult r;
     try {
-        if (comm) check_ranks_agree(*comm, flag_settings(o, mf));
+        if (comm) check_ranks_agree(*comm, made_on_all<std::vector<std::pair<std::string, std::string>>>(comm.get(), [&] {
+                                           return flag_settings(o, mf);
+                                       }));
         // With --resume the checkpoint's model replaces this one; it is still built so that
         // `--resume latest` on a fresh run directory starts from --init.
-        InitialModel im = initial_model(mf);
+        InitialModel im = made_on_all<InitialModel>(comm.get(), [&] { return initial_model(mf); });
         r = train(o, im.config, std::move(im.params), comm.get());
     } catch (const std::exception& e) {
         if (!comm) throw;

@@ -46,8 +46,12 @@ void on_all_agreed(Comm* comm, const std::function<void()>& work) {
     const auto first = std::find(failed.begin(), failed.end(), 1.0);
     if (first == failed.end()) return;
     if (fault && (comm->rank() == 0 || failed[0] == 0)) std::rethrow_exception(fault);
-    throw Error("rank " + std::to_string(comm->rank()),
-                "stopping: rank " + std::to_string(first - failed.begin()) + " failed (its error says why)");
+    const std::string rank = "rank " + std::to_string(comm->rank());
+    const std::string stopping = "stopping: rank " + std::to_string(first - failed.begin()) + " failed (its error says why)";
+    // Failed too, with rank 0: most likely the same fault (every rank opens the same files), which
+    // rank 0 says; this rank's line would only repeat it.
+    if (fault) throw AgreedError(rank, stopping);
+    throw Error(rank, stopping);
 }
 
 std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,19 @@ void on_root_agreed(Comm* comm, const std::function<void()>& work);
 // Runs `work` on every rank, for checks every rank makes alike (the same checkpoint files, the
 // same flags), so that a fault is printed once and no rank goes on alone (comm may be null). A
 // failing rank rethrows its own error unless rank 0 failed too (then the cause is shared and
-// rank 0's says it); a rank that did not fail throws one that points at the lowest that did.
+// rank 0's says it: it throws an AgreedError, which only rank 0 prints); a rank that did not
+// fail throws one that points at the lowest that did.
 void on_all_agreed(Comm* comm, const std::function<void()>& work);
+
+// What make() returns, made on every rank under on_all_agreed: a rank that cannot make it (its
+// node-local copy of a file missing or damaged) stops every rank at once, where the others went
+// on into a collective and the job ended only by the lone-failure abort, 30 s later.
+template <class T>
+T made_on_all(Comm* comm, const std::function<T()>& make) {
+    std::optional<T> made;
+    on_all_agreed(comm, [&] { made.emplace(make()); });
+    return std::move(*made);
+}
 
 // Rank 0 checks and locks `out` (on_root_agreed): a directory, or nothing yet, whose checkpoints
 // entry, if any, is a directory that takes a new checkpoint. Null on the other ranks, each of

@@ -394,7 +394,9 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
               [this](void* dst, const void* src, size_t n) { ops_.residual_forward(dst, dst, src, n); }),
       param_at_([this](const ShardSpan& s) { return engine_.param_at(s); }),
       grad_at_([this](const ShardSpan& s) { return engine_.grad_at(s); }),
-      loader_(o.train_data, o.batch, o.seq_len, rank_, world_, micro_batches_per_step(o, world_), o.shuffle, o.seed),
+      loader_(made_on_all<DataLoader>(comm, [&] {
+          return DataLoader(o.train_data, o.batch, o.seq_len, rank_, world_, micro_batches_per_step(o, world_), o.shuffle, o.seed);
+      })),
       history_(o.spike.detect, static_cast<int>(model_.layout().units().size()), cfg_.n_layer) {
     model_.set_hooks(profiler_.hooks(&engine_));
     // The attention logits' growth is a spike's first suspect; its per-row maxima cost one
@@ -412,10 +414,13 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
     last_good_ = ck_ ? ck_->dir() : "";
     std::vector<std::string> other_runs;
     on_root_agreed(comm, [&] { other_runs = claim_checkpoints(ckpt_root_, run_id_, o.overwrite); });
-    loader_.tokens().check_vocab(cfg_.vocab_size);
-    if (!o.val_data.empty()) {
+    on_all_agreed(comm, [&] {
+        loader_.tokens().check_vocab(cfg_.vocab_size);
+        if (o.val_data.empty()) return;
         val_ = std::make_unique<DataLoader>(o.val_data, o.batch, o.seq_len, rank_, world_, 1, false, 0);
         val_->tokens().check_vocab(cfg_.vocab_size);
+    });
+    if (!o.val_data.empty()) {
         if (const std::string both = root_ ? shard_in_both(loader_.tokens(), val_->tokens()) : ""; !both.empty())
             log_warn("--val-data " + o.val_data + ": " + both + " is a --train-data shard or a copy of one; the validation loss "
                      "measures tokens this run trains on");

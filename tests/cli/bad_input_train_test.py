@@ -17,9 +17,10 @@ import subprocess  # noqa: E402
 ENV = {"OMP_NUM_THREADS": "1", "ASAN_OPTIONS": "detect_leaks=0"}
 
 
-def mpi_fault(mpirun, tmp, args, fault, rank1_points=False):
+def mpi_fault(mpirun, tmp, args, fault, rank1_points=None):
     """None when `mpirun -np 2 sixnd <args>` ends within a minute, non-zero, with the line naming
-    `fault` once (and, with rank1_points, rank 1 pointing at rank 0 once); else what went wrong."""
+    `fault` once (and, where rank1_points is given, that many lines of rank 1 pointing at rank 0);
+    else what went wrong."""
     cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", SIXND] + args
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=dict(os.environ, **ENV))
@@ -27,7 +28,7 @@ def mpi_fault(mpirun, tmp, args, fault, rank1_points=False):
         return "the job hung (killed after 60 s)"
     said = [x for x in r.stderr.splitlines() if fault in x]
     pointed = [x for x in r.stderr.splitlines() if "rank 1: stopping: rank 0 failed" in x]
-    if r.returncode == 0 or len(said) != 1 or (rank1_points and len(pointed) != 1):
+    if r.returncode == 0 or len(said) != 1 or (rank1_points is not None and len(pointed) != rank1_points):
         return f"exit {r.returncode}, {len(said)} lines with '{fault}', {len(pointed)} from rank 1: {r.stderr[-400:]}"
     return None
 
@@ -531,10 +532,12 @@ def run(tmp):
              unchanged=[os.path.join(filed, "checkpoints")], env=ENV),
     ]
     if mpirun:
+        # Rank 1 meets the same fault: it says nothing (train/run_dir.h on_all_agreed), where it
+        # used to add a line pointing at rank 0's.
         missing_run = train("--resume", os.path.join(tmp, "no_such_checkpoint"), out=os.path.join(tmp, "mpi_resume"))
         cases.append(Case("--resume of a missing checkpoint, under mpirun -np 2", ["--version"], [], exit_code=0,
                           check=lambda: mpi_fault(mpirun, tmp, missing_run, "no such checkpoint directory",
-                                                  rank1_points=True), env=ENV))
+                                                  rank1_points=0), env=ENV))
     return run_cases(cases, "sixnd train bad input")
 
 

@@ -3,7 +3,8 @@ train B") are refused before any training, with one error line naming the ranks 
 that differ. Before, a different --weight-decay trained silently (rank 0's value recorded, each
 rank using its own) and a different --steps or --zero hung in a collective; a different --out
 failed only at the first checkpoint. Each case must end well inside the timeout, non-zero, with
-nothing written under --out; the same flags on both ranks still train."""
+nothing written under --out; the same flags on both ranks still train. A file only rank 1 cannot
+use (its --init, --train-data or --val-data copy) stops both ranks together, naming it."""
 import os
 import shutil
 import struct
@@ -96,7 +97,8 @@ def main():
                        check=True, capture_output=True)
         run = ([os.path.abspath(SIXND)] + base[1:base.index("--train-data")] + base[base.index("--train-data") + 2:] +
                ["--steps", "4", "--zero", "3"])
-        envs = [("SIXND_CPU_ISA", ["-x", "SIXND_CPU_ISA=avx2"], ["--train-data", "same_train.bin"], ["SIXND_CPU_ISA"]),
+        envs = [("SIXND_CPU_ISA", ["-x", "SIXND_CPU_ISA=avx2"], ["--train-data", "same_train.bin"],
+                 ["SIXND_CPU_ISA", "the CPU's kernels"]),
                 ("--train-data's content", [], ["--train-data", "train.bin"], ["--train-data's shard contents"]),
                 ("--val-data's content", [], ["--train-data", "same_train.bin", "--val-data", "val.bin", "--eval-every", "2"],
                  ["--val-data's shard contents"]),
@@ -109,6 +111,35 @@ def main():
             given = run[:run.index("--init")] + run[run.index("--vocab-size") + 2:] if "--init" in flags else run
             command = given + flags + ["--out", os.path.join(tmp, f"differs_{i}")]
             refused(name, ["-wdir", dirs[0]] + command, ["-wdir", dirs[1]] + rank1_env + command, words, failures)
+
+        # A file that rank 1 alone cannot use (its node-local copy missing or damaged): every rank
+        # stops at once, rank 1 naming the file. It used to be opened outside any agreement: rank 0
+        # went on into a collective and the job ended only by the lone-failure abort, 30 s later.
+        with open(os.path.join(dirs[1], "init.bin"), "r+b") as f:
+            f.truncate(2000)
+        os.remove(os.path.join(dirs[1], "same_train.bin"))
+        with open(os.path.join(dirs[1], "val.bin"), "r+b") as f:
+            f.write(b"junk")
+        lone = [("--init's file", run[:run.index("--init")] + run[run.index("--vocab-size") + 2:] +
+                 ["--train-data", "train.bin", "--init", "llmc:init.bin"], "init.bin"),
+                ("--train-data's file", run + ["--train-data", "same_train.bin"], "same_train.bin"),
+                ("--val-data's file", run + ["--train-data", "train.bin", "--val-data", "val.bin", "--eval-every", "2"],
+                 "val.bin")]
+        for i, (name, command, file) in enumerate(lone):
+            out = os.path.join(tmp, f"lone_{i}")
+            cmd = ([MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "1", "-wdir", dirs[0]] + command +
+                   ["--out", out, ":", "-np", "1", "-wdir", dirs[1]] + command + ["--out", out])
+            ended = sixnd_files.mpi_job_errors(cmd, TIMEOUT)
+            print(f"{name} unusable on rank 1 alone: {ended}")
+            if ended is None:
+                failures.append(f"{name} unusable on rank 1 alone: hung past {TIMEOUT} s")
+                continue
+            rc, errors = ended
+            if rc == 0 or not any(file in e for e in errors) or any("failed alone" in e for e in errors):
+                failures.append(f"{name} unusable on rank 1 alone: exit {rc}, {errors}; wanted the ranks to stop "
+                                "together, naming the file, without the lone-failure abort")
+            if os.path.exists(out):
+                failures.append(f"{name} unusable on rank 1 alone: {out} was left behind")
 
         same = os.path.join(tmp, "same")
         cmd = [MPIRUN, "--allow-run-as-root", "--oversubscribe", "-np", "2"] + base + ["--steps", "4", "--zero", "1",
