@@ -445,10 +445,10 @@ int run_tokenizer(int argc, char** argv) {
     std::string heldout;
     double heldout_fraction = 0.01;
     train_cmd->add_option("--input", inputs, "training text files")->required()->expected(1, -1);
-    train_cmd->add_option("--vocab-size", vocab_size, "tokens in all: 256 bytes + merges + specials")->required();
+    train_cmd->add_option("--vocab-size", vocab_size, "tokens in all: the 256 bytes, the tokens merges make, and the specials")->required();
     train_cmd->add_option("--special", specials, "a special token, e.g. <|endoftext|> (repeatable)");
     train_cmd->add_option("--out", out, "the sixnd tokenizer file to write")->required();
-    train_cmd->add_option("--pattern", pattern, "pre-tokenizer: gpt2, gpt4 or a PCRE2 regex")->capture_default_str();
+    train_cmd->add_option("--pattern", pattern, "pre-tokenizer: gpt2, gpt4 (also called cl100k) or a PCRE2 regex")->capture_default_str();
     train_cmd->add_option("--heldout", heldout, "text to report compression on (else a tail of the input)");
     train_cmd->add_option("--heldout-fraction", heldout_fraction, "tail of the input held out of training")->capture_default_str()
         ->check(CLI::Range(0.0, 0.5));
@@ -483,7 +483,7 @@ int run_tokenizer(int argc, char** argv) {
     import_cmd->add_option("--out", out, "the sixnd tokenizer file to write")->required();
     import_cmd->add_option("--special", specials,
                            "a special token (repeatable; default: <|endoftext|>, which naming any replaces)");
-    import_cmd->add_option("--pattern", pattern, "pre-tokenizer: gpt2, gpt4 or a PCRE2 regex")->capture_default_str();
+    import_cmd->add_option("--pattern", pattern, "pre-tokenizer: gpt2, gpt4 (also called cl100k) or a PCRE2 regex")->capture_default_str();
     import_cmd->add_option("--hf-out", hf_out, "also write a Hugging Face tokenizer.json");
 
     auto* export_cmd = app.add_subcommand("export-hf", "sixnd tokenizer file -> Hugging Face tokenizer.json");

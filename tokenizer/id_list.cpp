@@ -110,7 +110,11 @@ private:
     static bool is_digit(char c) { return c >= '0' && c <= '9'; }
     bool at_end() const { return pos_ >= s_.size(); }
     char peek() const { return at_end() ? '\0' : s_[pos_]; }
-    std::string found() const { return at_end() ? "the end of the input" : describe_byte(peek()); }
+    std::string found() const {
+        if (pos_ == 0 && s_.substr(0, 3) == "\xEF\xBB\xBF")
+            return "a UTF-8 byte order mark (bytes ef bb bf, which some editors put first; save the ids without it)";
+        return at_end() ? "the end of the input" : describe_byte(peek());
+    }
     void skip_space() {
         for (; !at_end(); pos_++) {
             char c = s_[pos_];

@@ -47,6 +47,14 @@ TEST(IdList, MalformedListsNameThePlace) {
     EXPECT_EQ(error_of(" \n "), "ids:2:2: holds no token ids (an empty list is written [])");
 }
 
+// Saved by an editor that starts files with a byte order mark: said so, not as "byte 0xef".
+TEST(IdList, AByteOrderMarkIsNamed) {
+    const std::string e = error_of("\xEF\xBB\xBF[1, 2]");
+    EXPECT_EQ(e.rfind("ids:1:1: expected token ids", 0), 0u) << e;
+    EXPECT_NE(e.find("a UTF-8 byte order mark"), std::string::npos) << e;
+    EXPECT_EQ(error_of("\xEF[1]"), "ids:1:1: expected token ids (a JSON array, or numbers separated by commas or spaces), found byte 0xef");
+}
+
 TEST(IdList, OnlyIdsInTheVocabularyAreNumbers) {
     EXPECT_EQ(error_of("[1,\n -2]"), "ids:2:2: token id -2 is negative");
     // Ids are written as integers: JSON's 1e2 is 100, but no encoder writes it so.
