@@ -9,10 +9,10 @@ namespace sixnd {
 const std::vector<DeviceSpec>& device_specs() {
     constexpr double T = 1e12, G = 1e9, MiB = 1024.0 * 1024;
     static const std::vector<DeviceSpec> table = {
-        {"", "H100 PCIe", "NVIDIA H100 PCIe", 756 * T, 51 * T, 2.0e12, 81559 * MiB, "H100 PCIe data sheet"},
-        {"", "H100 NVL", "NVIDIA H100 NVL", 835 * T, 60 * T, 3.9e12, 95830 * MiB, "H100 NVL data sheet"},
-        {"", "H200 NVL", "NVIDIA H200 NVL", 835 * T, 60 * T, 4.8e12, 143771 * MiB, "H200 NVL data sheet"},
-        {"", "GH200", "NVIDIA GH200", 989 * T, 67 * T, 4.0e12, 96 * G, "GH200 data sheet (memory: the nominal 96 GB, no driver report at hand)"},
+        {"h100-pcie", "H100 PCIe", "NVIDIA H100 PCIe", 756 * T, 51 * T, 2.0e12, 81559 * MiB, "H100 PCIe data sheet"},
+        {"h100-nvl", "H100 NVL", "NVIDIA H100 NVL", 835 * T, 60 * T, 3.9e12, 95830 * MiB, "H100 NVL data sheet"},
+        {"h200-nvl", "H200 NVL", "NVIDIA H200 NVL", 835 * T, 60 * T, 4.8e12, 143771 * MiB, "H200 NVL data sheet"},
+        {"gh200", "GH200", "NVIDIA GH200", 989 * T, 67 * T, 4.0e12, 96 * G, "GH200 data sheet (memory: the nominal 96 GB, no driver report at hand)"},
         {"h100", "H100", "NVIDIA H100 SXM 80GB", 989 * T, 67 * T, 3.35e12, 81559 * MiB,
          "H100 SXM data sheet: 989 TFLOP/s BF16 dense, 3.35 TB/s HBM3"},
         {"h200", "H200", "NVIDIA H200 SXM 141GB", 989 * T, 67 * T, 4.8e12, 143771 * MiB,

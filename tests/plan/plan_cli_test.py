@@ -116,6 +116,10 @@ def worked_numbers():
     want("decode at batch 1024: peak / 2N",
          plan("--params", "1e9", "--device", "h100", "--serve-batch", "1024")["serving"]["decode_tokens_per_s"], 989e12 / 2e9)
     want("H100 memory", plan("--params", "1e9", "--device", "h100")["device"]["mem_bytes"], 81559 * 2 ** 20)
+    # The data-sheet devices with memory and bandwidth figures are planned too, by key or by the
+    # name nvidia-smi shows ("H100 PCIe" used to be an unknown device).
+    want("H100 PCIe by name", plan("--params", "1e9", "--device", "H100 PCIe")["device"]["peak_flops"], 756e12)
+    want("H200 NVL by key", plan("--params", "1e9", "--device", "h200-nvl")["device"]["mem_bw"], 4.8e12)
     # Counts whose products leave an int are planned in doubles.
     j = plan("--model", "tiny", "--batch", "1", "--ranks", "2", "--zero", "2", "--pipeline-stages", "2",
              "--micro-batches", "65536", "--grad-accum", "65536")
