@@ -5,6 +5,7 @@
 
 #include "cli/config_file.h"
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace sixnd::cli {
 
@@ -100,6 +101,13 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
         const std::string twice = "At Most 1 required but received ";
         if (const size_t at = what.find(twice); at != std::string::npos)
             what = what.substr(0, at) + "is given " + what.substr(at + twice.size()) + " times; give it once";
+        // An unquoted glob for a flag that takes one pattern arrives as several file names; the
+        // ones after the first are "not expected".
+        if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+            const std::vector<std::string> extras = app.remaining();
+            if (std::any_of(extras.begin(), extras.end(), [](const std::string& x) { return path_present(x); }))
+                what += " (an existing file: a glob the shell expanded into several names? quote it, e.g. 'data/*.bin')";
+        }
         for (const ConfigArg& c : config)
             if (names_flag(what, c.flag)) throw Error(c.where, what);
         throw Error("", what);

@@ -74,6 +74,9 @@ def run(tmp):
         return Case(f"{name} {value}", train(name, value), [name] + words, unchanged=[fresh], env=ENV)
 
     cases = [
+        # An unquoted glob: the shell gives --train-data one name and the rest as loose arguments.
+        Case("a second shard after --train-data", train() + [other_data], ["not expected", other_data, "quote it"],
+             unchanged=[fresh], env=ENV),
         flag("--lr", "nan", ["finite"]), flag("--lr", "inf", ["finite"]), flag("--lr", "-1e-3", ["> 0"]),
         flag("--lr", "0", ["> 0"]),
         flag("--eps", "0", ["> 0"]), flag("--eps", "nan", ["finite"]),
