@@ -63,6 +63,8 @@ MappedFile::MappedFile(const std::string& path, const std::string& what) : path_
     bytes_ = static_cast<size_t>(st.st_size);
     dev_ = static_cast<unsigned long>(st.st_dev);
     ino_ = static_cast<unsigned long>(st.st_ino);
+    mtime_s_ = st.st_mtim.tv_sec;
+    mtime_ns_ = st.st_mtim.tv_nsec;
     if (bytes_ > 0) {
         void* m = ::mmap(nullptr, bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
@@ -76,7 +78,14 @@ MappedFile::MappedFile(const std::string& path, const std::string& what) : path_
 }
 
 MappedFile::MappedFile(MappedFile&& o) noexcept
-    : path_(std::move(o.path_)), what_(std::move(o.what_)), map_(o.map_), bytes_(o.bytes_), dev_(o.dev_), ino_(o.ino_) {
+    : path_(std::move(o.path_)),
+      what_(std::move(o.what_)),
+      map_(o.map_),
+      bytes_(o.bytes_),
+      dev_(o.dev_),
+      ino_(o.ino_),
+      mtime_s_(o.mtime_s_),
+      mtime_ns_(o.mtime_ns_) {
     o.map_ = nullptr;
     o.bytes_ = 0;
 }
@@ -101,9 +110,16 @@ void MappedFile::copy_out(size_t offset, size_t n, void* dst) const {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     t_on_bus = nullptr;
     struct stat st {};
-    if (::stat(path_.c_str(), &st) == 0 && static_cast<unsigned long>(st.st_dev) == dev_ &&
-        static_cast<unsigned long>(st.st_ino) == ino_ && static_cast<size_t>(st.st_size) < bytes_)
-        shrank();
+    if (::stat(path_.c_str(), &st) != 0 || static_cast<unsigned long>(st.st_dev) != dev_ ||
+        static_cast<unsigned long>(st.st_ino) != ino_)
+        return;  // removed or replaced by rename: the map still holds the file it was
+    if (static_cast<size_t>(st.st_size) < bytes_) shrank();
+    if (st.st_mtim.tv_sec != mtime_s_ || st.st_mtim.tv_nsec != mtime_ns_) changed();
+}
+
+void MappedFile::changed() const {
+    throw Error(path_, "the " + what_ + " changed while it was being read (its modification time moved): it was "
+                           "rewritten in place by another process, and must not change while sixnd reads it");
 }
 
 void MappedFile::shrank() const {

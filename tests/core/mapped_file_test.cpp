@@ -1,7 +1,8 @@
 // MappedFile::copy_out while another process changes the file: a truncation is an Error naming
 // the file, both where the read would fault (SIGBUS past the new end's page) and where it would
-// read zeros (the rest of the last page); a file renamed over the mapped one changes nothing. A
-// FIFO is refused at once, not after a writer comes.
+// read zeros (the rest of the last page); one rewritten in place is an Error too; a file renamed
+// over the mapped one changes nothing. A FIFO is refused at once, not after a writer comes.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -85,6 +86,30 @@ TEST(MappedFile, AFileRenamedOverTheMappedOneChangesNothing) {
     std::vector<char> out(100);
     m.copy_out(5000, out.size(), out.data());
     EXPECT_EQ(std::string(out.begin(), out.end()), bytes.substr(5000, 100));
+}
+
+// Rewritten in place at the same size (cp over it): the new bytes show through the map, so the
+// read is an Error, not tokens of neither file. Touched to a given time: no clock granularity.
+TEST(MappedFile, AFileRewrittenInPlaceIsAnError) {
+    const test::TempDir d("sixnd-mapped-");
+    const std::string path = d.dir + "/f";
+    write_pages(path, 2);
+    MappedFile m(path, "test file");
+    std::vector<char> out(100);
+    m.copy_out(0, out.size(), out.data());
+    {
+        std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+        f.write("XYZ", 3);
+    }
+    const struct timespec later[2] = {{0, UTIME_OMIT}, {1234567890, 5}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), later, 0), 0);
+    try {
+        m.copy_out(0, out.size(), out.data());
+        FAIL() << "no error for a read of a file rewritten in place";
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(path + ": the test file changed while it was being read"), std::string::npos) << what;
+    }
 }
 
 TEST(MappedFile, AFifoIsRefusedWithoutWaitingForAWriter) {
