@@ -1,6 +1,8 @@
 // TokenSet over a glob or a data manifest: shards concatenate in order, the manifest's splits
 // and token counts are honoured, and bad manifests are named.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <xxhash.h>
 
 #include <cerrno>
@@ -168,9 +170,10 @@ TEST(TokenSet, AShardTruncatedWhileReadIsNamed) {
     }
 }
 
-// A shard rewritten in place at the same size after the run checked its tokens: a token past
-// the vocabulary is an Error naming the shard and position when read, not an index past the
-// embeddings (the CPU embedding lookup faulted on it).
+// A shard rewritten in place at the same size after the run checked its tokens, its modification
+// time kept (cp -p, rsync -t, or a write within the clock's tick, which core/mapped_file.h's
+// check cannot see): a token past the vocabulary is an Error naming the shard and position when
+// read, not an index past the embeddings (the CPU embedding lookup faulted on it).
 TEST(TokenSet, ATokenRewrittenPastTheVocabularyIsNamed) {
     const test::TempDir d("sixnd_tokenset_");
     const std::string path = d.dir + "/train_000000.bin";
@@ -179,12 +182,16 @@ TEST(TokenSet, ATokenRewrittenPastTheVocabularyIsNamed) {
     t.check_vocab(100);
     std::vector<int32_t> out(10);
     t.read(500, 10, out.data());
+    struct stat before {};
+    ASSERT_EQ(::stat(path.c_str(), &before), 0);
     {
         std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
         f.seekp(1024 + 2 * 505);
         const uint16_t big = 60000;
         f.write(reinterpret_cast<const char*>(&big), 2);
     }
+    const struct timespec kept[2] = {before.st_atim, before.st_mtim};
+    ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), kept, 0), 0);
     try {
         t.read(500, 10, out.data());
         ADD_FAILURE() << "no error for a token past the vocabulary";
