@@ -29,6 +29,7 @@ template <int P, typename... Params, typename... Args>
 void launch_elementwise(const char* name, bool packed_ok, void (*packed)(Params...), void (*scalar)(Params...),
                         size_t n, cudaStream_t s, Args&&... args) {
     constexpr int block = 256;
+    if (n == 0) return;  // a grid of no blocks is a launch error; the CPU twins do nothing
     if (packed_ok) packed<<<ceil_div((n + P - 1) / P, block), block, 0, s>>>(std::forward<Args>(args)...);
     else scalar<<<ceil_div(n, block), block, 0, s>>>(std::forward<Args>(args)...);
     SIXND_CUDA_LAUNCHED(name);

@@ -161,6 +161,16 @@ TEST_P(CudaOpsTest, Matmul) {
     }
 }
 
+// No elements: nothing done, as on the CPU (a grid of no blocks used to be a launch error).
+TEST_P(CudaOpsTest, ElementwiseOfNothing) {
+    auto a_v = rnd(16);
+    Tensor a = s->x(a_v), out = s->x(a_v);
+    EXPECT_NO_THROW(s->dev().gelu_forward(out.d(), a.d(), 0));
+    EXPECT_NO_THROW(s->dev().residual_forward(out.d(), a.d(), a.d(), 0));
+    s->ref().residual_forward(out.r(), a.r(), a.r(), 0);
+    EXPECT_TRUE(s->close(out, tol(), "untouched"));
+}
+
 TEST_P(CudaOpsTest, Elementwise) {
     for (size_t n : {size_t{4096}, size_t{1003}}) {
         auto a_v = rnd(n, -4, 4), b_v = rnd(n), d_v = rnd(n);
@@ -307,9 +317,28 @@ TEST_P(CudaOpsTest, AttentionDecode) {
     }
 }
 
+// A cache whose scores pass the 48 KiB of shared memory a kernel gets by default (13,000 keys:
+// 52 KB with the query), so the launch must raise the kernel's limit first.
+TEST_P(CudaOpsTest, AttentionDecodeLongCache) {
+    const int B = 1, S = 13000, NH = 4, NKV = 2, C = NH * 64;
+    auto qkv_v = rnd(static_cast<size_t>(B) * S * Ops::qkv_width(C, NH, NKV));
+    Tensor qkv = s->x(qkv_v), out = s->alloc(Kind::x, B * C);
+    for (int t : {S - 1, 100}) {
+        SCOPED_TRACE("t=" + std::to_string(t));
+        s->poison(out);
+        s->ref().attention_decode(out.r(), qkv.r(), B, S, t, C, NH, NKV);
+        s->dev().attention_decode(out.d(), qkv.d(), B, S, t, C, NH, NKV);
+        EXPECT_TRUE(s->close(out, tol(), "out"));
+    }
+}
+
+// Vp = 1024 takes the 16-byte packet path; Vp = 1001 (rows no whole number of packets) the
+// one-element path.
 TEST_P(CudaOpsTest, Classifier) {
-    for (int V : {1000, 997}) {
-        const int N = 19, Vp = 1024;
+    struct Shape { int V, Vp; };
+    for (Shape sh : {Shape{1000, 1024}, Shape{997, 1024}, Shape{997, 1001}}) {
+        SCOPED_TRACE("V=" + std::to_string(sh.V) + " Vp=" + std::to_string(sh.Vp));
+        const int N = 19, V = sh.V, Vp = sh.Vp;
         auto logits_v = rnd(N * Vp, -5, 5);
         auto targets_v = random_ints(N, 11, 0, V);
         Tensor logits = s->x(logits_v), targets = s->i(targets_v), losses = s->alloc(Kind::f32, N);
