@@ -30,11 +30,30 @@ const char* file_kind(unsigned mode) {
     return "not a regular file";
 }
 
+namespace {
+
+std::filesystem::path dir_of(const std::string& path) {
+    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    return parent.empty() ? "." : parent;
+}
+
+// What keeps the directory an output goes in from taking it: missing, or something else (a
+// file the path runs through) under its name.
+std::string dir_fault(const std::filesystem::path& dir) {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+        return "cannot create the output: " + dir.string() + " is " + file_kind(st.st_mode) + ", not a directory";
+    return "cannot create the output: the directory " + dir.string() + " does not exist";
+}
+
+}  // namespace
+
 void check_replaceable_file(const std::string& path) {
     if (path.empty()) throw Error("output", "the path is empty");
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0) {
         if (errno == ENOENT) return;
+        if (errno == ENOTDIR) throw Error(path, dir_fault(dir_of(path)));
         throw Error(path, std::string("cannot check the output: ") + std::strerror(errno));
     }
     if (S_ISREG(st.st_mode)) return;
@@ -61,22 +80,13 @@ void check_not_same_output(const std::string& out, const std::string& other, con
 
 namespace {
 
-std::filesystem::path dir_of(const std::string& path) {
-    const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-    return parent.empty() ? "." : parent;
-}
-
-std::string missing_dir_fault(const std::filesystem::path& dir) {
-    return "cannot create the output: the directory " + dir.string() + " does not exist";
-}
-
 // The create that fails is the temporary file's, beside the output: a fault of the directory
 // (missing, read-only, or one such as /proc that takes no new files) reads as a fault of a path
 // the user never named unless the message says so.
 std::string create_fault(const std::string& path, int err) {
     const std::filesystem::path dir = dir_of(path);
     std::error_code ec;
-    if (err == ENOENT && !std::filesystem::is_directory(dir, ec)) return missing_dir_fault(dir);
+    if ((err == ENOENT || err == ENOTDIR) && !std::filesystem::is_directory(dir, ec)) return dir_fault(dir);
     const std::string what = std::string("cannot create the output: ") + std::strerror(err);
     if (err == ENOENT || err == EACCES || err == EPERM || err == EROFS)
         return what + " (it is written as a new file in " + dir.string() + " and renamed into place, and " + dir.string() +
@@ -136,7 +146,7 @@ void remove_dead_writers_temporaries(const std::string& path) {
 void check_output_dir(const std::string& path) {
     const std::filesystem::path dir = dir_of(path);
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) throw Error(path, missing_dir_fault(dir));
+    if (!std::filesystem::is_directory(dir, ec)) throw Error(path, dir_fault(dir));
 }
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
@@ -194,9 +204,14 @@ void AtomicFile::sync() {
 void AtomicFile::commit() {
     FILE* f = f_;
     f_ = nullptr;
+    // The errno of the call that failed: fclose's own failure (a delayed write error, a quota
+    // reached at close on a network file system) comes after calls that succeeded.
     bool ok = std::fflush(f) == 0 && fsync(fileno(f)) == 0;
     int err = errno;
-    ok = std::fclose(f) == 0 && ok;
+    if (std::fclose(f) != 0 && ok) {
+        ok = false;
+        err = errno;
+    }
     if (!ok) {
         std::remove(temp_.c_str());
         cleanup_.disarm();

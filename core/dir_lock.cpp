@@ -16,17 +16,32 @@ namespace sixnd {
 
 namespace {
 
+constexpr int kLockAttempts = 100;
+
+// Whether a create in dir that failed with ENOENT found the directory gone (a holder that
+// created it ended meanwhile and removed it) rather than one that takes no new files (/proc).
+bool vanished(const std::string& dir, int err) {
+    struct stat st {};
+    return err == ENOENT && stat(dir.c_str(), &st) != 0 && errno == ENOENT;
+}
+
 // A probe file proves the directory takes new files (read-only mounts, missing permission,
-// and root's exemption from permission bits all answer the same way here).
-void require_writable(const std::string& dir, const std::string& flag) {
+// and root's exemption from permission bits all answer the same way here). False when the
+// directory is gone.
+bool require_writable(const std::string& dir, const std::string& flag) {
     const std::string probe = dir + "/.write-probe-" + std::to_string(getpid());
     const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0) throw Error(flag, dir + " is not writable: " + std::strerror(errno));
+    if (fd < 0) {
+        const int err = errno;
+        if (vanished(dir, err)) return false;
+        throw Error(flag, dir + " is not writable: " + std::strerror(err));
+    }
     const bool wrote = write(fd, "x", 1) == 1;
     const int err = errno;
     close(fd);
     unlink(probe.c_str());
     if (!wrote) throw Error(flag, dir + " is not writable: " + std::strerror(err));
+    return true;
 }
 
 bool holds_only_lock(const fs::path& dir) {
@@ -56,52 +71,82 @@ void require_directory_or_absent(const std::string& path, const std::string& fla
 
 DirLock::DirLock(const std::string& dir, const std::string& flag, const std::string& holder) : lock_path_(dir + "/.lock") {
     if (dir.empty()) throw Error(flag, "is empty; name the directory to write");
+    // A holder that ends while this process locks removes the file (and the directory it
+    // created): a lock then taken is on a file no one else will open, and a directory checked
+    // may be gone, so the lock is taken again on the directory as it now stands. Each retry
+    // needs another holder to end.
+    for (int attempt = 0; attempt < kLockAttempts; attempt++) {
+        create(dir, flag);
+        try {
+            if (lock(dir, flag, holder)) return;
+        } catch (const Error&) {
+            remove_created();
+            throw;
+        }
+    }
+    throw Error(flag, lock_path_ + ": cannot lock: the file was replaced " + std::to_string(kLockAttempts) +
+                          " times while it was being locked");
+}
+
+void DirLock::create(const std::string& dir, const std::string& flag) {
     require_directory_or_absent(dir, flag, "the directory " + flag + " names");
+    created_.clear();
     fs::path d = fs::path(dir).lexically_normal();
     if (d.filename().empty()) d = d.parent_path();
     for (; !d.empty() && !fs::exists(fs::symlink_status(d)); d = d.parent_path()) created_.push_back(d);
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) throw Error(flag, dir + ": cannot create the directory: " + ec.message());
-    try {
-        lock(dir, flag, holder);
-    } catch (const Error&) {
-        remove_created();
-        throw;
-    }
 }
 
-void DirLock::lock(const std::string& dir, const std::string& flag, const std::string& holder) {
-    require_writable(dir, flag);
-    fd_ = open(lock_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error(flag, lock_path_ + ": cannot open the lock: " + std::strerror(errno));
+bool DirLock::lock(const std::string& dir, const std::string& flag, const std::string& holder) {
+    if (!require_writable(dir, flag)) return false;
+    const int fd = open(lock_path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        const int err = errno;
+        if (vanished(dir, err)) return false;
+        throw Error(flag, lock_path_ + ": cannot open the lock: " + std::strerror(err));
+    }
     struct stat st {};
-    if (fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd_);
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
         throw Error(flag, lock_path_ + " is not a regular file");
     }
-    if (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
         char pid[32] = "";
-        const ssize_t n = pread(fd_, pid, sizeof pid - 1, 0);
-        close(fd_);
+        const ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        close(fd);
+        if (err != EWOULDBLOCK) throw Error(flag, lock_path_ + ": cannot lock (flock): " + std::strerror(err));
         const std::string who = n > 0 ? std::string(pid, static_cast<size_t>(n)) : "another process";
         throw Error(flag, dir + " is in use by another " + holder + " (pid " + who + "); one directory takes one " +
                               holder + " at a time");
     }
+    struct stat now {};
+    if (stat(lock_path_.c_str(), &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+        close(fd);
+        return false;
+    }
+    fd_ = fd;
     // The holder's pid, for the message a second process prints.
     const std::string me = std::to_string(getpid());
     if (ftruncate(fd_, 0) != 0 || pwrite(fd_, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
-        close(fd_);
-        throw Error(flag, lock_path_ + ": cannot write the lock: " + std::strerror(errno));
+        const int err = errno;
+        release();
+        throw Error(flag, lock_path_ + ": cannot write the lock: " + std::strerror(err));
     }
+    return true;
 }
 
+DirLock::~DirLock() { release(); }
+
 // The lock file goes while it is still held, so no other process can be holding it.
-DirLock::~DirLock() {
+void DirLock::release() {
     if (fd_ < 0) return;
     const bool remove = !created_.empty() && holds_only_lock(created_.front());
     if (remove) unlink(lock_path_.c_str());
     close(fd_);
+    fd_ = -1;
     if (remove) remove_created();
 }
 

@@ -14,15 +14,20 @@ namespace sixnd {
 
 class DirLock {
 public:
-    // Throws Error(flag, ...) naming the fault: empty path, not a directory, not writable, or
-    // held by another process (`holder`, e.g. "sixnd train", with its pid).
+    // Throws Error(flag, ...) naming the fault: empty path, not a directory, not writable,
+    // held by another process (`holder`, e.g. "sixnd train", with its pid), or a lock the file
+    // system refuses (DIR/.lock and the reason).
     DirLock(const std::string& dir, const std::string& flag, const std::string& holder);
     ~DirLock();
     DirLock(const DirLock&) = delete;
     DirLock& operator=(const DirLock&) = delete;
 
 private:
-    void lock(const std::string& dir, const std::string& flag, const std::string& holder);
+    void create(const std::string& dir, const std::string& flag);
+    // False when the directory or the file locked is no longer there (its holder removed it
+    // meanwhile).
+    bool lock(const std::string& dir, const std::string& flag, const std::string& holder);
+    void release();
     void remove_created();
     std::string lock_path_;
     std::vector<std::filesystem::path> created_;  // directories this lock created, dir first

@@ -133,14 +133,19 @@ void HostMemory::memset(void* dst, int value, size_t bytes) {
     in_pieces(bytes, [=](size_t at, size_t n) { std::memset(static_cast<char*>(dst) + at, value, n); });
 }
 
+// The unit is chosen by the number as printed: 1048575 bytes is 1023.999 KiB, which two decimals
+// round to "1024.00", so it reads "1.00 MiB".
 std::string format_bytes(size_t bytes) {
+    if (bytes < 1024) return std::to_string(bytes) + " B";
+    static const char* const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    constexpr size_t last = sizeof units / sizeof units[0] - 1;
     char buf[64];
-    double b = static_cast<double>(bytes);
-    if (b >= 1024.0 * 1024 * 1024) std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024 * 1024));
-    else if (b >= 1024.0 * 1024) std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1024.0 * 1024));
-    else if (b >= 1024.0) std::snprintf(buf, sizeof buf, "%.2f KiB", b / 1024.0);
-    else std::snprintf(buf, sizeof buf, "%zu B", bytes);
-    return buf;
+    double value = static_cast<double>(bytes);
+    for (size_t u = 0;; u++) {
+        value /= 1024.0;
+        std::snprintf(buf, sizeof buf, "%.2f %s", value, units[u]);
+        if (u == last || std::strtod(buf, nullptr) < 1024.0) return buf;
+    }
 }
 
 }  // namespace sixnd

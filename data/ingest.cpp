@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/read_file.h"
+#include "core/sibling_name.h"
 #include "data/prepare_out.h"
 #include "data/shard.h"
 #include "tokenizer/utf8.h"
@@ -46,10 +47,12 @@ const char* format_name(InputFormat f) {
 namespace {
 
 // A directory `data prepare` wrote (its manifest says so) or is writing / was killed writing
-// (OUT.partial-PID, OUT.old-PID): shards and scratch files, never text to learn from.
+// (OUT.partial-PID, OUT.old-PID): shards and scratch files, never text to learn from. A number
+// no pid can be is the user's (a backup "web.old-20250101"), by the rule of the other scanners.
 bool is_prepare_output(const fs::path& dir) {
-    std::string name = dir.filename().string();
-    return !digits_after(name, ".partial-").empty() || !digits_after(name, ".old-").empty() || is_data_output_dir(dir.string());
+    const std::string name = dir.filename().string();
+    return sibling_pid_value(digits_after(name, ".partial-")) >= 0 ||
+           sibling_pid_value(digits_after(name, ".old-")) >= 0 || is_data_output_dir(dir.string());
 }
 
 // An llm.c token shard: a valid header whose count matches the file size.

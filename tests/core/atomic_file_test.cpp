@@ -1,15 +1,20 @@
 // AtomicFile tidies up after writers of the same output killed with SIGKILL: their temporary
 // files (NAME.tmp.PID.N) go when the process is gone, and nothing else beside the output does —
 // not a living process's, not another output's, not a name that only looks alike (a number no
-// pid can be included), not a directory.
+// pid can be included), not a directory. A write that fails says why.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "core/atomic_file.h"
+#include "core/error.h"
 #include "core/sibling_name.h"
 #include "tests/util/test_util.h"
 
@@ -52,4 +57,64 @@ TEST(AtomicFile, RemovesTemporariesOfKilledWritersOnly) {
     for (const auto& p : kept) EXPECT_TRUE(fs::exists(p)) << p;
     EXPECT_TRUE(fs::is_directory(a_dir));
     EXPECT_TRUE(fs::exists(dir / "out.bin"));
+}
+
+// This binary's fclose stands in for the C library's, so a test can make the close itself fail
+// as a network file system's does when a delayed write error or a quota surfaces there.
+namespace {
+int fclose_fails_with = 0;  // the next fclose closes the stream, then reports this errno
+}  // namespace
+
+extern "C" int fclose(FILE* f) {
+    static const auto real = reinterpret_cast<int (*)(FILE*)>(dlsym(RTLD_NEXT, "fclose"));
+    const int r = real(f);
+    if (const int err = std::exchange(fclose_fails_with, 0)) {
+        errno = err;
+        return EOF;
+    }
+    return r;
+}
+
+// Only the close fails, after a flush and an fsync that succeeded: the message gives the
+// close's reason, not whatever errno an earlier call left, and neither the output nor the
+// temporary file is there.
+TEST(AtomicFile, AFailingCloseIsReportedWithItsOwnReason) {
+    const sixnd::test::TempDir tmp("sixnd-atomic-");
+    const std::string out = tmp.dir + "/out.bin";
+    AtomicFile f(out);
+    f.write("data\n");
+    errno = ENOENT;
+    fclose_fails_with = EDQUOT;
+    try {
+        f.commit();
+        FAIL() << "a failed close was committed";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where(), out);
+        EXPECT_EQ(e.fault(), std::string("cannot finish writing: ") + std::strerror(EDQUOT));
+    }
+    EXPECT_TRUE(fs::is_empty(tmp.dir));
+}
+
+// An output whose directory is a file (a path that runs through one) is refused naming that
+// file as what it is, not as a directory that does not exist, both before long work and when the
+// output is created.
+TEST(AtomicFile, ADirectoryThatIsAFileIsNamedAsOne) {
+    const sixnd::test::TempDir tmp("sixnd-atomic-");
+    const std::string file = tmp.dir + "/notes", out = file + "/out.bin";
+    touch(file);
+    const std::string fault = "cannot create the output: " + file + " is a regular file, not a directory";
+    try {
+        check_output_dir(out);
+        FAIL() << "an output inside a file passed the check";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where(), out);
+        EXPECT_EQ(e.fault(), fault);
+    }
+    try {
+        AtomicFile f(out);
+        FAIL() << "an output inside a file was created";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where(), out);
+        EXPECT_EQ(e.fault(), fault);
+    }
 }

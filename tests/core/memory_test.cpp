@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -103,4 +105,24 @@ TEST(HostMemory, LargeFillsAndCopiesCoverEveryByteAndNoMore) {
         EXPECT_TRUE(std::equal(src.begin(), src.end(), back.begin())) << bytes;
         EXPECT_EQ(std::count(back.begin() + static_cast<long>(bytes), back.end(), 0x22), 64) << bytes;
     }
+}
+
+// Each unit's boundary, on both sides, and where two decimals round up into the next unit
+// (the values by hand: bytes / 1024^k, printed with two decimals).
+TEST(FormatBytes, EachUnitEndsWhereItsPrintedValueReaches1024) {
+    const std::pair<size_t, const char*> cases[] = {
+        {0, "0 B"},
+        {1023, "1023 B"},
+        {1024, "1.00 KiB"},
+        {1048570, "1023.99 KiB"},
+        {1048575, "1.00 MiB"},
+        {1048576, "1.00 MiB"},
+        {1073736581, "1023.99 MiB"},
+        {1073741823, "1.00 GiB"},
+        {1073741824, "1.00 GiB"},
+        {(size_t(1) << 40) - 1, "1.00 TiB"},
+        {size_t(1) << 50, "1.00 PiB"},
+        {SIZE_MAX, "16.00 EiB"},
+    };
+    for (const auto& [bytes, text] : cases) EXPECT_EQ(format_bytes(bytes), text) << bytes;
 }

@@ -304,3 +304,15 @@ TEST(CleanText, FastPathAgreesWithUtf8proc) {
     clean_text(ohm, InvalidUtf8::repair);
     EXPECT_EQ(ohm, "\u03a9");
 }
+
+// A directory named like a prepare's scratch (OUT.partial-PID, OUT.old-PID) holds shards, not
+// text; one whose number no pid can be (above 2^22, or with a leading zero) is the user's own
+// backup, and its text is read.
+TEST_F(Ingest, OnlyPidNumberedPrepareSiblingsAreSkipped) {
+    write("tree/web.old-1234/a.txt", "x");
+    write("tree/web.partial-1234/b.txt", "x");
+    write("tree/web.old-20250101/c.txt", "x");
+    write("tree/web.partial-0123/d.txt", "x");
+    EXPECT_EQ(list_source_files(dir_ + "/tree"),
+              (std::vector<std::string>{dir_ + "/tree/web.old-20250101/c.txt", dir_ + "/tree/web.partial-0123/d.txt"}));
+}
