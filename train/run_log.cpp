@@ -98,7 +98,11 @@ RunLog::RunLog(const std::string& path, bool append) : path_(path) {
         throw Error(path, fault);
     };
     // Held for the run: two runs appending to one log interleave their records.
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) refuse("the run log is in use by another sixnd train; give each run its own --log");
+    // Only EWOULDBLOCK is another holder: a file system without locks (NFS without lockd) says
+    // ENOLCK.
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+        refuse(errno == EWOULDBLOCK ? "the run log is in use by another sixnd train; give each run its own --log"
+                                    : std::string("cannot lock the run log (flock): ") + std::strerror(errno));
     // A --log that names a shard, the tokenizer, a config file or a checkpoint's file would be
     // overwritten (or appended to): an existing regular file must be empty or a run log.
     struct stat st {};
