@@ -12,6 +12,7 @@
 #include "cli/verbs.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/staging_dir.h"
 #include "train/ablate.h"
 
 namespace sixnd::cli {
@@ -77,6 +78,8 @@ int run_ablate(int argc, char** argv) {
         ->capture_default_str();
     if (!parse_flags(app, argc, argv, ConfigFile::pass_on)) return 0;
     refuse_empty_values(app);
+    // Without a trailing '/', which the paths under it would repeat (OUT//results.csv).
+    spec.out = out_dir_path(spec.out).string();
     if (spec.seeds < 1) throw Error("--seeds", "must be at least 1");
     if (app.count("--np") && np < 1) throw Error("--np", "must be at least 1, got " + std::to_string(np));
     if (app.count("--mpirun") && np == 0)
@@ -125,6 +128,7 @@ int run_ablate(int argc, char** argv) {
         for (std::string w; words >> w;) spec.launcher.push_back(w);
         if (spec.launcher.empty()) throw Error("--mpirun", "is empty; with --np it names the launcher (default mpirun)");
         spec.launcher.insert(spec.launcher.end(), {"-np", std::to_string(np)});
+        spec.processes = np;
     }
     spec.exe = self_exe();
     nlohmann::json r = run_ablation(spec);

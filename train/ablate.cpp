@@ -4,6 +4,7 @@
 #include "train/ablate.h"
 
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cctype>
@@ -19,9 +20,11 @@
 #include "core/atomic_file.h"
 #include "core/dir_lock.h"
 #include "core/error.h"
+#include "core/hex.h"
 #include "core/json_fault.h"
 #include "core/log.h"
 #include "core/read_file.h"
+#include "core/sibling_name.h"
 #include "core/split.h"
 #include "core/subprocess.h"
 #include "train/checkpoint.h"
@@ -69,6 +72,9 @@ std::vector<AblationVariant> ablation_variants(const std::vector<AblationKnob>& 
         for (size_t i = 1; i < k.values.size(); i++) {
             AblationVariant v{k.name + "=" + k.values[i], k.name, k.values[i], "", speed_only_knob(k.name)};
             for (char c : v.name) v.dir += (std::isalnum(static_cast<unsigned char>(c)) || std::strchr("._=+-", c)) ? c : '_';
+            // A longer name (a config file's path as the value, say) could not be created: it is
+            // cut, and the whole name's hash keeps it apart from others cut alike.
+            if (v.dir.size() > kNameMax) v.dir = sibling_name(v.dir, "-" + hex64(XXH3_64bits(v.name.data(), v.name.size())));
             if (!dirs.insert(v.dir).second)
                 throw Error("--vary", "variants '" + v.name + "' and another both map to the directory runs/" + v.dir);
             out.push_back(v);
@@ -182,15 +188,19 @@ void check_runs(const AblationSpec& spec, const std::vector<AblationVariant>& va
     }
 }
 
-// Whether the run that wrote this log stopped at --max-bad-steps; false without a log that
-// reads (the run's own error then says what went wrong).
-bool diverged(const std::string& log) {
-    if (!fs::exists(log)) return false;
+// How the run that wrote this log diverged ("stopped at --max-bad-steps"), or "" when it did
+// not, or has no log that reads (the run's own error then says what went wrong).
+std::string divergence(const std::string& log) {
+    if (!fs::exists(log)) return "";
+    std::string reason;
     try {
-        return read_run_metrics(log).values.value("diverged", false);
+        reason = read_run_metrics(log).diverged_at;
     } catch (const Error&) {
-        return false;
+        return "";
     }
+    if (reason == "max_bad_steps") return "stopped at --max-bad-steps";
+    if (reason == "max_rollbacks") return "stopped at --max-rollbacks";
+    return reason.empty() ? "" : "stopped: an update made the parameters non-finite";
 }
 
 // The step the newest checkpoint holds, and the step the run ends at (its --stop-at or
@@ -212,7 +222,7 @@ json plan_json(const AblationSpec& spec) {
     json knobs = json::array();
     for (const AblationKnob& k : spec.knobs) knobs.push_back({{"name", k.name}, {"values", k.values}});
     return json{{"train_args", spec.train_args}, {"config_file", spec.config}, {"knobs", knobs},
-                {"seeds", spec.seeds}, {"base_seed", spec.base_seed}};
+                {"seeds", spec.seeds}, {"base_seed", spec.base_seed}, {"processes", spec.processes}};
 }
 
 // The first plan entry in which two plans differ, for the message that refuses a rerun.
@@ -252,7 +262,10 @@ void check_out(const AblationSpec& spec) {
                                   "against the directory it runs in: rerun the same command from there, not " + here);
         old.erase("cwd");
     }
-    const json plan = plan_json(spec);
+    // Each process of a run takes --batch rows: runs under another --np train on other batches.
+    // (Ablations from before the count was recorded have no "processes".)
+    json plan = plan_json(spec);
+    if (old.is_object() && !old.contains("processes")) plan.erase("processes");
     if (old != plan)
         throw Error(spec.out, "holds another ablation (its ablation.json has other " + plan_difference(old, plan) +
                                   "); rerun it with its own flags to resume it, or use another --out");
@@ -345,11 +358,12 @@ json run_ablation(const AblationSpec& spec) {
             }
             // A run that diverged has finished: it is a result (a learning rate too high, say),
             // counted in the table, not a failure of the ablation.
-            if (rc != 0 && !diverged(dir + "/run.jsonl"))
+            const std::string how = rc != 0 ? divergence(dir + "/run.jsonl") : "";
+            if (rc != 0 && how.empty())
                 throw Error(dir + "/train.log", "sixnd train exited with status " + std::to_string(rc) + ": " +
                                                     failure_line(dir + "/train.log", no_log ? 0 : log_size) +
                                                     "; the same command resumes the ablation (finished runs are skipped)");
-            if (rc != 0) log_warn("ablate " + what + ": diverged (stopped at --max-bad-steps; " + dir + "/train.log)");
+            if (rc != 0) log_warn("ablate " + what + ": diverged (" + how + "; " + dir + "/train.log)");
             // DONE is the promise that the run's log holds it: a train that exits 0 without
             // one (a flag that only printed something) has not run.
             if (!fs::exists(dir + "/run.jsonl"))

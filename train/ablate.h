@@ -41,6 +41,7 @@ struct AblationSpec {
     int seeds = 2;
     uint64_t base_seed = 1337;            // seeds are base_seed, base_seed + 1, ...
     std::vector<std::string> launcher;    // e.g. {"mpirun", "-np", "2"}; empty: run directly
+    int processes = 1;                    // per run (the launcher's -np): they share its batch
     double loss_tol = 1e-4;               // relative difference under which losses count as equal
     std::string exe;                      // the sixnd binary the runs are started with
 };

@@ -1,4 +1,4 @@
-// The ablation table: per variant, how many seeds diverged (stopped at --max-bad-steps), and
+// The ablation table: per variant, how many seeds diverged (train/run_metrics.h says when), and
 // mean and sample std over seeds of every run metric (over the seeds that have it: "n"); against
 // the base, when every seed of both has a final validation
 // loss, the difference of their means and Welch's two-sided p-value; for

@@ -63,6 +63,12 @@ void erase_from(ByStep& by_step, int first) {
     by_step.erase(by_step.lower_bound(first), by_step.end());
 }
 
+// The stops of sixnd train that end a run for good: a rerun from its checkpoint goes the same
+// way (a "signal" stop, the other reason, is an interruption).
+bool divergence_stop(const std::string& reason) {
+    return reason == "max_bad_steps" || reason == "max_rollbacks" || reason == "non_finite_parameters";
+}
+
 void check_header(const plan::LogFields& h) {
     if (h.has("config")) h.object("config");
     if (h.has("model")) h.object("model");
@@ -75,9 +81,10 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     RunMetrics m;
     std::map<int, StepNumbers> steps;
     std::set<int> spike_steps;
-    // Whether the log ends on steps skipped for a non-finite loss or gradient, or on a stop at
-    // --max-bad-steps: a step record after them (a resumed run's) means the run went on.
-    bool ended_non_finite = false, diverged = false;
+    // Whether the log ends on steps skipped for a non-finite loss or gradient (or, in
+    // m.diverged_at, on a stop that ends the run): a step record after them (a resumed run's)
+    // means the run went on.
+    bool ended_non_finite = false;
     std::map<int, std::pair<json, json>> evals;  // step -> val_loss, val_bpb of its evaluation
     // A header opens a segment; a resumed one starts at the step of its first record.
     bool segment_opened = false;
@@ -98,13 +105,15 @@ RunMetrics read_run_metrics(const std::string& log_path) {
         } else if (type == "step") {
             const int step = f.integer("step", 0);
             steps[step] = read_step(f, rec.json);
-            ended_non_finite = diverged = false;
+            ended_non_finite = false;
+            m.diverged_at.clear();
         } else if (type == "event") {
             plan::check_event_record(f);  // one rule for every reader of run logs, as for steps
             if (f.text("event") == "spike") spike_steps.insert(f.integer("step", 0));
             if (f.text("event") == "skip" && f.has("reason") && f.text("reason") == "non_finite")
                 ended_non_finite = true;
-            if (f.text("event") == "stop" && f.has("reason") && f.text("reason") == "max_bad_steps") diverged = true;
+            if (f.text("event") == "stop" && f.has("reason") && divergence_stop(f.text("reason")))
+                m.diverged_at = f.text("reason");
             // The steps after the one rolled back to are run again: what they logged before is
             // the branch the rollback left (its spike stays counted: it is why the run rolled back).
             if (f.text("event") == "rollback") {
@@ -118,12 +127,13 @@ RunMetrics read_run_metrics(const std::string& log_path) {
                 evals[f.integer("step", 0)] = {number_or_null(f, rec.json, "val_loss"), number_or_null(f, rec.json, "val_bpb")};
         }
     });
-    if (steps.empty()) throw Error(log_path, "has no step records");
-    m.last_step = steps.rbegin()->first;
+    if (steps.empty() && m.diverged_at.empty()) throw Error(log_path, "has no step records");
+    m.last_step = steps.empty() ? 0 : steps.rbegin()->first;
     for (const auto& [s, r] : steps) m.step_loss[s] = r.loss;
 
     json& v = m.values;
     v = json::object();
+    const bool diverged = !m.diverged_at.empty();
     v["diverged"] = diverged;
     // A run that ended on non-finite steps has no final loss: an earlier step's, or an
     // evaluation before it diverged, would show a diverged run as a healthy one (sixnd train's
@@ -143,7 +153,7 @@ RunMetrics read_run_metrics(const std::string& log_path) {
             sum += r.*field;
             n++;
         }
-        return sum / n;
+        return n > 0 ? json(sum / n) : json(nullptr);
     };
     v["tokens_per_s"] = mean(&StepNumbers::tokens_per_s);
     v["mfu"] = mean(&StepNumbers::mfu);

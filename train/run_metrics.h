@@ -1,15 +1,17 @@
 // One run's numbers, read back from its JSON Lines run log — the same numbers the ablation table
 // and `sixnd report` show, so anyone can recompute them from the logs:
-//   diverged          whether training stopped at --max-bad-steps (non-finite or spiking
-//                     steps in a row: a "stop" event with reason "max_bad_steps") and was not
-//                     resumed past it (no step record follows the stop in the log)
+//   diverged          whether training stopped for good: at --max-bad-steps (non-finite or
+//                     spiking steps in a row), at a spike after --max-rollbacks rollbacks, or
+//                     on an update that made the parameters non-finite (a "stop" event with
+//                     reason "max_bad_steps", "max_rollbacks" or "non_finite_parameters"), and
+//                     was not resumed past it (no step record follows the stop in the log)
 //   final_train_loss  loss of the last step record; null when the run diverged, or its last
 //                     step came later and was skipped for a non-finite loss or gradient
 //   val_loss, val_bpb the last evaluation's (the run's end has one), null where it was not
 //                     finite or the run diverged: from the eval events and step records, by step
 //                     (a skipped step's evaluation is in its event only)
 //   tokens_per_s, mfu, hfu   mean over the step records, the first step (warm-up) left out
-//                     when there are others
+//                     when there are others (null without any: a run that diverged at once)
 //   peak_memory       per category (params, grads, ..., and "peak", the ledger's peak total):
 //                     the largest value over the step records (rank 0's ledger)
 //   comm_bytes        bytes sent by rank 0, summed over the step records
@@ -34,6 +36,7 @@ struct RunMetrics {
     nlohmann::json header;              // the last header record (resolved config, model, device)
     std::map<int, double> step_loss;    // train loss per step
     int last_step = 0;
+    std::string diverged_at;            // the reason of the stop that made it diverge ("" if not)
     nlohmann::json values;              // the metrics above, by name
 };
 
@@ -42,7 +45,8 @@ struct RunMetrics {
 const std::vector<std::string>& run_metric_names();
 
 // Reads the log with read_run_log (train/run_log.h); throws Error(path, ...) also when it has no
-// step record, and names FILE:LINE of a record with a field out of range.
+// step record and did not diverge (one that diverged at its first step has none: its numbers
+// are null), and names FILE:LINE of a record with a field out of range.
 RunMetrics read_run_metrics(const std::string& log_path);
 
 }  // namespace sixnd

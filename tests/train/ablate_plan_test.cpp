@@ -35,6 +35,17 @@ TEST(AblatePlan, OneKnobAtATime) {
     EXPECT_FALSE(sixnd::speed_only_knob("dtype"));
 }
 
+TEST(AblatePlan, DirectoryNamesFitNameMax) {
+    // Config files deep in a tree, as the values of --vary config: the directory names a path of
+    // 300 characters gives would not be created (after the runs before them had run).
+    const std::string deep = "/" + std::string(300, 'd') + "/";
+    const auto v = ablation_variants(parse_vary({"config=a.toml," + deep + "b.toml," + deep + "c.toml"}));
+    ASSERT_EQ(v.size(), 3u);
+    for (const auto& x : v) EXPECT_LE(x.dir.size(), 255u) << x.dir;
+    EXPECT_NE(v[1].dir, v[2].dir);
+    EXPECT_EQ(v[1].dir.rfind("config=_ddd", 0), 0u) << v[1].dir;
+}
+
 TEST(AblatePlan, BadSpecs) {
     for (const std::vector<std::string>& bad : std::vector<std::vector<std::string>>{
              {}, {"lr"}, {"lr="}, {"=1,2"}, {"lr=1e-3"}, {"lr=1,,2"}, {"lr=1,1"}, {"lr=1,2", "lr=3,4"},

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/error.h"
 #include "tests/util/test_util.h"
 #include "train/run_metrics.h"
 
@@ -89,6 +90,35 @@ TEST(RunMetrics, ARunStoppedAtMaxBadStepsDivergedWhateverItsLastEvaluation) {
     EXPECT_TRUE(m.values["val_loss"].is_null()) << m.values;
     EXPECT_TRUE(m.values["val_bpb"].is_null()) << m.values;
     EXPECT_FALSE(read_run_metrics(write_log("healthy", step(1, 3.0))).values["diverged"].get<bool>());
+}
+
+TEST(RunMetrics, EveryStopForGoodIsADivergenceAndASignalIsNot) {
+    // A spike after --max-rollbacks rollbacks and an update that made the parameters non-finite
+    // end the run as --max-bad-steps does (a rerun stops the same way); a signal only interrupts.
+    for (const std::string reason : {"max_rollbacks", "non_finite_parameters", "signal"}) {
+        const std::string log = write_log(
+            "stop_" + reason, step(1, 3.0) + step(2, 2.5, ",\"val_loss\":2.75,\"val_bpb\":1.5") +
+                                  "{\"type\":\"event\",\"event\":\"eval\",\"step\":2,\"val_loss\":2.75,\"val_bpb\":1.5,\"batches\":1}\n" +
+                                  "{\"type\":\"event\",\"event\":\"stop\",\"step\":3,\"reason\":\"" + reason + "\",\"last_checkpoint\":\"\"}\n");
+        const RunMetrics m = read_run_metrics(log);
+        const bool diverged = reason != "signal";
+        EXPECT_EQ(m.values["diverged"].get<bool>(), diverged) << reason;
+        EXPECT_EQ(m.diverged_at, diverged ? reason : "") << reason;
+        EXPECT_EQ(m.values["final_train_loss"].is_null(), diverged) << reason << " " << m.values;
+        EXPECT_EQ(m.values["val_loss"].is_null(), diverged) << reason << " " << m.values;
+    }
+}
+
+TEST(RunMetrics, ARunThatDivergedAtItsFirstStepHasNoNumbers) {
+    // A learning rate of 1e38 makes the parameters non-finite at step 1, before any step record:
+    // the run is a diverged result, not a log that cannot be read.
+    const RunMetrics m = read_run_metrics(write_log(
+        "at_once", "{\"type\":\"event\",\"event\":\"stop\",\"step\":1,\"reason\":\"non_finite_parameters\",\"last_checkpoint\":\"\"}\n"));
+    EXPECT_TRUE(m.values["diverged"].get<bool>()) << m.values;
+    EXPECT_EQ(m.last_step, 0);
+    for (const char* key : {"final_train_loss", "val_loss", "tokens_per_s", "mfu", "hfu"})
+        EXPECT_TRUE(m.values[key].is_null()) << key << " " << m.values;
+    EXPECT_THROW(read_run_metrics(write_log("no_steps", "")), Error);
 }
 
 TEST(RunMetrics, ARunResumedPastItsStopAtMaxBadStepsDidNotDiverge) {
