@@ -34,6 +34,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -47,6 +48,8 @@ DEFAULT_SHAPES = "gpt2-124m,demo,small"
 MODES = ("fwdbwd", "train")
 DTYPES = ("fp32", "bf16")
 ISAS = ("native", "avx2")
+# Debian's Python, whose PyTorch 1.13 the tables name, runs the peer.
+PEER_PYTHON = "/usr/bin/python3"
 
 
 class BenchError(Exception):
@@ -68,6 +71,27 @@ def cpu_info():
 def cpu_line(model, flags):
     """The CPU line a peer table is printed under: its model and the flags that pick its paths."""
     return f"CPU: {model}; flags: {' '.join(sorted(flags & {'avx2', 'fma', 'avx512f', 'avx512_bf16', 'amx_bf16'}))}"
+
+
+def stop_children_on_sigterm():
+    """A SIGTERM unwinds as an exit (143), so that the command a benchmark waits on is stopped
+    (subprocess.run kills it) and its temporary files removed: by default Python dies at once and
+    leaves that command running, for minutes at GPT-2's shapes, on the cores the next measurement
+    shares."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
+def sixnd_sees(c):
+    """What model_bench's "cpu" record says sixnd ran on: the CPU, its cap and which kernels."""
+    return (f"sixnd sees: {c['model_name']}, flags {c['flags']} (SIXND_CPU_ISA={c['isa_cap']}), oneDNN ISA "
+            f"{c['matmul_isa']}, bf16 matmuls in {c['bf16_matmul']}, own kernels compiled for "
+            f"{c['kernels_compiled_for']}; {c['physical_cores']} cores")
+
+
+def print_avx2_note(isa, c):
+    if isa == "avx2" and c["kernels_compiled_for"] != "avx2":
+        print("NOTE: sixnd's own kernels were compiled for " + c["kernels_compiled_for"] + ", not AVX2: for the exact "
+              "code of an AVX2 CPU build with -DSIXND_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3")
 
 
 def load_average():
@@ -119,7 +143,7 @@ def run_all(cmd, env):
     lines = [line for line in r.stderr.splitlines() if line.strip()]
     if r.returncode != 0:
         why = next((line for line in reversed(lines) if "error" in line.lower()), lines[-1] if lines else "no output")
-        raise BenchError(f"{os.path.basename(cmd[0]) if cmd[0] != '/usr/bin/python3' else os.path.basename(cmd[1])} "
+        raise BenchError(f"{os.path.basename(cmd[1] if cmd[0] == PEER_PYTHON else cmd[0])} "
                          f"failed (exit {r.returncode}): {why.strip()}\n  command: {' '.join(cmd)}")
     out = []
     for line in r.stdout.splitlines():
@@ -135,6 +159,20 @@ def run_all(cmd, env):
 
 def run(cmd, env):
     return run_all(cmd, env)[-1]
+
+
+def check_peer(env):
+    """PyTorch importable where the peer runs, asked before sixnd's first row (a minute at GPT-2's
+    shape) rather than found missing after it."""
+    try:
+        r = subprocess.run([PEER_PYTHON, "-c", "import torch"], capture_output=True, text=True, errors="replace",
+                           env=env)
+    except OSError as e:
+        raise BenchError(f"{PEER_PYTHON}: {e.strerror} (the PyTorch peer runs on it)") from None
+    if r.returncode != 0:
+        lines = [line.strip() for line in r.stderr.splitlines() if line.strip()]
+        raise BenchError(f"the PyTorch peer cannot run: {PEER_PYTHON} cannot import torch: "
+                         f"{lines[-1] if lines else f'exit {r.returncode}'}")
 
 
 def thread_count():
@@ -171,6 +209,7 @@ def check_args(ap, args):
 
 
 def main():
+    stop_children_on_sigterm()
     try:
         bench()
     except BenchError as e:
@@ -201,7 +240,8 @@ def bench():
         raise BenchError(f"{bench}: not built (cmake --build {args.build} --target model_bench)")
     iters = ["--warmup", "1", "--iters", "2" if args.quick else "4"]
     peer_iters = ["--warmup", str(args.peer_warmup), "--iters", str(args.peer_iters)] if args.peer_iters else iters
-    peer = ["/usr/bin/python3", os.path.join(HERE, "torch_gpt2.py"), "--device", "cpu", "--threads", str(threads),
+    check_peer(env_t)
+    peer = [PEER_PYTHON, os.path.join(HERE, "torch_gpt2.py"), "--device", "cpu", "--threads", str(threads),
             "--cpu-isa", args.isa]
 
     print(cpu_line(model, flags))
@@ -267,20 +307,15 @@ def bench():
                      "4", "--seq-len", "256", "--recompute", rc] + iters, env_s)
             print(f"| {rc} | {s['activation_bytes'] / 2**20:.0f} | {s['workspace_bytes'] / 2**20:.0f} | {s['step_ms']:.0f} | "
                   f"{100 * s['mfu']:.1f}% | {100 * s['hfu']:.1f}% |", flush=True)
-    c = s["cpu"]
-    print(f"\nsixnd sees: {c['model_name']}, flags {c['flags']} (SIXND_CPU_ISA={c['isa_cap']}), oneDNN ISA "
-          f"{c['matmul_isa']}, bf16 matmuls in {c['bf16_matmul']}, own kernels compiled for "
-          f"{c['kernels_compiled_for']}; {c['physical_cores']} cores; threads: sixnd "
-          f"{s['threads']}, PyTorch {t['threads'] if t else '-'} (its OpenBLAS {t['openblas_threads'] if t else '-'}); "
+    print("\n" + sixnd_sees(s["cpu"]) + f"; threads: sixnd {s['threads']}, PyTorch {t['threads'] if t else '-'} "
+          f"(its OpenBLAS {t['openblas_threads'] if t else '-'}); "
           f"OpenBLAS kernel in PyTorch: {(t['openblas_core'] if t else None) or 'none'}")
     for dtype, r in last.items():
         print(f"MFU {dtype} is against: {r['peak_source']}; achievable (measured matmul ceiling): "
               f"{r['achievable_flops'] / 1e9:.1f} GFLOP/s")
     if not args.no_recompute:
         print(f"MFU of the recompute table is against: {s['peak_source']}")
-    if args.isa == "avx2" and c["kernels_compiled_for"] != "avx2":
-        print("NOTE: sixnd's own kernels were compiled for " + c["kernels_compiled_for"] + ", not AVX2: for the exact "
-              "code of an AVX2 CPU build with -DSIXND_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3")
+    print_avx2_note(args.isa, s["cpu"])
 
 
 if __name__ == "__main__":

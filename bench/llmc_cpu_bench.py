@@ -21,7 +21,6 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,8 +29,8 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from cpu_model_bench import (BenchError, cpu_info, cpu_line, envs, load_average, med, run_all,  # noqa: E402
-                             spread, thread_count)
+from cpu_model_bench import (BenchError, cpu_info, cpu_line, envs, load_average, med, print_avx2_note,  # noqa: E402
+                             run_all, sixnd_sees, spread, stop_children_on_sigterm, thread_count)
 
 B, T = 4, 64
 SHARD_MAGIC, SHARD_VERSION = 20240520, 1
@@ -119,7 +118,7 @@ def bench():
     ap.add_argument("--repeat", type=int, default=1, help="interleaved rounds; cells are medians")
     args = ap.parse_args()
     # A stopped benchmark still removes its half-gigabyte model file (the `with` below unwinds).
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    stop_children_on_sigterm()
     # train_gpt2 runs steps 0..LLMC_LAST_STEP: more timed steps would fail only once it ends.
     if not 1 <= args.steps <= LLMC_LAST_STEP or args.repeat < 1:
         sys.exit(f"llmc_cpu_bench: --steps must be 1 to {LLMC_LAST_STEP} and --repeat at least 1, "
@@ -156,6 +155,7 @@ def bench():
             if ours["fp32"]["threads"] != threads:
                 raise RuntimeError(f"sixnd ran {ours['fp32']['threads']} threads, llm.c {threads}")
             rounds.append((B * T * 1000.0 / llmc_ms, ours["fp32"]["tokens_per_s"], ours["bf16"]["tokens_per_s"]))
+            cpu = ours["fp32"]["cpu"]
             print(f"round {i + 1}: llm.c {rounds[-1][0]:.1f}, sixnd fp32 {rounds[-1][1]:.1f}, "
                   f"bf16 {rounds[-1][2]:.1f} tokens/s", flush=True)
         print(f"load average after: {load_average()}")
@@ -170,6 +170,8 @@ def bench():
           f"{med(vs32):.2f}×{spread(vs32)} | {med(vs16):.2f}×{spread(vs16)} |")
     print(f"\ntokens/s of a training step (forward, backward, AdamW), medians of {args.repeat} round(s) "
           f"of {args.steps} timed steps each")
+    print(sixnd_sees(cpu) + f"; threads: {threads} on both sides")
+    print_avx2_note(args.isa, cpu)
 
 
 if __name__ == "__main__":

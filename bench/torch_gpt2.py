@@ -295,6 +295,20 @@ def main():
         ap.error(f"--seq-len {args.seq_len}: the {args.shape} shape's context is {SHAPES[args.shape]['max_seq_len']}")
     if args.compile and args.also_compile:
         ap.error("--compile and --also-compile: give one")
+    # Each was a traceback from deep in the model: a device string PyTorch does not know, CUDA on a
+    # PyTorch without it (Debian's 1.13 here), torch.compile before PyTorch 2.
+    try:
+        dev = torch.device(args.device)
+    except RuntimeError:
+        ap.error(f"--device {args.device}: expected cpu or cuda")
+    if dev.type not in ("cpu", "cuda"):
+        ap.error(f"--device {args.device}: expected cpu or cuda")
+    cuda_devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if dev.type == "cuda" and (dev.index or 0) >= cuda_devices:
+        ap.error(f"--device {args.device}: PyTorch {torch.__version__} sees {cuda_devices} CUDA device(s)")
+    if (args.compile or args.also_compile) and not hasattr(torch, "compile"):
+        ap.error(f"--{'also-' if args.also_compile else ''}compile: PyTorch {torch.__version__} has no torch.compile "
+                 "(2.0 or later)")
     bench(args)
 
 

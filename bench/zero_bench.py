@@ -3,10 +3,10 @@
 with 2 and 4 ranks, and peak memory per rank. One gradient-accumulation step per optimizer
 step, BF16 storage. No PyTorch peer runs here; the footer says how many OpenMP threads each rank
 had. Usage: python3 bench/zero_bench.py BUILD_DIR"""
+import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -15,6 +15,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "util"))
 import sixnd_files  # noqa: E402
+from cpu_model_bench import stop_children_on_sigterm  # noqa: E402
 
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
@@ -34,10 +35,10 @@ def run(cmd):
 
 def main():
     # A stopped benchmark still removes its temporary directory (the `with` below unwinds).
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    if len(sys.argv) > 2 or sys.argv[1:2] in (["-h"], ["--help"]):
-        sys.exit(__doc__)
-    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    stop_children_on_sigterm()
+    ap = argparse.ArgumentParser(description=__doc__.split("Usage:")[0])
+    ap.add_argument("build", nargs="?", default="build", help="the build directory holding sixnd")
+    build = ap.parse_args().build
     sixnd = os.path.join(build, "sixnd")
     if not (os.path.isfile(sixnd) and os.access(sixnd, os.X_OK)):
         sys.exit(f"zero_bench: {sixnd}: not built (cmake --build {build} --target sixnd)")

@@ -6,6 +6,7 @@
 # core, end-to-end MB/s, and peak memory.
 #   bench/data/prepare_bench.sh [SIXND_BIN] [OUT.md]
 set -euo pipefail
+. "$(dirname "$0")/../own_process_group.sh"
 BIN=${1:-${SIXND_BIN:-build-data/sixnd}}
 OUT=${2:-bench/results/data.md}
 F=/usr/share/games/fortunes

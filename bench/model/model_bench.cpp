@@ -120,6 +120,11 @@ int main(int argc, char** argv) {
                 throw Error("--shape", e.fault() + " (or small, demo)");
             }
         }
+        // Two models of one dtype would print two results of that dtype, which a script keyed by
+        // dtype (cpu_model_bench.py) takes one of.
+        for (size_t i = 0; i < dtypes.size(); i++)
+            for (size_t j = 0; j < i; j++)
+                if (dtypes[i] == dtypes[j]) throw Error("--dtype", "names " + dtypes[i] + " twice");
         ModelOptions mo;
         mo.attention = parse_attention(attention);
         mo.recompute = parse_recompute(recompute);

@@ -7,6 +7,7 @@
 #      and all cores, best of three, written to an llm.c shard.
 # Usage: bench_tokenizer.sh [SIXND_BIN] [RESULTS_MD]   (env: VOCABS="8192 32768", WORK=dir, REUSE=1)
 set -euo pipefail
+. "$(dirname "$0")/../own_process_group.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 bin=${1:-$root/build/sixnd}

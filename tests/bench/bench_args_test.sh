@@ -3,7 +3,10 @@
 # line naming the flag and a non-zero exit, before it allocates anything (--tokens 0 died of
 # SIGFPE, a negative count of an uncaught length_error, --rounds 0 printed null times with exit 0,
 # and a misspelt --model timed GPT-2's shapes); model_bench names --shape for a shape it does not
-# know (it named train's --model). Skips (77) where the build has no benchmarks.
+# know (it named train's --model), and a --dtype list naming one dtype twice (it ran two models of
+# it, printing two results of one dtype); an unknown dtype, attention, recompute policy or device
+# and a --seq-len past the shape's context are named too. Skips (77) where the build has no
+# benchmarks.
 set -u
 DIR=${SIXND_BUILD:-build}/bench
 if [ ! -x "$DIR/matmul_bench" ] || [ ! -x "$DIR/model_bench" ]; then
@@ -30,4 +33,10 @@ refused matmul_bench "--tokens: Value -4 not in range 1" --tokens -4
 refused matmul_bench "--rounds: Value 0 not in range 1" --rounds 0 --tokens 1
 refused matmul_bench "--model: nosuch not in" --model nosuch --tokens 1 --rounds 1
 refused model_bench "model_bench: --shape: unknown preset 'nosuch'" --shape nosuch
+refused model_bench "model_bench: --dtype: names fp32 twice" --dtype fp32,fp32 --shape tiny --batch 1 --seq-len 8
+refused model_bench "model_bench: --dtype: unknown dtype 'fp16'" --dtype fp16 --shape tiny
+refused model_bench "model_bench: --attention: unknown attention 'foo'" --attention foo --shape tiny
+refused model_bench "model_bench: --recompute: unknown policy 'foo'" --recompute foo --shape tiny
+refused model_bench "model_bench: --device: unknown device 'foo'" --device foo --shape tiny
+refused model_bench "model_bench: --seq-len: sequence length 300 exceeds the model's max_seq_len 256" --shape demo --seq-len 300
 exit $fail

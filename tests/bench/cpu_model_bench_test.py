@@ -2,9 +2,11 @@
 model_bench whose tokens/s are known, beside the real PyTorch peer:
 1. every bad argument (--repeat 0, --modes/--shapes/--peer-dtypes naming nothing or something
    unknown, negative --peer-iters, an --isa or SIXND_CPU_ISA PyTorch has no path for, a bad
-   OMP_NUM_THREADS, a build without model_bench) is one error line before anything runs, never
-   a traceback;
-2. a failing side (sixnd's model_bench, or PyTorch) is one error line naming it and its error;
+   OMP_NUM_THREADS, a build without model_bench; of torch_gpt2.py, counts out of range, a device
+   it cannot use and --compile where PyTorch has no torch.compile, the last two tracebacks until
+   now) is one error line before anything runs, never a traceback;
+2. a failing side (sixnd's model_bench, or PyTorch) is one error line naming it and its error; a
+   PyTorch that cannot be imported is named before sixnd's side runs;
 3. over 3 rounds, each cell is the median of the rounds and each ratio the median of the per-round
    ratios (bf16 / fp32, sixnd / PyTorch) with their range; the table's rows are contiguous (the
    load average is printed outside it); the CPU and both sides' (equal) thread counts are printed.
@@ -79,23 +81,40 @@ def main():
         check(not os.path.exists(ran), "bad arguments: model_bench never ran")
         rc, out, err = run(quick, {}, os.path.join(t, "nowhere"))
         check(rc == 1 and "Traceback" not in err and "not built" in err, f"no build: exit {rc}, {err.strip()!r}")
-        for args in (["--iters", "0"], ["--iters", "-1"], ["--seq-len", "300"], ["--warmup", "-1"]):
-            r = subprocess.run([sys.executable, os.path.join(SRC, "bench", "torch_gpt2.py"), "--shape", "demo"] + args,
+        import torch
+        peer_bad = [(["--iters", "0"], "must be"), (["--iters", "-1"], "must be"), (["--seq-len", "300"], "context"),
+                    (["--warmup", "-1"], "must be"), (["--device", "foo"], "--device foo: expected cpu or cuda"),
+                    (["--device", "meta"], "--device meta: expected cpu or cuda")]
+        if not torch.cuda.is_available():
+            peer_bad.append((["--device", "cuda"], "--device cuda: PyTorch"))
+        if not hasattr(torch, "compile"):
+            peer_bad += [(["--compile"], "has no torch.compile"), (["--also-compile"], "has no torch.compile")]
+        for args, needle in peer_bad:
+            r = subprocess.run([sys.executable, os.path.join(SRC, "bench", "torch_gpt2.py"), "--shape", "demo",
+                                "--batch", "1", "--seq-len", "8", "--warmup", "0", "--iters", "1"] + args,
                                capture_output=True, text=True, timeout=120)
-            check(r.returncode == 2 and "Traceback" not in r.stderr and ("must be" in r.stderr or "context" in r.stderr),
-                  f"torch_gpt2.py {args}: exit {r.returncode}, {r.stderr.strip().splitlines()[-1:]}")
+            last = (r.stderr.strip().splitlines() or [""])[-1]
+            check(r.returncode == 2 and "Traceback" not in r.stderr and needle in last and not r.stdout,
+                  f"torch_gpt2.py {args}: exit {r.returncode}, {last!r}")
 
         # --- 2. a failing side
         rc, out, err = run(quick, {"STUB_FAIL": "boom"}, build)
         check(rc == 1 and "Traceback" not in err and "model_bench failed (exit 1): model_bench: error: boom" in err,
               f"failing sixnd side: exit {rc}, {err.strip()!r}")
-        fake_torch = os.path.join(t, "fake_torch")
-        os.makedirs(fake_torch)
-        with open(os.path.join(fake_torch, "torch.py"), "w") as f:
-            f.write('raise ImportError("torch broken on purpose")\n')
-        rc, out, err = run(quick, {"PYTHONPATH": fake_torch}, build)
+        broken_torch, hollow_torch = os.path.join(t, "broken_torch"), os.path.join(t, "hollow_torch")
+        for d, text in ((broken_torch, 'raise ImportError("torch broken on purpose")\n'), (hollow_torch, "")):
+            os.makedirs(d)
+            with open(os.path.join(d, "torch.py"), "w") as f:
+                f.write(text)
+        if os.path.exists(ran):
+            os.remove(ran)
+        rc, out, err = run(quick, {"PYTHONPATH": broken_torch}, build)
+        check(rc == 1 and "Traceback" not in err and "the PyTorch peer cannot run" in err
+              and "torch broken on purpose" in err, f"no PyTorch: exit {rc}, {err.strip()!r}")
+        check(not os.path.exists(ran), "no PyTorch: named before model_bench ran")
+        rc, out, err = run(quick, {"PYTHONPATH": hollow_torch}, build)
         check(rc == 1 and "Traceback" not in err and "torch_gpt2.py failed (exit 1)" in err
-              and "torch broken on purpose" in err, f"failing PyTorch side: exit {rc}, {err.strip()!r}")
+              and "torch.nn" in err, f"failing PyTorch side: exit {rc}, {err.strip()!r}")
 
         # --- 3. medians and ratios over 3 rounds
         if os.path.exists(os.path.join(build, "bench", "round")):

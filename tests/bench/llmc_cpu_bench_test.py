@@ -1,7 +1,8 @@
 """bench/llmc_cpu_bench.py with a stand-in llm.c (its Makefile "builds" a script printing train_gpt2's
 step lines with known times) and a stand-in model_bench whose tokens/s are known:
 1. llm.c's tokens/s come from the mean of its timed steps, as sixnd's do (a slow step counts on
-   both sides alike), and the ratios are sixnd over llm.c;
+   both sides alike), and the ratios are sixnd over llm.c; the kernels sixnd ran are printed, and
+   under --isa avx2 a note where its own were compiled for more (both had been left out);
 2. a checkout without llm.c's llmc/, --steps past the 40 steps train_gpt2 runs, no `make` on the
    PATH and a PyTorch that cannot be imported are each one error line, never a traceback, and
    leave no temporary directory.
@@ -34,7 +35,10 @@ import json, os, sys
 a = sys.argv[1:]
 for d in a[a.index("--dtype") + 1].split(","):
     print(json.dumps({"dtype": d, "tokens_per_s": {"fp32": 2560.0, "bf16": 5120.0}[d],
-                      "threads": int(os.environ["OMP_NUM_THREADS"])}))
+                      "threads": int(os.environ["OMP_NUM_THREADS"]),
+                      "cpu": {"model_name": "stub", "flags": "avx2 fma avx512f", "isa_cap": os.environ["SIXND_CPU_ISA"],
+                              "matmul_isa": "stub-isa", "bf16_matmul": "stub-path", "kernels_compiled_for": "avx512",
+                              "physical_cores": 1}}))
 '''
 # The script as run, but with write_inputs a no-op (train_gpt2 here reads nothing).
 NO_INPUTS = ("import sys; sys.path.insert(0, sys.argv[1]); import llmc_cpu_bench as m; "
@@ -74,6 +78,11 @@ def main():
         cells = [c.strip() for c in row.strip("|").split("|")]
         check(cells[2:7] == ["1280.0", "2560.0", "5120.0", "2.00×", "4.00×"],
               f"llm.c's tokens/s from its mean step (1280), ratios sixnd over llm.c (2.00×, 4.00×): {cells[2:7]}")
+        check("oneDNN ISA stub-isa, bf16 matmuls in stub-path, own kernels compiled for avx512" in out
+              and "SIXND_CPU_ISA=native" in out and "NOTE" not in out, "the kernels sixnd ran are printed")
+        rc, out, err = run([sys.executable, "-c", NO_INPUTS, BENCH_DIR], ["--steps", "4", "--isa", "avx2"])
+        check(rc == 0 and "SIXND_CPU_ISA=avx2" in out and "NOTE: sixnd's own kernels were compiled for avx512" in out,
+              f"--isa avx2 on kernels compiled for more says so: exit {rc}, {out.strip()[-300:]!r}")
 
         # --- 2. faults: one line, no traceback, nothing left in TMPDIR
         script = [sys.executable, os.path.join(BENCH_DIR, "llmc_cpu_bench.py")]

@@ -4,6 +4,7 @@ benchmark may (Open MPI's default binding would pin each of 2 ranks to one core,
 per rank are what sixnd train takes without OMP_NUM_THREADS: the CPUs a rank may use over the
 ranks on the machine. A SIGTERM to the benchmark mid-run stops mpirun's ranks and removes its
 temporary directory (they had trained on into it, a third of a gigabyte of checkpoints a run).
+--help exits 0 and an unknown argument is refused as one.
 Skips (77) without mpirun or numpy."""
 import os
 import re
@@ -18,6 +19,7 @@ SRC = os.environ.get("SIXND_SOURCE") or os.path.abspath(os.path.join(os.path.dir
 sys.path.insert(0, os.path.join(SRC, "tests", "util"))
 from checklist import check, verdict  # noqa: E402
 import stand_in  # noqa: E402
+from procs import running  # noqa: E402
 
 # Rank 0 writes a run log of the fields zero_bench reads; every rank records the CPUs it may use
 # and the threads sixnd train would take there (cli/train.cpp's share_cores).
@@ -47,15 +49,6 @@ if rank == 0:
 '''
 
 
-def running(pid):
-    """Whether PID runs (a zombie has ended: a container's init may never reap it)."""
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            return not any(line.startswith("State:") and "Z" in line.split()[1] for line in f)
-    except OSError:
-        return False
-
-
 def main():
     if not shutil.which("mpirun"):
         print("skipped: no mpirun")
@@ -72,8 +65,17 @@ def main():
         os.makedirs(ranks)
         env = dict(os.environ, STUB_DIR=ranks)
         env.pop("OMP_NUM_THREADS", None)
-        r = subprocess.run([sys.executable, os.path.join(SRC, "bench", "zero_bench.py"), build], capture_output=True,
-                           text=True, env=env, timeout=300)
+        # --- usage: --help succeeds; an unknown flag is named as one (it was taken for a build
+        # directory: "--steps/sixnd: not built"), exit 2, before mpirun runs
+        script = [sys.executable, os.path.join(SRC, "bench", "zero_bench.py")]
+        r = subprocess.run(script + ["--help"], capture_output=True, text=True, env=env, timeout=60)
+        check(r.returncode == 0 and "usage:" in r.stdout, f"--help: exit {r.returncode}")
+        for args in (["--steps", "3"], [build, "extra"]):
+            r = subprocess.run(script + args, capture_output=True, text=True, env=env, timeout=60)
+            last = (r.stderr.strip().splitlines() or [""])[-1]
+            check(r.returncode == 2 and "unrecognized arguments" in last and not os.listdir(ranks),
+                  f"{args}: exit {r.returncode}, {last!r}")
+        r = subprocess.run(script + [build], capture_output=True, text=True, env=env, timeout=300)
         print(r.stdout)
         check(r.returncode == 0, f"stand-in run: exit {r.returncode}, {r.stderr.strip()[-500:]!r}")
         cpus = len(os.sched_getaffinity(0))
