@@ -57,9 +57,11 @@ public:
     // "tokens_xxh3_64" (data/output.cpp hashes the same values before writing them). Computed
     // once and cached: a manifest's check and the run's data identity both ask for it.
     uint64_t tokens_hash() const;
+    // f(tokens, n) over the whole shard in order, in chunks read through read(): the full passes
+    // (the vocabulary checks, the content hash).
+    void for_each_chunk(const std::function<void(const int32_t*, size_t)>& f) const;
 
 private:
-    void for_each_chunk(const std::function<void(const int32_t*, size_t)>& f) const;
 
     MappedFile map_;
     const unsigned char* tokens_ = nullptr;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -131,20 +130,18 @@ void TokenSet::read(size_t begin, size_t count, int32_t* out) const {
 }
 
 void TokenSet::require_below(uint32_t limit, const std::string& outside) const {
-    std::vector<int32_t> chunk;
     for (const auto& sh : shards_) {
         if (sh.max_token() < limit) continue;
-        // Read as a batch is, not through the map: a shard truncated since max_token's pass is
-        // then an Error naming it, not a SIGBUS.
-        chunk.resize(std::min<size_t>(sh.size(), size_t(1) << 16));
-        for (size_t i = 0; i < sh.size(); i += chunk.size()) {
-            const size_t n = std::min(chunk.size(), sh.size() - i);
-            sh.read(i, n, chunk.data());
+        // Read as the full passes are, not through the map: a shard truncated since max_token's
+        // pass is then an Error naming it, not a SIGBUS.
+        size_t at = 0;
+        sh.for_each_chunk([&](const int32_t* t, size_t n) {
             for (size_t k = 0; k < n; k++)
-                if (static_cast<uint32_t>(chunk[k]) >= limit)
-                    throw Error(sh.path(), "token " + std::to_string(static_cast<uint32_t>(chunk[k])) + " at position " +
-                                               std::to_string(i + k) + " " + outside);
-        }
+                if (static_cast<uint32_t>(t[k]) >= limit)
+                    throw Error(sh.path(), "token " + std::to_string(static_cast<uint32_t>(t[k])) + " at position " +
+                                               std::to_string(at + k) + " " + outside);
+            at += n;
+        });
     }
 }
 
