@@ -16,7 +16,7 @@ SRC = os.environ.get("SIXND_SOURCE") or os.path.abspath(os.path.join(os.path.dir
 sys.path.insert(0, os.path.join(SRC, "tests", "util"))
 from checklist import check, verdict  # noqa: E402
 import stand_in  # noqa: E402
-from procs import running  # noqa: E402
+from procs import running, sigterm_status  # noqa: E402
 
 STUB = r'''#!/usr/bin/env python3
 import os, time
@@ -34,12 +34,7 @@ def stopped_mid_run(cmd, pid_file, env):
     while not (os.path.exists(pid_file) and os.path.getsize(pid_file)) and time.monotonic() < deadline:
         time.sleep(0.1)
     pid = int(open(pid_file).read()) if os.path.exists(pid_file) and os.path.getsize(pid_file) else None
-    p.send_signal(signal.SIGTERM)
-    try:
-        rc = p.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        rc = p.wait()
+    rc = sigterm_status(p)
     deadline = time.monotonic() + 5
     while pid and running(pid) and time.monotonic() < deadline:
         time.sleep(0.1)

@@ -19,7 +19,7 @@ SRC = os.environ.get("SIXND_SOURCE") or os.path.abspath(os.path.join(os.path.dir
 sys.path.insert(0, os.path.join(SRC, "tests", "util"))
 from checklist import check, verdict  # noqa: E402
 import stand_in  # noqa: E402
-from procs import running  # noqa: E402
+from procs import running, sigterm_status  # noqa: E402
 
 # Rank 0 writes a run log of the fields zero_bench reads; every rank records the CPUs it may use
 # and the threads sixnd train would take there (cli/train.cpp's share_cores).
@@ -106,12 +106,7 @@ def main():
             time.sleep(0.1)
         pids = [int(open(f).read()) for f in pid_files if os.path.exists(f) and os.path.getsize(f)]
         check(len(pids) == 2, f"the stand-in ranks started: {pids}")
-        p.send_signal(signal.SIGTERM)
-        try:
-            rc = p.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            rc = p.wait()
+        rc = sigterm_status(p)
         time.sleep(0.5)
         alive = [pid for pid in pids if running(pid)]
         for pid in alive:

@@ -11,6 +11,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "scripts"))
 import report_plots  # noqa: E402
+import sixnd_files  # noqa: E402
 import tiny_text  # noqa: E402
 
 
@@ -66,9 +67,7 @@ def main():
             failures.append(f"after a rollback to step 3 and step 4 again, the steps read are {sorted(got)}")
         if [e["event"] for e in events] != ["spike", "rollback"]:
             failures.append(f"the rollback's spike and the rollback are not both kept: {events}")
-    for f in failures:
-        print("FAIL:", f)
-    return 1 if failures else 0
+    return sixnd_files.report(failures, "sixnd report plots the branch the run ended on")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "util"))
 sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "scripts"))
 import report_plots  # noqa: E402
+import sixnd_files  # noqa: E402
 import tiny_text  # noqa: E402
 
 
@@ -79,9 +80,7 @@ def main():
         print(f"a non-finite skip's marker: {got}")
         if got != want:
             failures.append(f"a skip with a null gradient norm is marked {got}, expected {want}")
-    for f in failures:
-        print("FAIL:", f)
-    return 1 if failures else 0
+    return sixnd_files.report(failures, "sixnd report plots skipped steps and their evaluations")
 
 
 if __name__ == "__main__":
