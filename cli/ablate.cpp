@@ -6,8 +6,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
+#include "cli/config_file.h"
+#include "cli/train_flags.h"
 #include "cli/uint64_flag.h"
 #include "cli/verbs.h"
 #include "core/error.h"
@@ -55,6 +58,26 @@ void print_table(const nlohmann::json& r) {
     }
 }
 
+// Flags sixnd ablate sets for each run itself.
+bool owned_flag(const std::string& flag) {
+    return flag == "--out" || flag == "--log" || flag == "--resume" || flag == "--check";
+}
+
+// The settings of a train config file, FILE:LINE each, as `sixnd train` reads them with the
+// flags `command_line` on its command line (which win: their lines are left out).
+std::vector<ConfigArg> train_config_args(const std::string& path, std::vector<std::string> command_line) {
+    CLI::App train_app;
+    TrainFlags unused;
+    add_train_flags(train_app, unused);
+    command_line.insert(command_line.end(), {"--config", path});
+    return config_file_args(train_app, "train", command_line);
+}
+
+// A config setting's value as it would be written on the command line (a flag: true or false).
+std::string config_value(const ConfigArg& c) {
+    return c.args.size() > 1 ? c.args[1] : c.args.empty() ? "false" : "true";
+}
+
 }  // namespace
 
 int run_ablate(int argc, char** argv) {
@@ -71,7 +94,7 @@ int run_ablate(int argc, char** argv) {
                    "config=A.toml,B.toml varies flags that change together")
         ->required();
     app.add_option("--seeds", spec.seeds, "seeds per variant (from --seed, default 1337, upward)")->capture_default_str();
-    app.add_option("--config", spec.config, "base train flags from a TOML/INI file (as sixnd train --config)");
+    app.add_option("--config", spec.config, "base train flags from a TOML/INI file (as sixnd train --config; its seed is the first seed)");
     app.add_option("--np", np, "run each training under mpirun with this many processes");
     app.add_option("--mpirun", mpirun, "the mpirun command and its extra flags (with --np)")->capture_default_str();
     app.add_option("--loss-tol", spec.loss_tol, "speed-only knobs: largest relative loss difference counted as equal")
@@ -92,36 +115,68 @@ int run_ablate(int argc, char** argv) {
             throw Error("--vary config", "cannot be combined with a base --config file");
     spec.train_args = app.remaining();
     // --seed is the first seed; the runs get base, base + 1, ...
+    const auto take_base_seed = [&](std::string value, const std::string& where) {
+        const std::string fault = uint64_value()(value);
+        if (!fault.empty()) throw Error(where, fault);
+        spec.base_seed = std::stoull(value);
+        if (spec.base_seed > UINT64_MAX - static_cast<uint64_t>(spec.seeds - 1))
+            throw Error(where, value + " + " + std::to_string(spec.seeds - 1) + " (--seeds " + std::to_string(spec.seeds) +
+                                   ") is above 18446744073709551615 (2^64-1)");
+    };
+    // The base value of a varied knob is its --vary's first, as documented; a base flag saying
+    // otherwise (a train command reused as the base) is overruled, but not silently.
+    const auto warn_if_overruled = [&](const std::string& flag, const std::string& v, const std::string& setting) {
+        for (const AblationKnob& k : spec.knobs)
+            if (flag == "--" + k.name && v != k.values[0])
+                log_warn("ablate: " + setting + " is overruled by --vary " + k.name + ": the base run uses " + k.values[0] +
+                         " (its first value)");
+    };
     for (size_t i = 0; i < spec.train_args.size();) {
         const std::string a = spec.train_args[i];
         const std::string flag = a.substr(0, a.find('='));
-        if (flag == "--out" || flag == "--log" || flag == "--resume" || flag == "--check")
-            throw Error(flag, "is set by sixnd ablate for each run");
+        if (owned_flag(flag)) throw Error(flag, "is set by sixnd ablate for each run");
         const bool inline_value = a.find('=') != std::string::npos;
         const std::string v = inline_value ? a.substr(a.find('=') + 1) : i + 1 < spec.train_args.size() ? spec.train_args[i + 1] : "";
-        // The base value of a varied knob is its --vary's first, as documented; a base flag
-        // saying otherwise (a train command reused as the base) is overruled, but not silently.
-        for (const AblationKnob& k : spec.knobs)
-            if (flag == "--" + k.name && v != k.values[0])
-                log_warn("ablate: base flag " + flag + " " + v + " is overruled by --vary " + k.name + ": the base run uses " +
-                         k.values[0] + " (its first value)");
+        warn_if_overruled(flag, v, "base flag " + flag + " " + v);
         if (flag != "--seed") {
             i++;
             continue;
         }
-        std::string value = v;
-        const std::string fault = uint64_value()(value);
-        if (!fault.empty()) throw Error("--seed", fault);
-        spec.base_seed = std::stoull(value);
-        if (spec.base_seed > UINT64_MAX - static_cast<uint64_t>(spec.seeds - 1))
-            throw Error("--seed", value + " + " + std::to_string(spec.seeds - 1) + " (--seeds " +
-                                      std::to_string(spec.seeds) + ") is above 18446744073709551615 (2^64-1)");
+        take_base_seed(v, "--seed");
         const size_t n = std::min(spec.train_args.size() - i, static_cast<size_t>(inline_value ? 1 : 2));
         spec.train_args.erase(spec.train_args.begin() + static_cast<long>(i), spec.train_args.begin() + static_cast<long>(i + n));
     }
+    // The base config file is read as sixnd train will read it (the command line's flags win):
+    // what ablate sets itself, or takes from it, must not hide in the file.
     if (!spec.config.empty()) {
         if (!std::filesystem::is_regular_file(spec.config)) throw Error(spec.config, "no such config file");
+        for (const ConfigArg& c : train_config_args(spec.config, spec.train_args)) {
+            if (owned_flag(c.flag)) throw Error(c.where, c.flag.substr(2) + " is set by sixnd ablate for each run; leave it out of the base config");
+            const std::string v = config_value(c);
+            warn_if_overruled(c.flag, v, c.where + ": " + c.flag.substr(2) + " = " + v);
+            if (c.flag == "--seed") take_base_seed(v, c.where);
+        }
         spec.config = std::filesystem::absolute(spec.config).string();
+    }
+    // A varied config file's settings are the variant: a base flag on the command line, or
+    // another knob, would win over them in its runs.
+    for (const AblationKnob& k : spec.knobs) {
+        if (k.name != "config") continue;
+        std::set<std::string> overriding;
+        for (const std::string& a : spec.train_args)
+            if (a.rfind("--", 0) == 0) overriding.insert(a.substr(0, a.find('=')));
+        for (const AblationKnob& other : spec.knobs) overriding.insert("--" + other.name);
+        for (const std::string& path : k.values) {
+            if (!std::filesystem::is_regular_file(path)) throw Error(path, "no such config file (--vary config)");
+            for (const ConfigArg& c : train_config_args(path, {})) {
+                if (owned_flag(c.flag)) throw Error(c.where, c.flag.substr(2) + " is set by sixnd ablate for each run; leave it out of a varied config");
+                if (c.flag == "--seed")
+                    throw Error(c.where, "seed: every variant runs the same seeds (ablate's --seed and --seeds); leave it out of a varied config");
+                if (overriding.count(c.flag))
+                    throw Error(c.where, c.flag.substr(2) + " is also given to every run as " + c.flag +
+                                             ", which wins over a config file: this variant's value would be lost");
+            }
+        }
     }
     if (np > 0) {
         std::istringstream words(mpirun);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/model_flags.h"
+#include "cli/train_flags.h"
 #include "cli/on_off.h"
 #include "cli/verbs.h"
 #include "core/cpu_features.h"
@@ -99,85 +100,24 @@ static void refuse_left_out_values(const CLI::App& app, const TrainOptions& o) {
 
 int run_train(int argc, char** argv) {
     CLI::App app{"Train a GPT on llm.c token shards", "sixnd train"};
-    std::string config;
-    app.add_option("--config", config, "read flags from a file: key = value lines, the flags' names, optionally under [train]");
-    ModelFlags mf;
-    add_model_flags(app, mf);
-    TrainOptions o;
-    std::string recompute = "none", shuffle = "on", schedule = "cosine", master = "on", optimizer = "adamw";
-    app.add_option("--recompute", recompute, "none, selective or full")->capture_default_str();
-    app.add_option("--zero", o.zero_stage, "ZeRO stage 0-3 (under mpirun)")->capture_default_str();
-    app.add_option("--train-data", o.train_data, "glob of llm.c token shards, or DIR/manifest.json of sixnd data prepare")->required();
-    app.add_option("--val-data", o.val_data, "glob of validation shards, or DIR/manifest.json:val");
-    app.add_option("--shuffle", shuffle, "on or off")->capture_default_str();
-    app.add_option("--batch", o.batch, "micro-batch size B per process")->capture_default_str();
-    app.add_option("--seq-len", o.seq_len, "sequence length T")->capture_default_str();
-    app.add_option("--total-batch-tokens", o.total_batch_tokens, "tokens per optimizer step (gradient accumulation); default B*T*ranks");
-    app.add_option("--steps", o.steps, "optimizer steps")->capture_default_str();
-    app.add_option("--stop-at", o.stop_at, "stop after this step with a checkpoint; the schedule still spans --steps");
-    app.add_option("--lr", o.schedule.lr, "peak learning rate")->capture_default_str();
-    app.add_option("--schedule", schedule, "constant, cosine or wsd")->capture_default_str();
-    app.add_option("--warmup", o.schedule.warmup, "linear warm-up steps")->capture_default_str();
-    app.add_option("--final-lr-frac", o.schedule.final_frac,
-                   "where cosine and wsd decay to, as a fraction of --lr (reached one step past the last)")->capture_default_str();
-    app.add_option("--weight-decay", o.optimizer.weight_decay, "decoupled weight decay (matrices only)")->capture_default_str();
-    app.add_option("--beta1", o.optimizer.beta1)->capture_default_str();
-    app.add_option("--beta2", o.optimizer.beta2)->capture_default_str();
-    app.add_option("--eps", o.optimizer.eps)->capture_default_str();
-    app.add_option("--optimizer", optimizer, "adamw, or muon: Muon for the blocks' matrices, AdamW for the rest")->capture_default_str();
-    app.add_option("--muon-lr", o.optimizer.muon_lr, "Muon's peak learning rate (scheduled like --lr)")->capture_default_str();
-    app.add_option("--muon-momentum", o.optimizer.muon_momentum, "Muon's Nesterov momentum")->capture_default_str();
-    app.add_option("--muon-weight-decay", o.optimizer.muon_weight_decay, "Muon's decoupled weight decay")->capture_default_str();
-    app.add_option("--grad-clip", o.grad_clip, "global gradient-norm clip (0 = off)")->capture_default_str();
-    app.add_option("--master-weights", master, "keep FP32 master weights for BF16 parameters: on or off")->capture_default_str();
-    app.add_option("--out", o.out_dir, "run directory (checkpoints go to OUT/checkpoints; locked while the run writes it)")->capture_default_str();
-    app.add_flag("--overwrite", o.overwrite, "start a fresh run in an --out holding another run's checkpoints, deleting them");
-    app.add_option("--checkpoint-every", o.checkpoint_every, "save every N steps (0: only at the end)")->capture_default_str();
-    app.add_option("--keep-last", o.keep_last, "checkpoints to keep (0: all)")->capture_default_str();
-    app.add_option("--resume", o.resume, "latest, or a checkpoint directory");
-    app.add_flag("--allow-resume-changes", o.allow_resume_changes,
-                 "resume although --seq-len, the tokens per step, --train-data, --shuffle or --seed differ from the checkpoint's");
-    app.add_option("--log", o.log, "JSON Lines run log");
-    app.add_option("--eval-every", o.eval_every, "validation loss every N steps (needs --val-data or --eval-task)")->capture_default_str();
-    app.add_option("--eval-batches", o.eval_batches, "validation batches per evaluation")->capture_default_str();
-    app.add_option("--eval-task", o.eval_task, "HellaSwag-format JSONL scored (acc, acc_norm) at each --eval-every (needs --tokenizer)");
-    app.add_option("--sample-every", o.sample_every,
-                   "every N steps and at the last, a sample from <|endoftext|>, shown and logged (needs --tokenizer; "
-                   "--zero 0-2; 0: none)")
-        ->capture_default_str();
-    app.add_option("--sample-tokens", o.sample_tokens, "tokens per --sample-every sample (at most the context)")->capture_default_str();
-    app.add_option("--max-bad-steps", o.max_bad_steps, "stop after this many non-finite steps in a row")->capture_default_str();
-    std::string on_spike = "warn", inject_lr;
-    app.add_option("--spike-window", o.spike.detect.window, "loss-spike detection: steps in the rolling window (it fires once the window is full)")->capture_default_str();
-    app.add_option("--spike-z-loss", o.spike.detect.z_loss, "a loss this many standard deviations above the window's mean is a spike (0: off)")->capture_default_str();
-    app.add_option("--spike-z-grad", o.spike.detect.z_grad, "a gradient norm this many standard deviations above the window's mean is a spike (0: off)")->capture_default_str();
-    app.add_option("--on-spike", on_spike, "warn (report only), skip (drop the update) or rollback (to an earlier state, skipping batches)")->capture_default_str();
-    app.add_option("--rollback-steps", o.spike.rollback_steps, "roll back to the newest state at least this many steps before the spike")->capture_default_str();
-    app.add_option("--rollback-skip-batches", o.spike.rollback_skip_batches, "after a rollback, also skip this many batches past the spike's")->capture_default_str();
-    app.add_option("--snapshot-every", o.spike.snapshot_every, "keep an in-memory state to roll back to every N steps (0: roll back to checkpoints on disk)")->capture_default_str();
-    app.add_option("--max-rollbacks", o.spike.max_rollbacks, "stop the run at a spike after this many rollbacks")->capture_default_str();
-    app.add_option("--inject-lr-spike", inject_lr, "fault injection: STEP:FACTOR[:STEPS] multiplies the learning rate by FACTOR for STEPS steps (default 1) from STEP");
-    app.add_option("--inject-junk-batch", o.spike.inject_junk_step, "fault injection: replace step STEP's batch by uniform random tokens");
-    app.add_option("--peak-tflops", o.peak_tflops, "override the peak TFLOP/s used for MFU");
-    app.add_option("--profile", o.profile, "time every op over N steps (after the first): roofline table, OUT/profile.json");
-    app.add_option("--price-per-device-hour", o.price_per_device_hour, "dollars per device-hour, for the bill every run ends with");
-    app.add_option("--tokenizer", o.tokenizer, "sixnd tokenizer file the shards were made with (stored in checkpoints)");
-    bool check_only = false;
-    app.add_flag("--check", check_only, "check the flags (ranges, combinations, the model they make), then exit without reading data or checkpoints or writing anything");
+    TrainFlags f;
+    add_train_flags(app, f);
+    ModelFlags& mf = f.model;
+    TrainOptions& o = f.options;
     if (!parse_flags(app, argc, argv)) return 0;
     check_model_flags(app, mf);
     o.model_flags_given = mf.given;
     o.device = mf.device;
     o.dtype = parse_dtype(mf.dtype);
     o.attention = parse_attention(mf.attention);
-    o.recompute = parse_recompute(recompute);
+    o.recompute = parse_recompute(f.recompute);
     o.seed = mf.seed;
-    o.shuffle = parse_on_off("--shuffle", shuffle);
-    o.schedule.kind = parse_schedule(schedule);
-    o.optimizer.master_weights = parse_on_off("--master-weights", master);
-    o.optimizer.kind = parse_optimizer(optimizer);
-    o.spike.action = parse_spike_action(on_spike);
-    if (app.count("--inject-lr-spike")) o.spike.inject_lr = parse_lr_injection(inject_lr);
+    o.shuffle = parse_on_off("--shuffle", f.shuffle);
+    o.schedule.kind = parse_schedule(f.schedule);
+    o.optimizer.master_weights = parse_on_off("--master-weights", f.master);
+    o.optimizer.kind = parse_optimizer(f.optimizer);
+    o.spike.action = parse_spike_action(f.on_spike);
+    if (app.count("--inject-lr-spike")) o.spike.inject_lr = parse_lr_injection(f.inject_lr);
     // Every knob is checked before MPI starts or a model is built; the batch rule needs the
     // world size, which mpirun's environment tells.
     o.validate(launched_world_size());
@@ -189,10 +129,10 @@ int run_train(int argc, char** argv) {
         c.require_seq_len(o.seq_len);
         // What the run refuses at its start, --check refuses now (an ablation of --vocab-size
         // learns it before its first run, not after): a tokenizer with ids the model has no row for.
-        if (check_only && !o.tokenizer.empty()) require_model_vocab(Tokenizer::load(o.tokenizer), o.tokenizer, c.vocab_size);
+        if (f.check_only && !o.tokenizer.empty()) require_model_vocab(Tokenizer::load(o.tokenizer), o.tokenizer, c.vocab_size);
     }
     cpu_features();  // a bad SIXND_CPU_ISA is refused here, before the run directory is touched
-    if (check_only) return 0;  // sixnd ablate checks every run's flags so before the first run starts
+    if (f.check_only) return 0;  // sixnd ablate checks every run's flags so before the first run starts
 
     // Under mpirun: MPI between CPU processes, NCCL between GPUs (one per local rank).
     std::unique_ptr<Comm> comm;
@@ -203,7 +143,7 @@ int run_train(int argc, char** argv) {
 
     if (!comm || comm->rank() == 0) {
         if (app.count("--master-weights") && o.dtype == DType::f32)
-            log_warn("--master-weights " + master + " has no effect with --dtype fp32: FP32 parameters are their own master copy");
+            log_warn("--master-weights " + f.master + " has no effect with --dtype fp32: FP32 parameters are their own master copy");
         for (const std::string& w : o.inert_settings()) log_warn(w);
     }
 

@@ -241,18 +241,22 @@ def main():
 
         # Speed-only knobs: the same losses as the base.
         out2 = os.path.join(tmp, "speed")
-        # Its base flags partly from a --config file.
+        # Its base flags partly from a --config file, the first seed too; the file's value of a
+        # varied knob is overruled by the knob's first value, with a warning naming its line.
         config = os.path.join(tmp, "base.toml")
-        open(config, "w").write("eval-batches = 2\nweight-decay = 0.05\n")
+        open(config, "w").write("eval-batches = 2\nweight-decay = 0.05\nseed = 7\nattention = naive\n")
         flags = tiny_text.train_flags(p, steps=6)
         flags = flags[:flags.index("--eval-batches")] + flags[flags.index("--eval-batches") + 2:]
         r = tiny_text.sixnd("ablate", "--out", out2, "--vary", "recompute=none,full", "--vary",
-                            "attention=flash,naive", "--seeds", "1", "--seed", "7", "--config", config, *flags)
+                            "attention=flash,naive", "--seeds", "1", "--config", config, *flags)
         res = check_table(out2, {"base": "base", "recompute=full": "recompute=full",
                                  "attention=naive": "attention=naive"}, [7], failures)
         base = res["base_config"]
         if (base["eval_batches"], base["seed"]) != (2, 7) or abs(base["weight_decay"] - 0.05) > 1e-6:
             failures.append(f"--config was not the base configuration: {base}")
+        if base["attention"] != "flash" or config + ":4: attention = naive is overruled by --vary attention" not in r.stderr:
+            failures.append(f"the base config's attention = naive: base ran {base['attention']}, warning "
+                            f"{[x for x in r.stderr.splitlines() if 'overruled' in x]}")
         for v in res["variants"][1:]:
             print(f"{v['name']}: loss_equal {v.get('loss_equal')} (largest relative difference "
                   f"{v.get('loss_max_rel_diff')})")
@@ -299,6 +303,9 @@ def main():
 
         flags = tiny_text.train_flags(p, steps=2)
         bad_config = os.path.join(tmp, "bad.toml")
+        # A config file that sets nothing the flags below give.
+        plain = os.path.join(tmp, "plain.toml")
+        open(plain, "w").write("weight-decay = 0.05\n")
         not_ablation = os.path.join(tmp, "a_run")
         long_seq = list(flags)
         long_seq[long_seq.index("--seq-len") + 1] = "4096"
@@ -331,7 +338,7 @@ def main():
                                 ["run base, seed 1337", "--seq-len", "exceeds the model's max_seq_len"],
                                 unchanged=[os.path.join(tmp, "b9")], timeout=30),
                  bad_input.Case("bad_value_in_config", ["ablate", "--out", os.path.join(tmp, "b6"), "--vary",
-                                                        "config=" + config + "," + bad_config, "--seeds", "1", *flags],
+                                                        "config=" + plain + "," + bad_config, "--seeds", "1", *flags],
                                 ["run config=" + bad_config, "--grad-clip", "got -1"],
                                 unchanged=[os.path.join(tmp, "b6")], timeout=30),
                  bad_input.Case("not_an_ablation", ["ablate", "--out", not_ablation, "--vary", "lr=1e-3,2e-3", "--seeds",
@@ -365,6 +372,20 @@ def main():
             cases.append(bad_input.Case(name, ["ablate", "--out", os.path.join(tmp, name), "--vary", "recompute=none,full",
                                                "--seeds", "1", *extra, *flags], words,
                                         unchanged=[os.path.join(tmp, name)], timeout=30))
+        # What ablate sets for each run, or takes from the base config, cannot hide in a config
+        # file: named by its line before anything is written.
+        owning_config, seeded_variant, lr_variant = (os.path.join(tmp, n) for n in ("owning.toml", "seeded.toml", "lr.toml"))
+        open(owning_config, "w").write("weight-decay = 0.05\nout = elsewhere\n")
+        open(seeded_variant, "w").write("# a variant\nseed = 3\n")
+        open(lr_variant, "w").write("lr = 1e-2\n")
+        for name, extra, words in (("config_sets_out", ["--vary", "lr=1e-3,2e-3", "--config", owning_config],
+                                    [owning_config + ":2", "out is set by sixnd ablate"]),
+                                   ("varied_config_sets_seed", ["--vary", "config=" + plain + "," + seeded_variant],
+                                    [seeded_variant + ":2", "seed", "same seeds"]),
+                                   ("varied_config_loses_to_base_flag", ["--vary", "config=" + plain + "," + lr_variant],
+                                    [lr_variant + ":1", "--lr", "this variant's value would be lost"])):
+            cases.append(bad_input.Case(name, ["ablate", "--out", os.path.join(tmp, name), "--seeds", "1", *extra, *flags],
+                                        words, unchanged=[os.path.join(tmp, name)], timeout=30))
         # An empty --out would put the runs in the directory ablate was started from.
         cases.append(bad_input.Case("out_empty", ["ablate", "--out", "", "--vary", "lr=1e-3,2e-3", "--seeds", "1", *flags],
                                     ["--out", "is empty"], timeout=30))
