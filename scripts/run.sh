@@ -27,11 +27,7 @@ if [ -n "$STEPS" ] && ! [[ $STEPS =~ ^[1-9][0-9]{0,8}$ ]]; then
   echo "run.sh: SIXND_STEPS=$STEPS: expected a whole number of training steps, 1 or more" >&2
   exit 2
 fi
-# sixnd refuses any other, but only at training, after the build and the data.
-case ${SIXND_CPU_ISA:-native} in
-  native | avx512_core | avx2) ;;
-  *) echo "run.sh: SIXND_CPU_ISA=$SIXND_CPU_ISA: expected native, avx512_core or avx2" >&2; exit 2 ;;
-esac
+bash "$(dirname "$0")/cpu_isa_check.sh" run.sh || exit 2
 # The run directory as the caller means it: relative to where run.sh was started.
 RUN=${SIXND_RUN:-}
 if [ -n "$RUN" ] && [[ $RUN != /* ]]; then RUN=$PWD/$RUN; fi

@@ -10,11 +10,7 @@
 #   (no AVX-512, BF16 through FP32 kernels) on a machine that has more; see README.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Any other value fails every test that starts sixnd, each with the same error, after the builds.
-case ${SIXND_CPU_ISA:-native} in
-  native | avx512_core | avx2) ;;
-  *) echo "test.sh: SIXND_CPU_ISA=$SIXND_CPU_ISA: expected native, avx512_core or avx2" >&2; exit 2 ;;
-esac
+bash scripts/cpu_isa_check.sh test.sh || exit 2
 bash scripts/setup.sh strace  # strace: the tests that send a signal at each rename of a commit
 
 JOBS=$(nproc)

@@ -19,7 +19,7 @@ cleanup() {
 }
 trap cleanup EXIT
 mkdir -p "$T/repo/scripts" "$T/bin"
-cp "$SRC/scripts/run.sh" "$T/repo/scripts/"
+cp "$SRC/scripts/run.sh" "$SRC/scripts/cpu_isa_check.sh" "$T/repo/scripts/"
 # setup.sh: MODE=tty reads a line from the terminal; MODE=sleep waits, then succeeds.
 cat >"$T/repo/scripts/setup.sh" <<'STUB'
 echo $$ >"$T/setup.pid"

@@ -44,12 +44,13 @@ from rename_signal import SKIP_NOTE, STRACE  # noqa: E402
 
 
 def make_repo(t):
-    """T/repo/scripts/run.sh (the real one), a setup.sh that only leaves a mark, and on PATH a
+    """T/repo/scripts/run.sh and cpu_isa_check.sh (the real ones), a setup.sh that only leaves a mark, and on PATH a
     cmake whose build links build/sixnd to this build's and an nvidia-smi that finds no GPU."""
     repo, tools = os.path.join(t, "repo"), os.path.join(t, "tools")
     os.makedirs(os.path.join(repo, "scripts"))
     os.makedirs(tools)
-    shutil.copy(os.path.join(SRC, "scripts", "run.sh"), os.path.join(repo, "scripts"))
+    for script in ("run.sh", "cpu_isa_check.sh"):
+        shutil.copy(os.path.join(SRC, "scripts", script), os.path.join(repo, "scripts"))
     with open(os.path.join(repo, "scripts", "setup.sh"), "w") as f:
         f.write('touch "$(dirname "$0")/../setup_ran"\n')
     stubs = {"cmake": f'touch "$(dirname "$0")/../cmake_ran"\n'

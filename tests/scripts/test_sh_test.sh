@@ -14,7 +14,7 @@ fail() { echo "FAILED: $*"; exit 1; }
 T=$(mktemp -d /tmp/sixnd_test_sh_XXXXXX)
 trap 'rm -rf "$T"' EXIT
 mkdir -p "$T/repo/scripts" "$T/repo/tests/model" "$T/bin"
-cp "$SRC/scripts/test.sh" "$SRC/scripts/avx2_path_tests.sh" "$T/repo/scripts/"
+cp "$SRC/scripts/test.sh" "$SRC/scripts/avx2_path_tests.sh" "$SRC/scripts/cpu_isa_check.sh" "$T/repo/scripts/"
 cp "$SRC"/tests/model/cpu_*_test.cpp "$T/repo/tests/model/" 2>/dev/null
 echo 'exit 0' >"$T/repo/scripts/setup.sh"
 printf '#!/bin/sh\nexit 0\n' >"$T/bin/nvcc"
