@@ -39,8 +39,9 @@ static std::string env_or_empty(const char* name) {
 
 // What every rank of a job must agree on: the settings the run log's header records, and the
 // flags it does not hold (the model's, where the log goes, what is resumed), and the switches
-// of the environment that pick the CPU kernels.
-static std::vector<std::pair<std::string, std::string>> flag_settings(const TrainOptions& o, const ModelFlags& mf) {
+// of the environment that pick the CPU kernels. `device` is --device resolved.
+static std::vector<std::pair<std::string, std::string>> flag_settings(const TrainOptions& o, const ModelFlags& mf,
+                                                                      const std::string& device) {
     std::vector<std::pair<std::string, std::string>> settings;
     const nlohmann::json recorded = o.to_json();
     for (const auto& [key, value] : recorded.items()) {
@@ -73,7 +74,6 @@ static std::vector<std::pair<std::string, std::string>> flag_settings(const Trai
     for (const auto& [flag, value] : more.items()) settings.emplace_back(flag, value.dump());
     // What each rank runs on, not only what it was told: ranks on nodes of other CPUs (or one
     // without the GPU the others have) would compute the same step with other roundings.
-    const std::string device = resolve_device(o.device);
     const CpuFeatures& cpu = cpu_features();
     settings.emplace_back("the device", device);
     const std::string bf16 = cpu.bf16_matmul_native() ? ", BF16 dot products" : ", BF16 on FP32 FMAs";
@@ -136,8 +136,10 @@ int run_train(int argc, char** argv) {
 
     // Under mpirun: MPI between CPU processes, NCCL between GPUs (one per local rank).
     std::unique_ptr<Comm> comm;
+    std::string device;
     if (launched_under_mpi()) {
-        comm = resolve_device(mf.device) == "cuda" ? make_nccl_comm() : make_mpi_comm();
+        device = resolve_device(mf.device);
+        comm = device == "cuda" ? make_nccl_comm() : make_mpi_comm();
         share_cores();
     }
 
@@ -150,7 +152,7 @@ int run_train(int argc, char** argv) {
     TrainResult r;
     try {
         if (comm) check_ranks_agree(*comm, made_on_all<std::vector<std::pair<std::string, std::string>>>(comm.get(), [&] {
-                                           return flag_settings(o, mf);
+                                           return flag_settings(o, mf, device);
                                        }));
         // With --resume the checkpoint's model replaces this one; it is still built so that
         // `--resume latest` on a fresh run directory starts from --init.
