@@ -169,8 +169,7 @@ void launch_forward(bf16* out, float* lse, float* row_max, const bf16* qkv, int 
 }  // namespace
 
 bool flash_attention_supported(const void* qkv, int C, int NH, int NKV) {
-    int hs = C / NH;
-    return (hs == 64 || hs == 128) && NKV > 0 && NH % NKV == 0 && aligned16(qkv);
+    return flash_heads_supported(C, NH, NKV) && aligned16(qkv);
 }
 
 void flash_attention_forward(bf16* out, float* lse, float* row_max, const bf16* qkv, int B, int T, int C, int NH,

@@ -1,4 +1,5 @@
-// Launch shape of the flash-attention kernels: one block per (row tile, batch x head). Plain
+// Launch shape of the flash-attention kernels: one block per (row tile, batch x head), and the
+// head shapes they are written for. Plain
 // C++ (tested without a GPU in tests/model/cuda_flash_grid_test.cpp); the index map is also
 // compiled for the device, so the kernels and the test use the same formula.
 //
@@ -38,6 +39,15 @@ inline FlashGrid flash_grid(long long tiles, long long heads) {
     g.z = static_cast<unsigned>(z);
     g.y = static_cast<unsigned>((heads + z - 1) / z);
     return g;
+}
+
+// The kernels' heads: C split evenly into NH heads of size 64 or 128, which NKV key/value heads
+// serve in equal groups. C / NH alone would read C = 129, NH = 2 as head size 64, with the heads
+// overlapping.
+inline bool flash_heads_supported(int C, int NH, int NKV) {
+    if (NH <= 0 || C % NH != 0) return false;
+    const int hs = C / NH;
+    return (hs == 64 || hs == 128) && NKV > 0 && NH % NKV == 0;
 }
 
 // The batch x head index of block (y, z) in a grid of grid_y rows; may be >= the head count in

@@ -1,6 +1,7 @@
 // The flash-attention launch shape (model/cuda/flash_grid.h): within CUDA's grid limits for any
 // batch x heads count, every head served by exactly one block per tile, few spare blocks, and
-// a clear error where no launch is possible. Plain C++: runs without a GPU.
+// a clear error where no launch is possible; the head shapes the kernels take. Plain C++: runs
+// without a GPU.
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -71,6 +72,20 @@ TEST(FlashGrid, RefusesWhatCannotLaunch) {
             EXPECT_NE(std::string(e.what()).find("flash attention"), std::string::npos) << e.what();
         }
     }
+}
+
+// Head size 64 or 128 exactly: C not a multiple of NH is refused even where C / NH rounds down
+// to a supported size; grouped-query heads must divide NH.
+TEST(FlashGrid, HeadShapes) {
+    EXPECT_TRUE(flash_heads_supported(768, 12, 12));
+    EXPECT_TRUE(flash_heads_supported(1024, 8, 2));
+    EXPECT_TRUE(flash_heads_supported(64, 1, 1));
+    EXPECT_FALSE(flash_heads_supported(129, 2, 2));  // 129 / 2 = 64 in integers
+    EXPECT_FALSE(flash_heads_supported(257, 2, 1));
+    EXPECT_FALSE(flash_heads_supported(768, 12, 5));
+    EXPECT_FALSE(flash_heads_supported(768, 12, 0));
+    EXPECT_FALSE(flash_heads_supported(768, 0, 1));
+    EXPECT_FALSE(flash_heads_supported(384, 12, 12));  // head size 32
 }
 
 }  // namespace
