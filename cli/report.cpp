@@ -72,7 +72,7 @@ std::string find_log(const std::string& arg) {
 
 // results.json as sixnd ablate writes it, and every run log it names read as a run given alone
 // is (train/run_metrics.h checks each record), so that the drawing script is handed only files
-// that hold what it draws.
+// that hold what it draws. Each run gains its "branch", as a run given alone has.
 json ablation(const std::string& arg, const fs::path& results) {
     const std::string path = results.string();
     json r;
@@ -96,7 +96,7 @@ json ablation(const std::string& arg, const fs::path& results) {
                ((*st)["mean"].is_number() || (*st)["mean"].is_null()) && ((*st)["std"].is_number() || (*st)["std"].is_null());
     };
     const json no_memory{{"mean", nullptr}, {"std", nullptr}};
-    for (const json& v : r["variants"]) {
+    for (json& v : r["variants"]) {
         check(v.is_object() && v.contains("name") && v["name"].is_string() && v.contains("runs") && v["runs"].is_array() &&
                   !v["runs"].empty(),
               "a variant without a name or runs");
@@ -109,10 +109,10 @@ json ablation(const std::string& arg, const fs::path& results) {
             check(is_stat(st), "variant " + name + " has no " + metric + " mean and std (rerun its sixnd ablate command, "
                                "which skips the finished runs and writes the table again)");
         }
-        for (const json& run : v["runs"]) {
+        for (json& run : v["runs"]) {
             check(run.is_object() && run.contains("log") && run["log"].is_string(),
                   "a run of variant " + v["name"].get<std::string>() + " names no log");
-            read_run_metrics((fs::path(arg) / run["log"].get<std::string>()).string());
+            run["branch"] = read_run_metrics((fs::path(arg) / run["log"].get<std::string>()).string()).branch_lines;
         }
     }
     return json{{"kind", "ablation"}, {"path", fs::absolute(arg).string()}, {"results", r}};
@@ -138,6 +138,8 @@ json source(const std::string& arg) {
                 {"name", name},
                 {"metrics", m.values},
                 {"steps", m.last_step},
+                // The lines the plots draw: what the table counts (RunMetrics::branch_lines).
+                {"branch", m.branch_lines},
                 {"config", m.header.value("config", json::object())},
                 {"model", m.header.value("model", json::object())},
                 {"device", m.header.value("device_name", "")}};

@@ -1,5 +1,6 @@
 """The drawing half of `sixnd report` (cli/report.cpp writes REPORT_INPUT.json and starts this
-script): reads the run logs the input names, draws the plots as PNG files of a fixed size
+script): reads the run logs the input names (each with the lines of the branch the run ended
+on, which the table counts), draws the plots as PNG files of a fixed size
 (1000 x 550 pixels), and writes report.md and a self-contained report.html (plots embedded as
 base64) with the results table and the configuration.
 
@@ -39,39 +40,30 @@ PLOTS = [("loss.png", "Train and validation loss"), ("lr.png", "Learning rate"),
 MEMORY_ORDER = ["params", "grads", "master", "adam_m", "adam_v", "activations", "workspace"]
 
 
-def read_log(path):
-    """(header, {step: record}, [event]) of the branch the run ended on, as train/run_metrics.h
-    counts it for the table: a resumed run (a header after the first) logs again from the step
-    after its checkpoint, and a rollback from the step after the one it went back to, so the
-    records and evaluations logged for those steps and later before them are dropped (a resume
-    from an older checkpoint leaves a longer branch behind; a rollback's spike stays, as the
-    table counts it).
-    A torn last line from a killed run is skipped (sixnd report has refused any other line that
-    is not JSON)."""
+def read_log(path, branch):
+    """(header, {step: record}, [event]) of the branch the run ended on: the step and event records
+    on the lines sixnd report names in `branch` ([first, last] ranges; train/run_metrics.h says
+    which records a resume or a rollback leaves behind), so that the plots draw what the table
+    counts. The header is the log's last."""
     header, steps, events = {}, {}, []
-    segment_opened = False
+    kept = set()
+    for first, last in branch:
+        kept.update(range(first, last + 1))
     with open(path) as f:
-        for line in f:
+        for number, line in enumerate(f, 1):
             try:
                 r = json.loads(line)
             except ValueError:
                 continue
             kind = r.get("type")
-            if segment_opened and kind != "header" and "step" in r:
-                segment_opened = False
-                first = r["step"]
-                steps = {s: x for s, x in steps.items() if s < first}
-                events = [e for e in events if "step" not in e or e["step"] < first]
             if kind == "header":
                 header = r
-                segment_opened = True
+            elif number not in kept:
+                continue
             elif kind == "step":
                 steps[r["step"]] = r
             elif kind == "event":
                 events.append(r)
-                if r.get("event") == "rollback":
-                    steps = {s: x for s, x in steps.items() if s <= r["to"]}
-                    events = [e for e in events if e.get("event") != "eval" or e["step"] <= r["to"]]
     return header, dict(sorted(steps.items())), events
 
 
@@ -88,8 +80,9 @@ class Series:
     """One line of every plot: a variant (its seeds drawn as a band) or a single run."""
 
     def __init__(self, label, logs):
+        """logs: (path, branch) of each seed's run log."""
         self.label = label
-        self.runs = [read_log(p) for p in logs]
+        self.runs = [read_log(p, branch) for p, branch in logs]
 
     def curve(self, key, x="tokens", sub=None):
         """(xs, mean, lo, hi) over the seeds, at the x values every seed has."""
@@ -374,9 +367,9 @@ def build_series(sources):
         if src["kind"] == "ablation":
             base = src["path"]
             for v in src["results"]["variants"]:
-                series.append(Series(variant_name(src, v), [os.path.join(base, r["log"]) for r in v["runs"]]))
+                series.append(Series(variant_name(src, v), [(os.path.join(base, r["log"]), r["branch"]) for r in v["runs"]]))
         else:
-            series.append(Series(src["name"], [src["path"]]))
+            series.append(Series(src["name"], [(src["path"], src["branch"])]))
     return series
 
 

@@ -88,6 +88,8 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     std::map<int, std::pair<json, json>> evals;  // step -> val_loss, val_bpb of its evaluation
     // A header opens a segment; a resumed one starts at the step of its first record.
     bool segment_opened = false;
+    // step -> line of the records on the branch, dropped with their numbers above.
+    std::multimap<int, int> step_lines, eval_lines, event_lines;
     read_run_log(log_path, [&](const plan::LogRecord& rec) {
         const plan::LogFields f(log_path, rec);
         const std::string type = f.has("type") ? f.text("type") : "";
@@ -97,6 +99,7 @@ RunMetrics read_run_metrics(const std::string& log_path) {
             erase_from(steps, first);
             erase_from(evals, first);
             erase_from(spike_steps, first);
+            for (auto* lines : {&step_lines, &eval_lines, &event_lines}) erase_from(*lines, first);
         }
         if (type == "header") {
             check_header(f);
@@ -105,10 +108,12 @@ RunMetrics read_run_metrics(const std::string& log_path) {
         } else if (type == "step") {
             const int step = f.integer("step", 0);
             steps[step] = read_step(f, rec.json);
+            step_lines.emplace(step, rec.line);
             ended_non_finite = false;
             m.diverged_at.clear();
         } else if (type == "event") {
             plan::check_event_record(f);  // one rule for every reader of run logs, as for steps
+            (f.text("event") == "eval" ? eval_lines : event_lines).emplace(f.integer("step", 0), rec.line);
             if (f.text("event") == "spike") spike_steps.insert(f.integer("step", 0));
             if (f.text("event") == "skip" && f.has("reason") && f.text("reason") == "non_finite")
                 ended_non_finite = true;
@@ -120,6 +125,8 @@ RunMetrics read_run_metrics(const std::string& log_path) {
                 const int to = f.integer("to", 0);
                 erase_from(steps, to + 1);
                 erase_from(evals, to + 1);
+                erase_from(step_lines, to + 1);
+                erase_from(eval_lines, to + 1);
             }
             // A skipped step is evaluated when one is due, but writes no step record: its numbers
             // are in the event only.
@@ -129,6 +136,14 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     });
     if (steps.empty() && m.diverged_at.empty()) throw Error(log_path, "has no step records");
     m.last_step = steps.empty() ? 0 : steps.rbegin()->first;
+    std::vector<int> lines;
+    for (const auto* by_step : {&step_lines, &eval_lines, &event_lines})
+        for (const auto& [s, line] : *by_step) lines.push_back(line);
+    std::sort(lines.begin(), lines.end());
+    for (int line : lines) {
+        if (!m.branch_lines.empty() && m.branch_lines.back().second + 1 == line) m.branch_lines.back().second = line;
+        else m.branch_lines.emplace_back(line, line);
+    }
     for (const auto& [s, r] : steps) m.step_loss[s] = r.loss;
 
     json& v = m.values;

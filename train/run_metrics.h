@@ -37,6 +37,9 @@ struct RunMetrics {
     std::map<int, double> step_loss;    // train loss per step
     int last_step = 0;
     std::string diverged_at;            // the reason of the stop that made it diverge ("" if not)
+    // The log lines of the step and event records on that branch, as [first, last] ranges in
+    // order (sixnd report draws those records, and only those).
+    std::vector<std::pair<int, int>> branch_lines;
     nlohmann::json values;              // the metrics above, by name
 };
 

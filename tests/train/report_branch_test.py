@@ -36,10 +36,8 @@ def main():
         left = [r["step"] for r in recs[:second] if r["type"] == "step" and r["step"] > 6]
         print(f"log: steps 1-8, then a resume from step 4 to step 6 (steps {left} left behind)")
 
-        out = os.path.join(tmp, "report")
-        tiny_text.sixnd("report", run, "--out", out)
-        source = json.load(open(os.path.join(out, "report_input.json")))["sources"][0]
-        s = report_plots.Series("run", [source["path"]])
+        source = tiny_text.report_source(run, os.path.join(tmp, "report"))
+        s = report_plots.Series("run", [(source["path"], source["branch"])])
         for key, x in (("loss", "tokens"), ("lr", "step"), ("val_loss", "tokens")):
             xs, mean, _, _ = s.curve(key, x)
             want = [(r[x], r[key]) for _, r in sorted(ended_on.items()) if isinstance(r.get(key), float)]
@@ -54,12 +52,15 @@ def main():
         steps = {r["step"]: r for r in recs[:second] if r["type"] == "step"}
         with open(rolled, "w") as f:
             lines = [recs[0]] + [steps[k] for k in range(1, 7)]
-            lines += [{"type": "event", "event": "eval", "step": 5, "val_loss": 9.0},
-                      {"type": "event", "event": "spike", "step": 6}, {"type": "event", "event": "rollback", "step": 6, "to": 3}]
+            lines += [{"type": "event", "event": "eval", "step": 5, "val_loss": 9.0, "batches": 1},
+                      {"type": "event", "event": "spike", "step": 6, "loss": 9.0},
+                      {"type": "event", "event": "rollback", "step": 6, "from": 6, "to": 3, "batches_skipped": 0,
+                       "tokens_skipped": 0, "source": "memory", "rollbacks": 1}]
             lines += [steps[4]]
             f.write("".join(json.dumps(r) + "\n" for r in lines))
-        _, got, events = report_plots.read_log(rolled)
-        val = report_plots.Series("rolled", [rolled]).curve("val_loss", "step")[0]
+        source = tiny_text.report_source(rolled, os.path.join(tmp, "rolled_report"))
+        _, got, events = report_plots.read_log(source["path"], source["branch"])
+        val = report_plots.Series("rolled", [(source["path"], source["branch"])]).curve("val_loss", "step")[0]
         if 5 in val:
             failures.append(f"the validation curve {val} shows the evaluation at step 5 that the rollback undid")
         print(f"rolled back from 6 to 3, then step 4 again: steps {sorted(got)}, events {[e['event'] for e in events]}")

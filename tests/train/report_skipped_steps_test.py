@@ -16,11 +16,12 @@ import sixnd_files  # noqa: E402
 import tiny_text  # noqa: E402
 
 
-def drawn_markers(log):
-    """{marker: [(x, y, on the top edge)]} of the gradient-norm plot of one run's log."""
+def drawn_markers(source):
+    """{marker: [(x, y, on the top edge)]} of the gradient-norm plot of one run (its source in
+    sixnd report's input)."""
     figs = []
     report_plots.save = lambda fig, out, name, title: figs.append(fig)
-    report_plots.plot_grad_norm([report_plots.Series("run", [log])], None, ["blue"])
+    report_plots.plot_grad_norm([report_plots.Series("run", [(source["path"], source["branch"])])], None, ["blue"])
     ax = figs[0].axes[0]
     got = {}
     for line in ax.lines:
@@ -55,12 +56,12 @@ def main():
               f"{ {k: len(v) for k, v in want.items()} } (x spike, v skip)")
         if len(want.get("v", [])) < 2 or any(e["step"] in logged for e in recs if e.get("event") == "skip"):
             failures.append(f"expected several skipped steps without step records: {want}")
-        tiny_text.sixnd("report", run, "--out", os.path.join(tmp, "report"))
-        got = drawn_markers(log)
+        source = tiny_text.report_source(run, os.path.join(tmp, "report"))
+        got = drawn_markers(source)
         print(f"markers drawn: { {k: len(v) for k, v in got.items()} }")
         if got != want:
             failures.append(f"the gradient-norm plot marks {got}, expected {want}")
-        series = report_plots.Series("run", [log])
+        series = report_plots.Series("run", [(source["path"], source["branch"])])
         for key in ("val_loss", "val_bpb"):
             evals = [(logged[max(logged)] + (e["step"] - max(logged)) * batch_tokens, e[key]) for e in recs
                      if e.get("event") == "eval" and e["step"] not in logged]
@@ -75,7 +76,7 @@ def main():
             f.write("".join(json.dumps(x) + "\n" for x in recs if x["type"] != "event" or x["event"] not in ("spike", "skip")))
             f.write(json.dumps({"type": "event", "event": "skip", "step": max(logged) + 1, "loss": None, "grad_norm": None,
                                 "reason": "non_finite"}) + "\n")
-        got = drawn_markers(nan_log)
+        got = drawn_markers(tiny_text.report_source(nan_log, os.path.join(tmp, "nan_report")))
         want = {"v": [(logged[max(logged)] + batch_tokens, 0.97, True)]}
         print(f"a non-finite skip's marker: {got}")
         if got != want:

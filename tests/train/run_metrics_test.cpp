@@ -159,6 +159,9 @@ TEST(RunMetrics, AResumeFromAnOlderCheckpointDropsTheBranchItLeft) {
     EXPECT_EQ(m.values["val_loss"], 2.75) << m.values;
     EXPECT_EQ(m.values["spikes"], 0) << m.values;
     EXPECT_DOUBLE_EQ(m.values["wall_clock_s"].get<double>(), 0.04) << m.values;
+    // What sixnd report draws: steps 1-2 and step 2's evaluation (lines 2-4), the resumed step 3
+    // and its stop (10-11); not the headers, nor lines 5-8 of the branch left behind.
+    EXPECT_EQ(m.branch_lines, (std::vector<std::pair<int, int>>{{2, 4}, {10, 11}}));
 }
 
 TEST(RunMetrics, ARollbackDropsTheStepsItUndid) {
@@ -177,4 +180,7 @@ TEST(RunMetrics, ARollbackDropsTheStepsItUndid) {
     EXPECT_EQ(m.values["final_train_loss"], 2.125) << m.values;
     EXPECT_EQ(m.values["val_loss"], 2.75) << m.values;
     EXPECT_EQ(m.values["spikes"], 1) << m.values;
+    // Drawn: steps 1-2 and step 2's evaluation (lines 2-4), the spike, the rollback and step 3
+    // again (8-10); not the undone steps 3-4 and step 4's evaluation (5-7).
+    EXPECT_EQ(m.branch_lines, (std::vector<std::pair<int, int>>{{2, 4}, {8, 10}}));
 }

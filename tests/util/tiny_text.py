@@ -1,6 +1,7 @@
 """A tiny text setup for script tests that train: a 320-token BPE tokenizer learnt from the
 fixture corpus (corpus.en), its first 110 KB as training shard and the rest as validation
 shard, and the `sixnd train` flags of a tiny FP32 model on them."""
+import json
 import os
 import subprocess
 
@@ -40,3 +41,11 @@ def train_flags(paths, steps=8, batch=2, seq_len=16):
             "--dtype", "fp32", "--train-data", paths["train"], "--val-data", paths["val"], "--tokenizer",
             paths["tokenizer"], "--batch", str(batch), "--seq-len", str(seq_len), "--steps", str(steps), "--lr", "3e-3",
             "--warmup", "2", "--eval-every", str(max(1, steps // 2)), "--eval-batches", "3", "--peak-tflops", "1"]
+
+
+def report_source(run, out):
+    """What `sixnd report RUN --out OUT` hands its drawing script for RUN (report_input.json's
+    source): the log's path, the table's numbers, and the "branch" of lines the plots draw."""
+    sixnd("report", run, "--out", out)
+    with open(os.path.join(out, "report_input.json")) as f:
+        return json.load(f)["sources"][0]
