@@ -28,7 +28,8 @@ void on_root_agreed(Comm* comm, const std::function<void()>& work) {
     const double failed = fault ? 1.0 : 0.0;
     if ((comm ? comm->all_reduce_sum_host(failed) : failed) == 0) return;
     if (fault) std::rethrow_exception(fault);
-    throw Error("rank " + std::to_string(comm->rank()), "stopping: rank 0 failed (its error says why)");
+    // Rank 0's error says why, once; a line from every other rank would only bury it.
+    throw AgreedError("rank " + std::to_string(comm->rank()), "stopping: rank 0 failed (its error says why)");
 }
 
 void on_all_agreed(Comm* comm, const std::function<void()>& work) {
@@ -83,13 +84,30 @@ std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm) {
     return lock;
 }
 
+namespace {
+
+// A finished checkpoint (DONE) whose meta.json cannot be read names no run: called another run's,
+// it drew the advice to resume that run, which only reads the damaged file again.
+void refuse_damaged(const std::string& dir) {
+    try {
+        read_meta(dir + "/meta.json");
+    } catch (const Error& e) {
+        throw Error(e.where(), e.fault() + "; which run saved " + dir + " is unknown: move it out of the checkpoint "
+                               "directory, or pass --overwrite to delete it");
+    }
+}
+
+}  // namespace
+
 std::vector<std::string> claim_checkpoints(const std::string& root, const std::string& run_id, bool overwrite) {
     refuse_foreign_step_entries(root);
     std::vector<std::string> others;
     // A directory with neither DONE nor a readable meta.json is an interrupted copy, no run's
     // checkpoint: `latest` skips it and a save of its step replaces it.
-    for (const CheckpointEntry& c : list_checkpoints(root))
+    for (const CheckpointEntry& c : list_checkpoints(root)) {
+        if (c.complete && c.run_id.empty() && !overwrite) refuse_damaged(c.dir);
         if (c.run_id != run_id && (c.complete || !c.run_id.empty())) others.push_back(c.dir);
+    }
     if (!others.empty() && !overwrite)
         throw Error("--out", root + " holds " + std::to_string(others.size()) + " checkpoint(s) of another run (" +
                                  step_range(others) + "); continue that run with --resume latest, choose another --out, "

@@ -14,8 +14,8 @@
 namespace sixnd {
 
 // Runs `work` on rank 0 only; every rank learns whether it threw (comm may be null: one process),
-// so that no rank goes on alone into collectives. Rank 0 rethrows its error, the others one
-// that points at rank 0.
+// so that no rank goes on alone into collectives. Rank 0 rethrows its error, the others an
+// AgreedError pointing at rank 0 (which only rank 0 prints: the job says why once).
 void on_root_agreed(Comm* comm, const std::function<void()>& work);
 
 // Runs `work` on every rank, for checks every rank makes alike (the same checkpoint files, the
@@ -42,9 +42,10 @@ std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm);
 
 // A run directory belongs to one run lineage (a fresh run and every resume of it, see
 // CheckpointMeta::run_id). Throws Error("--out", ...) when the checkpoint root holds step
-// directories of another lineage, unless `overwrite`, when it returns them; throws Error
-// naming a step entry that is a symlink or a file (refuse_foreign_step_entries), overwrite or
-// not. Rank 0 only, under the lock. The caller deletes what it returns (delete_other_runs) once
+// directories of another lineage, unless `overwrite`, when it returns them (with any finished
+// checkpoint whose meta.json cannot be read, which is otherwise an Error naming that file);
+// throws Error naming a step entry that is a symlink or a file (refuse_foreign_step_entries),
+// overwrite or not. Rank 0 only, under the lock. The caller deletes what it returns (delete_other_runs) once
 // every other check of the run has passed: a run refused for another reason (a --log that is no
 // run log, a tokenizer without <|endoftext|>) must not have taken the older run's checkpoints.
 std::vector<std::string> claim_checkpoints(const std::string& root, const std::string& run_id, bool overwrite);

@@ -460,7 +460,8 @@ def run(tmp):
     if mpirun:
         bad_log_run = train("--log", os.path.join(tmp, "nodir", "mpi.jsonl"), out=os.path.join(tmp, "mpi_run"))
         cases.append(Case("--log rank 0 cannot open, under mpirun -np 2", ["--version"], [], exit_code=0,
-                          check=lambda: mpi_fault(mpirun, tmp, bad_log_run, "cannot open run log"), env=ENV))
+                          check=lambda: mpi_fault(mpirun, tmp, bad_log_run, "cannot open run log",
+                                                  rank1_points=0), env=ENV))
     else:
         print("mpirun not found: the mpirun --log case is left out")
     # Branches, data identity, odd checkpoint entries, --stop-at, resume faults under mpirun.
