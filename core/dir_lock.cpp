@@ -69,7 +69,7 @@ void require_directory_or_absent(const std::string& path, const std::string& fla
     if (!S_ISDIR(st.st_mode)) throw Error(flag, path + " exists and is not a directory (" + what + ")");
 }
 
-DirLock::DirLock(const std::string& dir, const std::string& flag, const std::string& holder) : lock_path_(dir + "/.lock") {
+DirLock::DirLock(const std::string& dir, const std::string& flag, const std::string& holder) : lock_path_((fs::path(dir) / ".lock").string()) {
     if (dir.empty()) throw Error(flag, "is empty; name the directory to write");
     // A holder that ends while this process locks removes the file (and the directory it
     // created): a lock then taken is on a file no one else will open, and a directory checked

@@ -42,8 +42,9 @@ void TrainOptions::validate(int world) const {
     require(eval_task.empty() || !tokenizer.empty(), "--eval-task", "needs --tokenizer to encode the items");
     require(!out_dir.empty(), "--out", "is empty; name the run directory");
     // The run holds OUT/.lock while it runs, so a log there would be reported as another run's.
-    require(log.empty() || std::filesystem::path(log).lexically_normal() != (std::filesystem::path(out_dir) / ".lock").lexically_normal(),
-            "--log", "is the run directory's lock file (" + out_dir + "/.lock); name another file");
+    const std::filesystem::path lock = std::filesystem::path(out_dir) / ".lock";
+    require(log.empty() || std::filesystem::path(log).lexically_normal() != lock.lexically_normal(), "--log",
+            "is the run directory's lock file (" + lock.string() + "); name another file");
     for (const auto& [path, flag] : {std::pair{&train_data, "--train-data"}, {&val_data, "--val-data"}, {&out_dir, "--out"},
                                       {&log, "--log"}, {&tokenizer, "--tokenizer"}, {&eval_task, "--eval-task"}})
         require_utf8(*path, flag);

@@ -122,6 +122,20 @@ TEST(DirLock, AFileSystemWithoutLocksIsNamedAsSuch) {
     }
 }
 
+// --out given with a trailing slash (the shell's completion adds one): the lock is named as
+// DIR/.lock in messages, not DIR//.lock.
+TEST(DirLock, ATrailingSlashNamesTheLockOnce) {
+    const test::TempDir d("sixnd-dirlock-");
+    const std::string run = d.dir + "/run/";
+    flock_fails_with = ENOLCK;
+    try {
+        DirLock lock(run, "--out", "sixnd train");
+        FAIL() << "a refused flock was taken for a lock";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.fault(), d.dir + "/run/.lock: cannot lock (flock): " + std::strerror(ENOLCK));
+    }
+}
+
 // A link to a directory that is not there is neither a directory nor absent: the message says so,
 // rather than the "File exists" its creation fails with.
 TEST(DirLock, ADanglingSymlinkIsNamedAsOne) {
