@@ -56,16 +56,17 @@ std::vector<int> parse_seq_lens(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string why;
-    if (!cuda_device_available(&why)) {
-        std::printf("attention_bench: skipped, no CUDA device (%s)\n", why.c_str());
-        return 0;
-    }
     try {
+        // Flags first: a wrong one is said on any machine, not first met on the GPU's.
         std::vector<int> Ts = {1024, 2048, 4096, 8192};
         for (int i = 1; i < argc; i++) {
             if (std::strcmp(argv[i], "--seq-lens") == 0 && i + 1 < argc) Ts = parse_seq_lens(argv[++i]);
             else throw Error(argv[i], "unknown argument (usage: attention_bench [--seq-lens 1024,2048,...])");
+        }
+        std::string why;
+        if (!cuda_device_available(&why)) {
+            std::printf("attention_bench: skipped, no CUDA device (%s)\n", why.c_str());
+            return 0;
         }
         CudaDeviceInfo info = cuda_device_info(0);
         std::printf("# sixnd flash attention, %s\n", info.name.c_str());

@@ -5,8 +5,9 @@
 # and a misspelt --model timed GPT-2's shapes); model_bench names --shape for a shape it does not
 # know (it named train's --model), and a --dtype list naming one dtype twice (it ran two models of
 # it, printing two results of one dtype); an unknown dtype, attention, recompute policy or device
-# and a --seq-len past the shape's context are named too. Skips (77) where the build has no
-# benchmarks.
+# and a --seq-len past the shape's context are named too, and so are a --mode it does not know (it
+# timed forward+backward) and an --iters, --batch, --seq-len or --warmup out of range (--iters 0
+# printed tokens_per_s null). Skips (77) where the build has no benchmarks.
 set -u
 DIR=${SIXND_BUILD:-build}/bench
 if [ ! -x "$DIR/matmul_bench" ] || [ ! -x "$DIR/model_bench" ]; then
@@ -39,4 +40,9 @@ refused model_bench "model_bench: --attention: unknown attention 'foo'" --attent
 refused model_bench "model_bench: --recompute: unknown policy 'foo'" --recompute foo --shape tiny
 refused model_bench "model_bench: --device: unknown device 'foo'" --device foo --shape tiny
 refused model_bench "model_bench: --seq-len: sequence length 300 exceeds the model's max_seq_len 256" --shape demo --seq-len 300
+refused model_bench "--mode: foo not in" --mode foo
+refused model_bench "--iters: Value 0 not in range 1" --iters 0
+refused model_bench "--batch: Value -1 not in range 1" --batch -1
+refused model_bench "--seq-len: Value 0 not in range 1" --seq-len 0
+refused model_bench "--warmup: Value -2 not in range 0" --warmup -2
 exit $fail
