@@ -233,6 +233,9 @@ def bench(args):
                 _, loss = fwd(inp, tgt)
             loss.backward()
             if opt is not None:
+                # A training step as sixnd's (model_bench --mode train, and sixnd train's default
+                # --grad-clip 1): the global gradient norm, and the update scaled by the clip.
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
                 opt.step()
             model.zero_grad(set_to_none=True)
             return loss
@@ -269,7 +272,8 @@ def main():
     ap.add_argument("--shape", choices=sorted(SHAPES), default="small")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
-    ap.add_argument("--mode", choices=["fwdbwd", "train"], default="fwdbwd")
+    ap.add_argument("--mode", choices=["fwdbwd", "train"], default="fwdbwd",
+                    help="forward+backward, or a training step: that, the gradient clipped to norm 1, AdamW")
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq-len", type=int, default=256)
     ap.add_argument("--warmup", type=int, default=2)
