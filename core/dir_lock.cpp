@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/printable.h"
 
 namespace fs = std::filesystem;
 
@@ -118,9 +119,9 @@ bool DirLock::lock(const std::string& dir, const std::string& flag, const std::s
         const ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
         close(fd);
         if (err != EWOULDBLOCK) throw Error(flag, lock_path_ + ": cannot lock (flock): " + std::strerror(err));
-        const std::string who = n > 0 ? std::string(pid, static_cast<size_t>(n)) : "another process";
-        throw Error(flag, dir + " is in use by another " + holder + " (pid " + who + "); one directory takes one " +
-                              holder + " at a time");
+        // Empty while the holder is between its flock and writing its pid.
+        const std::string who = n > 0 ? " (pid " + printable(std::string_view(pid, static_cast<size_t>(n))) + ")" : "";
+        throw Error(flag, dir + " is in use by another " + holder + who + "; one directory takes one " + holder + " at a time");
     }
     struct stat now {};
     if (stat(lock_path_.c_str(), &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {

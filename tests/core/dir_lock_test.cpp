@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -123,6 +124,24 @@ TEST(DirLock, AFileSystemWithoutLocksIsNamedAsSuch) {
             EXPECT_EQ(e.fault(), d.dir + "/run/.lock: cannot lock (flock): " + std::strerror(ENOLCK));
         }
     }
+}
+
+// A holder caught between its flock and writing its pid: the message has no pid rather than
+// "(pid another process)".
+TEST(DirLock, AHolderWithoutItsPidYetIsNamedWithoutOne) {
+    const test::TempDir d("sixnd-dirlock-");
+    const std::string run = d.dir + "/run";
+    std::filesystem::create_directory(run);
+    const int fd = open((run + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+    try {
+        DirLock lock(run, "--out", "sixnd train");
+        FAIL() << "a held lock was taken again";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.fault(), run + " is in use by another sixnd train; one directory takes one sixnd train at a time");
+    }
+    close(fd);
 }
 
 // A link to a directory that is not there is neither a directory nor absent: the message says so,
