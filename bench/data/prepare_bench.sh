@@ -108,6 +108,9 @@ End to end: {raw/1e6/t1['total_s']:.1f} MB/s on 1 thread, {raw/1e6/tn['total_s']
 ({t1['total_s']:.1f} s and {tn['total_s']:.1f} s).
 """
 os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-open(out, "w").write(hdr + "\n".join(rows) + "\n" + end)
+# Whole or not at all: a benchmark stopped while writing leaves the earlier results.
+with open(out + ".partial", "w") as f:
+    f.write(hdr + "\n".join(rows) + "\n" + end)
+os.replace(out + ".partial", out)
 print(open(out).read())
 PY

@@ -132,5 +132,7 @@ cmp -s "$work/enc-1.bin" "$work/enc-$threads.bin" || echo "WARNING: 1-thread and
   fi
 } >>"$work/table.md"
 mkdir -p "$(dirname "$results")"
-cp "$work/table.md" "$results"
+# Whole or not at all: a benchmark stopped while writing leaves the earlier results.
+cp "$work/table.md" "$results.partial"
+mv "$results.partial" "$results"
 cat "$results"
