@@ -2,7 +2,8 @@
 a run directory, a checkpoint that was never finished — in one error line naming it, and leaves
 it as it was. An empty directory, or a run killed before its first checkpoint, is no
 "incomplete checkpoint": nothing was ever written there to complete. A meta.json that is a FIFO
-is named, not read: no writer would ever end the read."""
+is named, not read: no writer would ever end the read. A finished checkpoint whose meta.json is
+damaged is named as damaged (by the file and the fault), not as another run's."""
 import os
 import shutil
 import subprocess
@@ -24,11 +25,14 @@ def main():
         sixnd_files.write_shard(data, np.random.default_rng(0).integers(0, 256, 4000))
         train = ["train", "--init", "random", "--model", "tiny", "--vocab-size", "256", "--max-seq-len", "32", "--device",
                  "cpu", "--dtype", "fp32", "--train-data", data, "--batch", "2", "--seq-len", "16", "--peak-tflops", "1"]
-        run = os.path.join(d, "run")
-        r = subprocess.run([SIXND] + train + ["--steps", "2", "--out", run], capture_output=True, text=True,
-                           env=dict(os.environ, **ENV))
-        if r.returncode != 0:
-            raise RuntimeError(f"the run to resume from failed: {r.stderr.strip()[-300:]}")
+
+        def trained(out, *flags):
+            r = subprocess.run([SIXND] + train + list(flags) + ["--out", out], capture_output=True, text=True,
+                               env=dict(os.environ, **ENV))
+            if r.returncode != 0:
+                raise RuntimeError(f"the run into {out} failed: {r.stderr.strip()[-300:]}")
+            return out
+        run = trained(os.path.join(d, "run"), "--steps", "2")
         ck = sixnd_files.last_checkpoint(run)
         empty = os.path.join(d, "empty")
         os.makedirs(empty)
@@ -46,6 +50,17 @@ def main():
         os.remove(os.path.join(undone, "DONE"))
         renamed = os.path.join(d, "renamed", "checkpoints", "step-00000007")  # step 2's copy under another step's name
         shutil.copytree(ck, renamed)
+        # A run whose newest checkpoint's meta.json was damaged: resuming its older one, or starting
+        # afresh there, was refused as if the damaged one were another run's ("continue that run
+        # with --resume latest"), which reads the damaged file again.
+        damaged = trained(os.path.join(d, "damaged"), "--steps", "4", "--checkpoint-every", "2", "--keep-last", "0")
+        damaged_meta = os.path.join(sixnd_files.last_checkpoint(damaged), "meta.json")
+        with open(damaged_meta) as f:
+            text = f.read()
+        with open(damaged_meta, "w") as f:
+            f.write(text.replace('"step": 4', '"step": 5'))
+        damaged_root = os.path.join(damaged, "checkpoints")
+        damaged_older = os.path.join(damaged_root, "step-00000002")
 
         def resume(target, out=os.path.join(d, "out")):
             return train + ["--steps", "4", "--out", out, "--resume", target]
@@ -62,6 +77,10 @@ def main():
                  unchanged=[undone], env=ENV),
             Case("a checkpoint renamed to another step", resume(renamed + "/"),
                  [renamed, "step 2 (its meta.json)", "name step-00000007"], unchanged=[renamed], env=ENV),
+            Case("an older checkpoint of a run whose newest is damaged", resume(damaged_older, damaged),
+                 [damaged_meta, "checksum mismatch", "which run saved", "--overwrite"], unchanged=[damaged_root], env=ENV),
+            Case("a fresh run where a damaged checkpoint lies", train + ["--steps", "4", "--out", damaged],
+                 [damaged_meta, "checksum mismatch", "which run saved"], unchanged=[damaged_root], env=ENV),
         ]
         return run_cases(cases, "--resume of what is not a checkpoint")
     finally:
