@@ -331,11 +331,12 @@ std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o, Comm* 
 std::unique_ptr<CheckpointReader> Run::open_checkpoint(const TrainOptions& o, bool root) {
     const std::string root_dir = o.out_dir + "/checkpoints";
     std::string dir = o.resume;
+    std::vector<CheckpointEntry> all;
     if (o.resume == "latest") {
         // The newest complete checkpoint; newer incomplete ones (no DONE) are named, not used.
         dir.clear();
         std::string incomplete;
-        const std::vector<CheckpointEntry> all = list_checkpoints(root_dir);
+        all = list_checkpoints(root_dir);
         for (auto it = all.rbegin(); it != all.rend() && dir.empty(); ++it) {
             if (it->complete) dir = it->dir;
             else incomplete += (incomplete.empty() ? "" : ", ") + std::filesystem::path(it->dir).filename().string();
@@ -350,7 +351,19 @@ std::unique_ptr<CheckpointReader> Run::open_checkpoint(const TrainOptions& o, bo
         if (root && !incomplete.empty())
             log_warn("--resume latest: skipping incomplete checkpoint " + incomplete + " (no DONE marker); resuming from " + dir);
     }
-    auto ck = std::make_unique<CheckpointReader>(dir);
+    std::unique_ptr<CheckpointReader> ck;
+    try {
+        ck = std::make_unique<CheckpointReader>(dir);
+    } catch (const Error& e) {
+        if (o.resume != "latest") throw;
+        // Damaged: `latest` would only read it again. The way on is the finished one before it.
+        std::string before;
+        for (const CheckpointEntry& c : all)
+            if (c.complete && c.dir != dir) before = c.dir;
+        throw Error(e.where(), e.fault() + "; --resume latest found it: move " + dir + " out of " + root_dir +
+                                  (before.empty() ? " (the run has no finished checkpoint before it)"
+                                                  : " and --resume latest takes " + before + ", the one before it"));
+    }
     const std::string& written = ck->meta().dtype;
     if (written != dtype_name(o.dtype))
         throw Error(dir, "checkpoint was written with --dtype " + written + "; resume with the same dtype");

@@ -3,7 +3,8 @@ a run directory, a checkpoint that was never finished — in one error line nami
 it as it was. An empty directory, or a run killed before its first checkpoint, is no
 "incomplete checkpoint": nothing was ever written there to complete. A meta.json that is a FIFO
 is named, not read: no writer would ever end the read. A finished checkpoint whose meta.json is
-damaged is named as damaged (by the file and the fault), not as another run's."""
+damaged is named as damaged (by the file and the fault), not as another run's; `--resume latest`
+that finds it names the finished checkpoint before it as the way on."""
 import os
 import shutil
 import subprocess
@@ -81,6 +82,10 @@ def main():
                  [damaged_meta, "checksum mismatch", "which run saved", "--overwrite"], unchanged=[damaged_root], env=ENV),
             Case("a fresh run where a damaged checkpoint lies", train + ["--steps", "4", "--out", damaged],
                  [damaged_meta, "checksum mismatch", "which run saved"], unchanged=[damaged_root], env=ENV),
+            # `--resume latest` names the way on: the finished checkpoint before the damaged one.
+            Case("--resume latest whose newest is damaged", resume("latest", damaged),
+                 [damaged_meta, "checksum mismatch", "--resume latest takes " + damaged_older + ", the one before it"],
+                 unchanged=[damaged_root], env=ENV),
         ]
         return run_cases(cases, "--resume of what is not a checkpoint")
     finally:
