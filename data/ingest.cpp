@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -389,13 +388,17 @@ std::optional<std::string> jsonl_text(const std::string& raw_line, const std::st
         if (j.is_discarded()) {
             fault = "broken JSON line";
         } else if (field.empty()) {
+            // Depth first in the record's order, on a stack of our own: a line may nest arrays
+            // deeper than the call stack reaches.
             std::string all;
-            std::function<void(const nlohmann::json&)> strings = [&](const nlohmann::json& v) {
+            std::vector<const nlohmann::json*> todo{&j};
+            while (!todo.empty()) {
+                const nlohmann::json& v = *todo.back();
+                todo.pop_back();
                 if (v.is_string()) all += v.get<std::string>() + "\n";
                 if (v.is_structured())
-                    for (const auto& e : v) strings(e);
-            };
-            strings(j);
+                    for (auto e = v.crbegin(); e != v.crend(); ++e) todo.push_back(&*e);
+            }
             if (!all.empty()) return all;
             fault = "no string in the record";
         } else if (!j.is_object() || !j.contains(field))

@@ -60,7 +60,9 @@ struct DocRec {
     int16_t lang;
     int16_t eval_hit;
     uint8_t fate;
+    uint8_t repaired;  // invalid UTF-8 was replaced
 };
+static_assert(sizeof(DocRec) == 32, "a record per input document: keep it small");
 constexpr uint32_t kNoSlot = UINT32_MAX;
 
 // Progress on stderr every few seconds, and once at the end: documents, and either megabytes and
@@ -224,13 +226,12 @@ void Pipeline::scan(const FilterConfig& cfg, const std::string& sig_path) {
         for (size_t i = 0; i < verdicts.size(); i++) {
             const DocVerdict& v = verdicts[i];
             DocRec r{v.hash, v.bytes, file_of[i], kNoSlot, intern(v.reason), static_cast<int16_t>(v.lang),
-                     static_cast<int16_t>(v.eval_hit), v.fate};
+                     static_cast<int16_t>(v.eval_hit), v.fate, v.repaired};
             if (v.has_signature) {
                 if (std::fwrite(v.signature.data(), sizeof(uint32_t), v.signature.size(), sig) != v.signature.size())
                     throw Error(sig_path, "write failed (disk full?)");
                 r.slot = static_cast<uint32_t>(slots_++);
             }
-            repaired_ += v.repaired;
             for (int s = 0; s < kFilterStages; s++) stage_seconds_[s] += v.seconds[s];
             docs_.push_back(r);
             total_bytes += v.raw_bytes;
@@ -243,11 +244,12 @@ void Pipeline::scan(const FilterConfig& cfg, const std::string& sig_path) {
     progress.update(docs_.size(), total_bytes, true);
     if (sig && std::fclose(sig_file.release()) != 0) throw Error(sig_path, "write failed (disk full?)");
 
-    // A file skipped under --on-error skip counts as a whole: what it gave before the fault is withdrawn.
+    // A file skipped under --on-error skip counts as a whole: what it gave before the fault is
+    // withdrawn, repairs included.
     const auto& scans = stream.scans();
     uint16_t why = intern("unreadable_file");
     for (auto& d : docs_)
-        if (!scans[d.file].error.empty()) d.fate = kIngest, d.reason = why;
+        if (!scans[d.file].error.empty()) d.fate = kIngest, d.reason = why, d.repaired = 0;
     for (size_t i = 0; i < files_.size(); i++) {
         files_[i].format = scans[i].format;
         files_[i].bytes = scans[i].bytes;
@@ -322,13 +324,23 @@ void Pipeline::spool(TokenSpool& spool) {
     }
     IngestOptions again = o_.ingest;
     again.report_skipped_lines = false;  // pass 1 warned of each
+    again.broken_line_hint = "it was whole in pass 1";
     DocStream stream(paths, again, wanted);
+    // Pass 1 read these files through: a fault now is a file changed since, which pass 1's advice
+    // for a broken file (--on-error skip) would not mend.
+    auto read_batch = [&](std::vector<std::string>& texts, std::vector<uint32_t>& of) {
+        try {
+            return stream.next_batch(texts, of, kBatchDocs, kBatchBytes);
+        } catch (const Error& e) {
+            throw Error(e.where(), "changed while being prepared: " + e.fault());
+        }
+    };
     std::vector<std::string> batch, ahead, texts;
     std::vector<uint32_t> file_of, ahead_file_of, ids;
     std::vector<std::vector<uint32_t>> tokens;
-    bool more = stream.next_batch(batch, file_of, kBatchDocs, kBatchBytes);
+    bool more = read_batch(batch, file_of);
     while (more) {
-        auto next = std::async(std::launch::async, [&] { return stream.next_batch(ahead, ahead_file_of, kBatchDocs, kBatchBytes); });
+        auto next = std::async(std::launch::async, [&] { return read_batch(ahead, ahead_file_of); });
         texts.clear();
         ids.clear();
         for (size_t i = 0; i < batch.size(); i++) {
@@ -478,6 +490,7 @@ void Pipeline::count_stages() {
     for (const auto& d : docs_) {
         for (int s = 0; s < d.fate; s++) stages_[s].pass(d.bytes);
         if (d.fate < kKept) stages_[d.fate].remove(d.bytes, reasons_[d.reason]);
+        repaired_ += d.repaired;
         // Only documents that reached language ID: a skipped file's were identified in pass 1,
         // then withdrawn at ingest.
         if (d.fate > kIngest && d.lang >= 0) lang_counts_[language_code(d.lang)]++;

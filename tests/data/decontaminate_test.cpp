@@ -90,3 +90,19 @@ TEST(Decontaminate, NoFilesNoHits) {
     normalize_words("anything at all", w);
     EXPECT_EQ(d.hit(w), -1);
 }
+
+// An evaluation item's strings are found however deep its arrays nest: deeper than the call
+// stack once crashed the walk over them.
+TEST(Decontaminate, FindsStringsNestedDeeperThanTheStack) {
+    const sixnd::test::TempDir tmp("decon_deep");
+    std::mt19937_64 rng(7);
+    const std::string passage = random_words(rng, 20);
+    constexpr int kDepth = 200000;
+    write(tmp.dir + "/eval.jsonl", std::string(kDepth, '[') + "\"" + passage + "\"" + std::string(kDepth, ']') + "\n");
+    IngestOptions io;
+    io.jsonl_field.clear();  // as the pipeline reads evaluation files: every string counts
+    Decontaminator d({tmp.dir + "/eval.jsonl"}, 13, io);
+    NormWords w;
+    normalize_words(random_words(rng, 30) + " " + passage, w);
+    EXPECT_EQ(d.hit(w), 0);
+}

@@ -2,8 +2,9 @@
 the shards hold, each after one end-of-text token, exactly the kept documents (validation ones
 once, in input order; training ones as many times as their source's weight says, floor or
 ceiling), no document on both sides, and the manifest's counts of them; and the language counts
-cover only the documents that reached language ID (a file skipped under --on-error skip was
-counted there too, by what it gave before its fault); a document of nothing but white space,
+and the count of documents whose invalid UTF-8 was repaired cover only the documents that reached
+those stages (a file skipped under --on-error skip was counted there too, by what it gave before
+its fault); a document of nothing but white space,
 Unicode's included (no-break, ideographic, line separator), is removed as empty (one of such
 spaces alone was kept as a document)."""
 import collections
@@ -110,8 +111,9 @@ def shards_match_sources(d, tok, failures):
 def languages_of_reached_documents(d, tok, failures):
     src = os.path.join(d, "skip")
     os.makedirs(src)
-    write_jsonl(os.path.join(src, "good.jsonl"), [random_text(f"g{i}") for i in range(40)])
-    write_jsonl(os.path.join(src, "cut.jsonl.gz"), [random_text(f"c{i}") for i in range(400)], gz=True)
+    # A lone surrogate (json.dumps writes it escaped) is invalid UTF-8, repaired at ingest.
+    write_jsonl(os.path.join(src, "good.jsonl"), [random_text(f"g{i}") + "\ud800" * (i % 4 == 0) for i in range(40)])
+    write_jsonl(os.path.join(src, "cut.jsonl.gz"), [random_text(f"c{i}") + "\ud800" for i in range(400)], gz=True)
     cut = os.path.join(src, "cut.jsonl.gz")
     data = open(cut, "rb").read()
     open(cut, "wb").write(data[:len(data) * 2 // 3])  # a download cut short: some documents, then the fault
@@ -127,6 +129,9 @@ def languages_of_reached_documents(d, tok, failures):
     if sum(langid["languages"].values()) != langid["documents"]["in"]:
         failures.append(f"langid counts languages of {sum(langid['languages'].values())} documents "
                         f"({langid['languages']}) but {langid['documents']['in']} reached it")
+    repaired = m["stages"][0]["invalid_utf8_repaired"]
+    if repaired != 10:
+        failures.append(f"ingest counts {repaired} documents repaired; good.jsonl's 10 are all that were not withdrawn")
 
 
 def unicode_blank_documents_empty(d, tok, failures):
