@@ -311,10 +311,12 @@ float GPT::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
     hooks_->after_forward(0);
 
     backward_ready_ = false;
+    logits_are_grads_ = false;
     if (!targets) return std::numeric_limits<float>::quiet_NaN();
     ops_.classifier_forward_backward(a.logits, a.losses, a.targets, N, cfg_.vocab_size, cfg_.padded_vocab_size,
                                      dloss_scale / static_cast<float>(N), for_backward);
     backward_ready_ = for_backward;
+    logits_are_grads_ = for_backward;
     token_losses_.resize(static_cast<size_t>(N));
     mem_.copy_to_host(token_losses_.data(), a.losses, static_cast<size_t>(N) * 4);
     double sum = 0;
@@ -365,6 +367,9 @@ std::vector<float> GPT::attention_max_logits() const {
 
 std::vector<float> GPT::get_logits() const {
     if (!act_) throw Error("logits", "no forward pass has run");
+    if (logits_are_grads_)
+        throw Error("logits", "the last forward was for backward and left dlogits in their place; read logits after a "
+                              "forward without for_backward");
     const size_t N = static_cast<size_t>(B_) * T_, V = cfg_.vocab_size, Vp = cfg_.padded_vocab_size;
     std::vector<float> all = download_f32(mem_, act_->logits, ops_.dtype(), N * Vp);
     std::vector<float> out(N * V);

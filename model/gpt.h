@@ -71,7 +71,8 @@ public:
     void* param(const TensorInfo& t) const;
     void* param(const TensorInfo* t) const;
 
-    // Logits of the last forward (not after a for_backward pass): [B*T, vocab_size] on the host.
+    // Logits of the last forward: [B*T, vocab_size] on the host. After a for_backward pass the
+    // buffer holds dlogits instead, and asking for logits then throws Error.
     std::vector<float> get_logits() const;
     // Per-position cross-entropy of the last forward with targets: [B*T] on the host.
     const std::vector<float>& token_losses() const { return token_losses_; }
@@ -111,6 +112,7 @@ private:
     std::unique_ptr<Activations> act_;
     int B_ = 0, T_ = 0;
     bool backward_ready_ = false;
+    bool logits_are_grads_ = false;  // the classifier overwrote the logits with dlogits
     std::vector<float> token_losses_;
     bool track_attention_max_ = false;
 };

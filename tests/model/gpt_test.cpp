@@ -332,3 +332,26 @@ TEST(Gpt, InvalidConfigIsRefusedBeforeTheLayout) {
         EXPECT_NE(std::string(e.what()).find("model sizes must be positive"), std::string::npos) << e.what();
     }
 }
+
+// A pass for backward leaves dlogits where the logits were: reading logits then is refused
+// (it returned the gradient, silently, as logits), and a later plain forward reads them again.
+TEST(Gpt, LogitsAfterABackwardPassAreRefused) {
+    GPTConfig c = preset_config("tiny");
+    Backend be = make_backend("cpu", DType::f32);
+    GPT m(c, *be.ops);
+    m.set_params(params_for(c, m.layout()));
+    auto tok = tokens(c, 8);
+    m.forward(tok.data(), tok.data() + 1, B, T);
+    const std::vector<float> logits = m.get_logits();
+    m.forward(tok.data(), tok.data() + 1, B, T, true);
+    try {
+        m.get_logits();
+        ADD_FAILURE() << "dlogits were returned as logits";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("dlogits"), std::string::npos) << e.what();
+    }
+    m.backward();
+    EXPECT_THROW(m.get_logits(), Error);
+    m.forward(tok.data(), nullptr, B, T);
+    EXPECT_EQ(m.get_logits(), logits);
+}
