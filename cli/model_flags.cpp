@@ -109,8 +109,12 @@ GPTConfig random_config(const ModelFlags& f) {
     // changed it would pass as a resume of the same model.
     if (f.rope_theta != 0.0f && c.pos != PosKind::rope)
         throw Error("--rope-theta", "applies to --pos rope only; this model learns its positions");
+    // Named by what the user gave: --pos rope, else the shape flags that made the preset's rope odd.
     if (c.pos == PosKind::rope && c.head_size() % 2 != 0)
-        throw Error("--pos", "rope needs an even head size; n_embd/n_head is " + std::to_string(c.head_size()));
+        throw Error(!f.pos.empty() ? "--pos" : f.n_embd > 0 ? "--n-embd" : f.n_head > 0 ? "--n-head" : "--model",
+                    "rope" + std::string(f.pos.empty() ? " (the " + f.model + " preset's)" : "") +
+                        " needs an even head size; n_embd/n_head is " + std::to_string(c.head_size()) +
+                        (f.pos.empty() ? ": change the shape, or give --pos learned" : ""));
     c.validate("--model " + f.model);
     return c;
 }

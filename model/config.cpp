@@ -202,7 +202,9 @@ std::string GPTConfig::describe() const {
 }
 
 GPTConfig preset_config(const std::string& name, int vocab_size, int max_seq_len) {
-    return preset_config(name, vocab_size, max_seq_len, PresetShape{});
+    GPTConfig c = preset_config(name, vocab_size, max_seq_len, PresetShape{});
+    c.validate("--model " + name);
+    return c;
 }
 
 GPTConfig preset_config(const std::string& name, int vocab_size, int max_seq_len, const PresetShape& shape) {
@@ -219,7 +221,6 @@ GPTConfig preset_config(const std::string& name, int vocab_size, int max_seq_len
         if (c.n_embd % c.n_head != 0)
             throw Error(shape.n_embd > 0 ? "--n-embd" : "--n-head", "n_embd " + std::to_string(c.n_embd) +
                                                                     " is not divisible by n_head " + std::to_string(c.n_head));
-        c.validate("--model " + name);
         return c;
     }
     std::string names;

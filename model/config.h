@@ -93,7 +93,9 @@ inline int pad_vocab(int vocab_size) { return (vocab_size + 127) / 128 * 128; }
 // vocab_size 0 keeps the preset's (GPT-2's 50257 except tiny's 101).
 GPTConfig preset_config(const std::string& name, int vocab_size = 0, int max_seq_len = 0);
 // The same with the preset's depth, heads and width replaced where shape gives them (> 0); the
-// preset's style then applies to that shape (the llama kv-head rule to the new head count).
+// preset's style then applies to that shape (the llama kv-head rule to the new head count). Not
+// validated, beyond n_head dividing n_embd: the caller applies its other knobs (a --pos learned
+// makes an odd head size legal), then validates.
 struct PresetShape {
     int n_layer = 0, n_head = 0, n_embd = 0;
 };

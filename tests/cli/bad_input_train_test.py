@@ -136,6 +136,13 @@ def run(tmp):
         flag("--model", "llama-huge", ["unknown preset", "llama-tiny"]),
         Case("rope with an odd head size", train("--pos", "rope", "--n-embd", "36", "--n-head", "4"),
              ["--pos", "even head size", "9"], unchanged=[fresh], env=ENV),
+        # A rope preset reshaped to an odd head size is named by the shape flag that did it, and
+        # --pos learned makes that shape legal (the preset's rope was refused before --pos applied).
+        Case("a rope preset with an odd head size", train("--model", "llama-tiny", "--n-embd", "60"),
+             ["--n-embd", "rope (the llama-tiny preset's)", "15", "--pos learned"], unchanged=[fresh], env=ENV),
+        Case("a rope preset with an odd head size and --pos learned",
+             train("--model", "llama-tiny", "--n-embd", "60", "--pos", "learned", "--check"), [], exit_code=0,
+             unchanged=[fresh], env=ENV),
         Case("--n-kv-head that does not divide an --n-head override",
              train("--model", "llama-tiny", "--n-head", "3", "--n-kv-head", "2"), ["--n-kv-head", "divide", "3"],
              unchanged=[fresh], env=ENV),
