@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -18,6 +17,7 @@
 #include "cli/verbs.h"
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/progress_line.h"
 #include "data/token_set.h"
 #include "model/backend.h"
 #include "model/gpt.h"
@@ -47,6 +47,13 @@ Tokenizer load_tokenizer(const EvalFlags& f, int model_vocab) {
     return tok;
 }
 
+// "%.4f" of x.
+std::string fixed4(double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4f", x);
+    return text;
+}
+
 nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& source) {
     const int B = f.B, T = f.T;
     TokenSet ts(f.data);
@@ -68,22 +75,17 @@ nlohmann::json eval_loss(GPT& model, const EvalFlags& f, const std::string& sour
                                      std::to_string(T) + " need more than the " + std::to_string(ts.size()) +
                                      " tokens in " + f.data + " (at most " + std::to_string(fit) + " fit)");
 
-    const bool tty = isatty(fileno(stderr));
-    // Elsewhere (a log file, nohup) about 20 lines, as sixnd train reports its steps.
-    const long long report_every = std::max(1LL, batches / 20);
     std::vector<int32_t> buf(bt + 1);
     double sum = 0;
     uint64_t bytes = 0;  // a count: JSON shows it as one
     auto t0 = std::chrono::steady_clock::now();
+    ProgressLine progress(batches);
     for (long long k = 0; k < batches; k++) {
         ts.read(static_cast<size_t>(k) * bt, bt + 1, buf.data());
         sum += model.forward(buf.data(), buf.data() + 1, B, T);
         if (token_bytes) bytes += token_bytes->count(buf.data() + 1, bt);
-        if (tty) std::fprintf(stderr, "\reval %lld/%lld  loss %.4f", k + 1, batches, sum / (k + 1));
-        else if ((k + 1) % report_every == 0 || k + 1 == batches)
-            std::fprintf(stderr, "eval %lld/%lld  loss %.4f\n", k + 1, batches, sum / (k + 1));
+        progress.show(k + 1, "eval " + std::to_string(k + 1) + "/" + std::to_string(batches) + "  loss " + fixed4(sum / (k + 1)));
     }
-    if (tty) std::fprintf(stderr, "\n");
     if (!std::isfinite(sum)) throw Error(source, "the loss is not finite (NaN or Inf): the model's weights or activations overflow");
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double tokens = static_cast<double>(bt) * batches;
@@ -109,7 +111,8 @@ nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f, const std::string&
     // earlier --per-item file as it was.
     std::unique_ptr<AtomicFile> per_item;
     if (!f.per_item.empty()) per_item = std::make_unique<AtomicFile>(f.per_item);
-    const bool tty = isatty(fileno(stderr));
+    ProgressLine progress(static_cast<long long>(items.size()));
+    long long correct = 0;
     const HellaSwagScore score = score_hellaswag(model, tok, items, [&](size_t i, const HellaSwagResult& r) {
         // A NaN loss loses every comparison: an item whose first ending's loss is NaN would count
         // as predicting that ending, and the accuracies would be numbers made of nothing.
@@ -123,9 +126,10 @@ nlohmann::json eval_hellaswag(GPT& model, const EvalFlags& f, const std::string&
                                            {"sum_loss", r.sum_loss}, {"mean_loss", r.mean_loss}, {"tokens", r.tokens}}
                                 .dump() +
                             "\n");
-        if (tty) std::fprintf(stderr, "\rhellaswag %zu/%zu", i + 1, items.size());
+        correct += r.pred == r.label;
+        progress.show(static_cast<long long>(i) + 1, "hellaswag " + std::to_string(i + 1) + "/" + std::to_string(items.size()) +
+                                                         "  acc " + fixed4(static_cast<double>(correct) / static_cast<double>(i + 1)));
     });
-    if (tty) std::fprintf(stderr, "\n");
     if (per_item) per_item->commit();
     return {{"task", "hellaswag"}, {"items", score.items}, {"acc", score.acc()}, {"acc_norm", score.acc_norm()}};
 }

@@ -3,7 +3,6 @@
 // and tokenizer_config.json (tokenizer/hf_export.h) when a tokenizer is known. The directory is
 // built under a temporary name beside --out and renamed into place, so a failed export leaves
 // nothing behind; an existing --out is replaced only when empty or an earlier export.
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include "core/atomic_file.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/progress_line.h"
 #include "core/staging_dir.h"
 #include "model/hf_gpt2.h"
 #include "model/param_layout.h"
@@ -138,10 +138,14 @@ int run_export(int argc, char** argv) {
         if (auto id = tok->special_id("<|endoftext|>")) eos = static_cast<int>(*id);
 
     StagingDir stage(out, "export");
-    const bool tty = isatty(fileno(stderr));
+    std::optional<ProgressLine> progress;
     save_hf_gpt2(stage.path().string(), cfg, ParamLayout(cfg), ck.params.data(), ck.dtype, dtype, eos,
                  [&](size_t done, size_t total) {
-                     if (tty) std::fprintf(stderr, "\rexport: %zu / %zu MB%s", done >> 20, total >> 20, done == total ? "\n" : "");
+                     if (!progress) progress.emplace(static_cast<long long>(total));
+                     if (!progress->due(static_cast<long long>(done))) return;
+                     char line[64];
+                     std::snprintf(line, sizeof line, "export: %.1f / %.1f MB", done / 1e6, total / 1e6);
+                     progress->show(static_cast<long long>(done), line);
                  });
     if (tok) {
         export_hf_tokenizer_json(*tok, (stage.path() / "tokenizer.json").string());

@@ -27,6 +27,9 @@ std::vector<HellaSwagItem> read_hellaswag(const std::string& path) {
     std::vector<HellaSwagItem> items;
     std::string text;
     for (int line = 1; std::getline(in, text); line++) {
+        // A byte order mark starts the file, not its first item: left in, a first line that is
+        // otherwise blank would read as JSON with nothing in it.
+        if (line == 1 && text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
         const std::string where = path + ":" + std::to_string(line);
         nlohmann::json j;

@@ -16,6 +16,7 @@ exported, and the export is judged independently of sixnd's code:
 import json
 import math
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -216,7 +217,14 @@ def main():
                                "--out", run).strip().splitlines()[-1])
         ck = out["checkpoint"]
         hf = os.path.join(d, "hf32")
-        sixnd("export", "--checkpoint", ck, "--format", "hf", "--out", hf)
+        # Its progress shows off a terminal too (it showed only on one): lines up to the whole size.
+        r = subprocess.run([SIXND, "export", "--checkpoint", ck, "--format", "hf", "--out", hf], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"sixnd export: exit {r.returncode}: {r.stderr.strip()[-600:]}")
+        shown = re.findall(r"^export: ([0-9.]+) / ([0-9.]+) MB$", r.stderr, re.M)
+        if len(shown) < 2 or len(shown) > 22 or shown[-1][0] != shown[-1][1]:
+            failures.append(f"export's progress off a terminal: {shown} (expected 2 to 22 lines, the last at the whole)")
 
         files = sorted(os.listdir(hf))
         want_files = ["config.json", "generation_config.json", "model.safetensors", "tokenizer.json",

@@ -3,7 +3,8 @@ format (ctx, endings, label, plus the fields the real file carries), every endin
 mean cross-entropy, acc (lowest sum) and acc_norm (lowest mean per ending token) equal a
 float64 PyTorch GPT-2 on the same weights and the same tokens (context, then " " + ending; a
 context too long for the window cut from the left). Malformed lines end with one error line
-naming FILE:LINE. `sixnd train --eval-task` logs the same scores as `sixnd eval --task`."""
+naming FILE:LINE; a byte order mark and CRLF line ends change nothing. `sixnd train --eval-task`
+logs the same scores as `sixnd eval --task`."""
 import json
 import math
 import os
@@ -94,6 +95,23 @@ def interrupted_eval(args, per_item):
     if proc.returncode != -signal.SIGINT:
         return f"exit {proc.returncode}, expected death by SIGINT (the eval ended before the signal?)"
     return None
+
+
+def windows_file_case(tmp, args, data, expected):
+    """The same items as a Windows editor saves them: a UTF-8 byte order mark, CRLF line ends and
+    a blank first line (the mark used to make that line read as empty JSON). The same scores."""
+    path = os.path.join(tmp, "windows.jsonl")
+    with open(data, "rb") as f:
+        lines = f.read().splitlines()
+    with open(path, "wb") as f:
+        f.write(b"\xef\xbb\xbf\r\n" + b"".join(line + b"\r\n" for line in lines))
+    r = tiny_text.sixnd(*args, "--data", path, check=False)
+    got = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None
+    keys = ("items", "acc", "acc_norm")
+    if got is None or any(got[k] != expected[k] for k in keys):
+        return [f"byte order mark, CRLF and a blank first line: exit {r.returncode}, {got}, expected "
+                f"{[expected[k] for k in keys]}: {r.stderr.strip()[-300:]}"]
+    return []
 
 
 def per_item_cases(tmp, mpath, tok, data):
@@ -187,6 +205,9 @@ def main():
             failures.append(f"acc/acc_norm {out} differ from PyTorch's")
         if differ == 0:
             failures.append("no item tells acc from acc_norm: the items do not test the normalisation")
+        failures += windows_file_case(tmp, ["eval", "--task", "hellaswag", "--init", "llmc:" + mpath, "--tokenizer",
+                                            paths["tokenizer"], "--device", "cpu", "--dtype", "fp32", "--attention",
+                                            "naive"], data, out)
 
         # --eval-task during training: the accuracies logged at the last step (after its update,
         # on the weights the final checkpoint holds) must equal `sixnd eval --task hellaswag` on
