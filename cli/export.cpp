@@ -59,7 +59,7 @@ void check_out(const fs::path& out) {
     std::error_code ec;
     const fs::file_status st = fs::symlink_status(out, ec);
     if (!fs::exists(st)) return;
-    if (!fs::is_directory(st)) throw Error(out.string(), "exists and is not a directory");
+    if (!fs::is_directory(st)) refuse_non_directory_out(out, "sixnd export");
     // With error codes: std::filesystem's exception would reach the user as "filesystem error: ...".
     fs::directory_iterator entries(out, ec);
     if (ec) throw Error(out.string(), "cannot be listed: " + ec.message());

@@ -1,5 +1,8 @@
 #include "core/staging_dir.h"
 
+#include <sys/stat.h>
+
+#include "core/atomic_file.h"
 #include "core/error.h"
 
 namespace fs = std::filesystem;
@@ -25,6 +28,13 @@ fs::path out_dir_path(const std::string& flag) {
     if (out.empty() || out.filename() == "." || out.filename() == "..")
         throw Error("--out", "'" + flag + "' does not name a directory to create");
     return out;
+}
+
+void refuse_non_directory_out(const fs::path& out, const std::string& writer) {
+    struct stat st {};
+    const char* kind = ::lstat(out.c_str(), &st) == 0 ? file_kind(st.st_mode) : "not a directory";
+    throw Error(out.string(), std::string("exists and is ") + kind + ", not a directory " + writer +
+                                  " wrote; refusing to replace it");
 }
 
 StagingDir::StagingDir(const fs::path& out, const std::string& tag)

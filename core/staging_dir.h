@@ -19,6 +19,11 @@ namespace sixnd {
 // that names no directory to create ("", ".", "..").
 std::filesystem::path out_dir_path(const std::string& flag);
 
+// Throws Error(out, ...) naming what out is ("a symbolic link", "a regular file", ...) and that
+// `writer` did not write it: for an --out that exists and is not a directory. A link to a
+// directory is one too: what replaces OUT would replace the link.
+void refuse_non_directory_out(const std::filesystem::path& out, const std::string& writer);
+
 class StagingDir {
 public:
     // tag names the work in the siblings' names and in errors ("export", "report").

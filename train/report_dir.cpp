@@ -12,7 +12,7 @@ fs::path checked_out(const std::string& flag) {
     const fs::path out = out_dir_path(flag);
     const fs::file_status st = fs::symlink_status(out);
     if (!fs::exists(st)) return out;
-    if (!fs::is_directory(st)) throw Error(out.string(), "exists and is not a directory");
+    if (!fs::is_directory(st)) refuse_non_directory_out(out, "sixnd report");
     if (fs::exists(fs::symlink_status(out / ReportDir::kInput))) return out;
     for (const auto& e : fs::directory_iterator(out))
         throw Error(out.string(), "exists and holds '" + e.path().filename().string() + "', and no " + ReportDir::kInput +

@@ -178,6 +178,9 @@ def main():
         open(os.path.join(foreign, "notes.txt"), "w").write("mine\n")
         afile = os.path.join(d, "a-file")
         open(afile, "w").write("x")
+        linked_target, linked = os.path.join(d, "real-dir"), os.path.join(d, "linked-dir")
+        os.makedirs(linked_target)
+        os.symlink(linked_target, linked)
         ck_nodone = os.path.join(d, "ck-nodone")
         shutil.copytree(ck, ck_nodone)
         os.remove(os.path.join(ck_nodone, "DONE"))
@@ -239,7 +242,11 @@ def main():
             Case("unknown format", exp + ["--format", "onnx", "--out", out_dir], ["--format", "onnx"],
                  unchanged=[out_dir]),
             Case("--out holds other files", exp + ["--out", foreign], [foreign, "notes.txt"], unchanged=[foreign]),
-            Case("--out is a file", exp + ["--out", afile], [afile, "not a directory"], unchanged=[afile]),
+            Case("--out is a file", exp + ["--out", afile], [afile, "a regular file, not a directory sixnd export wrote"],
+                 unchanged=[afile]),
+            # A link to a directory: named as the link it is (it read "exists and is not a directory").
+            Case("--out is a link to a directory", exp + ["--out", linked],
+                 [linked, "a symbolic link, not a directory sixnd export wrote"], unchanged=[linked, linked_target]),
             Case("--out below a file", exp + ["--out", os.path.join(afile, "ex")],
                  ["--out", os.path.join(afile, "ex") + ": cannot create"], unchanged=[afile]),
             Case("checkpoint without DONE", ["export", "--checkpoint", ck_nodone, "--out", out_dir], [ck_nodone, "DONE"],

@@ -66,6 +66,8 @@ def out_dir_cases(tmp, log, out1, failures):
                           (data, "manifest.json", "{}\n")):
         os.makedirs(d)
         open(os.path.join(d, name), "w").write(text)
+    linked = os.path.join(tmp, "linked")
+    os.symlink(notes, linked)
     fake_python = os.path.join(tmp, "failing_python")
     # Passes the matplotlib probe, then scribbles on the directory it is given and fails.
     open(fake_python, "w").write('#!/bin/sh\n[ "$1" = -c ] && exit 0\necho junk > "$3/loss.png"\n'
@@ -81,7 +83,11 @@ def out_dir_cases(tmp, log, out1, failures):
                             unchanged=[notes]),
              bad_input.Case("user_loss_png", ["report", log, "--out", pngs], [pngs, "loss.png"], unchanged=[pngs]),
              bad_input.Case("data_directory", ["report", log, "--out", data], [data, "manifest.json"], unchanged=[data]),
-             bad_input.Case("a_run_log_file", ["report", log, "--out", log], [log, "not a directory"], unchanged=[log]),
+             bad_input.Case("a_run_log_file", ["report", log, "--out", log],
+                            [log, "a regular file, not a directory sixnd report wrote"], unchanged=[log]),
+             # Named as the link it is (it read "exists and is not a directory").
+             bad_input.Case("a_link_to_a_directory", ["report", log, "--out", linked],
+                            [linked, "a symbolic link, not a directory sixnd report wrote"], unchanged=[linked, notes]),
              bad_input.Case("file_added_to_a_report", ["report", log, "--out", added], [added, "my.txt", "no report writes"],
                             unchanged=[added], check=no_staging_left,
                             setup=lambda: open(os.path.join(added, "my.txt"), "w").write("mine\n")),
