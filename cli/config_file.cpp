@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/verbs.h"
+#include "core/byte_order_mark.h"
 #include "core/error.h"
 #include "core/read_file.h"
 
@@ -81,7 +82,8 @@ std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, 
     // Read whole: a directory or a read error is named here, not taken for an empty file.
     std::string text = read_whole_file(path);
     // Some editors begin a UTF-8 file with a byte-order mark: invisible in any error quoting it.
-    if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+    refuse_wide_text(text, path);
+    text.erase(0, utf8_bom_size(text));
     std::istringstream f(text);
     // Flags on the command line, by option, so that the file does not repeat them.
     std::set<const CLI::Option*> given;

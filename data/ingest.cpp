@@ -14,6 +14,7 @@
 #include <set>
 
 #include "core/digits.h"
+#include "core/byte_order_mark.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/read_file.h"
@@ -208,15 +209,6 @@ DocReader::~DocReader() {
 
 uint64_t DocReader::content_hash() const { return XXH3_64bits_digest(static_cast<XXH3_state_t*>(hash_state_)); }
 
-// The encoding a UTF-16 or UTF-32 byte order mark at the start of head names, or null.
-static const char* wide_encoding(std::string_view head) {
-    if (head.rfind(std::string_view("\xFF\xFE\0\0", 4), 0) == 0) return "UTF-32LE";
-    if (head.rfind(std::string_view("\0\0\xFE\xFF", 4), 0) == 0) return "UTF-32BE";
-    if (head.rfind("\xFF\xFE", 0) == 0) return "UTF-16LE";
-    if (head.rfind("\xFE\xFF", 0) == 0) return "UTF-16BE";
-    return nullptr;
-}
-
 // zlib prefixes its messages with the path, which the Error already names.
 std::string DocReader::without_path(const char* msg) const {
     std::string m = msg;
@@ -252,13 +244,10 @@ bool DocReader::fill() {
     // A byte order mark says how the file is encoded; it is no part of the first document.
     if (first) {
         const std::string_view head(buf_.data(), end_);
-        if (head.rfind("\xEF\xBB\xBF", 0) == 0) pos_ = 3;
-        // Windows' "Unicode" text: read as UTF-8 it is NUL bytes between the letters, which would
-        // drop it as binary without a word (and, as evaluation text, leave single letters that
-        // match nothing).
-        if (const char* wide = wide_encoding(head))
-            throw Error(path_, std::string("is ") + wide + " text (by its byte order mark), and sixnd reads UTF-8: "
-                                   "convert it first (iconv -f " + wide + " -t UTF-8)");
+        pos_ = utf8_bom_size(head);
+        // Read as UTF-8, wide text would be dropped as binary without a word (and, as evaluation
+        // text, leave single letters that match nothing).
+        refuse_wide_text(head, path_);
     }
     return true;
 }

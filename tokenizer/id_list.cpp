@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/byte_order_mark.h"
 #include "core/error.h"
 
 namespace sixnd {
@@ -111,7 +112,7 @@ private:
     bool at_end() const { return pos_ >= s_.size(); }
     char peek() const { return at_end() ? '\0' : s_[pos_]; }
     std::string found() const {
-        if (pos_ == 0 && s_.substr(0, 3) == "\xEF\xBB\xBF")
+        if (pos_ == 0 && utf8_bom_size(s_) > 0)
             return "a UTF-8 byte order mark (bytes ef bb bf, which some editors put first; save the ids without it)";
         return at_end() ? "the end of the input" : describe_byte(peek());
     }

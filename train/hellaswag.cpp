@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/byte_order_mark.h"
 #include "core/error.h"
 #include "core/json_fault.h"
 #include "core/printable.h"
@@ -29,7 +30,10 @@ std::vector<HellaSwagItem> read_hellaswag(const std::string& path) {
     for (int line = 1; std::getline(in, text); line++) {
         // A byte order mark starts the file, not its first item: left in, a first line that is
         // otherwise blank would read as JSON with nothing in it.
-        if (line == 1 && text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+        if (line == 1) {
+            refuse_wide_text(text, path);
+            text.erase(0, utf8_bom_size(text));
+        }
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
         const std::string where = path + ":" + std::to_string(line);
         nlohmann::json j;

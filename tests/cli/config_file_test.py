@@ -71,6 +71,10 @@ def run(tmp):
     bom = os.path.join(tmp, "bom.toml")
     with open(bom, "wb") as f:
         f.write(b"\xef\xbb\xbf[train]\n" + "\n".join(base + ["batch = 1"]).encode() + b"\n")
+    # Windows' "Unicode" (UTF-16 with its mark): named with the conversion, not as an unknown key.
+    wide = os.path.join(tmp, "utf16.toml")
+    with open(wide, "wb") as f:
+        f.write("\n".join(base + ["batch = 1"]).encode("utf-16"))
     prefix_flag = config("prefix_flag", "batch = 1", "mlp = gelu", "mlp-hidden = x")
 
     def tab_comment_cut():
@@ -96,6 +100,7 @@ def run(tmp):
         Case("out of range on the command line", train(overridden, "--batch", "-1"),
              ["sixnd train: error: --batch: must be in [1, ", "got -1"]),
         Case("a directory as the config file", train(tmp), [tmp, "is a directory"]),
+        Case("a UTF-16 config file", train(wide), [wide, "UTF-16LE text", "iconv -f UTF-16LE -t UTF-8"]),
         Case("a key holding a zero byte", train(zero_byte), [f"{zero_byte}:{n + 1}: ", "'ba\\x00tch'", "no --ba\\x00tch"]),
         Case("a missing config file", train(os.path.join(tmp, "absent.toml")), ["absent.toml"]),
         Case("the command line wins", train(wins, "--batch", "1", "--log", log, out=os.path.join(tmp, "wins")), [],

@@ -99,7 +99,8 @@ def interrupted_eval(args, per_item):
 
 def windows_file_case(tmp, args, data, expected):
     """The same items as a Windows editor saves them: a UTF-8 byte order mark, CRLF line ends and
-    a blank first line (the mark used to make that line read as empty JSON). The same scores."""
+    a blank first line (the mark used to make that line read as empty JSON). The same scores. As
+    UTF-16, an error naming the encoding and the conversion."""
     path = os.path.join(tmp, "windows.jsonl")
     with open(data, "rb") as f:
         lines = f.read().splitlines()
@@ -108,10 +109,19 @@ def windows_file_case(tmp, args, data, expected):
     r = tiny_text.sixnd(*args, "--data", path, check=False)
     got = json.loads(r.stdout.strip().splitlines()[-1]) if r.returncode == 0 else None
     keys = ("items", "acc", "acc_norm")
+    failures = []
     if got is None or any(got[k] != expected[k] for k in keys):
-        return [f"byte order mark, CRLF and a blank first line: exit {r.returncode}, {got}, expected "
-                f"{[expected[k] for k in keys]}: {r.stderr.strip()[-300:]}"]
-    return []
+        failures.append(f"byte order mark, CRLF and a blank first line: exit {r.returncode}, {got}, expected "
+                        f"{[expected[k] for k in keys]}: {r.stderr.strip()[-300:]}")
+    # Saved as Windows' "Unicode" (UTF-16 with its mark, what PowerShell's > writes): named, with
+    # the conversion (it read as JSON starting with '\xff').
+    wide = os.path.join(tmp, "utf16.jsonl")
+    with open(wide, "wb") as f:
+        f.write(b"\r\n".join(lines).decode().encode("utf-16"))
+    r = tiny_text.sixnd(*args, "--data", wide, check=False)
+    if r.returncode == 0 or "UTF-16LE text" not in r.stderr or "iconv -f UTF-16LE -t UTF-8" not in r.stderr:
+        failures.append(f"a UTF-16 file: exit {r.returncode}, {r.stderr.strip()[-300:]}")
+    return failures
 
 
 def per_item_cases(tmp, mpath, tok, data):
