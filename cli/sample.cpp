@@ -145,7 +145,8 @@ int run_sample(int argc, char** argv) {
     } else if (cfg.vocab_size == 256) {
         for (unsigned char ch : prompt) ids.push_back(ch);
     } else {
-        throw Error("--prompt", "no tokenizer (none in the checkpoint, no --tokenizer); give the prompt with --prompt-ids");
+        throw Error("--prompt", std::string("no tokenizer (") + (ck ? "none in the checkpoint, " : "") +
+                                    "no --tokenizer); give the prompt with --prompt-ids");
     }
     if (ids.empty()) throw Error("--prompt", "empty prompt (give --prompt TEXT or --prompt-ids)");
     // The prompt fills positions 0..P-1; each generated token after the first needs one more.

@@ -49,6 +49,13 @@ def run(tmp):
     check(r.returncode == 1 and len(errors) == 1 and "llmc:" + overflow in errors[0] and "not finite" in errors[0],
           f"NaN logits: one error naming the model file: exit {r.returncode}, {r.stderr.strip()!r}")
 
+    # A model file without a tokenizer, a text prompt: no checkpoint to have held one is named.
+    r = tiny_text.sixnd("sample", "--init", "llmc:" + overflow, "--prompt", "hi", "--max-tokens", "3", "--device",
+                        "cpu", check=False)
+    errors = [x for x in r.stderr.splitlines() if "error" in x]
+    check(r.returncode == 1 and len(errors) == 1 and "no tokenizer (no --tokenizer)" in errors[0] and
+          "--prompt-ids" in errors[0], f"a text prompt without a tokenizer: exit {r.returncode}, {r.stderr.strip()!r}")
+
     text = os.path.join(tmp, "text.txt")
     with open(tiny_text.CORPUS, "rb") as f, open(text, "wb") as out:
         out.write(f.read(20_000))
