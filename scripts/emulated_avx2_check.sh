@@ -60,6 +60,17 @@ FILTER_train_cpu_peak_test=-CpuPeak.TrainerPeakOnTheCpuIsTheComputedOne
 
 echo "== ${#TESTS[@]} test binaries on an emulated $QEMU_CPU (AVX2, no AVX-512) ==" >&2
 failed=()
+# Each binary runs in a process group of its own, which a signal to this script stops (a SIGTERM
+# to this script alone ended it and left the emulated binaries, minutes each, running).
+# shellcheck disable=SC2317  # run by the traps below
+stop_jobs() {
+  local p
+  for p in $(jobs -p); do kill -TERM -- "-$p" 2>/dev/null || true; done
+  exit "$1"
+}
+trap 'stop_jobs 129' HUP
+trap 'stop_jobs 130' INT
+trap 'stop_jobs 143' TERM
 run_one() {
   local t=$1 filter=$2 start=$SECONDS
   if OMP_NUM_THREADS=1 emu "build-avx2/tests/$t" --gtest_filter="${filter:-*}" >"$LOGS/$t.log" 2>&1; then
@@ -72,7 +83,9 @@ run_one() {
 running=0
 for t in "${TESTS[@]}"; do
   filter_var=FILTER_$t
+  set -m
   run_one "$t" "${!filter_var:-}" &
+  set +m
   running=$((running + 1))
   if [ "$running" -ge "$(nproc)" ]; then
     wait -n

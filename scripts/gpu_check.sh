@@ -100,6 +100,19 @@ mkdir -p "$OUT"
 # What an earlier run left in $OUT (./gpu_out here) must not pass for this one's, should it end early.
 rm -f "$OUT/summary.md" "$OUT/gpu_check_logs.tar.gz"
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/sixnd_gpu_check.XXXXXX")
+# A signal ends the step that runs (timeout puts it in a process group of its own, which Ctrl-C
+# does not reach: it ran on to its limit) and the run; the folder goes however the run ends (bash
+# ended by a signal it does not trap skips its EXIT trap, and left it behind).
+STEP_PID=""
+# shellcheck disable=SC2317  # run by the traps below
+on_signal() {
+    [[ -z $STEP_PID ]] || kill -TERM "$STEP_PID" 2>/dev/null
+    exit "$1"
+}
+trap 'rm -rf "$LOGS"' EXIT
+trap 'on_signal 129' HUP
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM
 : >"$LOGS/steps.tsv"
 
 # Modes may not survive the transfer to the device machine; find_bin needs the x bit. Only files
@@ -149,7 +162,7 @@ step() {
     local name=$1 log=$2
     shift 2
     selected "$name" || return 0
-    local limit left t0 status pid i
+    local limit left t0 status i
     limit=$(limit_of "$name")
     left=$((DEADLINE - $(date +%s)))
     ((left < limit)) && limit=$left
@@ -158,16 +171,17 @@ step() {
     progress "$name" --quiet
     t0=$(date +%s)
     timeout -k 2 "$limit" "$@" >"$LOGS/$log" 2>&1 &
-    pid=$!
+    STEP_PID=$!
     # The logs go to $OUT every 10 s meanwhile: a call cut short during a step still brings back
     # its output so far (a hung test's last "[ RUN ]" line names the case).
     for ((i = 1; ; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
+        kill -0 "$STEP_PID" 2>/dev/null || break
         sleep 0.2
         ((i % 50 == 0)) && refresh_logs
     done
-    wait "$pid"
+    wait "$STEP_PID"
     status=$(status_of $?)
+    STEP_PID=""
     record "$name" "$status" $(($(date +%s) - t0)) "$limit"
     echo "== $name: $status, $(($(date +%s) - t0)) s of $limit s -> $log"
     progress "$name"
@@ -358,5 +372,4 @@ table
 rc=$?
 cp "$LOGS/summary.md" "$OUT/summary.md"
 refresh_logs
-rm -rf "$LOGS"
 exit $rc

@@ -97,7 +97,7 @@ def attention_rows(text):
     rows = {}
     for line in (text or "").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) != 9 or not cells[1].isdigit():
+        if len(cells) != 9 or not cells[1].isdecimal() or not cells[2].isdecimal():
             continue
         impl = ("sixnd atomic" if "atomic" in cells[0] else "sixnd") if cells[0].startswith("sixnd") else "torch"
 
@@ -108,6 +108,12 @@ def attention_rows(text):
                 return None
         rows[(impl, int(cells[1]), int(cells[2]))] = {"fwd": num(cells[6]), "fwdbwd": num(cells[8])}
     return rows
+
+
+def number(x):
+    """x when it is a JSON number, else None: a garbled value is a gap in the table, not a crash
+    that loses the whole summary."""
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
 def json_lines(text):
@@ -257,12 +263,12 @@ def build(args):
     sixnd_gpt = {p: (json_lines(read(out, f"gpt2_sixnd_{p}.log")) or [None])[-1] for p in POLICIES}
     peak = None
     for j in sixnd_gpt.values():
-        if j and j.get("peak_tflops"):
-            peak = float(j["peak_tflops"])
+        if j and number(j.get("peak_tflops")):
+            peak = number(j["peak_tflops"])
             break
     att_s_text = read(out, "attention_sixnd.md")
     if peak is None and att_s_text:
-        m = re.search(r"peak bf16 dense: ([0-9.]+) TFLOP/s", att_s_text)
+        m = re.search(r"peak bf16 dense: ([0-9]+(?:\.[0-9]+)?) TFLOP/s", att_s_text)
         peak = float(m.group(1)) if m else None
 
     def mfu_tflops(x):
@@ -304,27 +310,28 @@ def build(args):
                          pct(mfu_tflops(s)), pct(mfu_tflops(tv))])
 
     # --- GPT-2 124M training
-    torch_lines = {j.get("variant"): j for j in json_lines(read(out, "gpt2_torch.log"))}
+    torch_lines = {j["variant"]: j for j in json_lines(read(out, "gpt2_torch.log"))
+                   if isinstance(j.get("variant"), str)}
     judge("gpt2_torch", bool(torch_lines))
     brief["gpt2_torch"] = ["gpt2_torch: " + ", ".join(
-        f"{v} {fmt(torch_lines[v].get('tokens_per_s'), 0)} tok/s" for v in ("eager", "compile")
+        f"{v} {fmt(number(torch_lines[v].get('tokens_per_s')), 0)} tok/s" for v in ("eager", "compile")
         if v in torch_lines) if torch_lines else "gpt2_torch: no numbers"]
     gpt2_chosen = any(status(n) != NOT_SELECTED for n in GPT2)
     for p in POLICIES:
         s = sixnd_gpt[p]
         judge(f"gpt2_sixnd_{p}", s is not None)
-        s_tps = s.get("tokens_per_s") if s else None
-        s_mfu = s.get("mfu") if s else None
+        s_tps = number(s.get("tokens_per_s")) if s else None
+        s_mfu = number(s.get("mfu")) if s else None
         brief[f"gpt2_sixnd_{p}"] = [f"gpt2_sixnd_{p}: {fmt(s_tps, 0)} tok/s, MFU {pct(s_mfu)}" if s
                                     else f"gpt2_sixnd_{p}: no numbers"]
         if not gpt2_chosen and s is None and not torch_lines:
             continue
         for variant, label in (("eager", "PyTorch eager"), ("compile", "torch.compile")):
             t = torch_lines.get(variant)
-            t_tps = t.get("tokens_per_s") if t else None
-            t_mfu = t.get("mfu") if t else None
-            if t_mfu is None and t_tps and peak and t.get("flops_per_token"):
-                t_mfu = t["flops_per_token"] * t_tps / (peak * 1e12)
+            t_tps = number(t.get("tokens_per_s")) if t else None
+            t_mfu = number(t.get("mfu")) if t else None
+            if t_mfu is None and t_tps and peak and number(t.get("flops_per_token")):
+                t_mfu = number(t["flops_per_token"]) * t_tps / (peak * 1e12)
             rows.append([f"GPT-2 124M train, recompute {p} vs {label} (tok/s)", fmt(s_tps, 0), fmt(t_tps, 0),
                          ratio(s_tps, t_tps), pct(s_mfu), pct(t_mfu)])
 

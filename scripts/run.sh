@@ -75,6 +75,18 @@ fi
 if [ -d "$RUN/train_summary.json" ] && [ ! -L "$RUN/train_summary.json" ]; then
   not_ours "$RUN/train_summary.json" "a directory"
 fi
+# Training truncates run.jsonl, and refuses one that is no run log, or a checkpoints that is no
+# directory, but only after the build, the tokenizer (replacing tokenizer.bin) and the shards.
+if [ -e "$RUN/run.jsonl" ] || [ -L "$RUN/run.jsonl" ]; then
+  [ -f "$RUN/run.jsonl" ] || not_ours "$RUN/run.jsonl" "not a file"
+  first=""
+  { IFS= read -r -n 1048576 first || true; } <"$RUN/run.jsonl"
+  [ ! -s "$RUN/run.jsonl" ] || [[ $first == '{'*'"type":"header"'* ]] ||
+    not_ours "$RUN/run.jsonl" "its first line is no sixnd run log header"
+fi
+if { [ -e "$RUN/checkpoints" ] || [ -L "$RUN/checkpoints" ]; } && [ ! -d "$RUN/checkpoints" ]; then
+  not_ours "$RUN/checkpoints" "not a directory"
+fi
 
 # --- stages: each in a process group of its own, so that a signal sent to run.sh (Ctrl-C in its
 #     terminal, kill, a CI job's timeout) reaches the stage once, and run.sh waits for it to end
@@ -94,8 +106,13 @@ trap 'on_signal HUP' HUP
 # that stops on the way leaves no half of it.
 trap 'rm -f -- "$RUN/train_summary.json.tmp"' EXIT
 interrupted() {
-  local n
+  local n v kernels=""
   case $SIGNAL in INT) n=2 ;; HUP) n=1 ;; *) n=15 ;; esac
+  # The CPU kernels the run trained on come from the environment, and a resume takes whichever it
+  # finds: pasted into another shell, the command continued a SIXND_CPU_ISA=avx2 run natively.
+  for v in SIXND_CPU_ISA SIXND_BF16_MATMUL; do
+    [ -z "${!v:-}" ] || kernels+="$v=$(printf '%q' "${!v}") "
+  done
   # This run's checkpoints only: newer than the summary's temporary file, made as training started
   # (a trainer stopped before its --overwrite removed the last run's leaves those, and the
   # command below would continue that run).
@@ -103,7 +120,7 @@ interrupted() {
        "$RUN/train_summary.json.tmp" -print -quit 2>/dev/null)" ]; then
     echo "run.sh: interrupted by SIG$SIGNAL during $STAGE; its checkpoints are in $RUN/checkpoints." \
          "run.sh again starts a new run; to continue this one instead:" >&2
-    echo "  cd $(printf '%q' "$ROOT") && $(printf '%q ' "${TRAIN[@]}")--resume latest" >&2
+    echo "  cd $(printf '%q' "$ROOT") && $kernels$(printf '%q ' "${TRAIN[@]}")--resume latest" >&2
   else
     echo "run.sh: interrupted by SIG$SIGNAL during $STAGE" >&2
   fi
@@ -204,9 +221,12 @@ fi
 # and locked the directory; its old run log and spike reports go too.
 rm -rf "$RUN/spikes" "$RUN/train_summary.json"
 echo "== train: d6 preset (6 layers, 384 channels) with the 4096-token vocabulary, $STEPS steps on $DEVICE ==" >&2
+# Warm-up: 30 steps, or a tenth of a run shorter than 300 (30 outlasted a short SIXND_STEPS, and
+# training warned of a --warmup the user never gave).
+WARMUP=$((STEPS < 300 ? STEPS / 10 : 30))
 TRAIN=("$SIXND" train --init random --model d6 --vocab-size 4096 --max-seq-len 256 --device "$DEVICE" --dtype bf16
   --train-data "$RUN/data/manifest.json" --val-data "$RUN/data/manifest.json:val" --tokenizer "$RUN/tokenizer.bin"
-  --batch 8 --seq-len 128 --steps "$STEPS" --lr 2e-3 --warmup 30 --schedule cosine --final-lr-frac 0.1
+  --batch 8 --seq-len 128 --steps "$STEPS" --lr 2e-3 --warmup "$WARMUP" --schedule cosine --final-lr-frac 0.1
   --weight-decay 0.1 --grad-clip 1.0 --eval-every 100 --eval-batches 8
   --out "$RUN" --checkpoint-every 200 --keep-last 2 --log "$RUN/run.jsonl")
 stage training "${TRAIN[@]}" --overwrite > "$RUN/train_summary.json.tmp"

@@ -29,14 +29,25 @@ CPU_PASS_EXCLUDE=()
 # A pass whose tests fail does not stop the later ones (a build that fails does): each pass's
 # failures are listed by its ctest, and the last line names the passes that failed.
 FAILED_PASSES=()
+failed_passes() { local failed; failed=$(printf '%s; ' "${FAILED_PASSES[@]}"); echo "${failed%; }"; }
+# build NAME CMD...: a failed build stops test.sh; its last line still names the build, and the
+# passes that failed before it (the build tool's own error used to be the last line).
+build() {
+  local name=$1 rc earlier=""
+  shift
+  "$@" && return 0 || rc=$?
+  [ ${#FAILED_PASSES[@]} -eq 0 ] || earlier="; tests failed in: $(failed_passes)"
+  echo "test.sh: build failed: $name (exit $rc); the passes after it did not run$earlier" >&2
+  exit 1
+}
 if command -v nvcc >/dev/null; then
   echo "== build (CUDA, sm_80 + sm_90) ==" >&2
   # Device code at full optimization (the spill check is on what ptxas makes of it); the host
   # C++ of this build at -O1, which compiles about a quarter faster than -O3 (cli/plan.cpp: 9.1
   # against 13.2 s): here its binaries only skip.
-  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
+  build "CUDA (build-cuda)" cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
     -DSIXND_CUDA=ON -DSIXND_CUDA_ARCHS="80;90" >/dev/null
-  cmake --build build-cuda -j"$JOBS" --target sixnd gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test gpu_nccl_test \
+  build "CUDA (build-cuda)" cmake --build build-cuda -j"$JOBS" --target sixnd gpu_ops_test gpu_attention_test gpu_train_test gpu_muon_test gpu_nccl_test \
     attention_bench model_bench matmul_bench
   echo "== test (gpu label) ==" >&2
   ctest --test-dir build-cuda --output-on-failure -j"$JOBS" -L gpu || FAILED_PASSES+=("gpu (build-cuda)")
@@ -54,8 +65,8 @@ echo "== build (CPU, ASan + UBSan) ==" >&2
 ASAN_CONFIG=(-G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
   -DSIXND_SANITIZE=ON -DSIXND_CUDA=OFF)
 # The benchmarks too: tests/bench runs their flag checks under the sanitizers.
-cmake -S . -B build-asan "${ASAN_CONFIG[@]}" -DSIXND_BENCH=ON >/dev/null
-cmake --build build-asan -j"$JOBS"
+build "CPU (build-asan)" cmake -S . -B build-asan "${ASAN_CONFIG[@]}" -DSIXND_BENCH=ON >/dev/null
+build "CPU (build-asan)" cmake --build build-asan -j"$JOBS"
 
 # On a CPU with AVX-512 BF16 the suite below runs the native BF16 matmuls; the path a CPU without
 # BF16 arithmetic takes (BF16 on the packed GEMM in FP32 arithmetic, packed weight copies, oneDNN
@@ -74,9 +85,9 @@ fi
 if grep -q -w avx512f /proc/cpuinfo && grep -q -w avx2 /proc/cpuinfo; then
   echo "== build (CPU for x86-64-v3, ASan + UBSan: the AVX2 variants) ==" >&2
   source scripts/avx2_path_tests.sh
-  cmake -S . -B build-asan-avx2 "${ASAN_CONFIG[@]}" -DSIXND_BENCH=OFF -DSIXND_NATIVE=OFF \
+  build "AVX2 variants (build-asan-avx2)" cmake -S . -B build-asan-avx2 "${ASAN_CONFIG[@]}" -DSIXND_BENCH=OFF -DSIXND_NATIVE=OFF \
     -DCMAKE_CXX_FLAGS=-march=x86-64-v3 >/dev/null
-  cmake --build build-asan-avx2 -j"$JOBS" --target "${AVX2_PATH_TESTS[@]}"
+  build "AVX2 variants (build-asan-avx2)" cmake --build build-asan-avx2 -j"$JOBS" --target "${AVX2_PATH_TESTS[@]}"
   echo "== test (the AVX2 variants: x86-64-v3 build, SIXND_CPU_ISA=avx2) ==" >&2
   SIXND_CPU_ISA=avx2 ctest --test-dir build-asan-avx2 --output-on-failure -j"$JOBS" --timeout 1200 \
     -LE script -E '_NOT_BUILT$' || FAILED_PASSES+=("AVX2 variants (build-asan-avx2)")
@@ -86,7 +97,6 @@ echo "== test (CPU) ==" >&2
 ctest --test-dir build-asan --output-on-failure -j"$JOBS" --timeout 1200 "${CPU_PASS_EXCLUDE[@]}" ||
   FAILED_PASSES+=("CPU (build-asan)")
 if [ ${#FAILED_PASSES[@]} -gt 0 ]; then
-  failed=$(printf '%s; ' "${FAILED_PASSES[@]}")
-  echo "test.sh: tests failed in: ${failed%; }" >&2
+  echo "test.sh: tests failed in: $(failed_passes)" >&2
   exit 1
 fi

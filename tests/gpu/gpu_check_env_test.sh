@@ -5,7 +5,9 @@
 # 2. a SIXND_GPU_STEPS that names nothing (" ", ",") stops it likewise (it used to run the probe
 #    alone: a device call spent on nothing);
 # 3. without a device and without the staged binaries the verdict says no test binary ran (it
-#    used to say they "started and skipped").
+#    used to say they "started and skipped");
+# 4. Ctrl-C during a step ends that step's program (it ran on to the step's limit, in the process
+#    group timeout makes) and leaves no log folder in TMPDIR (it used to).
 # Skips (77) where a GPU is present (3 would be the real check there).
 set -u
 SRC=${SIXND_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -48,4 +50,27 @@ grep '^result' "$T/log"
 grep -q '^result: NO DEVICE: .*no test binary ran: skipped: not built' "$T/log" ||
     fail "the verdict does not say that no test binary ran"
 ! grep -q 'started and skipped' "$T/log" || fail "the verdict claims the binaries started"
+# 4. Ctrl-C during a step: its log folder goes too (it was left in TMPDIR).
+mkdir -p "$T/tmp" "$T/bin"
+printf '#!/bin/sh\necho $$ >"%s/started"\nexec sleep 60\n' "$T" >"$T/bin/gpu_ops_test"
+chmod +x "$T/bin/gpu_ops_test"
+rm -rf "$T/out" && mkdir -p "$T/out"
+(cd "$T" && exec env -u SIXND_GPU_BATCH TMPDIR="$T/tmp" OUT="$T/out" SIXND_GPU_BIN="$T/bin" SIXND_GPU_STEPS=gpu_ops_test \
+    setsid bash "$T/stage/scripts/gpu_check.sh") >"$T/log" 2>&1 &
+pid=$!
+for ((i = 0; i < 300; i++)); do [[ -e $T/started ]] && break; sleep 0.1; done
+[[ -e $T/started ]] || { kill -KILL -- "-$pid"; fail "the stand-in gpu_ops_test did not start: $(cat "$T/log")"; }
+kill -INT -- "-$pid"
+wait "$pid"
+rc=$?
+echo "Ctrl-C during gpu_ops_test: exit $rc, TMPDIR holds: $(ls "$T/tmp")"
+((rc == 130)) || fail "Ctrl-C: exit $rc (expected 130)"
+[[ -z $(ls "$T/tmp") ]] || fail "Ctrl-C: the log folder $(ls "$T/tmp") was left behind"
+# Running: a process that ended but that no one reaps (its parent gone, in a container whose
+# init does not reap) is still there for kill -0.
+running() { [[ $(ps -o stat= -p "$1") == [^Z]* ]]; }
+test_pid=$(cat "$T/started")
+for ((i = 0; i < 100; i++)); do running "$test_pid" || break; sleep 0.1; done
+running "$test_pid" && { kill -KILL "$test_pid"; fail "Ctrl-C: the step's test binary runs on"; }
+
 echo "all passed"

@@ -7,7 +7,7 @@ shows the loader's line, the header names the driver, gpu_nccl_test's per-stage 
 with its counts, steps left out by SIXND_GPU_STEPS are
 neither run nor failures, the summary written while the run goes on says INCOMPLETE and the
 step's key numbers come as a few short lines, and each number stands beside PyTorch's with the
-right ratio and MFU."""
+right ratio and MFU; garbled numbers leave gaps, not a traceback."""
 import json
 import os
 import re
@@ -271,6 +271,24 @@ def main():
         lines = [line.strip() for line in out.strip().splitlines()]
         check(rc == 0 and lines == ["gpu_nccl_test: 2 passed, 0 failed, 0 skipped"] + NCCL_LINES.splitlines()
               and all(len(line) <= 160 for line in lines), f"--progress gpu_nccl_test: {out}")
+
+    # Garbled numbers (a value of the wrong type, a row whose T is no number): gaps in the table,
+    # the rest of it whole (the table used to end in a traceback, losing the whole summary).
+    with tempfile.TemporaryDirectory() as d:
+        write_run(d, logs={
+            "gpt2_sixnd_none.log": json.dumps({"tokens_per_s": "fast", "mfu": [1], "peak_tflops": "n/a"}) + "\n",
+            "gpt2_torch.log": json.dumps({"variant": ["eager"], "tokens_per_s": 1.0}) + "\n"
+            + json.dumps({"variant": "compile", "tokens_per_s": "x", "flops_per_token": None}) + "\n",
+            "attention_torch.md": "| torch SDPA flash | 64 | 1k | 16 | 32 | 1.0 | 500.0 | 2.0 | 250.0 |\n"
+            + "| torch SDPA flash | 128 | 1024 | 16 | 16 | 1.0 | 500.0 | 2.0 | 250.0 |\n"})
+        rc, out = table(d)
+        check("Traceback" not in out and rc == 0, f"garbled numbers: rc {rc}:\n{out}")
+        r = row(out, "GPT-2 124M train, recompute none vs torch.compile")
+        check(r is not None and r[1:4] == ["–", "–", "–"], f"garbled GPT-2 numbers are gaps: {r}")
+        r = row(out, "GPT-2 124M train, recompute selective vs PyTorch eager")
+        check(r is not None and r[1] == "280,000" and r[2] == "–", f"the other numbers stay: {r}")
+        r = row(out, "attention fwd, hs 128, T 1024")
+        check(r is not None and r[1:3] == ["400.0", "500.0"], f"the attention rows that parse stay: {r}")
 
     with tempfile.TemporaryDirectory() as d:
         write_run(d, logs={"gpu_ops_test.log": gtest([("CudaOps/Matmul/0", "SKIPPED")])})

@@ -4,21 +4,24 @@ sixnd), on Debian's fortunes:
 1. a bad SIXND_STEPS (0, -3, abc, "1 2", 1e3) or SIXND_CPU_ISA stops it at once with one line
    naming it, exit 2, before any stage runs and without touching the previous run's checkpoint and log;
 2. a relative SIXND_RUN with a space is taken from the directory run.sh is started in, not the
-   repository, and the paths it prints at the end are whole;
+   repository, and the paths it prints at the end are whole; a short SIXND_STEPS gets a warm-up
+   that fits it (30 steps outlasted the run, and training warned of a --warmup never given);
 3. a run directory in use (a sixnd train holding its lock, or another run.sh) is refused before
    any stage runs;
 4. SIGTERM sent to run.sh alone during training reaches the trainer, which checkpoints: run.sh
    waits for it, leaves nothing running, exits 143 and says how to continue the run;
 5. Ctrl-C (SIGINT to run.sh's process group) reaches the trainer once (it checkpoints rather than
-   exiting at once), exit 130;
+   exiting at once), exit 130, and under SIXND_CPU_ISA the command printed sets it too (a resume
+   takes the kernels it finds: pasted into another shell, it continued the run on other kernels);
 6. run.sh again after that starts a new run (its own checkpoint only);
 7. the shards are made from the fortune files the tokenizer learnt from, no others;
 8. while another run.sh (of another run directory) builds build/, run.sh says so and waits for it
    before its own build;
 9. a run directory holding things of its own under the names a fresh run deletes (texts/ with a
    file, spikes/ with more than spike reports, data/ without a manifest or with more than shards, a
-   train_summary.json directory) is refused before
-   any stage runs, with one line naming it, and they are untouched (texts/ used to be deleted);
+   train_summary.json directory, a run.jsonl that is no run log or no file, a checkpoints file) is
+   refused before any stage runs, with one line naming it, and they are untouched (texts/ used to
+   be deleted; training refused run.jsonl and checkpoints only after the tokenizer and the shards);
 10. SIGTERM that comes while run.sh starts training (its fork held up by strace) still reaches the
    trainer (it reached no process group, and training ran all its steps), and a trainer stopped
    before it removed the last run's checkpoints gets no command printed that would continue those.
@@ -135,6 +138,9 @@ def interrupt(repo, env, t, run_dir, send, expect_rc, name):
           f"{name}: the last line is the command that continues the run ({last_line(err)!r})")
     check("second signal" not in err and f"interrupted by {sig} after step" in err,
           f"{name}: the trainer got one signal, not two")
+    isa = env.get("SIXND_CPU_ISA")
+    check(not isa or f"&& SIXND_CPU_ISA={isa} " in last_line(err),
+          f"{name}: the command continues on the kernels of SIXND_CPU_ISA={isa} ({last_line(err)!r})")
 
 
 def interrupt_as_training_starts(repo, env, t, run_dir):
@@ -234,7 +240,10 @@ def main():
                             ("texts", "not a directory"),
                             ("data/notes.txt", "holds no manifest.json"),
                             ("data", "not a directory"),
-                            ("train_summary.json/notes.txt", "a directory")):
+                            ("train_summary.json/notes.txt", "a directory"),
+                            ("run.jsonl", "its first line is no sixnd run log header"),
+                            ("run.jsonl/notes.txt", "not a file"),
+                            ("checkpoints", "not a directory")):
             shutil.rmtree(other, ignore_errors=True)
             path = os.path.join(other, name)
             os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -276,6 +285,8 @@ def main():
         check("another scripts/run.sh is building" in err, "the wait for build/ is said")
         want = os.path.join(cwd, "my run")
         check(rc == 0, f"SIXND_RUN='my run': exit {rc} ({last_line(err)!r})")
+        check("--warmup" not in err, "SIXND_STEPS=1: no warning of a --warmup the user never gave "
+                                     f"({[line for line in err.splitlines() if '--warmup' in line]})")
         check(os.path.isfile(os.path.join(want, "run.jsonl")) and not os.path.exists(os.path.join(repo, "my run")),
               "SIXND_RUN='my run' is taken from the directory run.sh started in")
         printed = dict(line.split(":", 1) for line in out.splitlines()
@@ -294,7 +305,8 @@ def main():
         run_dir = os.path.join(t, "sig run")
         interrupt(repo, env, t, run_dir, lambda p: os.kill(p.pid, signal.SIGTERM), 143, "SIGTERM to run.sh")
         shutil.rmtree(run_dir, ignore_errors=True)
-        interrupt(repo, env, t, run_dir, lambda p: os.killpg(p.pid, signal.SIGINT), 130, "Ctrl-C")
+        interrupt(repo, dict(env, SIXND_CPU_ISA="avx512_core"), t, run_dir, lambda p: os.killpg(p.pid, signal.SIGINT),
+                  130, "Ctrl-C")
         rc, out, err = run(repo, dict(env, SIXND_RUN=run_dir, SIXND_STEPS="1"), t)
         ckpts = sorted(os.listdir(os.path.join(run_dir, "checkpoints")))
         check(rc == 0 and ckpts == ["step-00000001"],

@@ -2,7 +2,8 @@
 # scripts/test.sh's passes, with stand-ins for setup.sh, nvcc, cmake and ctest (nothing is built
 # or run): a pass whose tests fail no longer stops the passes after it (the whole CPU suite used
 # to go untested when the gpu pass failed), the CPU pass still runs last, and the last line names
-# the passes that failed, with exit 1; with every pass green it exits 0. Ctrl-C during a pass
+# the passes that failed, with exit 1, also when a later build fails and stops it (the build
+# tool's error used to be the last line); with every pass green it exits 0. Ctrl-C during a pass
 # stops test.sh there with 130 (ctest exits on it with a status of its own, and every Ctrl-C used
 # to start the next pass). The AVX2 path pass runs unless the whole suite runs on that path
 # (SIXND_CPU_ISA=avx2; native used to drop it); an unknown SIXND_CPU_ISA is refused before
@@ -18,7 +19,12 @@ cp "$SRC/scripts/test.sh" "$SRC/scripts/avx2_path_tests.sh" "$SRC/scripts/cpu_is
 cp "$SRC"/tests/model/cpu_*_test.cpp "$T/repo/tests/model/" 2>/dev/null
 echo 'exit 0' >"$T/repo/scripts/setup.sh"
 printf '#!/bin/sh\nexit 0\n' >"$T/bin/nvcc"
-printf '#!/bin/sh\nexit 0\n' >"$T/bin/cmake"
+# cmake: fails the build whose arguments contain $FAIL_BUILD.
+cat >"$T/bin/cmake" <<'STUB'
+#!/bin/bash
+[[ -n ${FAIL_BUILD:-} && "$* " == *"$FAIL_BUILD "* ]] && { echo "ninja: build stopped: subcommand failed." >&2; exit 1; }
+exit 0
+STUB
 # ctest: logs each call with the environment a test would see; fails a pass whose arguments
 # contain $FAIL_PASS.
 cat >"$T/bin/ctest" <<'STUB'
@@ -32,7 +38,7 @@ exit 0
 STUB
 chmod +x "$T/bin/"*
 
-run() {  # run FAIL_PASS [INT_PASS [SIXND_CPU_ISA]]: output in $T/out, calls in $T/log, status in rc
+run() {  # [FAIL_BUILD=...] run FAIL_PASS [INT_PASS [SIXND_CPU_ISA]]: output in $T/out, calls in $T/log, status in rc
     : >"$T/log"
     # A session of its own: the Ctrl-C stand-in signals its process group, not this script.
     env -u SIXND_CPU_ISA -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PATH="$T/bin:$PATH" LOG="$T/log" FAIL_PASS="$1" \
@@ -48,6 +54,13 @@ tail -1 "$T/log" | grep -q -- '--test-dir build-asan --output-on-failure' ||
     fail "the CPU pass did not run last after a failing gpu pass"
 [[ $(tail -1 "$T/out") == "test.sh: tests failed in: gpu (build-cuda)" ]] || fail "the last line does not name the gpu pass"
 ! grep -q 'OPENBLAS=[1-9]' "$T/log" || fail "a pass ran with OPENBLAS_* set"
+
+# A build that fails after a failed pass: the last line names both (it was the build tool's).
+FAIL_BUILD="--build build-asan" run "-L gpu"
+((rc == 1)) || fail "a failing CPU build: exit $rc (expected 1)"
+[[ $(tail -1 "$T/out") == "test.sh: build failed: CPU (build-asan) (exit 1); the passes after it did not run; tests failed in: gpu (build-cuda)" ]] ||
+    fail "a failing CPU build after a failing gpu pass: the last line does not name both ($(tail -1 "$T/out"))"
+grep -q -- '--test-dir build-asan ' "$T/log" && fail "a failing CPU build: its passes ran"
 
 run "-LE gpu"
 ((rc == 1)) || fail "a failing CPU pass: exit $rc (expected 1)"
