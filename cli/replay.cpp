@@ -36,6 +36,8 @@ void print_table(const nlohmann::json& r) {
                     s["step"].get<int>(), s["spike_loss"].get<double>(), others.c_str(), s["threshold"].get<double>(),
                     s["spikes"].get<bool>() ? "yes" : "no");
     }
+    if (!r["run_row_loss_diff"].is_null())
+        std::printf("  the spike rows' losses against the run's: largest difference %.3g\n", r["run_row_loss_diff"].get<double>());
     if (!r["reference_loss"].is_null()) std::printf("  the run's loss before the spike: %.4f\n", r["reference_loss"].get<double>());
     std::printf("verdict: %s (%s)\n", r["verdict"].get<std::string>().c_str(), meaning(r["verdict"].get<std::string>()));
 }

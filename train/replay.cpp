@@ -1,6 +1,5 @@
 #include "train/replay.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +13,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/progress_line.h"
 #include "core/hex.h"
 #include "core/json_fault.h"
 #include "core/log.h"
@@ -75,7 +75,9 @@ SpikeReportRows read_spike_report(const std::string& path) {
             throw bad(where + " has no \"shard\" path");
         if (!row.contains("offset") || !row["offset"].is_number_integer() || row["offset"].get<long long>() < 0)
             throw bad(where + " has no \"offset\" (a token offset >= 0)");
-        r.rows.push_back({row["shard"].get<std::string>(), row["offset"].get<uint64_t>()});
+        const json loss = row.value("loss", json());
+        r.rows.push_back({row["shard"].get<std::string>(), row["offset"].get<uint64_t>(),
+                          loss.is_number() ? loss.get<double>() : std::numeric_limits<double>::quiet_NaN()});
     }
     for (const auto& [obj, key] : {std::pair<const char*, const char*>{"trigger", "loss_mean"}, {"batch", "recent_loss_mean"}}) {
         const json o = j.value(obj, json());
@@ -250,13 +252,24 @@ struct Place {
 std::vector<Place> other_rows(const TokenSet& data, const std::vector<Row>& spikes, size_t count, int seq_len, uint64_t seed) {
     const uint64_t n = static_cast<uint64_t>(seq_len) + 1;
     std::vector<uint64_t> starts;  // starts[i]: start positions in shards before i
-    uint64_t total = 0;
+    uint64_t total = 0, disjoint = 0;
     for (const Shard& s : data.shards()) {
         starts.push_back(total);
         total += s.size() >= n ? s.size() - n + 1 : 0;
+        disjoint += s.size() / n;
     }
     if (total == 0)
         throw Error(data.pattern(), "no shard holds a row of " + std::to_string(n) + " tokens (seq_len + 1)");
+    // Draws may repeat a row: data with fewer rows than the baseline draws repeats them, and a
+    // baseline of copies has no spread of its own (one row makes every batch the same loss).
+    const auto in_data = [](const Row& r) { return r.at.has_value(); };
+    const uint64_t inside = static_cast<uint64_t>(std::count_if(spikes.begin(), spikes.end(), in_data));
+    disjoint = disjoint > inside ? disjoint - inside : 0;
+    if (disjoint < count)
+        throw Error(data.pattern(), "holds " + std::to_string(disjoint) + " rows of " + std::to_string(n) +
+                                        " tokens besides the spike rows, fewer than the " + std::to_string(count) +
+                                        " the baseline draws (--other-batches x the spike's rows): give more data or "
+                                        "fewer --other-batches");
     Rng rng(seed);
     std::vector<Place> out;
     constexpr int kTries = 1000;
@@ -334,11 +347,18 @@ Measured measure(GPT& model, MemoryBackend& mem, const CheckpointReader& ck, con
                  const std::vector<Place>& others, int seq_len, const std::string& label) {
     const std::vector<char> params = restore_params(ck, model.layout());
     mem.copy_to_device(model.params(), params.data(), params.size());
-    const bool tty = isatty(fileno(stderr));
     const size_t total = rows.size() + others.size();
+    ProgressLine progress(static_cast<long long>(total));
+    // Summed in double from the tokens' losses, as the trainer's report sums a row's: the same
+    // number from the same state, not its rounding to float.
     auto loss = [&](const int32_t* tokens, size_t done) {
-        if (tty && done % 16 == 0) std::fprintf(stderr, "\rreplay %s: row %zu/%zu", label.c_str(), done + 1, total);
-        return static_cast<double>(model.forward(tokens, tokens + 1, 1, seq_len));
+        if (progress.due(static_cast<long long>(done) + 1))
+            progress.show(static_cast<long long>(done) + 1,
+                          "replay " + label + ": row " + std::to_string(done + 1) + "/" + std::to_string(total));
+        model.forward(tokens, tokens + 1, 1, seq_len);
+        double sum = 0;
+        for (float t : model.token_losses()) sum += t;
+        return sum / seq_len;
     };
     // A non-finite loss stands above or below nothing: every comparison with it is false, and the
     // verdict would read "not_reproducible" from weights that cannot be measured.
@@ -359,7 +379,6 @@ Measured measure(GPT& model, MemoryBackend& mem, const CheckpointReader& ck, con
         other.push_back(finite(loss(buf.data(), rows.size() + i),
                                "the baseline row at token " + std::to_string(others[i].offset) + " of " + sh.path()));
     }
-    if (tty) std::fprintf(stderr, "\n");
     m.spike = mean_of(m.spike_rows, 0, m.spike_rows.size());
     const size_t R = rows.size(), N = others.size() / R;
     std::vector<double> batch;
@@ -376,6 +395,18 @@ json side(const CheckpointReader& ck, const Measured& m, const ReplayRule& rule)
     return {{"dir", ck.dir()},         {"step", ck.meta().step},         {"spike_loss", m.spike},
             {"row_losses", m.spike_rows}, {"others_mean", m.others_mean}, {"others_std", m.others_std},
             {"threshold", threshold},  {"spikes", m.spike > threshold}};
+}
+
+// The largest |replayed - the run's| loss of a spike row when `ck_step` is the state the spike's
+// step started from and the report has the rows' losses; NaN otherwise.
+double run_row_loss_diff(const SpikeReportRows& rep, int ck_step, const Measured& m) {
+    if (ck_step != rep.step - 1) return std::numeric_limits<double>::quiet_NaN();
+    double diff = 0;
+    for (size_t i = 0; i < rep.rows.size(); i++) {
+        if (!std::isfinite(rep.rows[i].loss)) return std::numeric_limits<double>::quiet_NaN();
+        diff = std::max(diff, std::fabs(m.spike_rows[i] - rep.rows[i].loss));
+    }
+    return diff;
 }
 
 AttentionKind attention_of(const CheckpointReader& ck) {
@@ -444,6 +475,12 @@ json replay_spike(const ReplayOptions& o) {
         log_warn("from --checkpoint " + ck.dir() + " the other batches are above the run's loss before the spike, and "
                  "higher still from the earlier checkpoint: the run was still learning, so that is an older state, not a "
                  "damaged one; a checkpoint nearer the spike tells more");
+    const double diff = run_row_loss_diff(rep, meta.step, now);
+    if (diff > kReplayRowTolerance * now.spike)
+        log_warn("--checkpoint " + ck.dir() + " is at the step before the spike, yet its losses of the spike rows are up to " +
+                 std::to_string(diff) + " from the run's (" + o.spike_report + "): it is not the state the spike saw, or "
+                 "these are not its rows (a checkpoint rewritten after a rollback? a resume with changes? an edited "
+                 "report?); the verdict is of this state and these rows");
     const ReplayLosses l{now.spike, now.others_mean, now.others_std, then.spike, then.others_mean, then.others_std, rep.reference};
     return {{"verdict", replay_verdict(l, rule)},
             {"step", rep.step},
@@ -454,6 +491,7 @@ json replay_spike(const ReplayOptions& o) {
             {"device", be.device},
             {"rule", {{"sigmas", rule.sigmas}, {"margin", rule.margin}}},
             {"reference_loss", std::isnan(rep.reference) ? json() : json(rep.reference)},
+            {"run_row_loss_diff", std::isnan(diff) ? json() : json(diff)},
             {"checkpoint", side(ck, now, rule)},
             {"earlier", side(early, then, rule)}};
 }

@@ -2,7 +2,8 @@
 // report names (shard + token offset, seq_len + 1 tokens each) it measures forward losses:
 //   (a) the spike rows through the checkpoint before the spike,
 //   (b) N other batches of as many rows from the same checkpoint (rows drawn from --train-data
-//       by the seed, never overlapping a spike row),
+//       by the seed, never overlapping a spike row; data holding fewer disjoint rows than the
+//       draws is refused: its baseline would be copies of a few rows, without a spread),
 //   (c) the spike rows through an earlier checkpoint, with the same N other batches as its
 //       baseline,
 // and names a verdict. A batch's loss is the mean of its rows' losses (each row forwarded alone,
@@ -56,6 +57,7 @@ std::string replay_verdict(const ReplayLosses& l, const ReplayRule& rule = {});
 struct SpikeRow {
     std::string shard;
     uint64_t offset = 0;
+    double loss = 0;  // the row's loss in the run (the report's); NaN when the report has none
 };
 struct SpikeReportRows {
     long long step = 0;
@@ -85,9 +87,18 @@ void check_checkpoint_of_report(const CheckpointMeta& ck, const std::string& ck_
 // Runs (a), (b) and (c) and returns the numbers and the verdict as one JSON object:
 // verdict, step, rows, seq_len, other_batches, seed, device, rule, reference_loss, and for
 // "checkpoint" and "earlier": dir, step, spike_loss, row_losses, others_mean, others_std,
-// threshold, spikes. A row whose loss is not finite is an Error naming the checkpoint: no
-// verdict rests on it; so is a spike row whose shard holds other tokens than the run's shard of
-// that name (the checkpoint's data record) held, naming the report. Progress goes to stderr when it is a terminal.
+// threshold, spikes; and run_row_loss_diff, the largest |replayed - the run's| loss of a spike
+// row when --checkpoint is at the step just before the spike and the report has the rows' losses
+// (else null). A row's loss is the mean of its tokens' losses summed in double, as the trainer
+// writes it, so from that checkpoint on the same build it is the run's, bit for bit; a larger
+// difference than kReplayRowTolerance (relative) is warned: that checkpoint is not the state the
+// spike saw (rewritten after a rollback, or resumed with changes), or the report was edited.
+// A row whose loss is not finite is an Error naming the checkpoint: no verdict rests on it; so
+// is a spike row whose shard holds other tokens than the run's shard of that name (the
+// checkpoint's data record) held, naming the report. Progress goes to stderr (core/progress_line.h).
 nlohmann::json replay_spike(const ReplayOptions& o);
+
+// Rounding across devices and builds stays well below it: a row's loss is a mean over T tokens.
+constexpr double kReplayRowTolerance = 1e-3;
 
 }  // namespace sixnd

@@ -2,7 +2,8 @@
 the fault, and exit status 1: a missing or malformed report, a report without batch rows, rows
 beyond their shard or in shards that are nowhere, checkpoints that are missing, not before the
 spike, or of another model, or of another run, dtype or seed than the report records, or
-whose losses are not finite, no earlier checkpoint to compare with, bad or empty flag values.
+whose losses are not finite, no earlier checkpoint to compare with, bad or empty flag values,
+--train-data holding fewer rows than the baseline draws (it would repeat them).
 A report's shard rewritten since the run holds other rows than the spike's: refused, unless
 --train-data holds the run's shard of that name, which the rows are then read from."""
 import json
@@ -73,6 +74,9 @@ def main():
         pruned_earlier = report("pruned_earlier.json", earlier=pruned)
         wide = os.path.join(tmp, "wide.bin")
         sixnd_files.write_shard(wide, [5] * 50 + [400] + [5] * 50)
+        # 15 rows of T + 1 tokens: the baseline's 8 batches of the report's 2 rows draw 16.
+        few = os.path.join(tmp, "few.bin")
+        sixnd_files.write_shard(few, [5] * (15 * (T + 1) + T))
         out_of_vocab = report("vocab.json", rows=[{"shard": wide, "offset": 40}])
         # What the report records of its run: a checkpoint of another run, dtype or seed is refused.
         of_run = report("of_run.json", run={"checkpoint_before": step4, "dtype": "fp32", "seed": 1337})
@@ -131,6 +135,10 @@ def main():
             Case("--other-batches too many", args(other_batches="100001"), ["--other-batches", "got 100001"]),
             Case("--other-batches not a number", args(other_batches="many"), ["--other-batches"]),
             Case("--device bad", args(device="tpu"), ["tpu"]),
+            Case("train data with fewer rows than the baseline draws", args(train_data=few),
+                 [few, "15 rows of 17 tokens", "fewer than the 16", "--other-batches"]),
+            Case("train data with as many rows as the baseline draws", args(train_data=few, other_batches="7"), [],
+                 exit_code=0),
             # A script's unset variable: an empty path names no file, and an empty
             # --earlier-checkpoint read as the flag left out would replay another checkpoint.
             Case("--checkpoint empty", args(checkpoint=""), ["--checkpoint", "is empty"]),

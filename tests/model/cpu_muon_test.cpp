@@ -59,7 +59,8 @@ std::vector<double> ns_ref(std::vector<double> x, int rows, int cols, int steps)
 
 TEST(CpuMuon, NewtonSchulzMatchesFloat64) {
     for (DType dt : {DType::f32, DType::bf16})  // the storage type must not change the FP32 math
-        for (auto [rows, cols] : {std::pair{5, 9}, std::pair{9, 5}, std::pair{7, 7}, std::pair{1, 6}, std::pair{24, 72}}) {
+        for (auto [rows, cols] : {std::pair{5, 9}, std::pair{9, 5}, std::pair{7, 7}, std::pair{1, 6}, std::pair{6, 1},
+                                  std::pair{24, 72}}) {
             HostMemory mem;
             auto ops = make_cpu_ops(dt, mem);
             std::vector<float> x = random_floats(size_t(rows) * cols, 7 + rows, -2.0f, 2.0f);

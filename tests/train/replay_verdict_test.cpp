@@ -89,6 +89,8 @@ TEST(ReplayReport, ReadsRowsReferenceAndEarlierCheckpoint) {
     ASSERT_EQ(r.rows.size(), 2u);
     EXPECT_EQ(r.rows[1].shard, "b.bin");
     EXPECT_EQ(r.rows[1].offset, 4096u);
+    EXPECT_TRUE(std::isnan(r.rows[0].loss));  // the run's loss of a row, when the report has it
+    EXPECT_EQ(r.rows[1].loss, 9.5);
     EXPECT_DOUBLE_EQ(r.reference, 3.25);
     EXPECT_EQ(r.checkpoint_earlier, "ck/step-00000050");
     std::remove(p.c_str());
