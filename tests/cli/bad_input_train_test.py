@@ -134,6 +134,11 @@ def run(tmp):
         flag("--bias", "none", ["on or off"]), flag("--n-kv-head", "3", ["divide", "4"]),
         flag("--n-kv-head", "8", ["divide"]), flag("--n-kv-head", "-1", ["[0,"]),
         flag("--model", "llama-huge", ["unknown preset", "llama-tiny"]),
+        # Decoupled decay multiplies the weights by 1 - lr x decay: at 1 or more it zeroes or flips them.
+        Case("weight decay x lr at 1 or more", train("--weight-decay", "2000", "--lr", "1e-3"),
+             ["--weight-decay", "2000 x --lr 0.001 = 2", "below 1"], unchanged=[fresh], env=ENV),
+        Case("Muon's weight decay x its lr at 1 or more", train("--optimizer", "muon", "--muon-weight-decay", "60"),
+             ["--muon-weight-decay", "60 x --muon-lr 0.02 = 1.2", "below 1"], unchanged=[fresh], env=ENV),
         Case("rope with an odd head size", train("--pos", "rope", "--n-embd", "36", "--n-head", "4"),
              ["--pos", "even head size", "9"], unchanged=[fresh], env=ENV),
         # A rope preset reshaped to an odd head size is named by the shape flag that did it, and
