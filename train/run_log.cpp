@@ -97,16 +97,22 @@ RunLog::RunLog(const std::string& path, bool append) : path_(path) {
         close(fd);
         throw Error(path, fault);
     };
-    // Held for the run: two runs appending to one log interleave their records.
+    struct stat st {};
+    if (fstat(fd, &st) != 0) refuse(std::string("cannot stat the run log: ") + std::strerror(errno));
+    // Held for the run: two runs appending to one log interleave their records. A device
+    // (/dev/null, a terminal) is no one run's log: its lock would be every process's.
     // Only EWOULDBLOCK is another holder: a file system without locks (NFS without lockd) says
     // ENOLCK.
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0)
-        refuse(errno == EWOULDBLOCK ? "the run log is in use by another sixnd train; give each run its own --log"
-                                    : std::string("cannot lock the run log (flock): ") + std::strerror(errno));
+    if (!S_ISCHR(st.st_mode)) {
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+            refuse(errno == EWOULDBLOCK ? "the run log is in use by another sixnd train; give each run its own --log"
+                                        : std::string("cannot lock the run log (flock): ") + std::strerror(errno));
+        // Its size once no other run writes it.
+        if (fstat(fd, &st) != 0) refuse(std::string("cannot stat the run log: ") + std::strerror(errno));
+    }
     // A --log that names a shard, the tokenizer, a config file or a checkpoint's file would be
     // overwritten (or appended to): an existing regular file must be empty or a run log.
-    struct stat st {};
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && !starts_with_header(fd))
+    if (S_ISREG(st.st_mode) && st.st_size > 0 && !starts_with_header(fd))
         refuse("exists and is not a sixnd run log (its first line is no header record): give a new file or an earlier run log");
     if (!append && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)
         refuse(std::string("cannot truncate the run log: ") + std::strerror(errno));

@@ -4,8 +4,9 @@
 // and the file only ever ends in a complete record: a failed write (disk full, file too large)
 // is cut back off before the error is thrown, and a torn last line left by a killed run is cut
 // off (with a warning) when a resumed run opens the log to append. The file is locked for the
-// run (one log, one run), and an existing file that is not empty and not a run log (a shard, a
-// tokenizer, a config or checkpoint file named by mistake) is refused.
+// run (one log, one run; a device such as /dev/null is no one run's and is not locked), and an
+// existing file that is not empty and not a run log (a shard, a tokenizer, a config or
+// checkpoint file named by mistake) is refused.
 #pragma once
 #include <sys/types.h>
 

@@ -96,6 +96,11 @@ RunMetrics read_run_metrics(const std::string& log_path) {
         if (segment_opened && type != "header" && f.has("step")) {
             segment_opened = false;
             const int first = f.integer("step", 0);
+            // The run went on: how the branch it left ended (on bad steps, or stopped for good)
+            // is not how it ended, even where this segment writes no step record (it skips every
+            // step it runs).
+            ended_non_finite = false;
+            m.diverged_at.clear();
             erase_from(steps, first);
             erase_from(evals, first);
             erase_from(spike_steps, first);

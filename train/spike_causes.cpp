@@ -11,6 +11,8 @@
 #include <tuple>
 #include <vector>
 
+#include "core/shortest_number.h"
+
 namespace sixnd {
 
 using nlohmann::json;
@@ -74,16 +76,13 @@ std::string quote(const std::string& s) {
     return q + "'";
 }
 
-// A number as the shortest text that parses back to it as a float (the options are floats):
-// 0.003, not 0.0030000000260770321.
+// A number as a command line carries it: a float option's as the float it is (0.003, not
+// 0.0030000000260770321), a double one's (the spike thresholds) whole: --spike-z-loss
+// 6.0000001 read as a float is 6.
 std::string number(const json& v) {
     if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
     const double d = v.get<double>();
-    for (int digits = 6; digits < 17; digits++) {
-        const std::string t = fmt("%.*g", digits, d);
-        if (std::strtof(t.c_str(), nullptr) == static_cast<float>(d)) return t;
-    }
-    return fmt("%.17g", d);
+    return shortest_number(d, static_cast<double>(static_cast<float>(d)) == d);
 }
 
 // " --FLAG VALUE" for an option as TrainOptions::to_json or GPTConfig::to_json names it.
@@ -348,8 +347,8 @@ Cause optimizer_state(const json& report, const RunFacts& run) {
     json changed = json::object();
     const json* cfg = field(run.config, "eps");
     const double eps = cfg && cfg->is_number() ? cfg->get<double>() : 1e-8;
-    // Compared as the floats the options are: the run's 1e-6 is 9.99999997e-7 as a double.
-    changed["eps"] = static_cast<float>(eps) < 1e-6f ? 1e-6 : 10 * eps;
+    // Compared and given as the float the option is: the run's 1e-6 is 9.99999997e-7 as a double.
+    changed["eps"] = static_cast<float>(eps) < 1e-6f ? 1e-6f : static_cast<float>(10 * eps);
     if (const json* b2 = field(run.config, "beta2"); b2 && b2->is_number() && b2->get<float>() > 0.95f) changed["beta2"] = 0.95;
     c.next = run.resume(changed, "eps");
     return c;

@@ -1,5 +1,5 @@
 // The five causes of a loss spike, ranked by the evidence of a spike report (OUT/spikes/
-// step-NNNNNNN.json, laid out in /work/notes/spike_spec.md), and the report's short text form.
+// step-NNNNNNN.json, laid out in README "When the loss spikes"), and the report's short text form.
 //
 // Each cause gets a score in [0, 1] from its own fields only; a field that is missing, null or
 // of the wrong type counts as not measured (a cause with nothing measured scores 0 and says

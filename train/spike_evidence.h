@@ -1,7 +1,7 @@
 // What the trainer keeps about recent steps for loss spikes, and the pieces of a spike report
-// (OUT/spikes/step-NNNNNNN.json; the format is in README "When the loss spikes" and
-// notes/spike_spec.md). The trainer gathers the numbers (collectives, device copies); the
-// functions here only arrange them, so each report field is built in one place.
+// (OUT/spikes/step-NNNNNNN.json; the format is in README "When the loss spikes"). The trainer
+// gathers the numbers (collectives, device copies); the functions here only arrange them, so
+// each report field is built in one place.
 #pragma once
 #include <cstdint>
 #include <string>

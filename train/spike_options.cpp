@@ -3,9 +3,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <vector>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/shortest_number.h"
 #include "core/rng.h"
 #include "core/split.h"
 
@@ -61,9 +61,9 @@ LrInjection parse_lr_injection(const std::string& spec) {
 
 std::string lr_injection_text(const LrInjection& l) {
     if (l.step == 0) return "";
-    std::ostringstream s;
-    s << l.step << ":" << l.factor << ":" << l.steps;
-    return s.str();
+    // The factor as it was given: a stream's six digits recorded 1.23456789 as 1.23457, a factor
+    // the run never used.
+    return std::to_string(l.step) + ":" + shortest_number(l.factor) + ":" + std::to_string(l.steps);
 }
 
 void junk_row(uint64_t seed, int step, uint64_t row, int vocab, int32_t* out, size_t n) {

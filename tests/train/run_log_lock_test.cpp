@@ -1,5 +1,6 @@
 // The run log is locked for the run: a second run on it is refused as "in use", and a file
-// system that takes no locks is named as such, not taken for another run.
+// system that takes no locks is named as such, not taken for another run; a device is no one
+// run's log and is not locked.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
@@ -54,4 +55,12 @@ TEST(RunLogLock, AFileSystemWithoutLocksIsNamedAsSuch) {
     const std::string path = d.dir + "/run.jsonl";
     flock_fails_with = ENOLCK;
     EXPECT_EQ(error_of(path), path + ": cannot lock the run log (flock): " + std::strerror(ENOLCK));
+}
+
+// --log /dev/null (a script that keeps no log) in two runs at once: a device's lock would be
+// every process's, and the second run was refused as "in use".
+TEST(RunLogLock, TwoRunsMayBothLogToADevice) {
+    RunLog first("/dev/null", false);
+    EXPECT_EQ(error_of("/dev/null"), "accepted");
+    first.write({{"type", "header"}});
 }

@@ -140,6 +140,27 @@ TEST(RunMetrics, ARunResumedPastItsStopAtMaxBadStepsDidNotDiverge) {
     EXPECT_TRUE(read_run_metrics(write_log("stopped_twice", stopped + again)).values["diverged"].get<bool>());
 }
 
+TEST(RunMetrics, AResumeThatOnlySkippedStepsEndsAsItsOwnBranchDid) {
+    // Stopped at step 4 by --max-bad-steps (non-finite steps 3 and 4), then resumed from the
+    // checkpoint of step 2 with --steps 3 under --on-spike skip, and step 3 was skipped as a
+    // spike: no step record follows, yet the run went on and its branch ended on step 2's weights,
+    // neither diverged nor on a non-finite step.
+    const std::string stopped = step(1, 3.0) + step(2, 2.5) +
+                                "{\"type\":\"event\",\"event\":\"skip\",\"step\":3,\"consecutive\":1,\"grad_norm\":null,\"loss\":null,\"reason\":\"non_finite\"}\n"
+                                "{\"type\":\"event\",\"event\":\"skip\",\"step\":4,\"consecutive\":2,\"grad_norm\":null,\"loss\":null,\"reason\":\"non_finite\"}\n"
+                                "{\"type\":\"event\",\"event\":\"stop\",\"step\":4,\"reason\":\"max_bad_steps\",\"last_checkpoint\":\"\"}\n";
+    const std::string resumed = "{\"type\":\"header\",\"config\":{},\"model\":{}}\n"
+                                "{\"type\":\"event\",\"event\":\"spike\",\"step\":3,\"loss\":9}\n"
+                                "{\"type\":\"event\",\"event\":\"skip\",\"step\":3,\"consecutive\":1,\"grad_norm\":1.5,\"loss\":9,\"reason\":\"spike\"}\n"
+                                "{\"type\":\"event\",\"event\":\"eval\",\"step\":3,\"val_loss\":2.75,\"batches\":1}\n";
+    const RunMetrics m = read_run_metrics(write_log("resumed_skipping", stopped + resumed));
+    EXPECT_FALSE(m.values["diverged"].get<bool>()) << m.values;
+    EXPECT_TRUE(m.diverged_at.empty()) << m.diverged_at;
+    EXPECT_EQ(m.values["final_train_loss"], 2.5) << m.values;
+    EXPECT_EQ(m.values["val_loss"], 2.75) << m.values;
+    EXPECT_EQ(m.values["spikes"], 1) << m.values;
+}
+
 TEST(RunMetrics, AResumeFromAnOlderCheckpointDropsTheBranchItLeft) {
     // Trained to step 4 (evaluated at 2 and 4, a spike at 4), then resumed from the checkpoint of
     // step 2 and stopped at step 3: steps 3 and 4 of the first branch are not this run's.

@@ -267,5 +267,20 @@ TEST(SpikeCauses, NextCommandsCarryTheRunsConfiguration) {
     EXPECT_EQ(qk.find("--resume"), std::string::npos) << qk;
 }
 
+TEST(SpikeCauses, NextCommandsCarryADoubleOptionWhole) {
+    // The spike thresholds are doubles: read back as floats, 6.0000001 was written as 6.
+    TrainOptions o;
+    o.train_data = "data/train.bin";
+    o.spike.detect.z_loss = 6.0000001;
+    o.schedule.lr = 3e-3f;
+    json r = ordinary();
+    r["run"]["config"] = o.to_json();
+    r["run"]["model"] = preset_config("tiny", 256).to_json();
+    const std::string cmd = cause(rank_spike_causes(r), "optimizer_state")["next"];
+    EXPECT_NE(cmd.find(" --spike-z-loss 6.0000001 "), std::string::npos) << cmd;
+    EXPECT_NE(cmd.find(" --spike-z-grad 6 "), std::string::npos) << cmd;
+    EXPECT_NE(cmd.find(" --lr 0.003 "), std::string::npos) << cmd;
+}
+
 }  // namespace
 }  // namespace sixnd

@@ -20,6 +20,12 @@ TEST(SpikeOptions, LrInjectionParts) {
     EXPECT_EQ(lr_injection_text(three), "200:30:5");
 }
 
+// The run's resolved config records the factor the run multiplies by, every digit of it.
+TEST(SpikeOptions, LrInjectionTextKeepsTheFactorAsGiven) {
+    for (const char* spec : {"200:1.23456789:5", "7:0.1:1", "3:1e-07:2", "9:123456789012:1"})
+        EXPECT_EQ(lr_injection_text(parse_lr_injection(spec)), spec);
+}
+
 TEST(SpikeOptions, LrInjectionWithAnEmptyPartIsRefused) {
     for (const char* spec : {"200:30:", "200:30:5:", ":200:30", "200::5", "200:", ""}) {
         try {
