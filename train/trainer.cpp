@@ -1362,6 +1362,7 @@ TrainResult Run::go() {
                 continue;
             }
             if (out == SpikeOutcome::skipped) {
+                result.last_loss = static_cast<float>(loss);  // as for a non-finite skip: the last step's
                 json unused;
                 evaluations(done, unused, result);
                 end_step(done, result);
