@@ -1,7 +1,6 @@
 // TrainOptions::validate: every numeric knob of a run checked once, before anything is built,
 // for the command line and for library callers alike; the error names the flag and the range.
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <sstream>
 
@@ -64,16 +63,6 @@ void TrainOptions::validate(int world) const {
             "must be in [0, 1)" + got(optimizer.muon_momentum));
     require(std::isfinite(optimizer.muon_weight_decay) && optimizer.muon_weight_decay >= 0, "--muon-weight-decay",
             "must be a finite number >= 0" + got(optimizer.muon_weight_decay));
-    // Decoupled decay multiplies the weights by 1 - lr x decay each step: at 1 or more, the peak
-    // learning rate zeroes them or flips their sign (the loss ran to 1e10).
-    const auto decay_fits = [&](float lr, float decay, const char* flag, const char* lr_flag) {
-        char text[160];
-        std::snprintf(text, sizeof text, "%g x %s %g = %g: each step multiplies the weights by 1 - %g; keep the product below 1",
-                      decay, lr_flag, lr, static_cast<double>(lr) * decay, static_cast<double>(lr) * decay);
-        require(static_cast<double>(lr) * decay < 1, flag, text);
-    };
-    decay_fits(schedule.lr, optimizer.weight_decay, "--weight-decay", "--lr");
-    if (optimizer.kind == OptimizerKind::muon) decay_fits(optimizer.muon_lr, optimizer.muon_weight_decay, "--muon-weight-decay", "--muon-lr");
     require(std::isfinite(grad_clip) && grad_clip >= 0, "--grad-clip", "must be a finite number >= 0 (0: off)" + got(grad_clip));
     require(checkpoint_every >= 0, "--checkpoint-every", "must be 0 (only at the end) or more" + got(checkpoint_every));
     require(keep_last >= 0, "--keep-last", "must be 0 (keep all) or more" + got(keep_last));

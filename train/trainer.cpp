@@ -479,6 +479,19 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
         log_warn(std::string("--lr ") + lr_text + " is above 1: Adam moves each weight by about the learning rate a step, "
                  "so this run will diverge (a missing minus in the exponent?)");
     }
+    // Decoupled decay multiplies the weights by 1 - lr x decay each step: at 1 or more the peak
+    // learning rate zeroes them or flips their sign (the loss ran to 1e10). Warned, as --lr above 1
+    // is: the run does what it was told.
+    const auto decay_warning = [&](double lr, double decay, const char* flag, const char* lr_flag) {
+        if (!root_ || lr * decay < 1) return;
+        char text[200];
+        std::snprintf(text, sizeof text, "%s %g x %s %g = %g: each step multiplies the weights by 1 - %g, so this run "
+                      "will zero or flip them; keep the product below 1", flag, decay, lr_flag, lr, lr * decay, lr * decay);
+        log_warn(text);
+    };
+    decay_warning(o.schedule.lr, o.optimizer.weight_decay, "--weight-decay", "--lr");
+    if (o.optimizer.kind == OptimizerKind::muon)
+        decay_warning(o.optimizer.muon_lr, o.optimizer.muon_weight_decay, "--muon-weight-decay", "--muon-lr");
     // The CUDA flash kernels are BF16 (model/cuda/cuda_ops.cu, use_flash): FP32 runs the naive
     // kernels, and the run's header would otherwise say flash.
     if (root_ && be_.device == "cuda" && o.dtype == DType::f32 && o.attention == AttentionKind::flash)

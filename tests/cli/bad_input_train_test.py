@@ -114,6 +114,13 @@ def run(tmp):
         # Settings that run but cannot do what they say are warned of, not refused.
         Case("--lr above 1", train("--lr", "2", out=os.path.join(tmp, "warn_lr")), [], exit_code=0, env=ENV,
              warns=["--lr 2", "above 1"]),
+        # Decoupled decay multiplies the weights by 1 - lr x decay: at 1 or more it zeroes or flips them.
+        Case("weight decay x lr at 1 or more", train("--weight-decay", "2000", "--lr", "1e-3",
+                                                     out=os.path.join(tmp, "warn_decay")), [], exit_code=0, env=ENV,
+             warns=["--weight-decay 2000 x --lr 0.001 = 2", "below 1"]),
+        Case("Muon's weight decay x its lr at 1 or more",
+             train("--optimizer", "muon", "--muon-weight-decay", "60", out=os.path.join(tmp, "warn_muon_decay")), [],
+             exit_code=0, env=ENV, warns=["--muon-weight-decay 60 x --muon-lr 0.02 = 1.2", "below 1"]),
         Case("--warmup past --steps", train("--warmup", "5", out=os.path.join(tmp, "warn_warmup")), [], exit_code=0,
              env=ENV, warns=["--warmup 5", "--steps 2"]),
         Case("--master-weights on in fp32", train("--master-weights", "on", out=os.path.join(tmp, "warn_master")), [],
@@ -134,11 +141,6 @@ def run(tmp):
         flag("--bias", "none", ["on or off"]), flag("--n-kv-head", "3", ["divide", "4"]),
         flag("--n-kv-head", "8", ["divide"]), flag("--n-kv-head", "-1", ["[0,"]),
         flag("--model", "llama-huge", ["unknown preset", "llama-tiny"]),
-        # Decoupled decay multiplies the weights by 1 - lr x decay: at 1 or more it zeroes or flips them.
-        Case("weight decay x lr at 1 or more", train("--weight-decay", "2000", "--lr", "1e-3"),
-             ["--weight-decay", "2000 x --lr 0.001 = 2", "below 1"], unchanged=[fresh], env=ENV),
-        Case("Muon's weight decay x its lr at 1 or more", train("--optimizer", "muon", "--muon-weight-decay", "60"),
-             ["--muon-weight-decay", "60 x --muon-lr 0.02 = 1.2", "below 1"], unchanged=[fresh], env=ENV),
         Case("rope with an odd head size", train("--pos", "rope", "--n-embd", "36", "--n-head", "4"),
              ["--pos", "even head size", "9"], unchanged=[fresh], env=ENV),
         # A rope preset reshaped to an odd head size is named by the shape flag that did it, and
