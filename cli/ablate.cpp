@@ -58,10 +58,8 @@ void print_table(const nlohmann::json& r) {
     }
 }
 
-// Flags sixnd ablate sets for each run itself.
-bool owned_flag(const std::string& flag) {
-    return flag == "--out" || flag == "--log" || flag == "--resume" || flag == "--check";
-}
+// A --flag sixnd ablate sets for each run itself (train/ablate.h).
+bool owned_flag(const std::string& flag) { return flag.rfind("--", 0) == 0 && ablate_sets_flag(flag.substr(2)); }
 
 // The settings of a train config file, FILE:LINE each, as `sixnd train` reads them with the
 // flags `command_line` on its command line (which win: their lines are left out).

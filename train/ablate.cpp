@@ -36,6 +36,8 @@ namespace sixnd {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
+bool ablate_sets_flag(const std::string& name) { return name == "out" || name == "log" || name == "resume" || name == "check"; }
+
 std::vector<AblationKnob> parse_vary(const std::vector<std::string>& specs) {
     std::vector<AblationKnob> knobs;
     std::set<std::string> seen;
@@ -46,8 +48,8 @@ std::vector<AblationKnob> parse_vary(const std::vector<std::string>& specs) {
         AblationKnob k;
         k.name = spec.substr(0, eq);
         if (k.name.rfind("--", 0) == 0) k.name = k.name.substr(2);
-        for (const char* own : {"out", "log", "resume", "seed", "check"})
-            if (k.name == own) throw Error("--vary", "'" + k.name + "' is set by sixnd ablate for each run; it cannot be varied");
+        if (ablate_sets_flag(k.name) || k.name == "seed")
+            throw Error("--vary", "'" + k.name + "' is set by sixnd ablate for each run; it cannot be varied");
         if (k.name == "help" || k.name == "h") throw Error("--vary", "'" + k.name + "' prints train's flags; it is not a knob");
         if (!seen.insert(k.name).second) throw Error("--vary", "knob '" + k.name + "' is given twice");
         for (const std::string& v : split_all(spec.substr(eq + 1), ',')) {

@@ -27,6 +27,10 @@ struct AblationVariant {
     bool speed_only = false;  // the knob changes speed and memory, not the numbers
 };
 
+// The train flags (without dashes) sixnd ablate sets for each run itself: out, log, resume, check.
+// Neither the base flags, a config file nor --vary may set them (the seed is ablate's too, but
+// taken from the base flags as the first seed).
+bool ablate_sets_flag(const std::string& name);
 // "KNOB=V1,V2,..." -> knob; throws Error("--vary", ...) on a malformed spec or a repeated knob.
 std::vector<AblationKnob> parse_vary(const std::vector<std::string>& specs);
 std::vector<AblationVariant> ablation_variants(const std::vector<AblationKnob>& knobs);
