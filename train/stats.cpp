@@ -13,9 +13,16 @@
 namespace sixnd {
 
 double mean(const std::vector<double>& x) {
+    if (x.empty()) return 0.0;
+    const double n = static_cast<double>(x.size());
     double s = 0;
     for (double v : x) s += v;
-    return x.empty() ? 0.0 : s / static_cast<double>(x.size());
+    if (!std::isinf(s)) return s / n;
+    // Values near the largest double overflow their sum, not their mean (an infinite value
+    // keeps it infinite).
+    s = 0;
+    for (double v : x) s += v / n;
+    return s;
 }
 
 double sample_std(const std::vector<double>& x) {

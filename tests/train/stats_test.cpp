@@ -92,6 +92,13 @@ TEST(Stats, WelchAtHugeAndTinyScales) {
         EXPECT_NEAR(r.p, 1 - std::sqrt(0.8), 1e-12) << scale;
         EXPECT_NEAR(sixnd::sample_std({scale, 3 * scale}) / scale, std::sqrt(2.0), 1e-12) << scale;
     }
+    // Near the largest double the sums overflow but the means do not.
+    const double top = 1.7e308;
+    EXPECT_EQ(sixnd::mean({top, top}), top);
+    EXPECT_EQ(sixnd::mean({top, -INFINITY}), -INFINITY);
+    const sixnd::WelchResult r = sixnd::welch_t_test({top / 4, top / 2}, {0.75 * top, top});
+    EXPECT_NEAR(r.t, -2 * std::sqrt(2.0), 1e-12);
+    EXPECT_NEAR(r.p, 1 - std::sqrt(0.8), 1e-12);
     EXPECT_THROW(sixnd::welch_t_test({NAN, 1}, {2, 3}), sixnd::Error);
     EXPECT_THROW(sixnd::welch_t_test({1, 2}, {INFINITY, 3}), sixnd::Error);
 }
