@@ -179,6 +179,12 @@ std::string StepProfiler::table(const json& rep, int top) {
     std::snprintf(line, sizeof line, "%-52s %9s %6s %7s %10s %10s  %-13s %6s\n", "op", "ms/step", "share", "calls", "GFLOP", "FLOP/B",
                   "bound", "roof%");
     out += line;
+    // Significant digits: a number cut to its first characters read 12345678 as 1234567.
+    const auto five_digits = [](double v) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.5g", v);
+        return std::string(b);
+    };
     int k = 0;
     for (const json& r : rep.at("rows")) {
         if (k++ >= top) break;
@@ -186,10 +192,10 @@ std::string StepProfiler::table(const json& rep, int top) {
         std::snprintf(line, sizeof line, "%-52.52s %9.3f %5.1f%% %7s %10s %10s  %-13s %6s\n", r.at("name").get<std::string>().c_str(),
                       r.at("seconds_per_step").get<double>() * 1e3, r.at("share").get<double>() * 100,
                       op ? std::to_string(static_cast<int>(r.at("calls_per_step").get<double>())).c_str() : "",
-                      op ? std::to_string(r.at("flops_per_step").get<double>() / 1e9).substr(0, 7).c_str() : "",
-                      op ? std::to_string(r.at("intensity").get<double>()).substr(0, 7).c_str() : "",
+                      op ? five_digits(r.at("flops_per_step").get<double>() / 1e9).c_str() : "",
+                      op ? five_digits(r.at("intensity").get<double>()).c_str() : "",
                       r.at("bound").get<std::string>().c_str(),
-                      op ? std::to_string(r.at("roof_fraction").get<double>() * 100).substr(0, 5).c_str() : "");
+                      op ? five_digits(r.at("roof_fraction").get<double>() * 100).c_str() : "");
         out += line;
     }
     std::snprintf(line, sizeof line, "booked rows %.1f%% of the step; MFU %.2f%%, HFU %.2f%%\n",
