@@ -35,15 +35,18 @@ for b in "${BINS[@]}"; do
     fi
 done
 rm -rf "$STAGE"
+# A stage that failed a check below (or was cut short) is removed: a device call carrying it
+# would run binaries without CUDA code, or be refused for its size.
+trap 'rm -rf "$STAGE"' EXIT
 mkdir -p "$STAGE/bin" "$STAGE/scripts" "$STAGE/bench"
 for b in "${BINS[@]}"; do strip --strip-unneeded -o "$STAGE/bin/$(basename "$b")" "$BUILD/$b"; done
 cp scripts/gpu_check.sh scripts/gpu_table.py "$STAGE/scripts/"
 cp bench/torch_attention.py bench/torch_gpt2.py "$STAGE/bench/"
 
 # Stripping must leave the CUDA machine code: each binary still has its fat binary section.
-for b in "$STAGE"/bin/*; do
-    if ! readelf -S -W "$b" | grep -q '\.nv_fatbin'; then
-        echo "gpu_stage: $b has no .nv_fatbin section (no CUDA code: configure with the gpu preset)" >&2
+for b in "${BINS[@]}"; do
+    if ! readelf -S -W "$STAGE/bin/$(basename "$b")" | grep -q '\.nv_fatbin'; then
+        echo "gpu_stage: $BUILD/$b has no .nv_fatbin section once stripped (no CUDA code: configure with the gpu preset)" >&2
         exit 1
     fi
 done
@@ -52,17 +55,24 @@ stage_bytes=$(du -sb "$STAGE" | cut -f1)
 # What every call sends besides the stage: tracked files and untracked ones git does not ignore.
 # One du over the whole NUL-separated list (xargs could split it into several totals); a tracked
 # file deleted here makes du complain and exit 1, but its total still counts what is there.
-tree_bytes=$(git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- 2>/dev/null |
-             tail -1 | cut -f1 || true)
-tree_bytes=${tree_bytes:-0}
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    tree_bytes=$(git ls-files -z --cached --others --exclude-standard | du -cb --files0-from=- 2>/dev/null |
+                 tail -1 | cut -f1 || true)
+    tree_bytes=${tree_bytes:-0}
+    tree_size="the working tree $(mib "$tree_bytes")"
+else
+    tree_bytes=0
+    tree_size="the working tree not counted ($ROOT is no git checkout, and a call carries a checkout's files)"
+fi
 nbins=$(find "$STAGE/bin" -type f | wc -l)
 echo "gpu_stage: $STAGE holds $(mib "$stage_bytes") ($nbins binaries, scripts, PyTorch peers);" \
-     "the working tree $(mib "$tree_bytes"); together $(mib $((stage_bytes + tree_bytes))) of the 64 MiB a call carries"
+     "$tree_size; together $(mib $((stage_bytes + tree_bytes))) of the 64 MiB a call carries"
 if ((stage_bytes + tree_bytes > 56 * 1048576)); then
     echo "gpu_stage: too close to the 64 MiB limit" >&2
     exit 1
 fi
+trap - EXIT
 # The staged gpu_check.sh finds the binaries beside itself; scripts/gpu_check.sh looks only in
 # build-gpu/stage.
 echo "gpu_stage: carry \"$CARRY\"; run: bash $(printf '%q' "$CARRY/scripts/gpu_check.sh")"

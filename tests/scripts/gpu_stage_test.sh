@@ -10,7 +10,11 @@
 # 3. a BUILD_DIR outside the repository (which no device call can carry) is refused in one line;
 # 4. with a space in BUILD_DIR the printed command runs as printed (its path was printed unquoted);
 # 5. an option (--help) or a second argument gets the usage and exit 2, and nothing is staged (the
-#    first was taken for a build folder, the second ignored).
+#    first was taken for a build folder, the second ignored);
+# 6. a binary without CUDA code fails the check, its last line naming it, and the stage is removed
+#    (it was left for the next device call to carry);
+# 7. outside a git checkout (this copy) the tree's size is said not to be counted (git's "fatal:
+#    not a git repository" was printed).
 # Skips (77) without gcc and objcopy.
 set -u
 SRC=${SIXND_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -93,4 +97,18 @@ for args in "--help" "build-gpu extra"; do
     ((rc == 2)) && [[ $(wc -l <<<"$out") == 1 && $out == usage:* ]] || fail "gpu_stage.sh $args: not the usage, exit 2"
 done
 [[ ! -e $T/repo/build-gpu/stage ]] || fail "a refused call staged build-gpu"
+
+# --- 6. a binary without CUDA code: refused, nothing left staged
+make_build "$T/repo/cpu build"
+cp "$T/prog" "$T/repo/cpu build/tests/gpu_train_test"
+out=$(cd "$T/repo" && bash scripts/gpu_stage.sh "cpu build" 2>&1)
+rc=$?
+echo "a binary without .nv_fatbin: exit $rc: $(tail -1 <<<"$out")"
+((rc == 1)) && [[ $(tail -1 <<<"$out") == *"cpu build/tests/gpu_train_test has no .nv_fatbin section"* ]] ||
+    fail "a binary without CUDA code: its last line does not name it, or not exit 1"
+[[ ! -e "$T/repo/cpu build/stage" ]] || fail "the failed stage was left for a device call to carry"
+
+# --- 7. outside a git checkout
+out=$(cd "$T/repo" && bash scripts/gpu_stage.sh 2>&1)
+[[ $out != *fatal* && $out == *"the working tree not counted"* ]] || fail "outside a git checkout: $out"
 echo "all passed"
