@@ -104,6 +104,24 @@ void restore_moved_aside_checkpoints(const std::string& root) {
     for (const std::string& step : steps) restore_aside(resave_siblings(fs::path(root) / step));
 }
 
+void finish_interrupted_removals(const std::string& root) {
+    const std::string prefix = ".", suffix = ".deleting";
+    std::error_code ec;
+    std::vector<fs::path> left;
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.size() > prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
+            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+            is_checkpoint_name(name.substr(prefix.size(), name.size() - prefix.size() - suffix.size())))
+            left.push_back(e.path());
+    }
+    for (const fs::path& p : left) {
+        fs::remove_all(p, ec);
+        if (ec) throw Error(p.string(), "cannot finish deleting this checkpoint, which a killed run began: " + ec.message());
+        log_info("removed " + p.string() + ", a checkpoint whose deletion a killed run began");
+    }
+}
+
 CheckpointWriter::CheckpointWriter(const std::string& root, int step, bool create)
     : final_(root + "/" + step_name(step)), tmp_(root + "/." + step_name(step) + ".tmp"), create_(create) {
     if (!create) return;

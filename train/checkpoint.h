@@ -92,6 +92,11 @@ void remove_checkpoint(const std::string& dir);
 // the run directory's lock, before --resume looks for a checkpoint.
 void restore_moved_aside_checkpoints(const std::string& root);
 
+// Finishes the deletions remove_checkpoint began in a process killed midway: each hidden
+// `.step-N.deleting` left under root is removed (it held a whole checkpoint's bytes, and only a
+// later deletion of step N would have freed them). Rank 0, under the run directory's lock.
+void finish_interrupted_removals(const std::string& root);
+
 // "step-00000002", or "step-00000002 .. step-00000008", for step directories in order (messages).
 std::string step_range(const std::vector<std::string>& dirs);
 

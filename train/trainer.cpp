@@ -315,7 +315,10 @@ std::string agreed_run_id(Comm& comm) {
 }  // namespace
 
 std::unique_ptr<CheckpointReader> Run::open_resume(const TrainOptions& o, Comm* comm) {
-    on_root_agreed(comm, [&] { restore_moved_aside_checkpoints(o.out_dir + "/checkpoints"); });
+    on_root_agreed(comm, [&] {
+        restore_moved_aside_checkpoints(o.out_dir + "/checkpoints");
+        finish_interrupted_removals(o.out_dir + "/checkpoints");
+    });
     if (o.resume.empty()) return nullptr;
     std::unique_ptr<CheckpointReader> ck;
     on_all_agreed(comm, [&] { ck = open_checkpoint(o, !comm || comm->rank() == 0); });
