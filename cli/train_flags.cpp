@@ -32,7 +32,7 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
     app.add_option("--grad-clip", o.grad_clip, "global gradient-norm clip (0 = off)")->capture_default_str();
     app.add_option("--master-weights", f.master, "keep FP32 master weights for BF16 parameters: on or off")->capture_default_str();
     app.add_option("--out", o.out_dir, "run directory (checkpoints go to OUT/checkpoints; locked while the run writes it)")->capture_default_str();
-    app.add_flag("--overwrite", o.overwrite, "start a fresh run in an --out holding another run's checkpoints, deleting them");
+    app.add_flag("--overwrite", o.overwrite, "start a fresh run in an --out holding another run's checkpoints, deleting them, or on a --log of a run into another --out, replacing it");
     app.add_option("--checkpoint-every", o.checkpoint_every, "save every N steps (0: only at the end)")->capture_default_str();
     app.add_option("--keep-last", o.keep_last, "checkpoints to keep (0: all)")->capture_default_str();
     app.add_option("--resume", o.resume, "latest, or a checkpoint directory");

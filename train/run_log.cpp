@@ -18,20 +18,43 @@ namespace sixnd {
 
 namespace {
 
-// The first line of an existing regular file, if it is a run log's header record. The header
-// lists every shard (a thousand of them pass 100 KiB), so the line is read to its end; a file
-// that does not open with a JSON object (a shard, a checkpoint's tensors) is told at once.
-bool starts_with_header(int fd) {
+// The first line of an existing regular file, if it is a run log's header record (else null).
+// The header lists every shard (a thousand of them pass 100 KiB), so the line is read to its
+// end; a file that does not open with a JSON object (a shard, a checkpoint's tensors) is told at
+// once.
+nlohmann::json first_header(int fd) {
     std::string head;
     char buf[1 << 16];
     for (;;) {
         const ssize_t n = pread(fd, buf, sizeof buf, static_cast<off_t>(head.size()));
-        if (n <= 0) return false;
+        if (n <= 0) return nullptr;
         head.append(buf, static_cast<size_t>(n));
-        if (head[0] != '{') return false;
+        if (head[0] != '{') return nullptr;
         const size_t eol = head.find('\n', head.size() - static_cast<size_t>(n));
-        if (eol != std::string::npos) return is_run_log_header(nlohmann::json::parse(head.substr(0, eol), nullptr, false));
+        if (eol == std::string::npos) continue;
+        nlohmann::json header = nlohmann::json::parse(head.substr(0, eol), nullptr, false);
+        return is_run_log_header(header) ? header : nullptr;
     }
+}
+
+// The --out an earlier run recorded in its header ("" when it recorded none).
+std::string recorded_out(const nlohmann::json& header) {
+    const auto config = header.find("config");
+    if (config == header.end() || !config->is_object()) return "";
+    const auto out = config->find("out");
+    return out != config->end() && out->is_string() ? out->get<std::string>() : "";
+}
+
+// Whether a fresh run into out_dir may replace the log at path that a run into earlier_out
+// wrote: the same directory, however spelt, or a log kept inside out_dir.
+bool log_belongs_to(const std::string& path, const std::string& earlier_out, const std::string& out_dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path out = fs::weakly_canonical(fs::absolute(out_dir, ec), ec);
+    if (ec) return false;
+    if (!earlier_out.empty() && fs::weakly_canonical(fs::absolute(earlier_out, ec), ec) == out && !ec) return true;
+    const fs::path rel = fs::weakly_canonical(fs::absolute(path, ec), ec).lexically_relative(out);
+    return !ec && !rel.empty() && *rel.begin() != "..";
 }
 
 // Where the last complete line of a file of `size` bytes ends (just after its last newline; 0
@@ -87,7 +110,8 @@ void read_run_log(const std::string& path, const std::function<void(const plan::
     if (torn) log_warn(path + ":" + std::to_string(torn) + ": the last line is not a JSON record (a write torn by a kill); skipped");
 }
 
-RunLog::RunLog(const std::string& path, bool append) : path_(path) {
+RunLog::RunLog(const std::string& path, const RunLogOwner& owner) : path_(path) {
+    const bool append = owner.append;
     if (path.empty()) return;
     // Read and write: the first line is read back to tell a run log from anything else. Always
     // O_APPEND, so that a write after a failed one's cut lands at the cut, not beyond it.
@@ -112,8 +136,16 @@ RunLog::RunLog(const std::string& path, bool append) : path_(path) {
     }
     // A --log that names a shard, the tokenizer, a config file or a checkpoint's file would be
     // overwritten (or appended to): an existing regular file must be empty or a run log.
-    if (S_ISREG(st.st_mode) && st.st_size > 0 && !starts_with_header(fd))
-        refuse("exists and is not a sixnd run log (its first line is no header record): give a new file or an earlier run log");
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        const nlohmann::json header = first_header(fd);
+        if (header.is_null())
+            refuse("exists and is not a sixnd run log (its first line is no header record): give a new file or an earlier run log");
+        const std::string earlier_out = recorded_out(header);
+        if (!append && !owner.overwrite && !log_belongs_to(path, earlier_out, owner.out_dir))
+            refuse("holds the log of a run into " + (earlier_out.empty() ? std::string("another --out") : earlier_out) +
+                   ", which a fresh run into " + owner.out_dir +
+                   " would replace: give this run its own --log, or pass --overwrite to replace it");
+    }
     if (!append && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)
         refuse(std::string("cannot truncate the run log: ") + std::strerror(errno));
     if (append && S_ISREG(st.st_mode) && st.st_size > 0) {

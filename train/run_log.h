@@ -6,7 +6,10 @@
 // off (with a warning) when a resumed run opens the log to append. The file is locked for the
 // run (one log, one run; a device such as /dev/null is no one run's and is not locked), and an
 // existing file that is not empty and not a run log (a shard, a tokenizer, a config or
-// checkpoint file named by mistake) is refused.
+// checkpoint file named by mistake) is refused. A fresh run replaces an earlier run's log only
+// when that run wrote into the same --out, or the log lies inside it (starting fresh there
+// starts its history afresh), or with --overwrite: another directory's history is not lost to a
+// mistyped --log.
 #pragma once
 #include <sys/types.h>
 
@@ -31,10 +34,18 @@ bool is_run_log_header(const nlohmann::json& record);
 // naming FILE:LINE.
 void read_run_log(const std::string& path, const std::function<void(const plan::LogRecord&)>& on_record);
 
+// Whose the log is: a resumed run appends to its log; a fresh run writing into out_dir replaces
+// one as the class comment says.
+struct RunLogOwner {
+    bool append = false;
+    std::string out_dir;
+    bool overwrite = false;
+};
+
 class RunLog {
 public:
     // An empty path makes a disabled log (writes are dropped).
-    RunLog(const std::string& path, bool append);
+    RunLog(const std::string& path, const RunLogOwner& owner);
     ~RunLog();
     RunLog(const RunLog&) = delete;
     RunLog& operator=(const RunLog&) = delete;

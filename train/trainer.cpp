@@ -519,8 +519,8 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
     fpt_ = flops_per_token(cfg_, o.seq_len, o.recompute);
     peak_ = peak_flops(be_, o.peak_tflops);
     // Rank 0 alone opens the log; a log it cannot open must stop every rank, not rank 0 alone.
-    on_root_agreed(comm, [&] { log_ = std::make_unique<RunLog>(o.log, ck_ != nullptr); });
-    if (!log_) log_ = std::make_unique<RunLog>("", false);
+    on_root_agreed(comm, [&] { log_ = std::make_unique<RunLog>(o.log, RunLogOwner{ck_ != nullptr, o.out_dir, o.overwrite}); });
+    if (!log_) log_ = std::make_unique<RunLog>("", RunLogOwner{});
     on_root_agreed(comm, [&] { delete_other_runs(ckpt_root_, other_runs); });
     tty_ = root_ && o.progress && isatty(fileno(stderr));
 }

@@ -267,10 +267,14 @@ def run(tmp):
 
     # A run directory holding another run: a fresh run is refused, --overwrite replaces it.
     owned = os.path.join(tmp, "owned")
-    sixnd(train(out=owned, steps=2))
+    owned_log = os.path.join(tmp, "owned.jsonl")
+    sixnd(train("--log", owned_log, out=owned, steps=2))
     ckroot = os.path.join(owned, "checkpoints")
     cases.append(Case("fresh run into another run's --out", train(out=owned), ["--out", "another run", "--overwrite"],
                       unchanged=[ckroot], env=ENV))
+    # A fresh run elsewhere given that run's --log (a typo) keeps its history.
+    cases.append(Case("fresh run on the --log of a run into another --out", train("--log", owned_log),
+                      [owned_log, "holds the log of a run into " + owned, "--overwrite"], unchanged=[owned_log, fresh], env=ENV))
 
     # --overwrite deletes the other run's checkpoints only once the run has passed its checks.
     cases.append(Case("--overwrite with a --log that is no run log keeps the other run",

@@ -34,7 +34,7 @@ namespace {
 
 std::string error_of(const std::string& path) {
     try {
-        RunLog log(path, false);
+        RunLog log(path, RunLogOwner{});
     } catch (const Error& e) {
         return e.what();
     }
@@ -46,7 +46,7 @@ std::string error_of(const std::string& path) {
 TEST(RunLogLock, ASecondRunIsRefusedAsInUse) {
     const test::TempDir d("sixnd-run-log-");
     const std::string path = d.dir + "/run.jsonl";
-    RunLog first(path, false);
+    RunLog first(path, RunLogOwner{});
     EXPECT_EQ(error_of(path), path + ": the run log is in use by another sixnd train; give each run its own --log");
 }
 
@@ -60,7 +60,7 @@ TEST(RunLogLock, AFileSystemWithoutLocksIsNamedAsSuch) {
 // --log /dev/null (a script that keeps no log) in two runs at once: a device's lock would be
 // every process's, and the second run was refused as "in use".
 TEST(RunLogLock, TwoRunsMayBothLogToADevice) {
-    RunLog first("/dev/null", false);
+    RunLog first("/dev/null", RunLogOwner{});
     EXPECT_EQ(error_of("/dev/null"), "accepted");
     first.write({{"type", "header"}});
 }
