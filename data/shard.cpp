@@ -5,6 +5,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <memory>
 
@@ -123,13 +124,33 @@ void write_shard(const std::string& path, const std::vector<uint32_t>& tokens, s
     w.finish();
 }
 
+namespace {
+
+// The first directory glob() could not list, for a reason other than its absence or its being a
+// file (a link loop, no permission): glob() would skip it and match the rest, silently leaving
+// out whatever shards it holds. glob() takes no context, so the report goes through this.
+thread_local std::string t_unlisted;
+thread_local int t_unlisted_errno = 0;
+
+int on_unlisted(const char* dir, int err) {
+    if (err == ENOENT || err == ENOTDIR) return 0;
+    t_unlisted = dir;
+    t_unlisted_errno = err;
+    return 1;
+}
+
+}  // namespace
+
 std::vector<std::string> expand_glob(const std::string& pattern) {
     glob_t g{};
-    int rc = ::glob(pattern.c_str(), 0, nullptr, &g);
+    t_unlisted_errno = 0;
+    int rc = ::glob(pattern.c_str(), 0, on_unlisted, &g);
     std::vector<std::string> out;
     if (rc == 0)
         for (size_t i = 0; i < g.gl_pathc; i++) out.emplace_back(g.gl_pathv[i]);
     globfree(&g);
+    if (rc == GLOB_ABORTED && t_unlisted_errno != 0)
+        throw Error(t_unlisted, "cannot list this directory to match " + pattern + ": " + std::strerror(t_unlisted_errno));
     // A name holding glob characters ("run[1]/train.bin") matches no pattern, yet names a file.
     struct stat st;
     if (out.empty() && ::lstat(pattern.c_str(), &st) == 0) out.push_back(pattern);

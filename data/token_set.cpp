@@ -66,9 +66,12 @@ TokenSet::TokenSet(const std::string& spec, bool announce) : pattern_(spec) {
     const bool manifest = at != std::string::npos && (at + key.size() == spec.size() || spec[at + key.size()] == ':');
     if (!manifest) {
         std::error_code ec;
-        if (std::filesystem::is_directory(spec, ec))
-            throw Error(spec, "is a directory; give a shard glob (" + spec + "/*.bin) or a data manifest (" + spec +
+        if (std::filesystem::is_directory(spec, ec)) {
+            // "data/" (a shell's completion) suggests data/*.bin, not data//*.bin.
+            const std::string dir = spec.substr(0, std::max<size_t>(1, spec.find_last_not_of('/') + 1));
+            throw Error(spec, "is a directory; give a shard glob (" + dir + "/*.bin) or a data manifest (" + dir +
                                   "/manifest.json)");
+        }
         for (const auto& p : expand_glob(spec)) add(p);
         if (announce) announce_passes();
         return;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -217,6 +218,31 @@ TEST(ExpandGlob, ALiteralPathWithGlobCharactersNamesItself) {
     try {
         expand_glob(dir + "/val.bin");
         ADD_FAILURE() << "a missing literal path matched";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.fault(), "no files match");
+    }
+}
+
+// A directory the pattern must list but cannot (a link loop here; for other users also one they
+// may not read) is named with the reason, rather than "no files match" or, where the pattern
+// reaches other directories, a silent match of only their shards.
+TEST(ExpandGlob, AnUnlistableDirectoryIsNamed) {
+    const test::TempDir t("sixnd_glob_");
+    ASSERT_TRUE(std::filesystem::create_directory(t.dir + "/a"));
+    write_shard(t.dir + "/a/train.bin", {1, 2, 3});
+    std::filesystem::create_symlink("loop", t.dir + "/loop");
+    try {
+        const std::vector<std::string> got = expand_glob(t.dir + "/loop/*.bin");
+        ADD_FAILURE() << "matched " << got.size() << " file(s) in a link loop";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where(), t.dir + "/loop");
+        EXPECT_NE(e.fault().find(t.dir + "/loop/*.bin"), std::string::npos) << e.fault();
+        EXPECT_NE(e.fault().find(std::strerror(ELOOP)), std::string::npos) << e.fault();
+    }
+    EXPECT_EQ(expand_glob(t.dir + "/a/*.bin"), std::vector<std::string>{t.dir + "/a/train.bin"});
+    try {
+        expand_glob(t.dir + "/none/*.bin");
+        ADD_FAILURE() << "a missing directory matched";
     } catch (const Error& e) {
         EXPECT_EQ(e.fault(), "no files match");
     }

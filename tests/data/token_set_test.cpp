@@ -140,7 +140,11 @@ TEST(TokenSet, ManifestShardInALinkLoopIsNamed) {
 TEST(TokenSet, DirectoryIsNamed) {
     const test::TempDir d("sixnd_tokenset_");
     std::string e = error_of(d.dir);
-    EXPECT_NE(e.find("is a directory; give a shard glob"), std::string::npos) << e;
+    EXPECT_NE(e.find("is a directory; give a shard glob (" + d.dir + "/*.bin)"), std::string::npos) << e;
+    e = error_of(d.dir + "//");
+    EXPECT_NE(e.find("give a shard glob (" + d.dir + "/*.bin) or a data manifest (" + d.dir + "/manifest.json)"),
+              std::string::npos)
+        << e;
     std::filesystem::create_directory(d.dir + "/sub.bin");
     e = error_of(d.dir + "/*.bin");
     EXPECT_NE(e.find("sub.bin: is a directory, not a token shard"), std::string::npos) << e;
