@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "cli/verbs.h"
+#include "core/byte_order_mark.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "data/shard.h"
@@ -95,7 +96,9 @@ void check_output_flag(const std::string& path, const std::string& flag) {
 }
 
 // Training reads an input by its size, and its held-out tail a second time, which a pipe or a
-// device cannot give.
+// device cannot give. UTF-16 or UTF-32 text (by its byte order mark) is refused as `data
+// prepare` refuses it: read as bytes, a NUL between every two letters leaves few pairs to merge,
+// and training would write a vocabulary of those.
 void check_train_input(const std::string& path, const std::string& flag) {
     SIXND_CHECK(path != "-", flag, "- (standard input) is not supported: training reads its input more than once");
     struct stat st;
@@ -103,6 +106,9 @@ void check_train_input(const std::string& path, const std::string& flag) {
     SIXND_CHECK(S_ISREG(st.st_mode), path,
                 std::string("is ") + file_kind(st.st_mode) + "; " + flag +
                     " must be a regular file, as training reads it more than once (save the text to a file first)");
+    std::string head(4, '\0');
+    head.resize(FileReader(path).read(head.data(), 0, head.size()));
+    refuse_wide_text(head, path);
 }
 
 // With --input - the text is standard input; a tokenizer read from there first (/dev/stdin)

@@ -8,6 +8,8 @@
 // up to date is the true maximum.
 #include "tokenizer/bpe_trainer.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <unordered_map>
@@ -210,20 +212,33 @@ std::string shown(const std::string& bytes) {
 // files, or nothing but lone characters and special tokens. Training on that would write the
 // bare bytes, not the vocabulary asked for. Input of nothing but whitespace is refused too: its
 // merges would only join runs of spaces and newlines, never a piece of text, so a file of blank
-// lines (a wrong path, a failed extraction) would pass for a corpus. Only inputs of no bytes at
-// all are guessed to be empty files.
-Error no_text(const std::vector<InputRange>& inputs, bool only_whitespace, bool empty) {
+// lines (a wrong path, a failed extraction) would pass for a corpus. A caller holding out a
+// file's tail trains on a range of it, and then the text may all be in the held-out part: that is
+// said, rather than calling the files empty or textless. Only files of no bytes at all are
+// guessed to be empty.
+Error no_text(const std::vector<InputRange>& inputs, bool only_whitespace, uint64_t trained) {
     std::vector<std::string> paths;
+    uint64_t whole = 0;  // the files' sizes: more than was trained on when part is held out
     for (const auto& r : inputs) {
         std::string name = input_name(r.path);
-        if (std::find(paths.begin(), paths.end(), name) == paths.end()) paths.push_back(std::move(name));
+        if (std::find(paths.begin(), paths.end(), name) != paths.end()) continue;
+        paths.push_back(std::move(name));
+        struct stat st;
+        if (r.path != "-" && ::stat(r.path.c_str(), &st) == 0) whole += static_cast<uint64_t>(st.st_size);
     }
+    const bool one = paths.size() == 1;
+    const bool held_out = whole > trained;
     const std::string what = only_whitespace ? "only whitespace, no text to learn merges from"
                                              : "no text to learn merges from";
-    const bool one = paths.size() == 1;
-    const std::string hint = only_whitespace ? ""
-                             : empty         ? (one ? " (an empty file?)" : " (empty files?)")
-                                             : " (only single characters and special tokens)";
+    std::string hint;
+    if (held_out && trained == 0)
+        hint = ": all of " + std::string(one ? "its " : "their ") + std::to_string(whole) + " bytes are held out";
+    else if (!only_whitespace)
+        hint = trained == 0 ? (one ? " (an empty file?)" : " (empty files?)")
+                            : " (only single characters and special tokens)";
+    if (held_out && trained > 0)
+        hint += " in the " + std::to_string(trained) + " of " + (one ? "its " : "their ") + std::to_string(whole) +
+                " bytes trained on (the rest is held out)";
     if (one) return Error(paths[0], "holds " + what + hint);
     std::string where;
     for (size_t i = 0; i < paths.size() && i < 3; i++) where += (i ? ", " : "") + paths[i];
@@ -298,8 +313,8 @@ Tokenizer train_bpe(const std::vector<InputRange>& inputs, const BpeTrainOptions
     co.progress = opt.progress;
     uint64_t bytes = 0;
     PretokenCounts counts = count_pretokens(inputs, co, &bytes);
-    if (counts.size() == 0) throw no_text(inputs, false, bytes == 0);
-    if (only_whitespace(counts)) throw no_text(inputs, true, false);
+    if (counts.size() == 0) throw no_text(inputs, false, bytes);
+    if (only_whitespace(counts)) throw no_text(inputs, true, bytes);
     return train_bpe_from_counts(counts, opt);
 }
 

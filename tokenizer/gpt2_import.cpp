@@ -5,6 +5,7 @@
 
 #include "tokenizer/flat_map.h"
 
+#include "core/byte_order_mark.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "tokenizer/byte_unicode.h"
@@ -136,10 +137,11 @@ Tokenizer import_gpt2(const std::string& vocab_path, const std::string& merges_p
     }
 
     std::string text = read_whole_file(merges_path);
+    refuse_wide_text(text, merges_path);  // and a UTF-8 byte order mark is skipped, as in vocab.json
     size_t line = 0;
     bpe::FlatMap<size_t> merge_line;
     std::vector<bool> made(entries.size(), false);  // by id: the result of some merge
-    for (size_t pos = 0; pos < text.size();) {
+    for (size_t pos = utf8_bom_size(text); pos < text.size();) {
         size_t end = text.find('\n', pos);
         if (end == std::string::npos) end = text.size();
         std::string_view l(text.data() + pos, end - pos);

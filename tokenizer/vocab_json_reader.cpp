@@ -1,5 +1,6 @@
 #include "tokenizer/vocab_json_reader.h"
 
+#include "core/byte_order_mark.h"
 #include "core/error.h"
 #include "core/read_file.h"
 
@@ -12,6 +13,9 @@ public:
 
     std::vector<VocabEntry> parse() {
         std::vector<VocabEntry> out;
+        // As sixnd's other text readers do: a UTF-8 byte order mark is skipped, a wider one named.
+        refuse_wide_text(s_, path_);
+        pos_ = utf8_bom_size(s_);
         skip_space();
         expect('{', "the file must hold one JSON object");
         skip_space();

@@ -307,9 +307,19 @@ def main():
         gpt2_vocab = os.path.join(FIXTURES, "gpt2_vocab.json")
         # Training text with no pair to merge.
         for name, text in {"empty.txt": "", "empty2.txt": "", "specials_only.txt": "<|endoftext|>" * 3,
-                           "ab.txt": "ab", "blank.txt": "  \n\n\t \r\n   \n" * 50, "blank2.txt": "\n" * 20}.items():
+                           "ab.txt": "ab", "special_then_text.txt": "<|endoftext|>abcdq",
+                           "blank.txt": "  \n\n\t \r\n   \n" * 50, "blank2.txt": "\n" * 20}.items():
             with open(p(name), "w") as f:
                 f.write(text)
+        # Windows' "Unicode" text, and files an editor started with a UTF-8 byte order mark.
+        with open(p("utf16.txt"), "wb") as f:
+            f.write("hello world, the cat sat on the mat\n".encode("utf-16") * 30)
+        with open(p("utf16_vocab.json"), "wb") as f:
+            f.write(json.dumps(small_vocab).encode("utf-16"))
+        with open(p("bom_vocab.json"), "wb") as f:
+            f.write(b"\xef\xbb\xbf" + json.dumps(small_vocab).encode())
+        with open(p("bom_merges.txt"), "wb") as f:
+            f.write(b"\xef\xbb\xbf#version: 0.2\na b\nc d\n")
         slow_tok = p("slow_tok.bin")
         r = bad_input.subprocess.run([bad_input.SIXND, "tokenizer", "train", "--input", p("corpus.txt"), "--vocab-size",
                                       "260", "--pattern", "(a|a)+$", "--out", slow_tok], capture_output=True)
@@ -442,6 +452,23 @@ def main():
                  ["tokenizer", "train", "--input", p("specials_only.txt"), "--vocab-size", "300", "--special",
                   "<|endoftext|>", "--out", p("e.bin")], ["specials_only.txt", "holds no text"],
                  unchanged=[p("e.bin")]),
+            # Its text all fell in the held-out tail: it was called "an empty file?".
+            Case("train: an input whose text is all held out says so",
+                 ["tokenizer", "train", "--input", p("special_then_text.txt"), "--vocab-size", "300", "--special",
+                  "<|endoftext|>", "--heldout-fraction", "0.5", "--out", p("e.bin")],
+                 ["special_then_text.txt", "all of its 18 bytes are held out"], unchanged=[p("e.bin")]),
+            # Trained on as bytes, a NUL between every two letters: a vocabulary of 4 merges, and exit 0.
+            Case("train --input UTF-16 text", train + ["--input", p("utf16.txt"), "--out", p("e.bin")],
+                 ["utf16.txt", "UTF-16LE", "iconv"], unchanged=[p("e.bin")]),
+            Case("train --heldout UTF-16 text", train + ["--heldout", p("utf16.txt"), "--out", p("e.bin")],
+                 ["utf16.txt", "UTF-16LE", "iconv"], unchanged=[p("e.bin")]),
+            # Both were "the file must hold one JSON object".
+            Case("import-gpt2 --vocab UTF-16",
+                 ["tokenizer", "import-gpt2", "--vocab", p("utf16_vocab.json"), "--merges", p("merges_ab_cd.txt"),
+                  "--out", p("g.bin")], ["utf16_vocab.json", "UTF-16LE", "iconv"], unchanged=[p("g.bin")]),
+            Case("import-gpt2 of files that begin with a UTF-8 byte order mark",
+                 ["tokenizer", "import-gpt2", "--vocab", p("bom_vocab.json"), "--merges", p("bom_merges.txt"),
+                  "--out", p("bom.bin")], [], exit_code=0),
             Case("train: an input of whitespace only",
                  ["tokenizer", "train", "--input", p("blank.txt"), "--vocab-size", "300", "--out", p("e.bin")],
                  ["blank.txt", "holds only whitespace"], unchanged=[p("e.bin")]),

@@ -238,6 +238,29 @@ TEST(BpeTrain, InputWithNoPairToMergeIsRejectedNamingIt) {
     }
 }
 
+// A caller holding out a file's tail trains on a range of it: a file of text whose every byte, or
+// every byte of text, was held out used to be called "an empty file?" or a file of "only single
+// characters and special tokens".
+TEST(BpeTrain, InputWithTextOnlyInItsHeldOutPartSaysSo) {
+    const TempDir tmp("sixnd-bpe-");
+    const std::string path = tmp.dir + "/in.txt";
+    spit(path, "<|end|>abcdq");
+    try {
+        train_bpe({{path, 0, 0}}, options(300, {"<|end|>"}));
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where(), path);
+        EXPECT_EQ(e.fault(), "holds no text to learn merges from: all of its 12 bytes are held out");
+    }
+    try {
+        train_bpe({{path, 0, 7}}, options(300, {"<|end|>"}));
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.fault(), "holds no text to learn merges from (only single characters and special tokens) in the 7 "
+                             "of its 12 bytes trained on (the rest is held out)");
+    }
+}
+
 TEST(BpeTrain, UnreadableInputNamesTheFile) {
     try {
         train_bpe({{"/nonexistent/sixnd-input.txt"}}, options(300));
