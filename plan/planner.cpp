@@ -283,7 +283,10 @@ Report make_plan(const PlanInputs& in) {
     if (by_stage) rep.add("memory", "stage", static_cast<double>(h), Unit::none, "the pipeline stage whose device these rows are");
     rep.add("memory", "params", d.states.params, Unit::bytes, "e psi (stage 3: e psi/n + gathered units)" + per);
     rep.add("memory", "grads", d.states.grads, Unit::bytes, "e psi (stage 2-3: e psi/n + buckets)" + per);
-    rep.add("memory", "master", d.states.master, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
+    const bool master = d.states.master > 0;
+    rep.add("memory", "master", d.states.master, Unit::bytes,
+            master ? "4 psi (stage 1-3: /n)" + per
+                   : in.dtype_bytes == 4 ? "none: FP32 parameters are their own master copy" : "none: --master-weights off");
     rep.add("memory", "adam_m", d.states.adam_m, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
     rep.add("memory", "adam_v", d.states.adam_v, Unit::bytes, "4 psi (stage 1-3: /n)" + per);
     rep.add("memory", "model_states", d.states.total(), Unit::bytes,
@@ -317,7 +320,7 @@ Report make_plan(const PlanInputs& in) {
         rep.add("memory", "zero" + std::to_string(st) + "_bytes_per_param",
                 model_state_bytes(layout_from_count(1), st, ranks, in.dtype_bytes, in.master_weights).total(), Unit::ratio,
                 term(one.params, st >= 3) + " + " + term(one.grads, st >= 2) + " + " +
-                    term(one.master + one.adam_m + one.adam_v, st >= 1) + " (params + grads + master, m, v)");
+                    term(one.master + one.adam_m + one.adam_v, st >= 1) + (master ? " (params + grads + master, m, v)" : " (params + grads + m, v)"));
     if (dev) rep.text("memory", "fits", d.total() <= dev->mem_bytes ? "yes" : "no", "the heaviest stage's total <= device memory");
     if (by_stage) {
         const std::string in_flight = in.gpipe ? "GPipe: all M micro-batches" : "1F1B: min(P - i, M) micro-batches at stage i";

@@ -49,7 +49,9 @@ def read_log(path, branch):
     kept = set()
     for first, last in branch:
         kept.update(range(first, last + 1))
-    with open(path) as f:
+    # Lines end at "\n" alone, as sixnd counts them: a "\r" is whitespace inside a JSON record,
+    # where Python's universal newlines would start a line and shift every number after it.
+    with open(path, newline="\n") as f:
         for number, line in enumerate(f, 1):
             try:
                 r = json.loads(line)
@@ -152,6 +154,18 @@ def no_data(ax, what):
     ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes, color="gray")
 
 
+NO_STEPS = "nothing to draw: no step record on the branch the runs ended on holds it\n(a run that diverged at its first step has no step record)"
+
+
+def legend(ax):
+    """The legend, or where nothing was drawn, why: an empty plot says so (and matplotlib warns of
+    a legend without entries on stderr)."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+    else:
+        no_data(ax, NO_STEPS)
+
+
 def plot_loss(series, out, colors):
     fig, (ax, bx) = new_fig(2)
     any_bpb = False
@@ -160,7 +174,7 @@ def plot_loss(series, out, colors):
         band(ax, s, "val_loss", c, style="--", marker="o", label=f"{s.label} val")
         any_bpb |= band(bx, s, "val_bpb", c, style="--", marker="o", label=s.label)
     ax.set(xlabel="tokens", ylabel="loss (nats/token)", title="loss (band: min-max over seeds)")
-    ax.legend(fontsize=7)
+    legend(ax)
     bx.set(xlabel="tokens", ylabel="bits per byte", title="validation bits per byte")
     if any_bpb:
         bx.legend(fontsize=7)
@@ -174,7 +188,7 @@ def plot_lr(series, out, colors):
     for s, c in zip(series, colors):
         band(ax, s, "lr", c, x="step", label=s.label)
     ax.set(xlabel="step", ylabel="learning rate")
-    ax.legend(fontsize=7)
+    legend(ax)
     save(fig, out, "lr.png", "Learning rate")
 
 
@@ -218,7 +232,7 @@ def plot_grad_norm(series, out, colors):
                         **at)
                 seen.add(kind)
     ax.set(xlabel="tokens", ylabel="global gradient norm (before clipping)", yscale="log")
-    ax.legend(fontsize=7)
+    legend(ax)
     save(fig, out, "grad_norm.png", "Gradient norm (markers: spike x, skip v, rollback ^)")
 
 
@@ -226,14 +240,14 @@ def plot_throughput(series, out, colors):
     fig, (ax, bx) = new_fig(2)
     for s, c in zip(series, colors):
         band(ax, s, "tokens_per_s", c, x="step", label=s.label)
-        xs, mean, lo, hi = s.curve("mfu", "step")
-        bx.plot(xs, [100 * v for v in mean], color=c, label=f"{s.label} MFU")
-        xs, mean, _, _ = s.curve("hfu", "step")
-        bx.plot(xs, [100 * v for v in mean], ":", color=c, label=f"{s.label} HFU")
+        for key, style in (("mfu", "-"), ("hfu", ":")):
+            xs, mean, _, _ = s.curve(key, "step")
+            if xs:
+                bx.plot(xs, [100 * v for v in mean], style, color=c, label=f"{s.label} {key.upper()}")
     ax.set(xlabel="step", ylabel="tokens/s", title="throughput")
     bx.set(xlabel="step", ylabel="% of peak", title="MFU (solid) and HFU (dotted)")
-    ax.legend(fontsize=7)
-    bx.legend(fontsize=7)
+    legend(ax)
+    legend(bx)
     save(fig, out, "throughput.png", "Tokens/s and MFU")
 
 
@@ -354,7 +368,7 @@ def table_rows(sources):
                 rows.append(row)
         else:
             m = src["metrics"]
-            row = [src["name"], "1"]
+            row = [src["name"], "1" + (" (1 diverged)" if m.get("diverged") else "")]
             for key, _, f in COLUMNS:
                 row.append(cell(key, f, m[key].get("peak") if key == "peak_memory" else m[key]))
             rows.append(row + ["-", "-", "-"])

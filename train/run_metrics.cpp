@@ -63,6 +63,25 @@ void erase_from(ByStep& by_step, int first) {
     by_step.erase(by_step.lower_bound(first), by_step.end());
 }
 
+// What the records of a branch give, by step, so that a resume or a rollback cuts every kind of
+// record at the same step.
+struct Branch {
+    std::map<int, StepNumbers> steps;
+    std::map<int, std::pair<json, json>> evals;  // step -> val_loss, val_bpb of its evaluation
+    std::set<int> spikes;
+    std::set<int> reached;  // steps with a step record, a skip or a stop: how far the branch got
+    // step -> line of the records, dropped with their numbers above.
+    std::multimap<int, int> step_lines, eval_lines, event_lines;
+
+    void cut(int first) {
+        erase_from(steps, first);
+        erase_from(evals, first);
+        erase_from(spikes, first);
+        erase_from(reached, first);
+        for (auto* lines : {&step_lines, &eval_lines, &event_lines}) erase_from(*lines, first);
+    }
+};
+
 // The stops of sixnd train that end a run for good: a rerun from its checkpoint goes the same
 // way (a "signal" stop, the other reason, is an interruption).
 bool divergence_stop(const std::string& reason) {
@@ -79,17 +98,18 @@ void check_header(const plan::LogFields& h) {
 
 RunMetrics read_run_metrics(const std::string& log_path) {
     RunMetrics m;
-    std::map<int, StepNumbers> steps;
-    std::set<int> spike_steps;
+    Branch branch;
+    // The rollbacks and the spikes that made them (step -> line): a rollback undoes the steps
+    // after the one it goes back to, not the rollbacks before it, so a resume alone cuts these.
+    std::multimap<int, int> rollback_lines;
+    std::set<int> rollback_spikes;
+    std::pair<int, int> last_spike{-1, 0};  // step, line
     // Whether the log ends on steps skipped for a non-finite loss or gradient (or, in
     // m.diverged_at, on a stop that ends the run): a step record after them (a resumed run's)
     // means the run went on.
     bool ended_non_finite = false;
-    std::map<int, std::pair<json, json>> evals;  // step -> val_loss, val_bpb of its evaluation
     // A header opens a segment; a resumed one starts at the step of its first record.
     bool segment_opened = false;
-    // step -> line of the records on the branch, dropped with their numbers above.
-    std::multimap<int, int> step_lines, eval_lines, event_lines;
     read_run_log(log_path, [&](const plan::LogRecord& rec) {
         const plan::LogFields f(log_path, rec);
         const std::string type = f.has("type") ? f.text("type") : "";
@@ -101,10 +121,9 @@ RunMetrics read_run_metrics(const std::string& log_path) {
             // step it runs).
             ended_non_finite = false;
             m.diverged_at.clear();
-            erase_from(steps, first);
-            erase_from(evals, first);
-            erase_from(spike_steps, first);
-            for (auto* lines : {&step_lines, &eval_lines, &event_lines}) erase_from(*lines, first);
+            branch.cut(first);
+            erase_from(rollback_lines, first);
+            erase_from(rollback_spikes, first);
         }
         if (type == "header") {
             check_header(f);
@@ -112,37 +131,47 @@ RunMetrics read_run_metrics(const std::string& log_path) {
             segment_opened = true;
         } else if (type == "step") {
             const int step = f.integer("step", 0);
-            steps[step] = read_step(f, rec.json);
-            step_lines.emplace(step, rec.line);
+            branch.steps[step] = read_step(f, rec.json);
+            branch.step_lines.emplace(step, rec.line);
+            branch.reached.insert(step);
             ended_non_finite = false;
             m.diverged_at.clear();
         } else if (type == "event") {
             plan::check_event_record(f);  // one rule for every reader of run logs, as for steps
-            (f.text("event") == "eval" ? eval_lines : event_lines).emplace(f.integer("step", 0), rec.line);
-            if (f.text("event") == "spike") spike_steps.insert(f.integer("step", 0));
-            if (f.text("event") == "skip" && f.has("reason") && f.text("reason") == "non_finite")
-                ended_non_finite = true;
-            if (f.text("event") == "stop" && f.has("reason") && divergence_stop(f.text("reason")))
-                m.diverged_at = f.text("reason");
-            // The steps after the one rolled back to are run again: what they logged before is
-            // the branch the rollback left (its spike stays counted: it is why the run rolled back).
-            if (f.text("event") == "rollback") {
+            const std::string event = f.text("event");
+            const int step = f.integer("step", 0);
+            if (event == "rollback") {
+                // The steps after the one rolled back to are run again: every record they logged
+                // before is the branch the rollback left. The spike that made it stays, as the
+                // rollback does: it is why the run rolled back.
                 const int to = f.integer("to", 0);
-                erase_from(steps, to + 1);
-                erase_from(evals, to + 1);
-                erase_from(step_lines, to + 1);
-                erase_from(eval_lines, to + 1);
+                branch.cut(to + 1);
+                ended_non_finite = false;
+                if (last_spike.first == f.integer("from", 0)) {
+                    rollback_lines.emplace(last_spike.first, last_spike.second);
+                    rollback_spikes.insert(last_spike.first);
+                }
+                rollback_lines.emplace(step, rec.line);
+                return;
             }
+            (event == "eval" ? branch.eval_lines : branch.event_lines).emplace(step, rec.line);
+            if (event == "spike") {
+                branch.spikes.insert(step);
+                last_spike = {step, rec.line};
+            }
+            if (event == "skip" || event == "stop") branch.reached.insert(step);
+            if (event == "skip" && f.has("reason") && f.text("reason") == "non_finite") ended_non_finite = true;
+            if (event == "stop" && f.has("reason") && divergence_stop(f.text("reason"))) m.diverged_at = f.text("reason");
             // A skipped step is evaluated when one is due, but writes no step record: its numbers
             // are in the event only.
-            if (f.text("event") == "eval")
-                evals[f.integer("step", 0)] = {number_or_null(f, rec.json, "val_loss"), number_or_null(f, rec.json, "val_bpb")};
+            if (event == "eval") branch.evals[step] = {number_or_null(f, rec.json, "val_loss"), number_or_null(f, rec.json, "val_bpb")};
         }
     });
+    const auto& steps = branch.steps;
     if (steps.empty() && m.diverged_at.empty()) throw Error(log_path, "has no step records");
-    m.last_step = steps.empty() ? 0 : steps.rbegin()->first;
+    m.last_step = branch.reached.empty() ? 0 : *branch.reached.rbegin();
     std::vector<int> lines;
-    for (const auto* by_step : {&step_lines, &eval_lines, &event_lines})
+    for (const auto* by_step : {&branch.step_lines, &branch.eval_lines, &branch.event_lines, &rollback_lines})
         for (const auto& [s, line] : *by_step) lines.push_back(line);
     std::sort(lines.begin(), lines.end());
     for (int line : lines) {
@@ -161,6 +190,7 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     const bool ended_bad = diverged || ended_non_finite;
     v["final_train_loss"] = ended_bad ? json(nullptr) : json(steps.rbegin()->second.loss);
     v["val_loss"] = v["val_bpb"] = nullptr;
+    auto& evals = branch.evals;
     for (const auto& [s, r] : steps)
         if (!r.val_loss.is_null() || !r.val_bpb.is_null()) evals.emplace(s, std::make_pair(r.val_loss, r.val_bpb));
     // The last evaluation's, null where it was not finite.
@@ -187,7 +217,9 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     }
     v["peak_memory"] = mem;
     v["comm_bytes"] = comm;
-    v["spikes"] = spike_steps.size();
+    std::set<int> spikes = branch.spikes;
+    spikes.insert(rollback_spikes.begin(), rollback_spikes.end());
+    v["spikes"] = spikes.size();
     v["wall_clock_s"] = wall_ms / 1e3;
     return m;
 }

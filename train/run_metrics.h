@@ -18,11 +18,13 @@
 //   spikes            steps with a spike event
 //   wall_clock_s      seconds spent in training steps: the sum of step_ms (start-up, evaluation
 //                     and checkpoints left out)
-// Only the steps of the branch the run ended on count: a resumed run (a header after the first)
-// logs again from the step after its checkpoint, and a rollback from the step after the one it
-// went back to, so the records of those steps and later that came before (a killed run's last
-// steps, a later branch left by a resume from an older checkpoint, the steps a rollback undid,
-// their evaluations and, for a resume, their spikes) are dropped. Missing numbers are JSON null.
+// Only the records of the branch the run ended on count: a resumed run (a header after the
+// first) logs again from the step after its checkpoint, and a rollback from the step after the
+// one it went back to, so every record of those steps and later that came before (a killed
+// run's last steps, a later branch left by a resume from an older checkpoint, the steps a
+// rollback undid: their step records, evaluations, skips, spikes, samples, checkpoints) is
+// dropped. A rollback and the spike that made it stay (they are why those steps were run again)
+// until a resume from before them drops them too. Missing numbers are JSON null.
 #pragma once
 #include <map>
 #include <string>
@@ -35,6 +37,8 @@ namespace sixnd {
 struct RunMetrics {
     nlohmann::json header;              // the last header record (resolved config, model, device)
     std::map<int, double> step_loss;    // train loss per step
+    // The last step the branch reached: a step record's, or a skipped step's or the stop's (a
+    // run that ends on skipped steps ran them), 0 before any.
     int last_step = 0;
     std::string diverged_at;            // the reason of the stop that made it diverge ("" if not)
     // The log lines of the step and event records on that branch, as [first, last] ranges in

@@ -78,6 +78,9 @@ def worked_numbers():
     j = plan("--params", "1e9", "--ranks", "4", "--zero", "2", "--master-weights", "off")
     want("no master ZeRO-2 bytes/param", j["memory"]["zero2_bytes_per_param"], 2 + 10 / 4)
     want("no master model states", j["memory"]["model_states"], 1e9 * (2 + 10 / 4))
+    # Without master weights the formulas say so, not "4 psi" beside a 0.
+    want("no master formula", j["formulas"]["memory.zero2_bytes_per_param"], "2 + 2/n + 8/n (params + grads + m, v)")
+    want("no master row", j["formulas"]["memory.master"], "none: --master-weights off")
     # A model shape without --batch (no activations) still totals its rows: ZeRO 1-3's scratch slice
     # is a workspace row of its own.
     for z in ("0", "1", "3"):

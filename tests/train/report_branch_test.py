@@ -2,7 +2,9 @@
 older checkpoint with fewer steps leaves the longer branch's steps in its log, and neither the
 loss, learning-rate nor validation curves may show them (the table's final losses are the new
 branch's, so a plot running past them would contradict it). Also a rollback: the steps it undid
-and their evaluations are not drawn, the spike that caused it still is."""
+and every event they logged (evaluations, skips, spikes, samples, checkpoints) are not drawn, the
+spike that caused it still is, and the table counts that spike alone. The plots count lines as
+sixnd does, so a '\r' inside a record (JSON whitespace) moves nothing."""
 import json
 import os
 import sys
@@ -48,12 +50,32 @@ def main():
         if s.curve("val_loss")[1][-1] != table_val:
             failures.append(f"the validation curve ends at {s.curve('val_loss')[1][-1]}, the table at {table_val}")
 
+        # A "\r" is whitespace inside a JSON record (an editor's, or another program's writer):
+        # the lines the plots read are the table's still.
+        cr = os.path.join(tmp, "cr.jsonl")
+        with open(log, newline="") as f, open(cr, "w", newline="") as g:
+            g.write(f.read().replace('{"', '{\r"'))
+        cr_source = tiny_text.report_source(cr, os.path.join(tmp, "cr_report"))
+        cr_header, cr_steps, cr_events = report_plots.read_log(cr_source["path"], cr_source["branch"])
+        header, steps_read, events_read = report_plots.read_log(source["path"], source["branch"])
+        if (cr_header, cr_steps, cr_events) != (header, steps_read, events_read):
+            failures.append(f"with a '\\r' in each record the plots read steps {sorted(cr_steps)}, events "
+                            f"{[e['event'] for e in cr_events]}, header {bool(cr_header)}: not the same log's "
+                            f"{sorted(steps_read)}, {[e['event'] for e in events_read]}")
+
         rolled = os.path.join(tmp, "rolled.jsonl")
         steps = {r["step"]: r for r in recs[:second] if r["type"] == "step"}
         with open(rolled, "w") as f:
-            lines = [recs[0]] + [steps[k] for k in range(1, 7)]
-            lines += [{"type": "event", "event": "eval", "step": 5, "val_loss": 9.0, "batches": 1},
-                      {"type": "event", "event": "spike", "step": 6, "loss": 9.0},
+            # Steps 4 and 5 undone: step 4's checkpoint and sample, step 5 skipped as a spike
+            # and evaluated. None of it may be drawn (a skip marker where the run kept no step).
+            lines = [recs[0]] + [steps[k] for k in range(1, 5)]
+            lines += [{"type": "event", "event": "checkpoint", "step": 4, "dir": "ck/step-00000004"},
+                      {"type": "event", "event": "sample", "step": 4, "ids": [1], "text": "a"},
+                      {"type": "event", "event": "spike", "step": 5, "loss": 9.0, "action": "skip"},
+                      {"type": "event", "event": "skip", "step": 5, "loss": 9.0, "grad_norm": 2.0, "reason": "spike",
+                       "consecutive": 1},
+                      {"type": "event", "event": "eval", "step": 5, "val_loss": 9.0, "batches": 1},
+                      {"type": "event", "event": "spike", "step": 6, "loss": 9.0, "action": "rollback"},
                       {"type": "event", "event": "rollback", "step": 6, "from": 6, "to": 3, "batches_skipped": 0,
                        "tokens_skipped": 0, "source": "memory", "rollbacks": 1}]
             lines += [steps[4]]
@@ -66,8 +88,12 @@ def main():
         print(f"rolled back from 6 to 3, then step 4 again: steps {sorted(got)}, events {[e['event'] for e in events]}")
         if sorted(got) != [1, 2, 3, 4]:
             failures.append(f"after a rollback to step 3 and step 4 again, the steps read are {sorted(got)}")
-        if [e["event"] for e in events] != ["spike", "rollback"]:
-            failures.append(f"the rollback's spike and the rollback are not both kept: {events}")
+        if [(e["event"], e["step"]) for e in events] != [("spike", 6), ("rollback", 6)]:
+            failures.append(f"the events drawn are not the rollback and its spike alone: {events}")
+        if source["metrics"]["spikes"] != 1:
+            failures.append(f"the table counts {source['metrics']['spikes']} spikes, not the rollback's one")
+        if source["steps"] != 4:
+            failures.append(f"the report says the run reached step {source['steps']}, not step 4")
     return sixnd_files.report(failures, "sixnd report plots the branch the run ended on")
 
 

@@ -47,7 +47,8 @@ TEST(RunMetrics, ASkippedStepsEvaluationCounts) {
                        step(3, 2.25) + "{\"type\":\"event\",\"event\":\"skip\",\"step\":4,\"consecutive\":1,\"grad_norm\":99,\"loss\":9}\n" +
                        "{\"type\":\"event\",\"event\":\"eval\",\"step\":4,\"val_loss\":2.5,\"val_bpb\":1.25,\"batches\":1}\n");
     const RunMetrics m = read_run_metrics(log);
-    EXPECT_EQ(m.last_step, 3);
+    // The run ran step 4, skipped or not (sixnd train's summary says so too).
+    EXPECT_EQ(m.last_step, 4);
     EXPECT_DOUBLE_EQ(m.values["val_loss"].get<double>(), 2.5);
     EXPECT_DOUBLE_EQ(m.values["val_bpb"].get<double>(), 1.25);
 }
@@ -62,7 +63,7 @@ TEST(RunMetrics, ARunThatEndedDivergedHasNoFinalLosses) {
                         "{\"type\":\"event\",\"event\":\"skip\",\"step\":4,\"consecutive\":2,\"grad_norm\":null,\"loss\":null,\"reason\":\"non_finite\"}\n" +
                         "{\"type\":\"event\",\"event\":\"eval\",\"step\":4,\"val_loss\":null,\"batches\":1}\n");
     const RunMetrics m = read_run_metrics(log);
-    EXPECT_EQ(m.last_step, 2);
+    EXPECT_EQ(m.last_step, 4);
     EXPECT_TRUE(m.values["final_train_loss"].is_null()) << m.values;
     EXPECT_TRUE(m.values["val_loss"].is_null()) << m.values;
     EXPECT_TRUE(m.values["val_bpb"].is_null()) << m.values;
@@ -115,7 +116,7 @@ TEST(RunMetrics, ARunThatDivergedAtItsFirstStepHasNoNumbers) {
     const RunMetrics m = read_run_metrics(write_log(
         "at_once", "{\"type\":\"event\",\"event\":\"stop\",\"step\":1,\"reason\":\"non_finite_parameters\",\"last_checkpoint\":\"\"}\n"));
     EXPECT_TRUE(m.values["diverged"].get<bool>()) << m.values;
-    EXPECT_EQ(m.last_step, 0);
+    EXPECT_EQ(m.last_step, 1);
     for (const char* key : {"final_train_loss", "val_loss", "tokens_per_s", "mfu", "hfu"})
         EXPECT_TRUE(m.values[key].is_null()) << key << " " << m.values;
     EXPECT_THROW(read_run_metrics(write_log("no_steps", "")), Error);
@@ -204,4 +205,74 @@ TEST(RunMetrics, ARollbackDropsTheStepsItUndid) {
     // Drawn: steps 1-2 and step 2's evaluation (lines 2-4), the spike, the rollback and step 3
     // again (8-10); not the undone steps 3-4 and step 4's evaluation (5-7).
     EXPECT_EQ(m.branch_lines, (std::vector<std::pair<int, int>>{{2, 4}, {8, 10}}));
+}
+
+namespace {
+
+std::string event(const std::string& kind, int step, const std::string& fields) {
+    return "{\"type\":\"event\",\"event\":\"" + kind + "\",\"step\":" + std::to_string(step) + "," + fields + "}\n";
+}
+
+std::string rollback(int from, int to, int n) {
+    return event("rollback", from, "\"from\":" + std::to_string(from) + ",\"to\":" + std::to_string(to) +
+                                       ",\"batches_skipped\":1,\"tokens_skipped\":64,\"source\":\"memory\",\"rollbacks\":" +
+                                       std::to_string(n));
+}
+
+}  // namespace
+
+TEST(RunMetrics, ARollbackDropsEveryRecordOfTheStepsItUndid) {
+    // Step 4 was skipped as a spike (after a sample and a checkpoint at step 3), step 5 spiked
+    // and the run rolled back to step 2, then ran step 3 again and ended: what steps 3-4 logged
+    // before the rollback (a skip, a spike, a sample, a checkpoint) is not the run's, the
+    // rollback and its spike are.
+    const std::string log = write_log(
+        "rollback_events",
+        step(1, 3.0) + step(2, 2.5) + step(3, 2.25) +                                      // lines 2-4
+            event("sample", 3, "\"ids\":[1],\"text\":\"a\"") +                            // 5
+            event("checkpoint", 3, "\"dir\":\"ck/step-00000003\"") +                         // 6
+            event("spike", 4, "\"loss\":9,\"action\":\"skip\"") +                          // 7
+            event("skip", 4, "\"loss\":9,\"grad_norm\":1,\"reason\":\"spike\",\"consecutive\":1") +  // 8
+            event("spike", 5, "\"loss\":9,\"action\":\"rollback\"") +                      // 9
+            rollback(5, 2, 1) +                                                          // 10
+            step(3, 2.125));                                                             // 11
+    const RunMetrics m = read_run_metrics(log);
+    EXPECT_EQ(m.last_step, 3);
+    EXPECT_EQ(m.values["spikes"], 1) << m.values;
+    EXPECT_EQ(m.branch_lines, (std::vector<std::pair<int, int>>{{2, 3}, {9, 11}}));
+}
+
+TEST(RunMetrics, ALaterRollbackKeepsTheRollbacksBeforeIt) {
+    // Rolled back from step 4 to 3, then from step 5 to 2: the second undoes step 3 and the
+    // first's steps, not the first rollback (the run did roll back twice), nor its spike.
+    const std::string log = write_log(
+        "rollback_twice",
+        step(1, 3.0) + step(2, 2.5) + step(3, 2.25) +                  // lines 2-4
+            event("spike", 4, "\"loss\":9,\"action\":\"rollback\"") + rollback(4, 3, 1) +  // 5-6
+            step(4, 2.0) +                                             // 7
+            event("spike", 5, "\"loss\":9,\"action\":\"rollback\"") + rollback(5, 2, 2) +  // 8-9
+            step(3, 2.125));                                           // 10
+    const RunMetrics m = read_run_metrics(log);
+    EXPECT_EQ(m.last_step, 3);
+    EXPECT_EQ(m.values["spikes"], 2) << m.values;
+    EXPECT_EQ(m.step_loss, (std::map<int, double>{{1, 3.0}, {2, 2.5}, {3, 2.125}}));
+    EXPECT_EQ(m.branch_lines, (std::vector<std::pair<int, int>>{{2, 3}, {5, 6}, {8, 10}}));
+    // A resume from the checkpoint of step 2 leaves both rollbacks' branch.
+    const RunMetrics resumed = read_run_metrics(write_log(
+        "rollback_resumed", step(1, 3.0) + step(2, 2.5) + step(3, 2.25) + event("spike", 4, "\"loss\":9") + rollback(4, 3, 1) +
+                                "{\"type\":\"header\",\"config\":{},\"model\":{}}\n" + step(3, 2.0)));
+    EXPECT_EQ(resumed.values["spikes"], 0) << resumed.values;
+    EXPECT_EQ(resumed.branch_lines, (std::vector<std::pair<int, int>>{{2, 3}, {8, 8}}));
+}
+
+TEST(RunMetrics, TheLastStepIsTheLastOneRunSkippedOrStopped) {
+    // Steps 3 and 4 skipped as non-finite at the end of --steps 4: the run ran 4 steps.
+    const std::string skipped = step(1, 3.0) + step(2, 2.5) +
+                                event("skip", 3, "\"loss\":null,\"grad_norm\":null,\"reason\":\"non_finite\",\"consecutive\":1") +
+                                event("skip", 4, "\"loss\":null,\"grad_norm\":null,\"reason\":\"non_finite\",\"consecutive\":2");
+    EXPECT_EQ(read_run_metrics(write_log("ends_skipped", skipped)).last_step, 4);
+    // Interrupted after step 2: the stop names the last step done.
+    EXPECT_EQ(read_run_metrics(write_log("ends_stopped", step(1, 3.0) + step(2, 2.5) +
+                                                             event("stop", 2, "\"reason\":\"signal\",\"last_checkpoint\":\"\""))).last_step,
+              2);
 }
