@@ -20,10 +20,13 @@ constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 volatile sig_atomic_t g_forwarding = 0;  // a ForwardSignals lives
 volatile sig_atomic_t g_child = 0;       // the child to pass signals on to; 0 between children
 volatile sig_atomic_t g_received = 0;
+volatile sig_atomic_t g_pass_as = 0;     // what a signal is passed on as; 0: itself
+
+int passed_as(int sig) { return g_pass_as != 0 ? static_cast<int>(g_pass_as) : sig; }
 
 void forward(int sig) {
     if (g_received == 0) g_received = sig;
-    if (g_child > 0) kill(static_cast<pid_t>(g_child), sig);
+    if (g_child > 0) kill(static_cast<pid_t>(g_child), passed_as(sig));
 }
 
 // The signals ForwardSignals handles, held back from fork until the child's pid is known, so
@@ -37,10 +40,11 @@ sigset_t forwarded_set() {
 
 }  // namespace
 
-ForwardSignals::ForwardSignals() {
+ForwardSignals::ForwardSignals(int pass_as) {
     static_assert(std::size(kSignals) == std::size(decltype(old_){}));
     g_received = 0;
     g_child = 0;
+    g_pass_as = pass_as;
     struct sigaction sa {};
     sa.sa_handler = forward;
     sigemptyset(&sa.sa_mask);
@@ -114,7 +118,7 @@ int run_process(const std::vector<std::string>& argv, const std::string& output)
         setpgid(pid, pid);  // as the child does: whichever runs first, the group exists before a signal
         g_child = pid;
         // A signal that came before this child started is passed on to it too: it asked to stop.
-        if (g_received != 0) kill(pid, g_received);
+        if (g_received != 0) kill(pid, passed_as(g_received));
         sigprocmask(SIG_SETMASK, &saved_mask, nullptr);
     }
     int status = 0;

@@ -24,7 +24,10 @@ int run_process(const std::vector<std::string>& argv, const std::string& output 
 // (`nohup`) stays ignored. One at a time, from the thread that calls run_process.
 class ForwardSignals {
 public:
-    ForwardSignals();
+    // pass_as: the signal each is passed on as (0: itself). A child that is a launcher such as
+    // mpirun, which kills its processes a second after passing SIGINT or SIGTERM on, is sent
+    // one it passes on as it is (SIGUSR1, a stop for `sixnd train`).
+    explicit ForwardSignals(int pass_as = 0);
     ~ForwardSignals();
     ForwardSignals(const ForwardSignals&) = delete;
     ForwardSignals& operator=(const ForwardSignals&) = delete;

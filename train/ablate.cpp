@@ -10,6 +10,7 @@
 #include <cctype>
 #include <chrono>
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -315,8 +316,9 @@ json run_ablation(const AblationSpec& spec) {
         throw Error("--seeds", std::to_string(spec.seeds) + " seeds x " + std::to_string(variants.size()) +
                                    " variants is more runs than an ablation counts (" + std::to_string(INT_MAX) + ")");
     // Ctrl-C lets the run in flight write its checkpoint (sixnd train stops so at one signal and
-    // drops it at a second), then ends the ablation with the way back in.
-    const ForwardSignals signals;
+    // drops it at a second), then ends the ablation with the way back in. A launcher gets it as
+    // SIGUSR1, which mpirun passes on to the ranks (SIGINT it turns into a kill a second later).
+    const ForwardSignals signals(spec.launcher.empty() ? 0 : SIGUSR1);
     check_out(spec);
     check_runs(spec, variants);
     // Another ablate may have claimed --out since the first look: look again under the lock.

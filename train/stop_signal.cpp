@@ -8,26 +8,36 @@ namespace {
 
 volatile sig_atomic_t g_signal = 0;
 volatile sig_atomic_t g_announce = 1;
+volatile sig_atomic_t g_under_mpirun = 0;
+
+void say(const char* msg, size_t bytes) { (void)!write(STDERR_FILENO, msg, bytes); }
 
 // Async-signal-safe only: write(2) and _exit(2). After SIGHUP stderr may be a closed
 // terminal's; a failed write there changes nothing.
 void on_signal(int sig) {
     if (g_signal != 0) {
         const char msg[] = "\nsixnd train: second signal: exiting now, without a checkpoint\n";
-        (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+        say(msg, sizeof msg - 1);
         _exit(128 + sig);
     }
     g_signal = sig;
     if (!g_announce) return;
     const char msg[] = "\nsixnd train: stopping after this step and writing a checkpoint (signal again to exit at once)\n";
-    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    const char mpirun_msg[] = "\nsixnd train: stopping after this step and writing a checkpoint (signal again to exit at once; "
+                              "signal mpirun with SIGUSR1 for this: a SIGINT or SIGTERM it passes on is followed by a "
+                              "kill a second later)\n";
+    if (g_under_mpirun && sig != SIGUSR1 && sig != SIGHUP)
+        say(mpirun_msg, sizeof mpirun_msg - 1);
+    else
+        say(msg, sizeof msg - 1);
 }
 
 }  // namespace
 
-StopSignals::StopSignals(bool announce) {
+StopSignals::StopSignals(bool announce, bool under_mpirun) {
     g_signal = 0;
     g_announce = announce;
+    g_under_mpirun = under_mpirun;
     struct sigaction sa {};
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
@@ -49,6 +59,7 @@ const char* StopSignals::name(int sig) {
         case SIGINT: return "SIGINT";
         case SIGTERM: return "SIGTERM";
         case SIGHUP: return "SIGHUP";
+        case SIGUSR1: return "SIGUSR1";
         default: return "a signal";
     }
 }

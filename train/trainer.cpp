@@ -392,7 +392,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
     : o_(o),
       ckpt_root_(o.out_dir + "/checkpoints"),
       lock_(lock_run_dir(o.out_dir, comm)),
-      signals_(!comm || comm->rank() == 0),
+      signals_(!comm || comm->rank() == 0, comm && comm->size() > 1),
       ck_(open_resume(o, comm)),
       cfg_(ck_ ? ck_->meta().model : config),
       be_(StepProfiler::wrap(make_backend(o.device, o.dtype, comm ? comm->local_rank() : 0), o.profile)),

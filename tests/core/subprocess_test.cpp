@@ -1,11 +1,15 @@
-// run_process's statuses, and what it says on stderr when it cannot start the program as asked.
+// run_process's statuses, what it says on stderr when it cannot start the program as asked, and how
+// ForwardSignals passes signals on.
 #include "core/subprocess.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <csignal>
 #include <string>
+#include <thread>
 
 #include "core/read_file.h"
 #include "tests/util/test_util.h"
@@ -86,4 +90,22 @@ TEST(RunProcess, AParentWithStdinClosedGivesAForwardingChildDevNull) {
     const int rc = with_fd_closed(0, [&] { return run_process({"sh", "-c", "readlink /proc/$$/fd/0"}, output); });
     EXPECT_EQ(rc, 0);
     EXPECT_EQ(read_whole_file(output), "/dev/null\n");
+}
+
+// A launcher child (mpirun ends its processes a second after passing SIGINT on) is sent each
+// signal as the one it is told to pass on as it is; the caller still learns which one came.
+TEST(RunProcess, ASignalIsPassedOnAsAsked) {
+    const test::TempDir d("sixnd-subprocess-");
+    const std::string ready = d.dir + "/ready", got = d.dir + "/got";
+    const ForwardSignals forwarding(SIGUSR1);
+    std::thread sender([&] {
+        while (::access(ready.c_str(), F_OK) != 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        ::kill(::getpid(), SIGINT);
+    });
+    const int rc = run_process({"sh", "-c", "trap 'echo USR1 > " + got + "; exit 0' USR1; trap 'echo INT > " + got +
+                                                "; exit 0' INT; touch " + ready + "; while :; do sleep 0.01; done"});
+    sender.join();
+    EXPECT_EQ(rc, 0);
+    EXPECT_EQ(read_whole_file(got), "USR1\n");
+    EXPECT_EQ(ForwardSignals::received(), SIGINT);
 }

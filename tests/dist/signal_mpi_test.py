@@ -1,9 +1,11 @@
 """A stop signal under mpirun: every rank stops after the same step, one checkpoint is written,
 and the job says so once (rank 0's lines), not once per rank; `--resume latest` continues.
 
-Two deliveries are checked: SIGTERM to every rank (what a batch scheduler's cancel does), and
+Three deliveries are checked: SIGTERM to every rank (what a batch scheduler's cancel does),
 SIGTERM to rank 1 alone: the ranks agree on the stop and on the signal, so rank 0, which received
-none, still names it."""
+none, still names it; and SIGUSR1 to mpirun, which passes it on to every rank as it is (SIGINT or
+SIGTERM sent to mpirun reach the ranks as SIGTERM and a kill a second later, before a step of any
+size ends; sixnd did not stop on SIGUSR1, whose default ends the process)."""
 import os
 import shutil
 import signal
@@ -38,7 +40,14 @@ def rank_pid(tmp, rank):
         return int(f.read())
 
 
-def interrupt(tmp, name, ranks, failures):
+def signal_ranks(tmp, ranks, sig):
+    def send(_):
+        for rank in ranks:
+            os.kill(rank_pid(tmp, rank), sig)
+    return send
+
+
+def interrupt(tmp, name, send, sig, rank0_signalled, failures):
     out, log = os.path.join(tmp, name), os.path.join(tmp, name + ".jsonl")
     for rank in (0, 1):
         if os.path.exists(os.path.join(tmp, f"pid.{rank}")):
@@ -52,8 +61,7 @@ def interrupt(tmp, name, ranks, failures):
         if p.poll() is not None or len(sixnd_files.steps_logged(log)) < 3:
             failures.append(f"{name}: the run did not start: {p.communicate()[1][-400:]}")
             return
-        for rank in ranks:
-            os.kill(rank_pid(tmp, rank), signal.SIGTERM)
+        send(p)
         _, err = p.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         failures.append(f"{name}: still running {TIMEOUT} s after the signal")
@@ -70,10 +78,15 @@ def interrupt(tmp, name, ranks, failures):
         failures.append(f"{name}: exit {p.returncode}")
     # Rank 0 announces the stop when it is signalled itself; the error comes from rank 0 alone.
     announced = ["stopping after this step" in x for x in lines]
-    interrupted = [f"interrupted by SIGTERM after step {done}" in x for x in lines]
-    if sum(interrupted) != 1 or sum(announced) != (1 if 0 in ranks else 0) or len(lines) != sum(announced) + 1:
-        failures.append(f"{name}: expected {'an announcement and ' if 0 in ranks else ''}one line saying the job "
-                        f"was interrupted after step {done}, nothing more: {lines}")
+    interrupted = [f"interrupted by {sig.name} after step {done}" in x for x in lines]
+    if sum(interrupted) != 1 or sum(announced) != (1 if rank0_signalled else 0) or len(lines) != sum(announced) + 1:
+        failures.append(f"{name}: expected {'an announcement and ' if rank0_signalled else ''}one line saying the job "
+                        f"was interrupted by {sig.name} after step {done}, nothing more: {lines}")
+    # A SIGTERM may have come from mpirun, which kills the ranks a second later: the announcement
+    # names the signal to send mpirun instead.
+    hint = ["signal mpirun with SIGUSR1" in x for x, a in zip(lines, announced) if a]
+    if any(hint) != (rank0_signalled and sig != signal.SIGUSR1):
+        failures.append(f"{name}: the announcement {'lacks' if not any(hint) else 'has'} the SIGUSR1 advice: {lines}")
     if not os.path.exists(os.path.join(ck, "DONE")):
         failures.append(f"{name}: no finished checkpoint {ck}")
         return
@@ -93,8 +106,9 @@ def main():
     tmp = tempfile.mkdtemp(prefix="sixnd_signal_mpi_")
     try:
         sixnd_files.write_shard(os.path.join(tmp, "train.bin"), [(i * 31) % 256 for i in range(20000)])
-        interrupt(tmp, "every_rank", (0, 1), failures)
-        interrupt(tmp, "rank_1_alone", (1,), failures)
+        interrupt(tmp, "every_rank", signal_ranks(tmp, (0, 1), signal.SIGTERM), signal.SIGTERM, True, failures)
+        interrupt(tmp, "rank_1_alone", signal_ranks(tmp, (1,), signal.SIGTERM), signal.SIGTERM, False, failures)
+        interrupt(tmp, "mpirun_sigusr1", lambda p: p.send_signal(signal.SIGUSR1), signal.SIGUSR1, True, failures)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return sixnd_files.report(failures, "a stop signal under mpirun")

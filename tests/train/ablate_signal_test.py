@@ -2,7 +2,9 @@
 as a terminal sends it) and a SIGTERM sent to sixnd ablate alone each reach the run in flight
 once: it stops with a checkpoint (never "exiting now, without a checkpoint"), and ablate waits
 for it, then exits non-zero with one line saying how to resume; the same command then resumes
-that run from its checkpoint. `--np` without `--mpirun` starts the runs under `mpirun` (a
+that run from its checkpoint. Under a launcher (`--np`) the run in flight gets Ctrl-C as SIGUSR1:
+mpirun passes SIGINT and SIGTERM on as SIGTERM and kills the ranks a second later, before a step
+of any size ends (a stand-in that kills at once on them stands for it here). `--np` without `--mpirun` starts the runs under `mpirun` (a
 stand-in on PATH here records how it was called). A base flag that gives a varied knob another
 value than its --vary's first is overruled by it, with one warning line."""
 import glob
@@ -18,6 +20,22 @@ sys.path.insert(0, os.path.join(os.environ.get("SIXND_SOURCE", "."), "tests", "u
 import bad_input  # noqa: E402
 import sixnd_files  # noqa: E402
 import tiny_text  # noqa: E402
+
+
+# Open MPI's mpirun as its ranks see it, for a step longer than its one-second grace: SIGUSR1
+# passed on as it is, SIGINT or SIGTERM the end of the ranks. Its first two arguments are -np N.
+MPIRUN_LIKE = """#!/bin/bash
+shift 2
+"$@" &
+child=$!
+trap 'kill -USR1 $child' USR1
+trap 'kill -KILL $child' INT TERM
+while :; do
+  wait $child
+  rc=$?
+  kill -0 $child 2>/dev/null || exit $rc
+done
+"""
 
 
 def checkpoints(run):
@@ -77,6 +95,17 @@ def main():
             if f"resuming from step {again}" not in r.stderr or not headers[-1].get("resumed_from", "").endswith(
                     f"step-{again:08d}"):
                 failures.append(f"the rerun did not resume the base run from step {again}: {r.stderr.strip()[-500:]}")
+
+        # Ctrl-C under a launcher: the run stops with a checkpoint (SIGINT passed on was its end).
+        launcher = os.path.join(tmp, "mpirun_like")
+        with open(launcher, "w") as f:
+            f.write(MPIRUN_LIKE)
+        os.chmod(launcher, 0o755)
+        out_np = os.path.join(tmp, "abl_np")
+        cmd_np = [tiny_text.SIXND, "ablate", "--out", out_np, "--vary", "lr=3e-3,6e-3", "--seeds", "1", "--np", "2",
+                  "--mpirun", launcher, *tiny_text.train_flags(p, steps=400), "--checkpoint-every", "5"]
+        interrupt(cmd_np, os.path.join(out_np, "runs", "base", "seed-1337"), 0,
+                  lambda proc: os.killpg(proc.pid, signal.SIGINT), "Ctrl-C under a launcher (--np)", failures)
 
         # --np without --mpirun: `mpirun` from PATH, as --help says.
         fake = os.path.join(tmp, "bin")

@@ -1,4 +1,5 @@
-"""SIGINT/SIGTERM/SIGHUP (a closed terminal) during `sixnd train`: the run finishes the step,
+"""SIGINT/SIGTERM/SIGHUP (a closed terminal)/SIGUSR1 (the one mpirun passes on as it is) during
+`sixnd train`: the run finishes the step,
 writes a checkpoint, says how to resume and exits non-zero, and `--resume latest` continues from
 the step after it; a second signal ends the process at once (exit 128 + signal). Under `nohup`
 (SIGHUP ignored when the run starts) a hangup changes nothing. While a run writes a directory, a
@@ -38,7 +39,7 @@ def main():
                     "--steps", str(steps), "--peak-tflops", "1", "--out", out, "--log", log] + list(extra)
 
         # One signal: checkpoint, message, exit 1; then resume.
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1):
             out, log = os.path.join(tmp, f"run_{sig.name}"), os.path.join(tmp, f"{sig.name}.jsonl")
             p = subprocess.Popen(cmd(out, log), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
             if not wait_for_steps(log, 2, p):
