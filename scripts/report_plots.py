@@ -50,8 +50,9 @@ def read_log(path, branch):
     for first, last in branch:
         kept.update(range(first, last + 1))
     # Lines end at "\n" alone, as sixnd counts them: a "\r" is whitespace inside a JSON record,
-    # where Python's universal newlines would start a line and shift every number after it.
-    with open(path, newline="\n") as f:
+    # where Python's universal newlines would start a line and shift every number after it. The
+    # path is UTF-8 bytes (sixnd takes no other), whatever this Python's file system encoding.
+    with open(path.encode("utf-8"), encoding="utf-8", newline="\n") as f:
         for number, line in enumerate(f, 1):
             try:
                 r = json.loads(line)
@@ -404,7 +405,7 @@ def write_whole(out, name, text):
     """Writes under a temporary name, then renames: a report is there whole or not at all."""
     path = os.path.join(out, name)
     with writing(name):
-        with open(path + ".tmp", "w") as f:
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(path + ".tmp", path)
 
@@ -455,7 +456,7 @@ def write_html(out, sources, head, rows, blocks):
 
 
 def draw_report(input_path, out):
-    with open(input_path) as f:
+    with open(input_path, encoding="utf-8") as f:
         sources = json.load(f)["sources"]
     series = build_series(sources)
     cmap = plt.get_cmap("tab10")
