@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 
 #include "core/error.h"
 
@@ -34,23 +36,25 @@ std::unique_ptr<CommRequest> LocalComm::all_gather_async(void* out, const void* 
     return std::make_unique<DoneRequest>();
 }
 
+namespace {
+
+// The first of a launcher's variables that is set: each launcher sets its own, and one left in
+// the environment by another (a PMI_RANK of an outer job) must not overrule it.
+int launcher_value(std::initializer_list<const char*> vars, int none) {
+    for (const char* var : vars)
+        if (const char* v = std::getenv(var)) return std::atoi(v);
+    return none;
+}
+
+}  // namespace
+
 int launched_world_size() {
-    for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"}) {
-        const char* v = std::getenv(var);
-        if (v && std::atoi(v) > 1) return std::atoi(v);
-    }
-    return 1;
+    return std::max(1, launcher_value({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"}, 1));
 }
 
 bool launched_under_mpi() { return launched_world_size() > 1; }
 
-int launched_world_rank() {
-    for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
-        const char* v = std::getenv(var);
-        if (v && std::atoi(v) > 0) return std::atoi(v);
-    }
-    return 0;
-}
+int launched_world_rank() { return std::max(0, launcher_value({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}, 0)); }
 
 void wait_for_rank_zero_to_report() {
     // Far more than rank 0 takes to meet the same fault, even with ranks oversubscribing cores.
