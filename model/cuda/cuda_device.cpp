@@ -1,6 +1,6 @@
-// The CUDA device outside the kernels: error reporting, whether a device answers, what it is
-// (name, peak FLOP/s from the table, memory), and CudaMemory, the MemoryBackend over
-// cudaMalloc. Plain C++ against the runtime API.
+// The CUDA device outside the kernels: error reporting, whether the devices answer and can run
+// the kernels, what one is (name, peak FLOP/s from the table, memory), and CudaMemory, the
+// MemoryBackend over cudaMalloc. Plain C++ against the runtime API.
 #include <cstring>
 #include <string>
 
@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "model/cuda/cuda_check.h"
 #include "model/cuda/cuda_ops.h"
+#include "model/cuda/device_rule.h"
 
 namespace sixnd {
 namespace cuda {
@@ -36,6 +37,22 @@ bool cuda_device_available(std::string* why) {
     if (n == 0) {
         if (why) *why = "the CUDA driver reports no device";
         return false;
+    }
+    // Every visible device, not just this rank's: ranks that pick different devices must still
+    // agree on the backend.
+    for (int d = 0; d < n; d++) {
+        cudaDeviceProp prop{};
+        err = cudaGetDeviceProperties(&prop, d);
+        if (err != cudaSuccess) {
+            cudaGetLastError();
+            if (why) *why = "device " + std::to_string(d) + " does not answer: " + cudaGetErrorString(err);
+            return false;
+        }
+        const std::string unsupported = cuda::device_unsupported(d, n, prop.name, prop.major, prop.minor);
+        if (!unsupported.empty()) {
+            if (why) *why = unsupported;
+            return false;
+        }
     }
     return true;
 }

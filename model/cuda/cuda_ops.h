@@ -13,8 +13,9 @@
 
 namespace sixnd {
 
-// True when a driver and at least one device answer; otherwise false and *why says what is
-// missing (no driver, no device, driver older than the runtime...).
+// True when a driver answers and every visible device can run the kernels (model/cuda/
+// device_rule.h); otherwise false and *why says what is missing (no driver, no device, driver
+// older than the runtime, a device older than the kernels...).
 bool cuda_device_available(std::string* why);
 // The number of devices this process can see (0 when the driver answers none).
 int cuda_device_count();

@@ -57,10 +57,10 @@ public:
     }
     DType dtype() const { return dtype_; }
     MemoryBackend& dev_memory() { return *dev_mem_; }
-    // A Kind::x tensor k elements in, on each side: an operand off 16-byte alignment, as a tensor
-    // inside the flat parameter buffer can be.
-    const void* r_at(const Tensor& t, size_t k) const { return static_cast<const char*>(t.r()) + k * dtype_size(ref_dtype_); }
-    const void* d_at(const Tensor& t, size_t k) const { return static_cast<const char*>(t.d()) + k * dtype_size(dtype_); }
+    // A Kind::x tensor k elements in, on each side: an operand or result off 16-byte alignment, as
+    // a tensor inside the flat parameter buffer (or its gradient) can be.
+    void* r_at(const Tensor& t, size_t k) const { return static_cast<char*>(t.r()) + k * dtype_size(ref_dtype_); }
+    void* d_at(const Tensor& t, size_t k) const { return static_cast<char*>(t.d()) + k * dtype_size(dtype_); }
 
     // Rounds v to what the device stores (bf16) so both sides start from the same values.
     Tensor x(std::vector<float>& v) {
