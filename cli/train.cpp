@@ -124,12 +124,17 @@ int run_train(int argc, char** argv) {
     refuse_left_out_values(app, o);
     // The model the flags make is the run's unless a checkpoint is resumed, which brings its own.
     const bool fresh = o.resume.empty() || (o.resume == "latest" && latest_checkpoint(o.out_dir + "/checkpoints").empty());
-    if (mf.init == "random" && fresh) {
-        const GPTConfig c = random_config(mf);
+    // --init's file is read here for --check alone; a run reads it once, when it builds the model.
+    if (fresh && (mf.init == "random" || f.check_only)) {
+        const GPTConfig c = mf.init == "random" ? random_config(mf) : initial_model(mf).config;
         c.require_seq_len(o.seq_len);
         // What the run refuses at its start, --check refuses now (an ablation of --vocab-size
         // learns it before its first run, not after): a tokenizer with ids the model has no row for.
-        if (f.check_only && !o.tokenizer.empty()) require_model_vocab(Tokenizer::load(o.tokenizer), o.tokenizer, c.vocab_size);
+        if (f.check_only && !o.tokenizer.empty()) {
+            const Tokenizer tok = Tokenizer::load(o.tokenizer);
+            require_model_vocab(tok, o.tokenizer, c.vocab_size);
+            if (o.sample_every > 0) sample_start_token(tok, o.tokenizer);
+        }
     }
     cpu_features();  // a bad SIXND_CPU_ISA is refused here, before the run directory is touched
     if (f.check_only) return 0;  // sixnd ablate checks every run's flags so before the first run starts

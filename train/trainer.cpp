@@ -160,6 +160,7 @@ private:
     // start from. Throws on a conflict unless --allow-resume-changes.
     LoaderState resume_position();
     void warn_abandoned_branch() const;
+    void warn_schedule_change() const;
     void end_step(int done, TrainResult& result);
     // Whether every parameter is finite after an update; every rank gets the same answer.
     bool params_finite();
@@ -509,11 +510,7 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
         check_endings_fit(task_items_, *tok_, cfg_.max_seq_len);
     }
     if (o.sample_every > 0)
-        on_all_agreed(comm, [&] {
-            const auto eot = tok_->special_id("<|endoftext|>");
-            if (!eot) throw Error("--sample-every", o.tokenizer + " has no <|endoftext|> special token to start a sample from");
-            sample_start_ = *eot;
-        });
+        on_all_agreed(comm, [&] { sample_start_ = sample_start_token(*tok_, o.tokenizer); });
     sched_ = o.schedule;
     sched_.total_steps = o.steps;
     fpt_ = flops_per_token(cfg_, o.seq_len, o.recompute);
@@ -602,6 +599,7 @@ LoaderState Run::resume_position() {
                            " are dropped; the run goes on from their BF16 rounding, and updates smaller than a BF16 step "
                            "are lost from here");
     if (root_) warn_abandoned_branch();
+    if (root_) warn_schedule_change();
     // An epoch ends when fewer than a step's samples remain (data/loader.h), however the step is
     // split into ranks and micro-batches: with other tokens per step the run reads the same
     // samples to the end of this epoch, then others than it would have.
@@ -624,6 +622,44 @@ void Run::warn_abandoned_branch() const {
              std::to_string(newer.size()) + " newer checkpoint(s) (" + newer.front() +
              (newer.size() > 1 ? " .. " + newer.back() : "") + ") belong to the branch this resume leaves and are deleted when "
              "this run saves its first checkpoint");
+}
+
+// The schedule is not a data setting: a resume may change it on purpose (a longer run, another
+// decay). But a --steps or --lr left at its default by mistake bends the learning-rate curve at
+// the resume without a word, and the run no longer continues the one it resumes. Knobs that
+// leave this run's rates from the checkpoint's step on as they were (a constant schedule's
+// --steps, a warm-up both runs are past) are not named.
+void Run::warn_schedule_change() const {
+    const CheckpointMeta& m = ck_->meta();
+    const auto then = [&](const char* key, double now) {
+        const json v = m.config.value(key, json());
+        return v.is_number() ? v.get<double>() : now;  // older checkpoints: taken as unchanged
+    };
+    const Schedule& s = o_.schedule;
+    const std::string kind = schedule_name(s.kind);
+    const json named = m.config.value("schedule", json());
+    const std::string kind_then = named.is_string() ? named.get<std::string>() : kind;
+    const bool decays = s.kind != ScheduleKind::constant || kind_then != kind;
+    std::vector<std::string> changed;
+    const auto differs = [&](const char* flag, double was, double is, bool matters) {
+        if (was == is || !matters) return;
+        char text[96];
+        std::snprintf(text, sizeof text, "%s %g -> %g", flag, was, is);
+        changed.push_back(text);
+    };
+    if (kind_then != kind) changed.push_back("--schedule " + kind_then + " -> " + kind);
+    differs("--lr", then("lr", s.lr), static_cast<float>(s.lr), true);
+    const double warmup_then = then("warmup", s.warmup);
+    differs("--warmup", warmup_then, s.warmup, decays || start_step_ < std::max<double>(warmup_then, s.warmup));
+    differs("--final-lr-frac", then("final_lr_frac", s.final_frac), static_cast<float>(s.final_frac), decays);
+    differs("--steps", then("steps", o_.steps), o_.steps, decays);
+    const float muon_lr = o_.optimizer.muon_lr;
+    differs("--muon-lr", then("muon_lr", muon_lr), muon_lr, o_.optimizer.kind == OptimizerKind::muon);
+    if (changed.empty()) return;
+    std::string list;
+    for (const auto& c : changed) list += (list.empty() ? "" : ", ") + c;
+    log_warn("resuming with another learning-rate schedule than " + ck_->dir() + "'s run (" + list + "): from step " +
+             std::to_string(start_step_ + 1) + " the rates follow this run's flags, not the curve the checkpoint was on");
 }
 
 // The tokenizer checkpoints carry: --tokenizer, else (resuming) the checkpoint's own copy. Its
@@ -1482,6 +1518,12 @@ void Run::bill(int step, int steps_run) {
 }
 
 }  // namespace
+
+uint32_t sample_start_token(const Tokenizer& tok, const std::string& path) {
+    const auto eot = tok.special_id("<|endoftext|>");
+    if (!eot) throw Error("--sample-every", path + " has no <|endoftext|> special token to start a sample from");
+    return *eot;
+}
 
 TrainResult train(const TrainOptions& o, const GPTConfig& config, std::vector<float> params, Comm* comm) {
     o.validate(comm ? comm->size() : 1);

@@ -23,6 +23,8 @@
 
 namespace sixnd {
 
+class Tokenizer;
+
 struct TrainOptions {
     std::string device = "auto";
     DType dtype = DType::bf16;
@@ -96,6 +98,10 @@ struct TrainResult {
     std::string last_checkpoint;
     std::vector<float> losses;  // one per step run in this process (a rollback's rerun steps again)
 };
+
+// The token a --sample-every sample starts from: `tok`'s <|endoftext|> (read from `path`);
+// throws Error naming --sample-every where it has none.
+uint32_t sample_start_token(const Tokenizer& tok, const std::string& path);
 
 // Trains from `params` (in ParamLayout(config) order, default alignment) or from the checkpoint
 // named by opts.resume, on the ranks of `comm` (null: one process). Throws Error on bad input or
