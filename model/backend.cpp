@@ -3,6 +3,7 @@
 #include "core/cpu_features.h"
 #include "core/error.h"
 #include "core/local_rank.h"
+#include "core/log.h"
 #include "model/cpu/cpu_ops.h"
 #ifdef SIXND_HAVE_CUDA
 #include "model/cuda/cuda_ops.h"
@@ -17,6 +18,8 @@ std::string resolve_device(const std::string& device) {
     std::string why;
     if (device != "cpu" && cuda_device_available(&why)) return "cuda";
     if (device == "cuda") throw Error("--device cuda", "no usable CUDA device: " + why);
+    // Devices that answer but cannot run the kernels (a V100): the CPU is taken, and said to be.
+    if (device == "auto" && cuda_device_count() > 0) log_warn("--device auto: " + why + "; using the CPU");
 #else
     if (device == "cuda") throw Error("--device cuda", "this sixnd was built without CUDA");
 #endif

@@ -169,8 +169,16 @@ stage_end "$rc"
 DEVICE=cpu
 CUDA=OFF
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && command -v nvcc >/dev/null; then
-  DEVICE=cuda
-  CUDA=ON
+  # The CUDA kernels need compute capability 8.0 or newer; an older GPU (V100, T4) is no device
+  # for them. An nvidia-smi too old to say leaves the choice to sixnd, which names the fault.
+  caps=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null || true)
+  if grep -q '^ *[0-7]\.' <<<"$caps"; then
+    echo "run.sh: the GPU is compute capability $(tr '\n' ' ' <<<"$caps" | sed 's/ *$//'), and sixnd's CUDA kernels" \
+         "need 8.0 or newer (A100, H100 and later); training on the CPU" >&2
+  else
+    DEVICE=cuda
+    CUDA=ON
+  fi
 fi
 
 echo "== build (release, CUDA $CUDA) ==" >&2

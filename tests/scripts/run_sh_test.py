@@ -24,7 +24,10 @@ sixnd), on Debian's fortunes:
    be deleted; training refused run.jsonl and checkpoints only after the tokenizer and the shards);
 10. SIGTERM that comes while run.sh starts training (its fork held up by strace) still reaches the
    trainer (it reached no process group, and training ran all its steps), and a trainer stopped
-   before it removed the last run's checkpoints gets no command printed that would continue those.
+   before it removed the last run's checkpoints gets no command printed that would continue those;
+11. a GPU older than compute capability 8.0 (nvidia-smi and nvcc stand-ins) is no device for the
+   CUDA kernels: run.sh builds without CUDA and trains on the CPU, saying why (it took the GPU, and
+   the run died at its first kernel); a newer one is taken.
 Skips (77) without Debian's fortunes or a built sixnd."""
 import fcntl
 import json
@@ -317,6 +320,21 @@ def main():
             interrupt_as_training_starts(repo, env, t, run_dir)
         else:
             print(f"note: {SKIP_NOTE}")
+
+        # --- 11. the GPU's compute capability (a cmake that records its flags and fails ends the run)
+        gpu_tools, cmake_args = os.path.join(t, "gpu_tools"), os.path.join(t, "cmake_args")
+        os.makedirs(gpu_tools)
+        for name, body in (("nvidia-smi", 'case "$*" in *compute_cap*) printf "$CAPS";; esac\nexit 0\n'),
+                           ("nvcc", "exit 0\n"), ("cmake", f'echo "$@" >> {cmake_args}\nexit 1\n')):
+            stand_in.write_script(os.path.join(gpu_tools, name), "#!/bin/sh\n" + body)
+        for caps, cuda, said in (("7.5\n", "OFF", True), ("8.0\n7.0\n", "OFF", True), ("9.0\n", "ON", False)):
+            open(cmake_args, "w").close()
+            rc, out, err = run(repo, dict(env, PATH=gpu_tools + ":" + env["PATH"], CAPS=caps,
+                                          SIXND_RUN=os.path.join(t, "gpu run"), SIXND_STEPS="1"), t, timeout=120)
+            args = open(cmake_args).read()
+            check(rc != 0 and f"-DSIXND_CUDA={cuda}" in args and ("need 8.0 or newer" in err) == said,
+                  f"compute capability {caps.split()}: CUDA {cuda}, {'said' if said else 'nothing said'} "
+                  f"(exit {rc}, cmake {args.strip()!r}, {last_line(err)!r})")
     finally:
         for line in processes_under(t):
             os.kill(int(line.split(":")[0]), signal.SIGKILL)
