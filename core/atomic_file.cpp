@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "core/digits.h"
@@ -107,16 +108,28 @@ long temporary_pid(const std::string& path, const std::string& name) {
     return pid;
 }
 
+std::mutex g_temporaries_mutex;
+// The names (last components) of this process's temporary files, from just before each is
+// created until its AtomicFile ends: one with this process's pid that is not among them was left
+// by an earlier process of the same pid (in a container every run may get the same one).
+std::multiset<std::string> g_own_temporaries;
+
+void own_temporary(const std::string& temp, bool own) {
+    const std::string name = std::filesystem::path(temp).filename().string();
+    std::lock_guard<std::mutex> lock(g_temporaries_mutex);
+    if (own) g_own_temporaries.insert(name);
+    else if (const auto it = g_own_temporaries.find(name); it != g_own_temporaries.end()) g_own_temporaries.erase(it);
+}
+
 // Removes path's temporary files left by writers that were killed with SIGKILL (the one signal
 // after which nothing cleans up), so they do not pile up beside an output rewritten run after
-// run. Only regular files under path's own temporary names, of processes that no longer exist.
-// A directory is listed once per process (a shard directory has thousands of entries and each
-// shard is an AtomicFile); names this process creates later carry its own, living pid.
+// run. Only regular files under path's own temporary names, of processes that no longer exist,
+// or of an earlier process of this pid. A directory is listed once per process (a shard
+// directory has thousands of entries and each shard is an AtomicFile).
 void remove_dead_writers_temporaries(const std::string& path) {
-    static std::mutex mutex;
     static std::map<std::string, std::vector<std::string>> candidates;  // by directory: names with ".tmp."
     const std::string dir = dir_of(path).string();
-    std::lock_guard<std::mutex> lock(mutex);
+    std::lock_guard<std::mutex> lock(g_temporaries_mutex);
     auto listed = candidates.find(dir);
     if (listed == candidates.end()) {
         listed = candidates.emplace(dir, std::vector<std::string>()).first;
@@ -131,7 +144,8 @@ void remove_dead_writers_temporaries(const std::string& path) {
         const long pid = temporary_pid(path, *it);
         const std::string stale = (std::filesystem::path(dir) / *it).string();
         struct stat st;
-        if (pid == ::getpid() || !writer_gone(pid) || ::lstat(stale.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+        const bool gone = pid == ::getpid() ? g_own_temporaries.count(*it) == 0 : writer_gone(pid);
+        if (!gone || ::lstat(stale.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
             ++it;
             continue;
         }
@@ -158,19 +172,25 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
     // Each name is armed before it is created, so a signal never finds the file there and
     // unwatched; one that lands on a name already taken removes what only a dead process of this
     // id (or a planted link, not its target) can have left.
-    int fd = -1;
+    int fd = -1, err = 0;
     for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
         temp_ = sibling_path(path_, ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++));
+        own_temporary(temp_, true);
         cleanup_.arm(temp_, false);
         fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
+        err = errno;
+        if (fd < 0) own_temporary(temp_, false);
+        if (fd < 0 && err != EEXIST) break;
     }
-    if (fd >= 0) f_ = ::fdopen(fd, "wb");
+    if (fd >= 0) {
+        f_ = ::fdopen(fd, "wb");
+        err = errno;
+    }
     if (!f_) {
-        int err = errno;
         if (fd >= 0) {
             ::close(fd);
             std::remove(temp_.c_str());
+            own_temporary(temp_, false);
         }
         cleanup_.disarm();
         throw Error(path_, create_fault(path_, err));
@@ -178,6 +198,7 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
 }
 
 AtomicFile::~AtomicFile() {
+    own_temporary(temp_, false);
     if (!f_) return;
     std::fclose(f_);
     std::remove(temp_.c_str());
@@ -190,10 +211,13 @@ void AtomicFile::write(const void* data, size_t bytes) {
 }
 
 void AtomicFile::write_at(long offset, const void* data, size_t bytes) {
-    long end = std::ftell(f_);
-    if (std::fseek(f_, offset, SEEK_SET) != 0) throw Error(path_, std::string("seek failed: ") + std::strerror(errno));
+    const long end = std::ftell(f_);
+    if (end < 0 || std::fseek(f_, offset, SEEK_SET) != 0)
+        throw Error(path_, std::string("seek failed: ") + std::strerror(errno));
     write(data, bytes);
-    std::fseek(f_, end, SEEK_SET);
+    // The seek back flushes the bytes just written: where it fails, so did their write, and the
+    // stream keeps no trace of it that commit() would see.
+    if (std::fseek(f_, end, SEEK_SET) != 0) throw Error(path_, std::string("write failed: ") + std::strerror(errno));
 }
 
 void AtomicFile::sync() {

@@ -53,11 +53,22 @@ std::string lower(std::string s) {
     return s;
 }
 
-bool contains_words(const std::string& name, const std::string& words) {
-    std::istringstream in(lower(words));
-    std::string w;
-    while (in >> w)
-        if (name.find(w) == std::string::npos) return false;
+// The words of a name, in lower case: what lies between spaces and punctuation ("NVIDIA
+// A100-SXM4-40GB": nvidia, a100, sxm4, 40gb).
+std::vector<std::string> words_of(const std::string& name) {
+    std::string spaced = lower(name);
+    for (char& c : spaced)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = ' ';
+    std::istringstream in(spaced);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    return words;
+}
+
+// Whole words, not parts of one: an RTX A4000 is no A40, an RTX A3000 no A30.
+bool contains_words(const std::vector<std::string>& name, const std::string& words) {
+    for (const std::string& w : words_of(words))
+        if (std::find(name.begin(), name.end(), w) == name.end()) return false;
     return true;
 }
 
@@ -67,8 +78,9 @@ const DeviceSpec* find_device_spec(const std::string& key_or_name) {
     const std::string k = lower(key_or_name);
     for (const DeviceSpec& d : device_specs())
         if (!d.key.empty() && k == d.key) return &d;
+    const std::vector<std::string> words = words_of(key_or_name);
     for (const DeviceSpec& d : device_specs())
-        if (contains_words(k, d.match)) return &d;
+        if (contains_words(words, d.match)) return &d;
     return nullptr;
 }
 

@@ -9,7 +9,7 @@ namespace sixnd {
 
 struct DeviceSpec {
     std::string key;    // what `sixnd plan --device` accepts; "" when the planner does not offer it
-    std::string match;  // words a CUDA device name contains (any case) when it is this device
+    std::string match;  // words a CUDA device name contains (whole words, any case) when it is this device
     std::string name;
     double bf16_flops = 0;  // FLOP/s, BF16 with FP32 accumulate
     // FLOP/s, plain FP32 (CUDA cores): what --dtype fp32's GEMMs run at, since they are asked for

@@ -31,7 +31,11 @@ bool vanished(const std::string& dir, int err) {
 // directory is gone.
 bool require_writable(const std::string& dir, const std::string& flag) {
     const std::string probe = dir + "/.write-probe-" + std::to_string(getpid());
-    const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    const auto create = [&] { return open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644); };
+    int fd = create();
+    // A probe of this pid is there only if an earlier process of the same pid was killed while it
+    // probed (in a container every run may get the same pid): it is no fault of the directory.
+    if (fd < 0 && errno == EEXIST && unlink(probe.c_str()) == 0) fd = create();
     if (fd < 0) {
         const int err = errno;
         if (vanished(dir, err)) return false;

@@ -49,8 +49,14 @@ void install_bus_handler() {
 MappedFile::MappedFile(const std::string& path, const std::string& what) : path_(path), what_(what) {
     // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before it could be refused.
     int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) throw Error(path, "cannot open " + what + ": " + std::strerror(errno));
     struct stat st {};
+    if (fd < 0) {
+        const int err = errno;
+        // A socket fails the open itself ("No such device or address"): named as what it is.
+        if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+            throw Error(path, std::string("is ") + file_kind(st.st_mode) + ", not a " + what);
+        throw Error(path, "cannot open " + what + ": " + std::strerror(err));
+    }
     if (::fstat(fd, &st) != 0) {
         int err = errno;
         ::close(fd);

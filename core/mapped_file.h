@@ -9,8 +9,8 @@ namespace sixnd {
 class MappedFile {
 public:
     // `what` names the file's role in errors ("token shard", "scratch file"). An empty file maps
-    // to data() == nullptr, size() == 0. Anything but a regular file (a directory, a device) is
-    // refused with a message saying what it is.
+    // to data() == nullptr, size() == 0. Anything but a regular file (a directory, a device, a
+    // socket) is refused with a message saying what it is.
     MappedFile(const std::string& path, const std::string& what);
     ~MappedFile();
     MappedFile(MappedFile&& o) noexcept;

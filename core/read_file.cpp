@@ -18,8 +18,14 @@ FileReader::FileReader(std::string path) : path_(std::move(path)) {
     // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before it could be refused
     // (reads at an offset need a regular file; the flag does nothing to one).
     fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd_ < 0) throw Error(path_, std::string("cannot open: ") + std::strerror(errno));
     struct stat st;
+    if (fd_ < 0) {
+        const int err = errno;
+        // A socket fails the open itself ("No such device or address"): named as what it is.
+        if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+            throw Error(path_, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
+        throw Error(path_, std::string("cannot open: ") + std::strerror(err));
+    }
     if (::fstat(fd_, &st) != 0) {
         const int err = errno;
         ::close(fd_);
@@ -70,6 +76,8 @@ std::string read_whole_file(const std::string& path) {
     // A device has no end to read to (/dev/zero, /dev/urandom: memory would run out first). A pipe
     // (process substitution, /dev/stdin) ends when its writer does, and is read.
     SIXND_CHECK(!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode), path, "is a device, not a file");
+    // A socket cannot be opened: the open would say only "No such device or address".
+    SIXND_CHECK(!S_ISSOCK(st.st_mode), path, "is a socket, not a file");
     FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
     std::string out;

@@ -4,10 +4,12 @@
 // pid can be included), not a directory. A write that fails says why.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/read_file.h"
 #include "core/sibling_name.h"
 #include "tests/util/test_util.h"
 
@@ -117,4 +120,50 @@ TEST(AtomicFile, ADirectoryThatIsAFileIsNamedAsOne) {
         EXPECT_EQ(e.where(), out);
         EXPECT_EQ(e.fault(), fault);
     }
+}
+
+// A write at an offset reaches the file only when the stream is moved back to the end (the seek
+// flushes it): where that flush fails (here past the file size limit), the write has failed, and
+// the file must not be committed without it. In a child, whose file size limit the test sets.
+TEST(AtomicFile, AWriteAtAnOffsetThatCannotBeFlushedFails) {
+    const sixnd::test::TempDir tmp("sixnd-atomic-");
+    const std::string out = tmp.dir + "/out.bin";
+    const pid_t pid = fork();
+    if (pid == 0) {
+        std::signal(SIGXFSZ, SIG_IGN);
+        const rlimit limit{4096, 4096};
+        setrlimit(RLIMIT_FSIZE, &limit);
+        try {
+            AtomicFile f(out);
+            f.write(std::string(100, 'x'));
+            f.write_at(8192, "header", 6);
+            f.commit();
+        } catch (const Error& e) {
+            _exit(e.where() == out && std::string(e.fault()) == std::string("write failed: ") + std::strerror(EFBIG) ? 0 : 2);
+        }
+        _exit(1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: committed without the write; 2: another error";
+    EXPECT_TRUE(fs::is_empty(tmp.dir));
+}
+
+// In a container every run may get the same pid: a temporary file of an earlier run of this pid,
+// killed with SIGKILL, goes like any dead writer's (it used to be kept for its pid, a live one,
+// and pile up run after run), while this process's own temporary files, found again when the
+// directory is listed under another spelling, are kept.
+TEST(AtomicFile, RemovesTemporariesOfAnEarlierProcessOfThisPid) {
+    const sixnd::test::TempDir tmp("sixnd-atomic-");
+    const fs::path dir(tmp.dir);
+    // A count this process's writers do not reach, so that no name of theirs is the earlier one.
+    const fs::path earlier = dir / ("out.bin.tmp." + std::to_string(getpid()) + ".1000000");
+    touch(earlier);
+    AtomicFile open_one((dir / "out.bin").string());
+    open_one.write("first\n");
+    write_file_atomically((dir / "." / "out.bin").string(), "second\n");
+    EXPECT_FALSE(fs::exists(earlier));
+    open_one.commit();
+    EXPECT_EQ(read_whole_file((dir / "out.bin").string()), "first\n");
 }

@@ -35,3 +35,14 @@ TEST(DeviceSpecs, PlannerKeysAndDenseFigures) {
         }
     }
 }
+
+// A name is matched by whole words: a part number that merely begins with a listed one is
+// another device, whose peak is not the listed one's (an RTX A4000 has half an A40's).
+TEST(DeviceSpecs, APartNumberIsMatchedWhole) {
+    EXPECT_EQ(find_device_spec("NVIDIA RTX A4000"), nullptr);
+    EXPECT_EQ(find_device_spec("NVIDIA RTX A3000 Laptop GPU"), nullptr);
+    EXPECT_EQ(find_device_spec("NVIDIA A40")->name, "NVIDIA A40");
+    EXPECT_EQ(find_device_spec("NVIDIA A100 80GB PCIe")->key, "a100");
+    EXPECT_EQ(find_device_spec("NVIDIA GeForce RTX 4090")->name, "NVIDIA RTX 4090");
+    EXPECT_EQ(find_device_spec("NVIDIA RTX 6000 Ada Generation")->name, "NVIDIA RTX 6000 Ada");
+}

@@ -187,3 +187,18 @@ TEST(DirLock, ADirectoryThatTakesNoFilesIsNotWritable) {
         EXPECT_EQ(e.fault(), std::string("/proc/self is not writable: ") + std::strerror(ENOENT));
     }
 }
+
+// A write probe left by an earlier process of this pid, killed while it probed (in a container
+// every run can have the same pid), is no fault of the directory: it is replaced, not reported
+// as "not writable: File exists" on every run from then on.
+TEST(DirLock, AProbeLeftByAKilledProcessOfThisPidIsReplaced) {
+    const test::TempDir d("sixnd-dirlock-");
+    const std::string probe = d.dir + "/.write-probe-" + std::to_string(getpid());
+    const int left = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(left, 0);
+    ::close(left);
+    {
+        const DirLock lock(d.dir, "--out", "sixnd train");
+    }
+    EXPECT_FALSE(std::filesystem::exists(probe));
+}

@@ -1,8 +1,10 @@
 // Whole-file reads (core/read_file.h): a file's bytes, zero bytes included; a pipe read to its
-// writer's end; a missing file, a directory and a device (which has no end to read to) each an
-// error naming the path; FileReader refuses a FIFO at once, not after waiting for a writer.
+// writer's end; a missing file, a directory, a device (which has no end to read to) and a socket
+// each an error naming the path; FileReader refuses a FIFO at once, not after waiting for a writer.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "core/read_file.h"
 #include "tests/util/test_util.h"
 
@@ -56,6 +59,35 @@ TEST(ReadWholeFile, NamesWhatIsNotAFile) {
     EXPECT_EQ(error_of(d.string()), d.string() + ": is a directory, not a file");
     EXPECT_EQ(error_of("/dev/zero"), "/dev/zero: is a device, not a file");
     EXPECT_EQ(error_of("/dev/null"), "/dev/null: is a device, not a file");
+}
+
+// A socket (a daemon's, a leftover of one) cannot be opened at all: each reader's message says
+// what it is, not the "No such device or address" of the open (MappedFile's too, checked here
+// with the others).
+TEST(ReadWholeFile, NamesASocket) {
+    const test::TempDir t("sixnd_read_file_");
+    const std::string path = (fs::path(t.dir) / "sock").string();
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    ASSERT_LT(path.size(), sizeof addr.sun_path);
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
+    ASSERT_EQ(::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(error_of(path), path + ": is a socket, not a file");
+    try {
+        FileReader f(path);
+        ADD_FAILURE() << "a socket was opened";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.fault(), "is a socket, not a regular file");
+    }
+    try {
+        MappedFile f(path, "token shard");
+        ADD_FAILURE() << "a socket was mapped";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.fault(), "is a socket, not a token shard");
+    }
+    ::close(fd);
 }
 
 TEST(FileReader, RefusesAFifoWithoutWaitingForAWriter) {
