@@ -10,11 +10,20 @@ namespace {
 
 fs::path checked_out(const std::string& flag) {
     const fs::path out = out_dir_path(flag);
-    const fs::file_status st = fs::symlink_status(out);
+    // A fault looking (no search permission above it, a name too long) is this --out's, said so,
+    // not the library's "filesystem error: symlink_status".
+    std::error_code ec;
+    const auto unreachable = [&] { return Error(out.string(), "cannot look at this --out: " + ec.message()); };
+    const fs::file_status st = fs::symlink_status(out, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) throw unreachable();
     if (!fs::exists(st)) return out;
     if (!fs::is_directory(st)) refuse_non_directory_out(out, "sixnd report");
-    if (fs::exists(fs::symlink_status(out / ReportDir::kInput))) return out;
-    for (const auto& e : fs::directory_iterator(out))
+    const fs::file_status input = fs::symlink_status(out / ReportDir::kInput, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) throw unreachable();
+    if (fs::exists(input)) return out;
+    fs::directory_iterator entries(out, ec);
+    if (ec) throw unreachable();
+    for (const auto& e : entries)
         throw Error(out.string(), "exists and holds '" + e.path().filename().string() + "', and no " + ReportDir::kInput +
                                       ": it is not an earlier report; give a new or empty directory");
     return out;
