@@ -1,8 +1,9 @@
 #include "train/spike_causes.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cctype>
+#include <cfloat>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -82,7 +83,9 @@ std::string quote(const std::string& s) {
 std::string number(const json& v) {
     if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
     const double d = v.get<double>();
-    return shortest_number(d, static_cast<double>(static_cast<float>(d)) == d);
+    // Past the float range the cast is undefined: such a value is no float option's.
+    const bool as_float = std::fabs(d) <= FLT_MAX && static_cast<double>(static_cast<float>(d)) == d;
+    return shortest_number(d, as_float);
 }
 
 // " --FLAG VALUE" for an option as TrainOptions::to_json or GPTConfig::to_json names it.
