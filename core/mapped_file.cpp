@@ -15,6 +15,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace sixnd {
 
@@ -52,9 +53,7 @@ MappedFile::MappedFile(const std::string& path, const std::string& what) : path_
     struct stat st {};
     if (fd < 0) {
         const int err = errno;
-        // A socket fails the open itself ("No such device or address"): named as what it is.
-        if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-            throw Error(path, std::string("is ") + file_kind(st.st_mode) + ", not a " + what);
+        require_regular_file(path, what);  // a socket, which fails the open itself, named as what it is
         throw Error(path, "cannot open " + what + ": " + std::strerror(err));
     }
     if (::fstat(fd, &st) != 0) {

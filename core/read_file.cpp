@@ -21,9 +21,7 @@ FileReader::FileReader(std::string path) : path_(std::move(path)) {
     struct stat st;
     if (fd_ < 0) {
         const int err = errno;
-        // A socket fails the open itself ("No such device or address"): named as what it is.
-        if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-            throw Error(path_, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
+        require_regular_file(path_);  // a socket, which fails the open itself, named as what it is
         throw Error(path_, std::string("cannot open: ") + std::strerror(err));
     }
     if (::fstat(fd_, &st) != 0) {
@@ -56,17 +54,25 @@ void FileReader::read_exactly(void* dst, uint64_t offset, size_t bytes) const {
     if (read(dst, offset, bytes) != bytes) throw Error(path_, "ended early: it changed while being read");
 }
 
-std::filesystem::file_type path_type(const std::string& path) {
+namespace {
+
+std::filesystem::file_type type_of(const std::string& path, bool follow) {
     std::error_code ec;
-    const std::filesystem::file_status st = std::filesystem::status(path, ec);
+    const std::filesystem::file_status st = follow ? std::filesystem::status(path, ec) : std::filesystem::symlink_status(path, ec);
     if (ec && st.type() != std::filesystem::file_type::not_found) throw Error(path, "cannot be looked at: " + ec.message());
     return st.type();
 }
 
-void require_regular_file(const std::string& path) {
+}  // namespace
+
+std::filesystem::file_type path_type(const std::string& path) { return type_of(path, true); }
+
+std::filesystem::file_type link_type(const std::string& path) { return type_of(path, false); }
+
+void require_regular_file(const std::string& path, const std::string& what) {
     struct stat st;
     if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
-        throw Error(path, std::string("is ") + file_kind(st.st_mode) + ", not a regular file");
+        throw Error(path, std::string("is ") + file_kind(st.st_mode) + ", not a " + what);
 }
 
 std::string read_whole_file(const std::string& path) {

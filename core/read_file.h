@@ -10,15 +10,18 @@ namespace sixnd {
 // Throws Error(path, ...) when the file cannot be opened or read, or is a directory or a device.
 std::string read_whole_file(const std::string& path);
 
-// Throws Error(path, "is <kind>, not a regular file") when path exists as anything else: a FIFO
-// would wait for a writer, a device never end. A missing path is left to whoever opens it.
-void require_regular_file(const std::string& path);
+// Throws Error(path, "is <kind>, not a <what>") when path exists as anything but a regular file:
+// a FIFO would wait for a writer, a device never end, a socket fails the open itself ("No such
+// device or address"). A missing path is left to whoever opens it.
+void require_regular_file(const std::string& path, const std::string& what = "regular file");
 
 // The type of what path names (following links), not_found when nothing does. A path that cannot
 // be looked at (a directory on the way without search permission) is Error(path, "cannot be
 // looked at: ..."): std::filesystem's own exception would reach the user as "filesystem error:".
 std::filesystem::file_type path_type(const std::string& path);
 inline bool path_present(const std::string& path) { return path_type(path) != std::filesystem::file_type::not_found; }
+// As path_type, of a link at path itself rather than what it names (an --out that may not be one).
+std::filesystem::file_type link_type(const std::string& path);
 
 // A regular file open for reads at any offset (pread), for reading a part of a large file
 // without the rest; errors name the file (anything but a regular file is one, refused at once).

@@ -1,6 +1,7 @@
 #include "train/report_dir.h"
 
 #include "core/error.h"
+#include "core/read_file.h"
 
 namespace sixnd {
 
@@ -10,19 +11,15 @@ namespace {
 
 fs::path checked_out(const std::string& flag) {
     const fs::path out = out_dir_path(flag);
-    // A fault looking (no search permission above it, a name too long) is this --out's, said so,
-    // not the library's "filesystem error: symlink_status".
+    // A fault looking (no search permission above it, a name too long) names this --out, not the
+    // library's "filesystem error: symlink_status".
+    const fs::file_type type = link_type(out.string());
+    if (type == fs::file_type::not_found) return out;
+    if (type != fs::file_type::directory) refuse_non_directory_out(out, "sixnd report");
+    if (link_type((out / ReportDir::kInput).string()) != fs::file_type::not_found) return out;
     std::error_code ec;
-    const auto unreachable = [&] { return Error(out.string(), "cannot look at this --out: " + ec.message()); };
-    const fs::file_status st = fs::symlink_status(out, ec);
-    if (ec && ec != std::errc::no_such_file_or_directory) throw unreachable();
-    if (!fs::exists(st)) return out;
-    if (!fs::is_directory(st)) refuse_non_directory_out(out, "sixnd report");
-    const fs::file_status input = fs::symlink_status(out / ReportDir::kInput, ec);
-    if (ec && ec != std::errc::no_such_file_or_directory) throw unreachable();
-    if (fs::exists(input)) return out;
     fs::directory_iterator entries(out, ec);
-    if (ec) throw unreachable();
+    if (ec) throw Error(out.string(), "cannot be looked at: " + ec.message());
     for (const auto& e : entries)
         throw Error(out.string(), "exists and holds '" + e.path().filename().string() + "', and no " + ReportDir::kInput +
                                       ": it is not an earlier report; give a new or empty directory");

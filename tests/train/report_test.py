@@ -98,7 +98,7 @@ def out_dir_cases(tmp, log, out1, failures):
                             check=no_staging_left, file_size_limit=20000),
              # Named as this --out, not as the library's "filesystem error: symlink_status".
              bad_input.Case("a_name_too_long", ["report", log, "--out", os.path.join(tmp, "n" * 300, "r")],
-                            ["cannot look at this --out: File name too long"])]
+                            ["cannot be looked at: File name too long"])]
     tiny_text.sixnd("report", log, "--out", added)
     if bad_input.run_cases(cases, "sixnd report --out") != 0:
         failures.append("--out cases failed")
