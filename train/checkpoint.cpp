@@ -75,9 +75,16 @@ CheckpointMeta read_meta(const std::string& path) {
 
 uint64_t xxh64_bytes(const void* data, size_t bytes) { return XXH64(data, bytes, 0); }
 
+namespace {
+
+// The hidden name a checkpoint has while remove_checkpoint deletes it: "." step-N ".deleting".
+constexpr std::string_view kRemovingPrefix = ".", kRemovingSuffix = ".deleting";
+
+}  // namespace
+
 void remove_checkpoint(const std::string& dir) {
     const fs::path p(dir);
-    const fs::path trash = p.parent_path() / ("." + p.filename().string() + ".deleting");
+    const fs::path trash = p.parent_path() / (std::string(kRemovingPrefix) + p.filename().string() + std::string(kRemovingSuffix));
     std::error_code ec;
     fs::remove_all(trash, ec);
     fs::rename(p, trash, ec);
@@ -105,14 +112,14 @@ void restore_moved_aside_checkpoints(const std::string& root) {
 }
 
 void finish_interrupted_removals(const std::string& root) {
-    const std::string prefix = ".", suffix = ".deleting";
+    const size_t affixes = kRemovingPrefix.size() + kRemovingSuffix.size();
     std::error_code ec;
     std::vector<fs::path> left;
     for (const auto& e : fs::directory_iterator(root, ec)) {
         const std::string name = e.path().filename().string();
-        if (name.size() > prefix.size() + suffix.size() && name.rfind(prefix, 0) == 0 &&
-            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-            is_checkpoint_name(name.substr(prefix.size(), name.size() - prefix.size() - suffix.size())))
+        if (name.size() > affixes && name.rfind(kRemovingPrefix, 0) == 0 &&
+            name.compare(name.size() - kRemovingSuffix.size(), kRemovingSuffix.size(), kRemovingSuffix) == 0 &&
+            is_checkpoint_name(name.substr(kRemovingPrefix.size(), name.size() - affixes)))
             left.push_back(e.path());
     }
     for (const fs::path& p : left) {
