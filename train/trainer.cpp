@@ -17,6 +17,7 @@
 #include "core/printable.h"
 #include "core/read_file.h"
 #include "core/rng.h"
+#include "core/shortest_number.h"
 #include "core/transfer.h"
 #include "data/loader.h"
 #include "data/shard.h"
@@ -641,18 +642,17 @@ void Run::warn_schedule_change() const {
     const std::string kind_then = named.is_string() ? named.get<std::string>() : kind;
     const bool decays = s.kind != ScheduleKind::constant || kind_then != kind;
     std::vector<std::string> changed;
-    const auto differs = [&](const char* flag, double was, double is, bool matters) {
+    // as_float: a float option's values, named as the floats they are.
+    const auto differs = [&](const char* flag, double was, double is, bool matters, bool as_float = true) {
         if (was == is || !matters) return;
-        char text[96];
-        std::snprintf(text, sizeof text, "%s %g -> %g", flag, was, is);
-        changed.push_back(text);
+        changed.push_back(std::string(flag) + " " + shortest_number(was, as_float) + " -> " + shortest_number(is, as_float));
     };
     if (kind_then != kind) changed.push_back("--schedule " + kind_then + " -> " + kind);
     differs("--lr", then("lr", s.lr), static_cast<float>(s.lr), true);
     const double warmup_then = then("warmup", s.warmup);
-    differs("--warmup", warmup_then, s.warmup, decays || start_step_ < std::max<double>(warmup_then, s.warmup));
+    differs("--warmup", warmup_then, s.warmup, decays || start_step_ < std::max<double>(warmup_then, s.warmup), false);
     differs("--final-lr-frac", then("final_lr_frac", s.final_frac), static_cast<float>(s.final_frac), decays);
-    differs("--steps", then("steps", o_.steps), o_.steps, decays);
+    differs("--steps", then("steps", o_.steps), o_.steps, decays, false);
     const float muon_lr = o_.optimizer.muon_lr;
     differs("--muon-lr", then("muon_lr", muon_lr), muon_lr, o_.optimizer.kind == OptimizerKind::muon);
     if (changed.empty()) return;
