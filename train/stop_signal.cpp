@@ -13,8 +13,11 @@ volatile sig_atomic_t g_under_mpirun = 0;
 void say(const char* msg, size_t bytes) { (void)!write(STDERR_FILENO, msg, bytes); }
 
 // Async-signal-safe only: write(2) and _exit(2). After SIGHUP stderr may be a closed
-// terminal's; a failed write there changes nothing.
+// terminal's; a failed write there changes nothing. SIGPIPE comes again at every write to the
+// closed pipe (the announcement's own, when that pipe is stderr): it asks for a stop once and is
+// never the second signal.
 void on_signal(int sig) {
+    if (sig == SIGPIPE && g_signal != 0) return;
     if (g_signal != 0) {
         const char msg[] = "\nsixnd train: second signal: exiting now, without a checkpoint\n";
         say(msg, sizeof msg - 1);
@@ -26,7 +29,7 @@ void on_signal(int sig) {
     const char mpirun_msg[] = "\nsixnd train: stopping after this step and writing a checkpoint (signal again to exit at once; "
                               "signal mpirun with SIGUSR1 for this: a SIGINT or SIGTERM it passes on is followed by a "
                               "kill a second later)\n";
-    if (g_under_mpirun && sig != SIGUSR1 && sig != SIGHUP)
+    if (g_under_mpirun && (sig == SIGINT || sig == SIGTERM))
         say(mpirun_msg, sizeof mpirun_msg - 1);
     else
         say(msg, sizeof msg - 1);
@@ -49,7 +52,15 @@ StopSignals::StopSignals(bool announce, bool under_mpirun) {
 }
 
 StopSignals::~StopSignals() {
-    for (size_t i = 0; i < std::size(kSignals); i++) sigaction(kSignals[i], &old_[i], nullptr);
+    for (size_t i = 0; i < std::size(kSignals); i++) {
+        // The closed pipe stays closed: the stop's own message would otherwise end the process
+        // before it exits with the interrupted run's status.
+        if (kSignals[i] == SIGPIPE && g_signal == SIGPIPE) {
+            signal(SIGPIPE, SIG_IGN);
+            continue;
+        }
+        sigaction(kSignals[i], &old_[i], nullptr);
+    }
 }
 
 int StopSignals::received() { return g_signal; }
@@ -60,6 +71,7 @@ const char* StopSignals::name(int sig) {
         case SIGTERM: return "SIGTERM";
         case SIGHUP: return "SIGHUP";
         case SIGUSR1: return "SIGUSR1";
+        case SIGPIPE: return "SIGPIPE";
         default: return "a signal";
     }
 }

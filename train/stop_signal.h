@@ -1,12 +1,14 @@
-// SIGINT, SIGTERM, SIGHUP (a closed terminal or ssh session) and SIGUSR1 during training: the
-// first asks the run to stop after the step in flight (the trainer then writes a checkpoint, says
-// how to resume, and exits non-zero); a second one ends the process at once. A signal ignored
-// when the run starts (`nohup sixnd train`) stays ignored. The handlers are installed for the
-// lifetime of a StopSignals and the previous ones restored after it. Under mpirun a scheduler's
-// cancel signals every rank: only rank 0 announces the stop, so the job says it once. SIGUSR1 is
-// the one a signal sent to mpirun can stop with: Open MPI's mpirun passes SIGINT and SIGTERM on
-// as SIGTERM and kills the ranks a second later, before a step of any size ends, but passes
-// SIGUSR1 on to every rank as it is (a scheduler's pre-emption warning is often SIGUSR1 too).
+// SIGINT, SIGTERM, SIGHUP (a closed terminal or ssh session), SIGUSR1 and SIGPIPE (the pipe the
+// output goes to was closed: `sixnd train | head`, a pager quit) during training: the first asks
+// the run to stop after the step in flight (the trainer then writes a checkpoint, says how to
+// resume, and exits non-zero); a second one ends the process at once. A signal ignored when the
+// run starts (`nohup sixnd train`) stays ignored. The handlers are installed for the lifetime of
+// a StopSignals and the previous ones restored after it (SIGPIPE's, once it stopped the run, is
+// left ignored). Under mpirun a scheduler's cancel signals every rank: only rank 0 announces the
+// stop, so the job says it once. SIGUSR1 is the one a signal sent to mpirun can stop with: Open
+// MPI's mpirun passes SIGINT and SIGTERM on as SIGTERM and kills the ranks a second later, before
+// a step of any size ends, but passes SIGUSR1 on to every rank as it is (a scheduler's
+// pre-emption warning is often SIGUSR1 too).
 #pragma once
 #include <csignal>
 #include <iterator>
@@ -25,11 +27,11 @@ public:
 
     // The signal that asked for a stop, or 0.
     static int received();
-    // "SIGINT", "SIGTERM", "SIGHUP" or "SIGUSR1": the name a user knows the stopping signal by.
+    // "SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1" or "SIGPIPE": the name a user knows the stopping signal by.
     static const char* name(int sig);
 
 private:
-    static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1};
+    static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE};
     struct sigaction old_[std::size(kSignals)] {};
 };
 

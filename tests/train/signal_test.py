@@ -1,9 +1,10 @@
-"""SIGINT/SIGTERM/SIGHUP (a closed terminal)/SIGUSR1 (the one mpirun passes on as it is) during
-`sixnd train`: the run finishes the step,
+"""SIGINT/SIGTERM/SIGHUP (a closed terminal)/SIGUSR1 (the one mpirun passes on as it is)/SIGPIPE
+(its output's reader gone: `sixnd train | head`) during `sixnd train`: the run finishes the step,
 writes a checkpoint, says how to resume and exits non-zero, and `--resume latest` continues from
 the step after it; a second signal ends the process at once (exit 128 + signal). Under `nohup`
 (SIGHUP ignored when the run starts) a hangup changes nothing. While a run writes a directory, a
 second run on the same --out fails at once, naming the first one's pid."""
+import json
 import os
 import signal
 import subprocess
@@ -62,6 +63,7 @@ def main():
                                 f"{r.stderr.strip()[-300:]}")
 
         nohup(cmd, tmp, failures)
+        closed_output(cmd, tmp, failures)
 
         # A second run on the same --out while the first holds it. The d6 model's steps and
         # checkpoints take long enough that the second signal finds the first one being handled.
@@ -99,6 +101,33 @@ def nohup(cmd, tmp, failures):
         if p.poll() is None:
             p.kill()
             p.wait()
+
+
+def closed_output(cmd, tmp, failures):
+    """The pipe stderr goes to closes after the first line: the next progress line's SIGPIPE stops
+    the run with a checkpoint and the stop in the run log (exit 1), as SIGHUP does; the writes to
+    the closed pipe after it are not a second signal."""
+    out, log = os.path.join(tmp, "closed"), os.path.join(tmp, "closed.jsonl")
+    p = subprocess.Popen(cmd(out, log), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        first = p.stderr.readline()
+        p.stderr.close()
+        p.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        failures.append("closed stderr: still running after 120 s")
+        return
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    done = sixnd_files.steps_logged(log)[-1] if sixnd_files.steps_logged(log) else None
+    ck = os.path.join(out, "checkpoints", f"step-{done:08d}") if done else ""
+    stops = [json.loads(line) for line in open(log) if '"event":"stop"' in line] if os.path.exists(log) else []
+    print(f"closed stderr after {first.strip()[:40]!r}: exit {p.returncode} after step {done}; stop records {stops}")
+    if p.returncode != 1 or not done or not os.path.exists(os.path.join(ck, "DONE")) or \
+            [(s["reason"], s.get("signal")) for s in stops] != [("signal", signal.SIGPIPE)]:
+        failures.append(f"closed stderr: exit {p.returncode}, last step {done}, checkpoint {ck or 'none'} "
+                        f"present: {bool(ck) and os.path.exists(ck)}, stop records {stops}")
 
 
 def held(p, out, log, cmd, tmp, failures):
