@@ -52,6 +52,9 @@ namespace sixnd {
 using nlohmann::json;
 
 nlohmann::json TrainOptions::to_json() const {
+    // A float option as the decimal it was given as (0.9, not 0.8999999761581421): the shortest
+    // text that reads back as the same float.
+    const auto decimal = [](float v) { return std::strtod(shortest_number(v, true).c_str(), nullptr); };
     return json{{"device", device},
                 {"dtype", dtype_name(dtype)},
                 {"attention", attention_name(attention)},
@@ -66,20 +69,20 @@ nlohmann::json TrainOptions::to_json() const {
                 {"total_batch_tokens", total_batch_tokens},
                 {"steps", steps},
                 {"stop_at", stop_at},
-                {"lr", schedule.lr},
+                {"lr", decimal(schedule.lr)},
                 {"schedule", schedule_name(schedule.kind)},
                 {"warmup", schedule.warmup},
-                {"final_lr_frac", schedule.final_frac},
-                {"weight_decay", optimizer.weight_decay},
-                {"beta1", optimizer.beta1},
-                {"beta2", optimizer.beta2},
-                {"eps", optimizer.eps},
+                {"final_lr_frac", decimal(schedule.final_frac)},
+                {"weight_decay", decimal(optimizer.weight_decay)},
+                {"beta1", decimal(optimizer.beta1)},
+                {"beta2", decimal(optimizer.beta2)},
+                {"eps", decimal(optimizer.eps)},
                 {"master_weights", optimizer.master_weights},
                 {"optimizer", optimizer_name(optimizer.kind)},
-                {"muon_lr", optimizer.muon_lr},
-                {"muon_momentum", optimizer.muon_momentum},
-                {"muon_weight_decay", optimizer.muon_weight_decay},
-                {"grad_clip", grad_clip},
+                {"muon_lr", decimal(optimizer.muon_lr)},
+                {"muon_momentum", decimal(optimizer.muon_momentum)},
+                {"muon_weight_decay", decimal(optimizer.muon_weight_decay)},
+                {"grad_clip", decimal(grad_clip)},
                 {"out", out_dir},
                 {"overwrite", overwrite},
                 {"allow_resume_changes", allow_resume_changes},
@@ -644,7 +647,7 @@ void Run::warn_schedule_change() const {
     std::vector<std::string> changed;
     // as_float: a float option's values, named as the floats they are.
     const auto differs = [&](const char* flag, double was, double is, bool matters, bool as_float = true) {
-        if (was == is || !matters) return;
+        if ((as_float ? static_cast<float>(was) == static_cast<float>(is) : was == is) || !matters) return;
         changed.push_back(std::string(flag) + " " + shortest_number(was, as_float) + " -> " + shortest_number(is, as_float));
     };
     if (kind_then != kind) changed.push_back("--schedule " + kind_then + " -> " + kind);

@@ -2,7 +2,8 @@
 never stopped (the oracle: that run's log), and says nothing of the schedule. A resume whose flags
 move the rates off that curve (a --steps or --lr left at another value: the decay is stretched, the
 peak changed) is warned of, naming the flags; one whose rates stay as they were (a constant
-schedule run for longer) is not."""
+schedule run for longer) is not. The run log records the float options as the decimals given
+(0.001, not 0.0010000000474974513), and a resume compares them as the floats they are."""
 import json
 import os
 import subprocess
@@ -36,7 +37,14 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         sixnd_files.write_shard(os.path.join(tmp, "train.bin"), [(i * 7 + i // 13) % 256 for i in range(3000)])
-        _, whole = train(tmp, "whole", "--steps", "8")
+        _, whole = train(tmp, "whole", "--steps", "8", "--beta2", "0.97", "--weight-decay", "0.1")
+        header = json.loads(open(os.path.join(tmp, "whole.jsonl")).readline())
+        given = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.97, "eps": 1e-8, "weight_decay": 0.1, "grad_clip": 1.0,
+                 "final_lr_frac": 0.0, "muon_lr": 0.02, "muon_momentum": 0.95}
+        recorded = {k: header["config"][k] for k in given}
+        print(f"recorded float options: {recorded}")
+        if recorded != given:
+            failures.append(f"the run log's float options {recorded} are not the decimals given {given}")
         cases = [("cosine, the same --steps", "cosine", "8", "1e-3", None),
                  ("cosine, --steps 8 -> 12", "cosine", "12", "1e-3", "--steps 8 -> 12"),
                  ("cosine, --lr 1e-3 -> 2e-3", "cosine", "8", "2e-3", "--lr 0.001 -> 0.002"),
