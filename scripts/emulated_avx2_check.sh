@@ -16,7 +16,7 @@
 #   bash scripts/emulated_avx2_check.sh [--cpu QEMU_CPU_MODEL]   (default EPYC-Rome-v2)
 # Logs: build-avx2/emulated/; the last line says how many of the checks passed.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$(readlink -f -- "$0")")/.."
 
 QEMU_CPU=EPYC-Rome-v2
 if [ $# -eq 2 ] && [ "$1" = --cpu ] && [ -n "$2" ]; then

@@ -20,7 +20,8 @@
 # numbers are printed as it ends.
 # With no device it says so within seconds: the test binaries still run (they skip), nothing
 # else does. Exit status: 0 every check passed, or no device; 1 a check failed, timed out, or
-# (with a device) skipped all its tests; 2 SIXND_GPU_STEPS names an unknown step.
+# (with a device) skipped all its tests; 2 an argument given, SIXND_GPU_STEPS naming an unknown
+# step, a bad SIXND_GPU_BATCH, or an OUT it cannot write.
 # Environment:
 #   SIXND_GPU_STEPS  the steps to run, space- or comma-separated: names from LIMITS below, or the
 #                    groups tests, sanitizers, attention, gpt2 (default: all). The probe always
@@ -30,6 +31,12 @@
 #                    build-gpu ones.
 #   SIXND_GPU_BATCH  GPT-2 batch, default 16.
 set -u
+# It takes no arguments: one given (a step's name, --help) ran every step, minutes of a lent device.
+if (($# > 0)); then
+    echo "usage: bash scripts/gpu_check.sh   (no arguments: steps are chosen with SIXND_GPU_STEPS, see the" \
+         "script's header)" >&2
+    exit 2
+fi
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 TABLE=$(cd "$(dirname "$0")" && pwd)/gpu_table.py
 OUT=${OUT:-$PWD/gpu_out}
@@ -85,6 +92,13 @@ if ! [[ $BATCH =~ ^[1-9][0-9]{0,4}$ ]]; then
     exit 2
 fi
 
+# $OUT is what the call brings back: one that cannot be written is refused before any step (the
+# check ran to its end, wrote nothing there, and exited 0).
+if ! mkdir -p "$OUT" 2>/dev/null || [[ ! -d $OUT || ! -w $OUT ]]; then
+    echo "gpu_check: OUT=$OUT: cannot write the summary and logs there (not a writable folder)" >&2
+    exit 2
+fi
+
 BUDGET=0
 CHOSEN=()
 for l in "${LIMITS[@]}"; do
@@ -96,7 +110,6 @@ echo "gpu_check: time budget ${BUDGET} s in all (${CHOSEN[*]})"
 START=$(date +%s)
 DEADLINE=$((START + BUDGET))
 
-mkdir -p "$OUT"
 # What an earlier run left in $OUT (./gpu_out here) must not pass for this one's, should it end early.
 rm -f "$OUT/summary.md" "$OUT/gpu_check_logs.tar.gz"
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/sixnd_gpu_check.XXXXXX")

@@ -10,11 +10,13 @@
 #   SIXND_STEPS=N   training steps, a whole number from 1 (default sized for about 3 minutes of
 #                   training on a 2-core CPU, by how its BF16 matmuls run
 #                   (core/cpu_features.h, bf16_matmul_native): 600 on
-#                   BF16 dot products (AMX, or AVX512-BF16 on AMD), 400 on AVX-512 FP32 FMAs, 300
-#                   on AVX2 FMAs (an AVX2-only CPU, or SIXND_CPU_ISA=avx2), at roughly 4,000,
-#                   2,200 and 1,500 tokens/s)
-# Both are checked before anything is installed, built or deleted. Each run starts afresh (a
-# tokenizer, shards and a model of its own). SIGINT, SIGTERM and SIGHUP sent to run.sh reach the
+#                   BF16 dot products (AMX, or AVX512-BF16 on AMD; not under
+#                   SIXND_BF16_MATMUL=fp32), 400 on AVX-512 FP32 FMAs, 300 on AVX2 FMAs (an
+#                   AVX2-only CPU, or SIXND_CPU_ISA=avx2), at roughly 4,000, 2,200 and 1,500
+#                   tokens/s)
+# Both are checked before anything is installed, built or deleted, and so are SIXND_CPU_ISA and
+# SIXND_BF16_MATMUL (scripts/cpu_isa_check.sh) and that build/ can be written. Each run starts
+# afresh (a tokenizer, shards and a model of its own). SIGINT, SIGTERM and SIGHUP sent to run.sh reach the
 # stage that runs (setup: see there; training ends with a checkpoint, and run.sh prints the
 # command that continues it); a failure or an interruption ends with one line saying which stage,
 # and a non-zero status.
@@ -27,11 +29,14 @@ if [ -n "$STEPS" ] && ! [[ $STEPS =~ ^[1-9][0-9]{0,8}$ ]]; then
   echo "run.sh: SIXND_STEPS=$STEPS: expected a whole number of training steps, 1 or more" >&2
   exit 2
 fi
-bash "$(dirname "$0")/cpu_isa_check.sh" run.sh || exit 2
+# The checkout is the one this file is in, also when it is started through a link to it or to its
+# folder (the link's folder held no cpu_isa_check.sh or setup.sh).
+SCRIPTS=$(dirname "$(readlink -f -- "$0")")
+bash "$SCRIPTS/cpu_isa_check.sh" run.sh || exit 2
 # The run directory as the caller means it: relative to where run.sh was started.
 RUN=${SIXND_RUN:-}
 if [ -n "$RUN" ] && [[ $RUN != /* ]]; then RUN=$PWD/$RUN; fi
-cd "$(dirname "$0")/.."
+cd "$SCRIPTS/.."
 ROOT=$PWD
 RUN=${RUN:-$ROOT/runs/fortunes}
 FORTUNES=/usr/share/games/fortunes
@@ -87,6 +92,10 @@ fi
 if { [ -e "$RUN/checkpoints" ] || [ -L "$RUN/checkpoints" ]; } && [ ! -d "$RUN/checkpoints" ]; then
   not_ours "$RUN/checkpoints" "not a directory"
 fi
+# The build goes to the checkout's build/, and its lock beside it: a checkout where neither can be
+# written (read-only) is refused here, not by mkdir's own error once set-up has run.
+{ mkdir -p build && : >>build/.run_sh.lock; } 2>/dev/null ||
+  die "$ROOT/build: cannot write the build directory there (a read-only checkout?); run.sh builds sixnd in it"
 
 # --- stages: each in a process group of its own, so that a signal sent to run.sh (Ctrl-C in its
 #     terminal, kill, a CI job's timeout) reaches the stage once, and run.sh waits for it to end
@@ -183,7 +192,6 @@ fi
 
 echo "== build (release, CUDA $CUDA) ==" >&2
 # build/ is the checkout's, whatever SIXND_RUN is: two run.sh building it at once would break it.
-mkdir -p build
 exec 8>>build/.run_sh.lock
 if ! flock -n 8; then
   echo "run.sh: another scripts/run.sh is building $ROOT/build; waiting for it" >&2
@@ -216,7 +224,8 @@ stage "data preparation" "$SIXND" data prepare --source "fortunes=$RUN/texts" --
 if [ -z "$STEPS" ]; then
   if [ "$DEVICE" = cuda ]; then
     STEPS=2000
-  elif [ "${SIXND_CPU_ISA:-native}" = native ] && { grep -qw amx_bf16 /proc/cpuinfo ||
+  elif [ "${SIXND_CPU_ISA:-native}" = native ] && [ "${SIXND_BF16_MATMUL:-auto}" != fp32 ] &&
+       { grep -qw amx_bf16 /proc/cpuinfo ||
        { grep -qw avx512_bf16 /proc/cpuinfo && grep -qw AuthenticAMD /proc/cpuinfo; }; }; then
     STEPS=600
   elif [ "${SIXND_CPU_ISA:-native}" != avx2 ] && grep -qw avx512f /proc/cpuinfo; then

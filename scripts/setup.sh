@@ -17,7 +17,11 @@ SIXND_PACKAGES=(
 
 missing=()
 for p in "${SIXND_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  # The package's state alone: the whole Status field starts with what is wanted of it, "hold" for
+  # a held package (apt-mark hold), which was taken for missing and installed again on every run.
+  # One line per architecture it is installed for.
+  state=$(dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null || true)
+  grep -qx installed <<<"$state" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   # Where they cannot be installed, one line says what is missing (apt-get's own errors, such as

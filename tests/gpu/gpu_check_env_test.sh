@@ -3,7 +3,8 @@
 # 1. a SIXND_GPU_BATCH that is not a batch size (abc, 0, -1, "8 8") stops it at once, exit 2, one
 #    line naming it (it used to fail every gpt2 step and then the table itself, leaving no summary);
 # 2. a SIXND_GPU_STEPS that names nothing (" ", ",") stops it likewise (it used to run the probe
-#    alone: a device call spent on nothing);
+#    alone: a device call spent on nothing), and so do an argument (it took none, and ran every
+#    step whatever was given) and an OUT it cannot write (it ran on, wrote nothing there, exit 0);
 # 3. without a device and without the staged binaries the verdict says no test binary ran (it
 #    used to say they "started and skipped");
 # 4. Ctrl-C during a step ends that step's program (it ran on to the step's limit, in the process
@@ -43,6 +44,27 @@ for v in " " ","; do
     ((rc == 2)) && [[ $(wc -l <"$T/log") == 1 ]] && grep -q "names no step" "$T/log" ||
         fail "SIXND_GPU_STEPS='$v': exit $rc, expected 2 and one line"
 done
+
+# An argument (a step's name, as one might guess): refused at once, nothing run or written (every
+# step used to run: minutes of a lent device).
+for a in gpu_attention_test --help; do
+    rm -rf "$T/out" && mkdir -p "$T/out"
+    (cd "$T" && env OUT="$T/out" SIXND_GPU_BIN="" timeout 60 bash "$T/stage/scripts/gpu_check.sh" "$a") >"$T/log" 2>&1
+    rc=$?
+    echo "argument '$a': exit $rc: $(cat "$T/log")"
+    ((rc == 2)) && [[ $(wc -l <"$T/log") == 1 ]] && grep -q "no arguments: steps are chosen with SIXND_GPU_STEPS" "$T/log" ||
+        fail "argument '$a': exit $rc, expected 2 and one line saying so"
+    [[ -z $(ls "$T/out") ]] || fail "argument '$a': it wrote $(ls "$T/out")"
+done
+
+# An OUT it cannot write (here a file): refused at once (it ran every step, wrote nothing, exit 0).
+: >"$T/file"
+(cd "$T" && env -u SIXND_GPU_STEPS -u SIXND_GPU_BATCH OUT="$T/file/out" SIXND_GPU_BIN="" timeout 60 \
+    bash "$T/stage/scripts/gpu_check.sh") >"$T/log" 2>&1
+rc=$?
+echo "OUT=$T/file/out: exit $rc: $(cat "$T/log")"
+((rc == 2)) && [[ $(wc -l <"$T/log") == 1 ]] && grep -q "OUT=$T/file/out: cannot write" "$T/log" ||
+    fail "an OUT that cannot be written: exit $rc, expected 2 and one line naming it"
 
 run SIXND_GPU_STEPS=tests
 grep '^result' "$T/log"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/emulated_avx2_check.sh's arguments, on a copy whose setup.sh is a stand-in that leaves a
 # mark and stops it: anything but none or `--cpu MODEL` (a word after the model, which used to be
-# ignored, or `--cpu` alone) gets the usage line and exit 2 before set-up runs; Ctrl-C or SIGTERM
+# ignored, or `--cpu` alone) gets the usage line and exit 2 before set-up runs; through a link to
+# it, it sets up its own checkout; Ctrl-C or SIGTERM
 # while the emulated test binaries run stops them and the script (SIGTERM to the script left them
 # running).
 set -u
@@ -25,6 +26,11 @@ done
 rm -f "$T/repo/setup_ran"
 bash "$T/repo/scripts/emulated_avx2_check.sh" --cpu EPYC-Rome-v2 >/dev/null 2>&1
 [[ -e $T/repo/setup_ran ]] || fail "'--cpu EPYC-Rome-v2' was refused"
+# Through a link to it: set-up is its checkout's (it looked for scripts/ beside the link).
+mkdir -p "$T/links" && ln -s "$T/repo/scripts/emulated_avx2_check.sh" "$T/links/"
+rm -f "$T/repo/setup_ran"
+bash "$T/links/emulated_avx2_check.sh" >/dev/null 2>&1
+[[ -e $T/repo/setup_ran ]] || fail "through a link: its checkout's set-up did not run"
 
 # A signal while the test binaries run stops them, and the script, at once: Ctrl-C (SIGINT to the
 # process group) and SIGTERM to the script alone (which ended the script and left the emulated

@@ -28,6 +28,14 @@ sixnd), on Debian's fortunes:
 11. a GPU older than compute capability 8.0 (nvidia-smi and nvcc stand-ins) is no device for the
    CUDA kernels: run.sh builds without CUDA and trains on the CPU, saying why (it took the GPU, and
    the run died at its first kernel); a newer one is taken.
+12. started through a link to it, or to its folder, run.sh sets up and builds its own checkout (it
+   looked for cpu_isa_check.sh and setup.sh beside the link);
+13. a checkout whose build/ cannot be written (read-only) is refused before set-up, in one line (it
+   was mkdir's own error, once set-up had run);
+14. under SIXND_BF16_MATMUL=fp32 (BF16 matmuls in FP32 arithmetic) the default run is sized for
+   FP32 FMAs (it took the 600 steps of a CPU whose dot products run them);
+and 1. also covers SIXND_BF16_MATMUL: an unknown value, or bf16 under SIXND_CPU_ISA=avx2 (sixnd
+   refused both only at training, after the build, the tokenizer and the shards).
 Skips (77) without Debian's fortunes or a built sixnd."""
 import fcntl
 import json
@@ -48,36 +56,41 @@ import stand_in  # noqa: E402
 from rename_signal import SKIP_NOTE, STRACE  # noqa: E402
 
 
+def tools_dir(path, stubs):
+    """PATH folder of stand-ins: name -> body of a /bin/sh script."""
+    os.makedirs(path)
+    for name, body in stubs.items():
+        stand_in.write_script(os.path.join(path, name), "#!/bin/sh\n" + body)
+    return path
+
 
 def make_repo(t):
     """T/repo/scripts/run.sh and cpu_isa_check.sh (the real ones), a setup.sh that only leaves a mark, and on PATH a
     cmake whose build links build/sixnd to this build's and an nvidia-smi that finds no GPU."""
-    repo, tools = os.path.join(t, "repo"), os.path.join(t, "tools")
+    repo = os.path.join(t, "repo")
     os.makedirs(os.path.join(repo, "scripts"))
-    os.makedirs(tools)
     for script in ("run.sh", "cpu_isa_check.sh"):
         shutil.copy(os.path.join(SRC, "scripts", script), os.path.join(repo, "scripts"))
     with open(os.path.join(repo, "scripts", "setup.sh"), "w") as f:
         f.write('touch "$(dirname "$0")/../setup_ran"\n')
-    stubs = {"cmake": f'touch "$(dirname "$0")/../cmake_ran"\n'
-                      f'for a in "$@"; do [ "$a" = --build ] && mkdir -p build && ln -sf {SIXND} build/sixnd; done\n'
-                      'exit 0\n',
-             "nvidia-smi": "exit 1\n"}
-    for name, body in stubs.items():
-        stand_in.write_script(os.path.join(tools, name), "#!/bin/sh\n" + body)
+    tools = tools_dir(os.path.join(t, "tools"), {
+        "cmake": f'touch "$(dirname "$0")/../cmake_ran"\n'
+                 f'for a in "$@"; do [ "$a" = --build ] && mkdir -p build && ln -sf {SIXND} build/sixnd; done\n'
+                 'exit 0\n',
+        "nvidia-smi": "exit 1\n"})
     env = dict(os.environ, PATH=tools + ":" + os.environ["PATH"])
-    for k in ("SIXND_RUN", "SIXND_STEPS", "SIXND_CPU_ISA"):
+    for k in ("SIXND_RUN", "SIXND_STEPS", "SIXND_CPU_ISA", "SIXND_BF16_MATMUL"):
         env.pop(k, None)
     return repo, env
 
 
-def start(repo, env, cwd, **kw):
-    return subprocess.Popen(["bash", os.path.join(repo, "scripts", "run.sh")], cwd=cwd, env=env,
+def start(repo, env, cwd, script=None, **kw):
+    return subprocess.Popen(["bash", script or os.path.join(repo, "scripts", "run.sh")], cwd=cwd, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace", **kw)
 
 
-def run(repo, env, cwd, timeout=600):
-    p = start(repo, env, cwd)
+def run(repo, env, cwd, timeout=600, script=None):
+    p = start(repo, env, cwd, script)
     out, err = p.communicate(timeout=timeout)
     return p.returncode, out, err
 
@@ -213,7 +226,12 @@ def main():
         lines = [line for line in err.splitlines() if line.strip()]
         check(rc == 2 and len(lines) == 1 and "SIXND_CPU_ISA=avx3" in lines[0],
               f"SIXND_CPU_ISA=avx3: exit {rc}, one line naming it ({lines})")
-        check(not os.path.exists(mark), "bad SIXND_STEPS or SIXND_CPU_ISA: no stage ran")
+        for kernels in ({"SIXND_BF16_MATMUL": "fp16"}, {"SIXND_BF16_MATMUL": "bf16", "SIXND_CPU_ISA": "avx2"}):
+            rc, out, err = run(repo, dict(env, SIXND_RUN=old, SIXND_STEPS="1", **kernels), t, timeout=60)
+            lines = [line for line in err.splitlines() if line.strip()]
+            check(rc == 2 and len(lines) == 1 and f"SIXND_BF16_MATMUL={kernels['SIXND_BF16_MATMUL']}" in lines[0],
+                  f"{kernels}: exit {rc}, one line naming SIXND_BF16_MATMUL before any stage ({lines})")
+        check(not os.path.exists(mark), "bad SIXND_STEPS, SIXND_CPU_ISA or SIXND_BF16_MATMUL: no stage ran")
         check(os.path.isdir(os.path.join(old, "checkpoints", "step-00000007")) and
               os.path.getsize(os.path.join(old, "run.jsonl")) > 0,
               "bad SIXND_STEPS: the previous run's checkpoint and log are untouched")
@@ -322,11 +340,10 @@ def main():
             print(f"note: {SKIP_NOTE}")
 
         # --- 11. the GPU's compute capability (a cmake that records its flags and fails ends the run)
-        gpu_tools, cmake_args = os.path.join(t, "gpu_tools"), os.path.join(t, "cmake_args")
-        os.makedirs(gpu_tools)
-        for name, body in (("nvidia-smi", 'case "$*" in *compute_cap*) printf "$CAPS";; esac\nexit 0\n'),
-                           ("nvcc", "exit 0\n"), ("cmake", f'echo "$@" >> {cmake_args}\nexit 1\n')):
-            stand_in.write_script(os.path.join(gpu_tools, name), "#!/bin/sh\n" + body)
+        cmake_args = os.path.join(t, "cmake_args")
+        gpu_tools = tools_dir(os.path.join(t, "gpu_tools"), {
+            "nvidia-smi": 'case "$*" in *compute_cap*) printf "$CAPS";; esac\nexit 0\n', "nvcc": "exit 0\n",
+            "cmake": f'echo "$@" >> {cmake_args}\nexit 1\n'})
         for caps, cuda, said in (("7.5\n", "OFF", True), ("8.0\n7.0\n", "OFF", True), ("9.0\n", "ON", False)):
             open(cmake_args, "w").close()
             rc, out, err = run(repo, dict(env, PATH=gpu_tools + ":" + env["PATH"], CAPS=caps,
@@ -335,6 +352,45 @@ def main():
             check(rc != 0 and f"-DSIXND_CUDA={cuda}" in args and ("need 8.0 or newer" in err) == said,
                   f"compute capability {caps.split()}: CUDA {cuda}, {'said' if said else 'nothing said'} "
                   f"(exit {rc}, cmake {args.strip()!r}, {last_line(err)!r})")
+
+        # --- 12. through a link to run.sh, or to its folder: set-up and the build are the checkout's
+        fail_tools = tools_dir(os.path.join(t, "fail_tools"), {"cmake": "exit 1\n"})
+        os.makedirs(os.path.join(t, "links"))
+        os.symlink(os.path.join(repo, "scripts", "run.sh"), os.path.join(t, "links", "run.sh"))
+        os.symlink(os.path.join(repo, "scripts"), os.path.join(t, "links", "sixnd_scripts"))
+        for link in (os.path.join(t, "links", "run.sh"), os.path.join(t, "links", "sixnd_scripts", "run.sh")):
+            if os.path.exists(mark):
+                os.remove(mark)
+            rc, out, err = run(repo, dict(env, PATH=fail_tools + ":" + env["PATH"], SIXND_RUN=os.path.join(t, "link run"),
+                                          SIXND_STEPS="1"), t, timeout=120, script=link)
+            check(os.path.exists(mark) and "run.sh: the build (configure) failed" in last_line(err),
+                  f"through {link}: set-up and the build of its checkout ran (exit {rc}, {last_line(err)!r})")
+
+        # --- 13. a checkout whose build/ cannot be written (read-only): refused before set-up
+        ro = os.path.join(t, "ro")
+        ro_repo, ro_env = make_repo(ro)
+        with open(os.path.join(ro_repo, "build"), "w") as f:
+            f.write("mine\n")
+        rc, out, err = run(ro_repo, dict(ro_env, SIXND_RUN=os.path.join(ro, "run"), SIXND_STEPS="1"), t, timeout=60)
+        lines = [line for line in err.splitlines() if line.strip()]
+        check(rc == 1 and len(lines) == 1 and lines[0].startswith(f"run.sh: {ro_repo}/build: cannot write") and
+              not os.path.exists(os.path.join(ro_repo, "setup_ran")),
+              f"an unwritable build/ is refused before set-up, in one line: exit {rc}, {lines}")
+
+        # --- 14. SIXND_BF16_MATMUL=fp32 sizes the default run for FP32 FMAs (a stand-in sixnd
+        #     records training's flags): 600 steps were a BF16-dot-product CPU's, half again as long
+        args = os.path.join(t, "train_args")
+        stub = os.path.join(t, "stub_sixnd")
+        stand_in.write_script(stub, f'#!/bin/sh\n[ "$1" = train ] && {{ echo "$@" > {args}; exit 3; }}\nexit 0\n')
+        stub_tools = tools_dir(os.path.join(t, "stub_tools"), {
+            "cmake": f'for a in "$@"; do [ "$a" = --build ] && mkdir -p build && ln -sf {stub} build/sixnd; done\nexit 0\n'})
+        stub_repo, stub_env = make_repo(os.path.join(t, "stub"))
+        rc, out, err = run(stub_repo, dict(stub_env, PATH=stub_tools + ":" + stub_env["PATH"], SIXND_BF16_MATMUL="fp32",
+                                           SIXND_RUN=os.path.join(t, "fp32 run")), t, timeout=120)
+        train = open(args).read().split() if os.path.exists(args) else []
+        steps = train[train.index("--steps") + 1] if "--steps" in train else None
+        want = "400" if " avx512f " in " " + open("/proc/cpuinfo").read().replace("\n", " ") + " " else "300"
+        check(steps == want, f"SIXND_BF16_MATMUL=fp32: {steps} steps by default (expected {want}; exit {rc}, {last_line(err)!r})")
     finally:
         for line in processes_under(t):
             os.kill(int(line.split(":")[0]), signal.SIGKILL)

@@ -7,8 +7,11 @@
 # stops test.sh there with 130 (ctest exits on it with a status of its own, and every Ctrl-C used
 # to start the next pass). The AVX2 path pass runs unless the whole suite runs on that path
 # (SIXND_CPU_ISA=avx2; native used to drop it); an unknown SIXND_CPU_ISA is refused before
-# any build (every test used to fail on it). Also that it exports only OMP_NUM_THREADS and the
-# sanitizers' options (no OPENBLAS_*).
+# any build (every test used to fail on it), and so are an unknown SIXND_BF16_MATMUL and bf16
+# under a cap; an inherited SIXND_BF16_MATMUL=bf16 stays out of the AVX2 passes (sixnd refuses it
+# there: each of their tests failed). Started through a link to it or to its folder, it works in
+# its checkout (it looked for scripts/ beside the link). Also that it exports only OMP_NUM_THREADS
+# and the sanitizers' options (no OPENBLAS_*).
 set -u
 SRC=${SIXND_SOURCE:-$(cd "$(dirname "$0")/../.." && pwd)}
 fail() { echo "FAILED: $*"; exit 1; }
@@ -29,7 +32,7 @@ STUB
 # contain $FAIL_PASS.
 cat >"$T/bin/ctest" <<'STUB'
 #!/bin/bash
-echo "ctest $* | ISA=${SIXND_CPU_ISA:-} OMP=${OMP_NUM_THREADS:-} OPENBLAS=$(env | grep -c '^OPENBLAS_')" >>"$LOG"
+echo "ctest $* | ISA=${SIXND_CPU_ISA:-} BF16=${SIXND_BF16_MATMUL:-} OMP=${OMP_NUM_THREADS:-} OPENBLAS=$(env | grep -c '^OPENBLAS_')" >>"$LOG"
 [[ -n $FAIL_PASS && "$* " == *"$FAIL_PASS "* ]] && exit 8
 # Ctrl-C in the terminal reaches the whole process group; ctest then exits with a status of its
 # own, not by the signal.
@@ -38,11 +41,14 @@ exit 0
 STUB
 chmod +x "$T/bin/"*
 
-run() {  # [FAIL_BUILD=...] run FAIL_PASS [INT_PASS [SIXND_CPU_ISA]]: output in $T/out, calls in $T/log, status in rc
+# [FAIL_BUILD=...] [BF16=SIXND_BF16_MATMUL] [SCRIPT=path to test.sh] run FAIL_PASS [INT_PASS [SIXND_CPU_ISA]]:
+# output in $T/out, calls in $T/log, status in rc
+run() {
     : >"$T/log"
     # A session of its own: the Ctrl-C stand-in signals its process group, not this script.
-    env -u SIXND_CPU_ISA -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PATH="$T/bin:$PATH" LOG="$T/log" FAIL_PASS="$1" \
-        INT_PASS="${2:-}" ${3:+SIXND_CPU_ISA=$3} setsid -w bash "$T/repo/scripts/test.sh" >"$T/out" 2>&1
+    env -u SIXND_CPU_ISA -u SIXND_BF16_MATMUL -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE PATH="$T/bin:$PATH" LOG="$T/log" \
+        FAIL_PASS="$1" INT_PASS="${2:-}" ${3:+SIXND_CPU_ISA=$3} ${BF16:+SIXND_BF16_MATMUL=$BF16} \
+        setsid -w bash "${SCRIPT:-$T/repo/scripts/test.sh}" >"$T/out" 2>&1
     rc=$?
 }
 
@@ -85,4 +91,27 @@ run "" "" avx512
 ((rc == 2)) || fail "SIXND_CPU_ISA=avx512: exit $rc (expected 2, before any pass)"
 [[ ! -s "$T/log" ]] || fail "SIXND_CPU_ISA=avx512: passes ran ($(cat "$T/log"))"
 grep -q 'SIXND_CPU_ISA=avx512: expected native, avx512_core or avx2' "$T/out" || fail "SIXND_CPU_ISA=avx512: no error naming it"
+BF16=fp16 run ""
+((rc == 2)) && [[ ! -s "$T/log" ]] && grep -q 'SIXND_BF16_MATMUL=fp16: expected auto, bf16 or fp32' "$T/out" ||
+    fail "SIXND_BF16_MATMUL=fp16: exit $rc, not refused before any pass with a line naming it ($(cat "$T/out"))"
+BF16=bf16 run "" "" avx2
+((rc == 2)) && [[ ! -s "$T/log" ]] && grep -q 'SIXND_BF16_MATMUL=bf16 needs BF16 dot products' "$T/out" ||
+    fail "SIXND_BF16_MATMUL=bf16 under SIXND_CPU_ISA=avx2: exit $rc, not refused before any pass ($(cat "$T/out"))"
+
+# SIXND_BF16_MATMUL=bf16 (a CPU with dot products, made to use them): the suite runs on them, and
+# the AVX2 passes, whose cap sixnd refuses it under, run without it (each of their tests failed).
+BF16=bf16 run ""
+((rc == 0)) || fail "SIXND_BF16_MATMUL=bf16: exit $rc (expected 0)"
+grep -q 'ISA=avx2 BF16=bf16' "$T/log" && fail "SIXND_BF16_MATMUL=bf16: an AVX2 pass ran with it ($(cat "$T/log"))"
+tail -1 "$T/log" | grep -q -- '--test-dir build-asan .*| ISA= BF16=bf16 ' ||
+    fail "SIXND_BF16_MATMUL=bf16: the CPU pass ran without it ($(tail -1 "$T/log"))"
+
+# Started through a link to it, or to its folder: test.sh works in the checkout it is in.
+mkdir -p "$T/links"
+ln -s "$T/repo/scripts/test.sh" "$T/links/test.sh"
+ln -s "$T/repo/scripts" "$T/links/sixnd_scripts"
+for link in "$T/links/test.sh" "$T/links/sixnd_scripts/test.sh"; do
+    SCRIPT=$link run ""
+    ((rc == 0)) && grep -q -- '--test-dir build-asan ' "$T/log" || fail "through $link: exit $rc ($(tail -1 "$T/out"))"
+done
 echo "all passed"
