@@ -89,16 +89,39 @@ void check_out_not_in_checkpoint(const fs::path& out, const std::string& checkpo
     }
 }
 
-// A run's checkpoints/step-N that the run has not saved yet is not an export's place: the run
-// takes a step directory without DONE for a save it was interrupted in, and replaces it.
+// Names in a run's checkpoints/ that the run manages are not an export's place: it takes a
+// step-N without DONE for a save it was interrupted in and replaces it, and it deletes every
+// hidden .step-* at each save as what a crash left, so an export named step-* (its staging
+// sibling is .step-*) or .step-* would be deleted under it.
 void check_out_not_a_step(const fs::path& out) {
     const fs::path dir = fs::absolute(out).lexically_normal();  // out_dir_path's: it names a directory
     // The parent resolved: a symlink of another name may lead to a run's checkpoints/.
     std::error_code ec;
     const fs::path parent = fs::weakly_canonical(dir.parent_path(), ec);
-    if ((ec ? dir.parent_path() : parent).filename() == "checkpoints" && is_checkpoint_name(dir.filename().string()))
+    if ((ec ? dir.parent_path() : parent).filename() != "checkpoints") return;
+    const std::string name = dir.filename().string();
+    if (is_checkpoint_name(name))
         throw Error(out.string(), "is named as a run's checkpoint (checkpoints/step-N): the run would take it for an "
                                   "interrupted save of that step and replace it; write the export elsewhere");
+    if (name.rfind("step-", 0) == 0 || name.rfind(".step-", 0) == 0)
+        throw Error(out.string(), "is named as a run's checkpoint or its temporary (checkpoints/step-*, .step-*): the "
+                                  "run deletes hidden .step-* directories at every save; write the export elsewhere");
+}
+
+// The export's files, written into dir.
+void write_export(const std::string& dir, const CheckpointParams& ck, DType dtype, std::optional<int> eos, const Tokenizer* tok) {
+    std::optional<ProgressLine> progress;
+    save_hf_gpt2(dir, ck.config, ParamLayout(ck.config), ck.params.data(), ck.dtype, dtype, eos, [&](size_t done, size_t total) {
+        if (!progress) progress.emplace(static_cast<long long>(total));
+        if (!progress->due(static_cast<long long>(done))) return;
+        char line[64];
+        std::snprintf(line, sizeof line, "export: %.1f / %.1f MB", done / 1e6, total / 1e6);
+        progress->show(static_cast<long long>(done), line);
+    });
+    if (tok) {
+        export_hf_tokenizer_json(*tok, dir + "/tokenizer.json");
+        write_file_atomically(dir + "/tokenizer_config.json", hf_tokenizer_config_json(*tok, ck.config.max_seq_len));
+    }
 }
 
 }  // namespace
@@ -138,18 +161,14 @@ int run_export(int argc, char** argv) {
         if (auto id = tok->special_id("<|endoftext|>")) eos = static_cast<int>(*id);
 
     StagingDir stage(out, "export");
-    std::optional<ProgressLine> progress;
-    save_hf_gpt2(stage.path().string(), cfg, ParamLayout(cfg), ck.params.data(), ck.dtype, dtype, eos,
-                 [&](size_t done, size_t total) {
-                     if (!progress) progress.emplace(static_cast<long long>(total));
-                     if (!progress->due(static_cast<long long>(done))) return;
-                     char line[64];
-                     std::snprintf(line, sizeof line, "export: %.1f / %.1f MB", done / 1e6, total / 1e6);
-                     progress->show(static_cast<long long>(done), line);
-                 });
-    if (tok) {
-        export_hf_tokenizer_json(*tok, (stage.path() / "tokenizer.json").string());
-        write_file_atomically((stage.path() / "tokenizer_config.json").string(), hf_tokenizer_config_json(*tok, cfg.max_seq_len));
+    const std::string staged = stage.path().string();
+    try {
+        write_export(staged, ck, dtype, eos, tok.get());
+    } catch (const Error& e) {
+        // A write fault (a full disk, a file-size limit) names the file as it would be in --out:
+        // the hidden staging directory it was written in is gone when the error is read.
+        if (e.where().rfind(staged, 0) != 0) throw;
+        throw Error(out.string() + e.where().substr(staged.size()), e.fault());
     }
     stage.commit();
     log_info("wrote " + out.string() + " (GPT-2 " + cfg.describe() + ", " + dtype_name(dtype) + (tok ? ", tokenizer" : "") + ")");

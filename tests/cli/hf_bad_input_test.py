@@ -200,6 +200,7 @@ def main():
             return check
 
         long_out = os.path.join(d, "e" * 250)
+        fsize_out = os.path.join(d, "fsize")
 
         def exported_alone(path):
             def check():
@@ -274,6 +275,13 @@ def main():
                  exp + ["--out", os.path.join(d, "steps-link", "step-00000099")],
                  ["step-00000099", "named as a run's checkpoint"], unchanged=[os.path.dirname(ck)],
                  setup=lambda: os.symlink(os.path.dirname(ck), os.path.join(d, "steps-link"))),
+            # A run deletes every hidden .step-* in its checkpoints/ at each save: an export named so, or
+            # named step-* (its staging sibling is .step-*), would be deleted under it.
+            Case("--out a hidden .step- name in a run's checkpoints",
+                 exp + ["--out", os.path.join(os.path.dirname(ck), ".step-00000099")],
+                 [".step-00000099", "run deletes hidden .step-*"], unchanged=[os.path.dirname(ck)]),
+            Case("--out a step- name in a run's checkpoints", exp + ["--out", os.path.join(os.path.dirname(ck), "step-4")],
+                 ["step-4", "run deletes hidden .step-*"], unchanged=[os.path.dirname(ck)]),
             # An empty value (a script's unset variable) names its flag, and is not the flag left out.
             Case("--checkpoint ''", ["export", "--checkpoint", "", "--out", out_dir], ["--checkpoint", "empty"],
                  unchanged=[out_dir]),
@@ -282,6 +290,11 @@ def main():
                  unchanged=[out_dir]),
             Case("export over an earlier export", exp + ["--out", good, "--dtype", "bf16"], [], exit_code=0,
                  check=exported(good)),
+            # A write that fails (a full disk; here the file-size limit) names the file in --out, not in
+            # the hidden staging directory, which is gone when the error is read; the earlier export stays.
+            Case("export over an earlier one past the file-size limit", exp + ["--out", fsize_out],
+                 [os.path.join(fsize_out, "model.safetensors") + ": write failed", "File too large"], unchanged=[d],
+                 setup=lambda: sixnd(*exp, "--out", fsize_out, "--dtype", "bf16"), file_size_limit=20000),
             # The staging and moved-aside siblings' names are cut to fit NAME_MAX (255 bytes).
             Case("export into a 250-byte --out, twice", exp + ["--out", long_out], [], exit_code=0,
                  setup=lambda: sixnd(*exp, "--out", long_out), check=exported_alone(long_out)),
