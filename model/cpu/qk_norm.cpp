@@ -5,9 +5,8 @@
 //           rstd[N, NH+NKV] saved.
 // backward: per head vector, xhat = x rstd: dinp = rstd (dout - xhat mean(dout xhat)); the
 //           values' gradient passes through. dqkv is overwritten.
-#include <cmath>
-
 #include "model/cpu/kernels.h"
+#include "model/cpu/vec_math.h"
 
 namespace sixnd::cpu {
 namespace {
@@ -26,7 +25,7 @@ void qk_norm_forward(X* out, float* rstd, const X* qkv, int N, int C, int NH, in
             float ss = 0.0f;
 #pragma omp simd reduction(+ : ss)
             for (int i = 0; i < hs; i++) ss += to_f32(xh[i]) * to_f32(xh[i]);
-            const float r = 1.0f / std::sqrt(ss / hs + kEps);
+            const float r = norm_rstd(ss, xh, hs, 0.0f, kEps);
             rstd[static_cast<size_t>(n) * heads + j] = r;
             X* oh = o + static_cast<size_t>(j) * hs;
 #pragma omp simd

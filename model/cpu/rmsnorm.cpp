@@ -6,7 +6,6 @@
 //           dweight[c] += sum_n dout xhat, summed over rows by column blocks, each block owned by
 //           one thread and walked in row order (deterministic, rounded once).
 #include <algorithm>
-#include <cmath>
 
 #include "model/cpu/kernels.h"
 #include "model/cpu/vec_math.h"
@@ -26,7 +25,7 @@ void rmsnorm_forward(X* out, float* rstd, const X* inp, const X* weight, int N, 
         float ss = 0.0f;
 #pragma omp simd reduction(+ : ss)
         for (int c = 0; c < C; c++) ss += to_f32(x[c]) * to_f32(x[c]);
-        const float r = 1.0f / std::sqrt(ss / C + kEps);
+        const float r = norm_rstd(ss, x, C, 0.0f, kEps);
         rstd[n] = r;
         // Rounded through a float block (store_rounded), as layernorm_forward is.
         if (weight) store_rounded(o, C, [=](size_t c) { return to_f32(x[c]) * r * to_f32(weight[c]); });

@@ -2,6 +2,7 @@
 // uses -ffast-math (which would also cost determinism and NaN checks), so the kernels use this
 // exp, which the compiler vectorises inside `#pragma omp simd` loops. NaN in gives NaN out.
 #pragma once
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -42,6 +43,21 @@ inline float exp_fast(float x) {
     float s;
     std::memcpy(&s, &sb, 4);
     return p * s;
+}
+
+// A norm's rstd, 1 / sqrt(ss / n + eps), from ss, the FP32 sum of the n squares (x[i] - m)^2.
+// Squares of finite values past 1.8e19 overflow that sum to infinity, which made rstd 0 and the
+// normalised row 0 (a LayerNorm's output its bias alone): finite, wrong and silent. Such a sum is
+// redone in double, which holds any float's square; an infinite or NaN input still gives NaN.
+template <typename X>
+inline float norm_rstd(float ss, const X* x, int n, float m, float eps) {
+    if (ss != INFINITY) return 1.0f / std::sqrt(ss / n + eps);
+    double wide = 0.0;
+    for (int i = 0; i < n; i++) {
+        const double d = static_cast<double>(to_f32(x[i])) - m;
+        wide += d * d;
+    }
+    return static_cast<float>(1.0 / std::sqrt(wide / n + eps));
 }
 
 // tanh-approximation GELU, written as x * sigmoid(2u) = 0.5 x (1 + tanh u) so that it needs

@@ -84,6 +84,27 @@ __device__ __forceinline__ float warp_sum(float v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
 }
+// A norm's rstd, 1 / sqrt(ss / n + eps), where each lane summed the squares (x[i] - m)^2 of its
+// P-wide packets of the n-element vector x: the CPU twin's norm_rstd (model/cpu/vec_math.h).
+// Squares of finite values past 1.8e19 overflow the FP32 sum to infinity, which made rstd 0 and
+// the normalised vector 0; such a sum (the same on every lane) is redone in double.
+template <int P, typename T>
+__device__ __forceinline__ float warp_norm_rstd(float lane_ss, const T* x, int n, float m, float eps, int lane) {
+    const float ss = warp_sum(lane_ss);
+    if (ss != INFINITY) return rsqrtf(ss / n + eps);
+    double wide = 0.0;
+    for (int c = lane * P; c < n; c += 32 * P) {
+        float a[P];
+        load_f32<P>(a, x + c);
+#pragma unroll
+        for (int k = 0; k < P; k++) {
+            const double d = static_cast<double>(a[k]) - m;
+            wide += d * d;
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) wide += __shfl_xor_sync(0xffffffffu, wide, o);
+    return static_cast<float>(1.0 / sqrt(wide / n + eps));
+}
 __device__ __forceinline__ float warp_max(float v) {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;

@@ -39,7 +39,7 @@ __global__ void layernorm_forward_kernel(T* residual, T* out, float* mean, float
 #pragma unroll
         for (int k = 0; k < P; k++) var += (a[k] - m) * (a[k] - m);
     }
-    float s = rsqrtf(warp_sum(var) / C + 1e-5f);
+    float s = warp_norm_rstd<P>(var, x, C, m, 1e-5f, lane);
     for (int c = lane * P; c < C; c += 32 * P) {
         float a[P], w[P], b[P] = {}, o[P];
         load_f32<P>(a, x + c);

@@ -33,7 +33,7 @@ __global__ void qk_norm_forward_kernel(T* out, float* rstd, const T* qkv, int N,
 #pragma unroll
         for (int k = 0; k < P; k++) ss += a[k] * a[k];
     }
-    const float r = rsqrtf(warp_sum(ss) / hs + 1e-5f);
+    const float r = warp_norm_rstd<P>(ss, qkv + off, hs, 0.0f, 1e-5f, lane);
     for (int d = lane * P; d < hs; d += 32 * P) {
         float a[P];
         load_f32<P>(a, qkv + off + d);

@@ -24,7 +24,7 @@ __global__ void rmsnorm_forward_kernel(T* out, float* rstd, const T* inp, const 
 #pragma unroll
         for (int k = 0; k < P; k++) ss += a[k] * a[k];
     }
-    const float r = rsqrtf(warp_sum(ss) / C + 1e-5f);
+    const float r = warp_norm_rstd<P>(ss, inp + off, C, 0.0f, 1e-5f, lane);
     for (int c = lane * P; c < C; c += 32 * P) {
         float a[P], w[P];
         load_f32<P>(a, inp + off + c);

@@ -115,6 +115,37 @@ TEST_P(CudaOpsTest, RMSNorm) {
     }
 }
 
+// Rows of finite values whose squares overflow an FP32 sum (past 1.8e19): the forwards normalise
+// them as the CPU does (checked there against float64), not to rstd 0 and a zero row.
+TEST_P(CudaOpsTest, NormsOfHugeRows) {
+    for (int C : {768, 100}) {
+        SCOPED_TRACE("C=" + std::to_string(C));
+        const int N = 9, NH = C == 768 ? 12 : 4;  // head sizes 64 (packets) and 25 (scalar)
+        auto x_v = rnd(N * C, -2e20f, 3e20f), w_v = rnd(C), bias_v = rnd(C);
+        Tensor xin = s->x(x_v), w = s->x(w_v), bias = s->x(bias_v), out = s->alloc(Kind::x, N * C);
+        Tensor mean = s->alloc(Kind::f32, N), rstd = s->alloc(Kind::f32, N);
+        s->poison(out);
+        s->ref().layernorm_forward(out.r(), mean.rf(), rstd.rf(), xin.r(), w.r(), bias.r(), N, C);
+        s->dev().layernorm_forward(out.d(), mean.df(), rstd.df(), xin.d(), w.d(), bias.d(), N, C);
+        EXPECT_TRUE(s->close(out, tol(), "layernorm out"));
+        EXPECT_TRUE(s->close(rstd, tol(), "layernorm rstd"));
+        s->poison(out);
+        s->ref().rmsnorm_forward(out.r(), rstd.rf(), xin.r(), w.r(), N, C);
+        s->dev().rmsnorm_forward(out.d(), rstd.df(), xin.d(), w.d(), N, C);
+        EXPECT_TRUE(s->close(out, tol(), "rmsnorm out"));
+        EXPECT_TRUE(s->close(rstd, tol(), "rmsnorm rstd"));
+        // Multi-head q and k, one head of v: rows of C + 2 C / NH.
+        const size_t n = N * Ops::qkv_width(C, NH, 1);
+        auto qkv_v = rnd(n, -2e20f, 3e20f);
+        Tensor qkv = s->x(qkv_v), qk_out = s->alloc(Kind::x, n), qk_rstd = s->alloc(Kind::f32, static_cast<size_t>(N) * (NH + 1));
+        s->poison(qk_out);
+        s->ref().qk_norm_forward(qk_out.r(), qk_rstd.rf(), qkv.r(), N, C, NH, 1);
+        s->dev().qk_norm_forward(qk_out.d(), qk_rstd.df(), qkv.d(), N, C, NH, 1);
+        EXPECT_TRUE(s->close(qk_out, tol(), "qk_norm out"));
+        EXPECT_TRUE(s->close(qk_rstd, tol(), "qk_norm rstd"));
+    }
+}
+
 TEST_P(CudaOpsTest, Matmul) {
     struct Shape { int N, C, OC; };
     for (Shape sh : {Shape{70, 128, 192}, Shape{33, 72, 100}}) {

@@ -43,23 +43,29 @@ double tol(DType dt) { return dt == DType::f32 ? 1e-5 : 1e-2; }
 
 }  // namespace
 
+// Also rows of finite values whose squares overflow FP32 (|x - mean| past 1.8e19, scale 1e20):
+// their output was the bias alone (rstd 0), finite and silent.
 TEST(CpuLayernorm, ForwardMatchesFloat64) {
     const int N = 13, C = 99;
-    for (DType dt : {DType::f32, DType::bf16}) {
-        HostMemory mem;
-        auto ops = make_cpu_ops(dt, mem);
-        // An offset and scale per row, so the statistics are not trivially 0 and 1.
-        auto x = random_floats(static_cast<size_t>(N) * C, 1, -2.0f, 3.0f);
-        x = round_to(dt, x);
-        auto w = round_to(dt, random_floats(C, 2, 0.5f, 1.5f));
-        auto b = round_to(dt, random_floats(C, 3));
-        auto ref = layernorm_ref(to_double(x), to_double(w), to_double(b), N, C);
-        XBuf xb(dt, x), wb(dt, w), bb(dt, b), out(dt, x.size());
-        std::vector<float> mean(N), rstd(N);
-        ops->layernorm_forward(out.ptr(), mean.data(), rstd.data(), xb.ptr(), wb.ptr(), bb.ptr(), N, C);
-        EXPECT_LT(rel_error(out.values(), ref.out), tol(dt)) << dtype_name(dt);
-        EXPECT_LT(rel_error(mean, ref.mean), 1e-6) << dtype_name(dt);
-        EXPECT_LT(rel_error(rstd, ref.rstd), 1e-6) << dtype_name(dt);
+    for (float scale : {1.0f, 1e20f}) {
+        for (DType dt : {DType::f32, DType::bf16}) {
+            SCOPED_TRACE(std::string(dtype_name(dt)) + " scale " + std::to_string(scale));
+            HostMemory mem;
+            auto ops = make_cpu_ops(dt, mem);
+            // An offset and scale per row, so the statistics are not trivially 0 and 1.
+            auto x = random_floats(static_cast<size_t>(N) * C, 1, -2.0f, 3.0f);
+            for (float& v : x) v *= scale;
+            x = round_to(dt, x);
+            auto w = round_to(dt, random_floats(C, 2, 0.5f, 1.5f));
+            auto b = round_to(dt, random_floats(C, 3));
+            auto ref = layernorm_ref(to_double(x), to_double(w), to_double(b), N, C);
+            XBuf xb(dt, x), wb(dt, w), bb(dt, b), out(dt, x.size());
+            std::vector<float> mean(N), rstd(N);
+            ops->layernorm_forward(out.ptr(), mean.data(), rstd.data(), xb.ptr(), wb.ptr(), bb.ptr(), N, C);
+            EXPECT_LT(rel_error(out.values(), ref.out), tol(dt));
+            EXPECT_LT(rel_error(mean, ref.mean), 1e-6);
+            EXPECT_LT(rel_error(rstd, ref.rstd), 1e-6);
+        }
     }
 }
 

@@ -39,19 +39,26 @@ std::vector<double> qk_norm_ref(const std::vector<double>& x, const Shape& s, st
 
 }  // namespace
 
+// Also head vectors of finite values whose squares overflow FP32 (past 1.8e19, scale 1e20): their
+// rstd was 0 and their output 0, finite and silent.
 TEST(CpuQkNorm, ForwardMatchesFloat64) {
-    for (const Shape& s : {Shape{7, 3, 3, 16}, Shape{5, 4, 2, 12}, Shape{6, 4, 1, 8}}) {
-        for (DType dt : {DType::f32, DType::bf16}) {
-            HostMemory mem;
-            auto ops = make_cpu_ops(dt, mem);
-            auto x = round_to(dt, random_floats(s.size(), 1, -2.0f, 3.0f));
-            std::vector<double> rstd_ref;
-            auto ref = qk_norm_ref(to_double(x), s, &rstd_ref);
-            XBuf xb(dt, x), out(dt, x.size());
-            std::vector<float> rstd(static_cast<size_t>(s.N) * (s.NH + s.NKV));
-            ops->qk_norm_forward(out.ptr(), rstd.data(), xb.ptr(), s.N, s.C(), s.NH, s.NKV);
-            EXPECT_LT(rel_error(out.values(), ref), dt == DType::f32 ? 1e-5 : 1e-2) << dtype_name(dt) << " NKV " << s.NKV;
-            EXPECT_LT(rel_error(rstd, rstd_ref), 1e-6) << dtype_name(dt);
+    for (float scale : {1.0f, 1e20f}) {
+        for (const Shape& s : {Shape{7, 3, 3, 16}, Shape{5, 4, 2, 12}, Shape{6, 4, 1, 8}}) {
+            for (DType dt : {DType::f32, DType::bf16}) {
+                SCOPED_TRACE("scale " + std::to_string(scale));
+                HostMemory mem;
+                auto ops = make_cpu_ops(dt, mem);
+                auto x = random_floats(s.size(), 1, -2.0f, 3.0f);
+                for (float& v : x) v *= scale;
+                x = round_to(dt, x);
+                std::vector<double> rstd_ref;
+                auto ref = qk_norm_ref(to_double(x), s, &rstd_ref);
+                XBuf xb(dt, x), out(dt, x.size());
+                std::vector<float> rstd(static_cast<size_t>(s.N) * (s.NH + s.NKV));
+                ops->qk_norm_forward(out.ptr(), rstd.data(), xb.ptr(), s.N, s.C(), s.NH, s.NKV);
+                EXPECT_LT(rel_error(out.values(), ref), dt == DType::f32 ? 1e-5 : 1e-2) << dtype_name(dt) << " NKV " << s.NKV;
+                EXPECT_LT(rel_error(rstd, rstd_ref), 1e-6) << dtype_name(dt);
+            }
         }
     }
 }

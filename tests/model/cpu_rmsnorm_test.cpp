@@ -33,21 +33,28 @@ std::vector<double> rmsnorm_ref(const std::vector<double>& x, const std::vector<
 
 }  // namespace
 
+// Also rows of finite values whose squares overflow FP32 (past 1.8e19, scale 1e20): their
+// output was 0 (rstd 0), finite and silent.
 TEST(CpuRmsnorm, ForwardMatchesFloat64) {
     const int N = 13, C = 99;
-    for (DType dt : {DType::f32, DType::bf16}) {
-        for (bool weighted : {true, false}) {
-            HostMemory mem;
-            auto ops = make_cpu_ops(dt, mem);
-            auto x = round_to(dt, random_floats(static_cast<size_t>(N) * C, 1, -2.0f, 3.0f));
-            auto w = round_to(dt, random_floats(C, 2, 0.5f, 1.5f));
-            std::vector<double> rstd_ref;
-            auto ref = rmsnorm_ref(to_double(x), weighted ? to_double(w) : std::vector<double>{}, N, C, &rstd_ref);
-            XBuf xb(dt, x), wb(dt, w), out(dt, x.size());
-            std::vector<float> rstd(N);
-            ops->rmsnorm_forward(out.ptr(), rstd.data(), xb.ptr(), weighted ? wb.ptr() : nullptr, N, C);
-            EXPECT_LT(rel_error(out.values(), ref), dt == DType::f32 ? 1e-5 : 1e-2) << dtype_name(dt);
-            EXPECT_LT(rel_error(rstd, rstd_ref), 1e-6) << dtype_name(dt);
+    for (float scale : {1.0f, 1e20f}) {
+        for (DType dt : {DType::f32, DType::bf16}) {
+            for (bool weighted : {true, false}) {
+                SCOPED_TRACE("scale " + std::to_string(scale));
+                HostMemory mem;
+                auto ops = make_cpu_ops(dt, mem);
+                auto x = random_floats(static_cast<size_t>(N) * C, 1, -2.0f, 3.0f);
+                for (float& v : x) v *= scale;
+                x = round_to(dt, x);
+                auto w = round_to(dt, random_floats(C, 2, 0.5f, 1.5f));
+                std::vector<double> rstd_ref;
+                auto ref = rmsnorm_ref(to_double(x), weighted ? to_double(w) : std::vector<double>{}, N, C, &rstd_ref);
+                XBuf xb(dt, x), wb(dt, w), out(dt, x.size());
+                std::vector<float> rstd(N);
+                ops->rmsnorm_forward(out.ptr(), rstd.data(), xb.ptr(), weighted ? wb.ptr() : nullptr, N, C);
+                EXPECT_LT(rel_error(out.values(), ref), dt == DType::f32 ? 1e-5 : 1e-2) << dtype_name(dt);
+                EXPECT_LT(rel_error(rstd, rstd_ref), 1e-6) << dtype_name(dt);
+            }
         }
     }
 }
