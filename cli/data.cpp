@@ -45,7 +45,7 @@ void add_prepare_flags(CLI::App& p, data::PrepareOptions& o, RawFlags& r) {
     p.add_option("--invalid-utf8", r.invalid_utf8, "invalid UTF-8: repair (U+FFFD) or drop the document")->capture_default_str();
 
     p.add_flag("--no-langid", r.no_langid, "keep every language");
-    p.add_option("--langs", o.langs, "languages to keep (CLD2 codes, comma-separated)")->capture_default_str();
+    p.add_option("--langs", o.langs, "languages to keep (CLD2 codes, comma-separated; un: text CLD2 cannot name)")->capture_default_str();
     p.add_option("--min-lang-confidence", o.min_lang_confidence, "share of the text CLD2 gives the language, 0..1")
         ->capture_default_str();
 

@@ -31,7 +31,12 @@ LangGuess detect_language(std::string_view text) {
     bool reliable = false;
     CLD2::ExtDetectLanguageSummary(text.data(), static_cast<int>(n), true, nullptr, 0, lang3, percent3, score3,
                                    nullptr, &text_bytes, &reliable);
-    return {static_cast<int>(lang3[0]), percent3[0] / 100.0};
+    if (lang3[0] != CLD2::UNKNOWN_LANGUAGE) return {static_cast<int>(lang3[0]), percent3[0] / 100.0};
+    // CLD2 gives the text it cannot name no share (0%): unknown text's share is what no language
+    // took, so that --langs un meets --min-lang-confidence as a language does.
+    int named = 0;
+    for (int i = 0; i < 3; i++) named += lang3[i] == CLD2::UNKNOWN_LANGUAGE ? 0 : percent3[i];
+    return {static_cast<int>(lang3[0]), std::max(0, 100 - named) / 100.0};
 }
 
 std::string language_code(int lang) { return CLD2::LanguageCode(static_cast<CLD2::Language>(lang)); }

@@ -9,7 +9,7 @@ namespace sixnd::data {
 
 struct LangGuess {
     int lang;           // CLD2 Language value
-    double confidence;  // share of the text CLD2 attributes to it, 0..1
+    double confidence;  // share of the text CLD2 attributes to it (unknown: to no language), 0..1
 };
 
 LangGuess detect_language(std::string_view text);

@@ -515,8 +515,17 @@ void Pipeline::split_validation() {
             log_info(s.name + ": " + std::to_string(s.docs_in) + " in, " + std::to_string(s.docs_removed) + " removed");
         throw Error("--source", "every document was removed by the filters; nothing to write (see the counts above)");
     }
-    // A small corpus still gets a validation document whenever one was asked for.
-    if (o_.val_fraction > 0 && val_count_ == 0 && kept_ >= 2) is_val_[best_key_doc] = 1, val_count_ = 1;
+    // A small corpus still gets a validation document whenever one was asked for. Its copies
+    // (the same words: exact dedup may be off) go with it, as the split above sends them, so no
+    // text is on both sides; when they are all the documents there are, none is held out.
+    if (o_.val_fraction <= 0 || val_count_ > 0) return;
+    const uint64_t held = docs_[best_key_doc].hash;
+    auto copy = [&](size_t d) { return docs_[d].fate == kKept && docs_[d].hash == held; };
+    size_t copies = 0;
+    for (size_t d = 0; d < docs_.size(); d++) copies += copy(d);
+    if (copies == kept_) return;
+    for (size_t d = 0; d < docs_.size(); d++)
+        if (copy(d)) is_val_[d] = 1, val_count_++;
 }
 
 // Mixing weights, on the training side only: each document's number of copies.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "data/doc_filter.h"
 
 using namespace sixnd::data;
 
@@ -14,6 +15,19 @@ TEST(LangId, DetectsCommonLanguages) {
     EXPECT_EQ(language_code(de.lang), "de");
     auto un = detect_language("12345 67890");
     EXPECT_EQ(language_code(un.lang), "un");
+    EXPECT_EQ(un.confidence, 1.0);
+}
+
+// "un" in --langs keeps the text CLD2 cannot name, under the default --min-lang-confidence too:
+// CLD2 gives such text a share of 0%, which removed every one of it as low_confidence.
+TEST(LangId, KeepsUnknownTextWhenAskedFor) {
+    FilterConfig cfg;
+    cfg.langs = parse_languages("en,un");
+    cfg.min_lang_confidence = 0.65;
+    std::string text = "12345 67890\n4711 0815";
+    DocVerdict v;
+    filter_document(text, cfg, v);
+    EXPECT_EQ(v.fate, kKept) << v.reason;
 }
 
 TEST(LangId, ParsesCodesAndRejectsUnknownOnes) {

@@ -1,7 +1,8 @@
 """`sixnd data prepare`'s manifest against what a Python reader finds in its inputs and shards:
 the shards hold, each after one end-of-text token, exactly the kept documents (validation ones
 once, in input order; training ones as many times as their source's weight says, floor or
-ceiling), no document on both sides, and the manifest's counts of them; and the language counts
+ceiling), no document on both sides (nor a copy of one, with dedup off, when a small corpus holds
+one document out), and the manifest's counts of them; and the language counts
 and the count of documents whose invalid UTF-8 was repaired cover only the documents that reached
 those stages (a file skipped under --on-error skip was counted there too, by what it gave before
 its fault); a document of nothing but white space,
@@ -108,6 +109,23 @@ def shards_match_sources(d, tok, failures):
                         f"({len(val)} val, {len(train)} train documents)")
 
 
+def held_out_copies_not_trained_on(d, tok, failures):
+    """A corpus too small for --val-fraction still holds one document out: with dedup off, the
+    copies of that document go with it (they went on training)."""
+    src = os.path.join(d, "twice")
+    os.makedirs(src)
+    texts = [random_text(f"t{i}") for i in range(6)]
+    write_jsonl(os.path.join(src, "x.jsonl"), texts + texts)
+    out = os.path.join(d, "twice_out")
+    sixnd("data", "prepare", "--tokenizer", tok, "--out", out, "--source", "s=" + src, "--no-langid", "--no-quality",
+          "--no-repetition", "--no-dedup-exact", "--no-dedup-near")
+    m = json.load(open(os.path.join(out, "manifest.json")))
+    train, val = (split_docs(d, out, m, split, tok) for split in ("train", "val"))
+    if len(val) != 2 or len(set(val)) != 1 or set(train) & set(val) or len(train) != 10:
+        failures.append(f"copies of one document: {len(val)} held out ({len(set(val))} distinct), {len(train)} "
+                        f"trained on, {len(set(train) & set(val))} on both sides (expected 2, 1, 10 and 0)")
+
+
 def languages_of_reached_documents(d, tok, failures):
     src = os.path.join(d, "skip")
     os.makedirs(src)
@@ -160,6 +178,7 @@ def main():
         tok = os.path.join(d, "tok.bin")
         sixnd("tokenizer", "train", "--input", corpus, "--vocab-size", "300", "--special", "<|endoftext|>", "--out", tok)
         shards_match_sources(d, tok, failures)
+        held_out_copies_not_trained_on(d, tok, failures)
         languages_of_reached_documents(d, tok, failures)
         unicode_blank_documents_empty(d, tok, failures)
     return report(failures, "data prepare manifest against its inputs and shards")
