@@ -29,8 +29,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from cpu_model_bench import (BenchError, cpu_info, cpu_line, envs, load_average, med, print_avx2_note,  # noqa: E402
-                             run_all, sixnd_sees, spread, stop_children_on_sigterm, thread_count)
+from cpu_model_bench import (BenchError, cpu_info, cpu_line, envs, isa_fault, load_average, med,  # noqa: E402
+                             model_bench, print_avx2_note, run_all, sixnd_sees, spread, stop_children_on_sigterm,
+                             thread_count)
 
 B, T = 4, 64
 SHARD_MAGIC, SHARD_VERSION = 20240520, 1
@@ -66,17 +67,24 @@ def write_inputs(work):
     cfg = Config(**SHAPES["gpt2-124m"])
     model = GPT2(cfg)
     model.init_gpt2(seed=1)
-    write_llmc(os.path.join(work, "gpt2_124M.bin"), cfg, {n: model.p(n) for n, _ in tensor_shapes(cfg)})
-    data = os.path.join(work, "dev", "data", "tinyshakespeare")
-    os.makedirs(data)
-    rng = np.random.default_rng(1)
-    for split in ("train", "val"):
-        tokens = rng.integers(0, cfg.vocab_size, size=1 << 16, dtype=np.uint16)
-        header = np.zeros(256, dtype=np.int32)
-        header[:3] = [SHARD_MAGIC, SHARD_VERSION, tokens.size]
-        with open(os.path.join(data, f"tiny_shakespeare_{split}.bin"), "wb") as f:
-            f.write(header.tobytes())
-            f.write(tokens.tobytes())
+    # A full disk (half a gigabyte in the temporary directory) is one error naming the file: a
+    # write's OSError carries no file name, and was a traceback.
+    path = os.path.join(work, "gpt2_124M.bin")
+    try:
+        write_llmc(path, cfg, {n: model.p(n) for n, _ in tensor_shapes(cfg)})
+        data = os.path.join(work, "dev", "data", "tinyshakespeare")
+        os.makedirs(data)
+        rng = np.random.default_rng(1)
+        for split in ("train", "val"):
+            tokens = rng.integers(0, cfg.vocab_size, size=1 << 16, dtype=np.uint16)
+            header = np.zeros(256, dtype=np.int32)
+            header[:3] = [SHARD_MAGIC, SHARD_VERSION, tokens.size]
+            path = os.path.join(data, f"tiny_shakespeare_{split}.bin")
+            with open(path, "wb") as f:
+                f.write(header.tobytes())
+                f.write(tokens.tobytes())
+    except OSError as e:
+        raise RuntimeError(f"{path}: {e.strerror} (writing llm.c's inputs)") from None
 
 
 def run_llmc(exe, work, env, steps):
@@ -123,13 +131,14 @@ def bench():
     if not 1 <= args.steps <= LLMC_LAST_STEP or args.repeat < 1:
         sys.exit(f"llmc_cpu_bench: --steps must be 1 to {LLMC_LAST_STEP} and --repeat at least 1, "
                  f"got {args.steps} and {args.repeat}")
+    model, flags = cpu_info()
+    if isa_fault(args.isa, flags):
+        sys.exit(f"llmc_cpu_bench: {isa_fault(args.isa, flags)}")
     for need in ("train_gpt2.c", "Makefile", "llmc"):
         if not os.path.exists(os.path.join(args.llmc, need)):
             sys.exit(f"llmc_cpu_bench: {args.llmc}: no {need} here (--llmc takes a checkout of karpathy/llm.c)")
-    bench = os.path.join(args.build, "bench", "model_bench")
-    if not os.access(bench, os.X_OK):
-        sys.exit(f"{bench}: not built (cmake --build {args.build})")
-    model, flags = cpu_info()
+    # Its own line, as the faults above (it was the one without "llmc_cpu_bench:").
+    bench = model_bench(args.build)
     threads = thread_count()
     env_s, _ = envs(args.isa, flags, threads)
     env_l = dict(os.environ, OMP_NUM_THREADS=str(threads))

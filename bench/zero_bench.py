@@ -49,7 +49,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "train.bin")
         toks = np.random.default_rng(0).integers(0, 4096, 400000)
-        sixnd_files.write_shard(data, toks)
+        # A write's OSError (a full disk) names no file, and was a traceback.
+        try:
+            sixnd_files.write_shard(data, toks)
+        except OSError as e:
+            sys.exit(f"zero_bench: {data}: {e.strerror}")
         for n in (2, 4):
             for stage in (0, 1, 2, 3):
                 log = os.path.join(tmp, f"n{n}s{stage}.jsonl")

@@ -60,8 +60,11 @@ int main(int argc, char** argv) {
         // Flags first: a wrong one is said on any machine, not first met on the GPU's.
         std::vector<int> Ts = {1024, 2048, 4096, 8192};
         for (int i = 1; i < argc; i++) {
-            if (std::strcmp(argv[i], "--seq-lens") == 0 && i + 1 < argc) Ts = parse_seq_lens(argv[++i]);
-            else throw Error(argv[i], "unknown argument (usage: attention_bench [--seq-lens 1024,2048,...])");
+            if (std::strcmp(argv[i], "--seq-lens") != 0)
+                throw Error(argv[i], "unknown argument (usage: attention_bench [--seq-lens 1024,2048,...])");
+            // A last --seq-lens with no value had been called an unknown argument.
+            if (i + 1 == argc) throw Error("--seq-lens", "needs a value (e.g. --seq-lens 1024,4096)");
+            Ts = parse_seq_lens(argv[++i]);
         }
         std::string why;
         if (!cuda_device_available(&why)) {

@@ -14,7 +14,9 @@ bin=${1:-$root/build/sixnd}
 results=${2:-$root/bench/results/tokenizer.md}
 fixtures=${SIXND_SHARED:-$root/../shared}/fixtures/tokenizer
 vocabs=${VOCABS:-"8192 32768"}
+# nproc takes OMP_NUM_THREADS as the thread count, which the CPUs line must not (it said "1 cores").
 threads=$(nproc)
+cpus=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 [ -x "$bin" ] || { echo "bench_tokenizer: $bin: no sixnd binary there (bench_tokenizer.sh SIXND_BIN)" >&2; exit 1; }
 # A WORK directory is kept for REUSE=1; one of our own is removed (its corpus alone is 40 MB).
 if [ -n "${WORK:-}" ]; then
@@ -32,17 +34,25 @@ heldout=$fixtures/corpus.en
 mb=$(python3 -c "print(round($(stat -c %s "$corpus") / 1e6, 1))")
 
 # run_timed NAME CMD...: runs CMD, keeps "wall user sys maxrss_kb" in $work/NAME.time. With
-# REUSE=1, a result already in $work is kept (sentencepiece at 32K takes many minutes).
+# REUSE=1, a result already in $work is kept (sentencepiece at 32K takes many minutes) where it is
+# what the note under the table says it is: measured today, by the same command (binary, vocabulary,
+# thread count) on the same corpus, which $work/NAME.key records. Any result had been kept: one of
+# another thread count sat in a table headed with this one.
 run_timed() {
   local name=$1; shift
-  if [ -n "${REUSE:-}" ] && [ -s "$work/$name.time" ]; then
+  local key
+  key="$(stat -c '%s %Y' "$corpus") $*"
+  if [ -n "${REUSE:-}" ] && [ -s "$work/$name.time" ] && [ "$(cat "$work/$name.key" 2>/dev/null)" = "$key" ] &&
+     [ "$(date -u -r "$work/$name.time" +%F)" = "$(date -u +%F)" ]; then
     echo "reusing $work/$name.time" >&2
     reused+=("$name")
     return
   fi
+  rm -f "$work/$name.key"
   # A failed command's times are not a result for REUSE=1 to keep.
   /usr/bin/time -f "%e %U %S %M" -o "$work/$name.time" "$@" >"$work/$name.out" 2>"$work/$name.err" ||
     { local rc=$?; rm -f "$work/$name.time"; failed "$name" $rc "$work/$name.err"; }
+  printf '%s\n' "$key" >"$work/$name.key"
 }
 # failed NAME STATUS LOG: the command's own error (its stderr went to LOG), and exit 1.
 failed() {
@@ -59,7 +69,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "## Tokenizer"
   echo
-  echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $threads cores, $(free -g | awk '/Mem:/{print $2}') GB;"
+  echo "Machine: $(lscpu | sed -n 's/^Model name: *//p'), $cpus CPUs, $(free -g | awk '/Mem:/{print $2}') GB;"
   echo "load average at start: $load_before (shared machine: wall times include waiting for a"
   echo "core, CPU seconds do not). Corpus: Debian's fortunes + dict-gcide, $mb MB of English"
   echo "($(basename "$corpus"), built by bench/tokenizer/make_corpus.sh). sentencepiece $(dpkg-query -W -f '${Version}' sentencepiece 2>/dev/null || echo '?')."

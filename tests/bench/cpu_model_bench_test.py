@@ -1,7 +1,8 @@
 """bench/cpu_model_bench.py (and the argument checks of bench/torch_gpt2.py), with a stand-in
 model_bench whose tokens/s are known, beside the real PyTorch peer:
 1. every bad argument (--repeat 0, --modes/--shapes/--peer-dtypes naming nothing or something
-   unknown, negative --peer-iters, an --isa or SIXND_CPU_ISA PyTorch has no path for, a bad
+   unknown, negative --peer-iters, an --isa or SIXND_CPU_ISA PyTorch has no path for, --isa avx2
+   on a CPU without AVX2 (ATEN_CPU_CAPABILITY=avx2 would force PyTorch onto it), a bad
    OMP_NUM_THREADS, a build without model_bench; of torch_gpt2.py, counts out of range, a device
    it cannot use and --compile where PyTorch has no torch.compile, the last two tracebacks until
    now) is one error line before anything runs, never a traceback;
@@ -47,6 +48,10 @@ for d in dtypes:
 '''.replace("FP32", repr(FP32)).replace("BF16", repr(BF16))
 
 
+# The script as run on a CPU without AVX2.
+NO_AVX2 = ("import sys; sys.path.insert(0, sys.argv[1]); import cpu_model_bench as m; "
+           "m.cpu_info = lambda: ('a CPU without AVX2', {'sse4_2', 'avx'}); sys.argv = sys.argv[1:]; m.main()")
+
 
 def run(args, env=None, build=None):
     e = dict(os.environ, OMP_NUM_THREADS="1")
@@ -78,6 +83,11 @@ def main():
             last = err.strip().splitlines()[-1] if err.strip() else ""
             check(rc in (1, 2) and "Traceback" not in err and ("error" in last.lower() or "OMP_NUM_THREADS" in last),
                   f"{args} {env}: exit {rc}, {last!r}")
+        r = subprocess.run([sys.executable, "-c", NO_AVX2, os.path.dirname(BENCH), build] + quick + ["--isa", "avx2"],
+                           capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"), timeout=600)
+        last = (r.stderr.strip().splitlines() or [""])[-1]
+        check(r.returncode == 2 and "Traceback" not in r.stderr and "--isa avx2: this CPU has no AVX2 and FMA" in last,
+              f"--isa avx2 without AVX2: exit {r.returncode}, {last!r}")
         check(not os.path.exists(ran), "bad arguments: model_bench never ran")
         rc, out, err = run(quick, {}, os.path.join(t, "nowhere"))
         check(rc == 1 and "Traceback" not in err and "not built" in err, f"no build: exit {rc}, {err.strip()!r}")

@@ -5,10 +5,18 @@ step lines with known times) and a stand-in model_bench whose tokens/s are known
    under --isa avx2 a note where its own were compiled for more (both had been left out);
 2. a checkout without llm.c's llmc/, --steps past the 40 steps train_gpt2 runs, no `make` on the
    PATH and a PyTorch that cannot be imported are each one error line, never a traceback, and
-   leave no temporary directory.
-The GPT-2 model file (half a gigabyte) is not written in part 1: write_inputs is replaced there.
+   leave no temporary directory; so are, before llm.c is built, a SIXND_CPU_ISA (--isa's default)
+   that names neither path (avx512_core had run sixnd capped against llm.c built for the whole CPU)
+   and --isa avx2 on a CPU without AVX2 (llm.c would be compiled for instructions it lacks); a
+   build without model_bench is named on a line of the same form (it was the one without
+   "llmc_cpu_bench:");
+3. a model file that cannot be written (the file-size limit standing in for a full disk) is one
+   error line naming it (it was a traceback), and leaves no temporary directory.
+The GPT-2 model file (half a gigabyte) is not written in part 1, where write_inputs is replaced,
+nor in part 3, where the model is shrunk to one layer of 8 channels.
 Skips (77) without numpy."""
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -43,6 +51,20 @@ for d in a[a.index("--dtype") + 1].split(","):
 # The script as run, but with write_inputs a no-op (train_gpt2 here reads nothing).
 NO_INPUTS = ("import sys; sys.path.insert(0, sys.argv[1]); import llmc_cpu_bench as m; "
              "m.write_inputs = lambda work: None; sys.argv = sys.argv[1:]; m.main()")
+# The script as run on a CPU without AVX2, with write_inputs a no-op.
+NO_AVX2 = ("import sys; sys.path.insert(0, sys.argv[1]); import llmc_cpu_bench as m; "
+           "m.cpu_info = lambda: ('a CPU without AVX2', {'sse4_2', 'avx'}); m.write_inputs = lambda work: None; "
+           "sys.argv = sys.argv[1:]; m.main()")
+# The script as run, with a GPT-2 of one layer of 8 channels (a 1.6 MB model file).
+TINY_MODEL = ("import sys; sys.path.insert(0, sys.argv[1]); import torch_gpt2; "
+              "torch_gpt2.SHAPES['gpt2-124m'] = dict(n_layer=1, n_head=1, n_embd=8, vocab_size=50257, max_seq_len=64); "
+              "import llmc_cpu_bench as m; sys.argv = sys.argv[1:]; m.main()")
+
+
+def limit_file_size():
+    """A file-size limit of 512 KiB for the child: its writes past it fail as on a full disk
+    (Python ignores SIGXFSZ)."""
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 19, 1 << 19))
 
 
 def main():
@@ -91,6 +113,10 @@ def main():
         with open(os.path.join(fake_torch, "torch.py"), "w") as f:
             f.write('raise ImportError("torch broken on purpose")\n')
         cases = [("--steps 41", script, ["--steps", "41"], None, "--steps"),
+                 ("SIXND_CPU_ISA=avx512_core", [sys.executable, "-c", NO_INPUTS, BENCH_DIR], [],
+                  {"SIXND_CPU_ISA": "avx512_core"}, "--isa (or SIXND_CPU_ISA) 'avx512_core': this benchmark runs"),
+                 ("--isa avx2 without AVX2", [sys.executable, "-c", NO_AVX2, BENCH_DIR], ["--isa", "avx2"], None,
+                  "--isa avx2: this CPU has no AVX2 and FMA"),
                  ("no make", script, [], {"PATH": os.path.join(t, "nowhere")}, "make"),
                  ("no PyTorch", script, [], {"PYTHONPATH": fake_torch}, "torch broken on purpose")]
         for what, prefix, args, extra, needle in cases:
@@ -99,6 +125,25 @@ def main():
             check(rc == 1 and "Traceback" not in err and len(lines) == 1 and lines[0].startswith("llmc_cpu_bench: ")
                   and needle in lines[0], f"{what}: exit {rc}, {err.strip()!r}")
             check(os.listdir(tmp) == [], f"{what}: no temporary directory left: {os.listdir(tmp)}")
+            if "isa" in what.lower():
+                check(out == "", f"{what}: refused before llm.c was built: {out!r}")
+        r = subprocess.run(script + [os.path.join(t, "nowhere"), "--llmc", llmc], capture_output=True, text=True,
+                           env=env, timeout=120)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 1 and len(lines) == 1 and lines[0].startswith("llmc_cpu_bench: ")
+              and "model_bench: not built" in lines[0], f"no model_bench: exit {r.returncode}, {r.stderr.strip()!r}")
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            print("part 3 skipped: no PyTorch")
+        else:
+            r = subprocess.run([sys.executable, "-c", TINY_MODEL, BENCH_DIR, build, "--llmc", llmc],
+                               capture_output=True, text=True, env=env, timeout=300, preexec_fn=limit_file_size)
+            lines = r.stderr.strip().splitlines()
+            check(r.returncode == 1 and "Traceback" not in r.stderr and len(lines) == 1
+                  and lines[0].startswith("llmc_cpu_bench: ") and "gpt2_124M.bin: File too large" in lines[0],
+                  f"model file not written: exit {r.returncode}, {r.stderr.strip()[-500:]!r}")
+            check(os.listdir(tmp) == [], f"model file not written: no temporary directory left: {os.listdir(tmp)}")
         os.rmdir(os.path.join(llmc, "llmc"))
         rc, out, err = run(script, [])
         check(rc == 1 and "Traceback" not in err and "no llmc here" in err, f"no llmc/: exit {rc}, {err.strip()!r}")

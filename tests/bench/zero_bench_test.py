@@ -4,10 +4,13 @@ benchmark may (Open MPI's default binding would pin each of 2 ranks to one core,
 per rank are what sixnd train takes without OMP_NUM_THREADS: the CPUs a rank may use over the
 ranks on the machine. A SIGTERM to the benchmark mid-run stops mpirun's ranks and removes its
 temporary directory (they had trained on into it, a third of a gigabyte of checkpoints a run).
---help exits 0 and an unknown argument is refused as one.
+--help exits 0 and an unknown argument is refused as one. A token file that cannot be written
+(the file-size limit standing in for a full disk) is one error line naming it (it was a traceback),
+before mpirun runs.
 Skips (77) without mpirun or numpy."""
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -75,6 +78,15 @@ def main():
             last = (r.stderr.strip().splitlines() or [""])[-1]
             check(r.returncode == 2 and "unrecognized arguments" in last and not os.listdir(ranks),
                   f"{args}: exit {r.returncode}, {last!r}")
+        full = os.path.join(t, "full")
+        os.makedirs(full)
+        # 512 KiB: the 800 KB token file's write fails as on a full disk (Python ignores SIGXFSZ).
+        r = subprocess.run(script + [build], capture_output=True, text=True, env=dict(env, TMPDIR=full), timeout=60,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 19, 1 << 19)))
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 1 and len(lines) == 1 and lines[0].startswith("zero_bench: ")
+              and "train.bin: File too large" in lines[0] and not os.listdir(ranks) and not os.listdir(full),
+              f"token file not written: exit {r.returncode}, {r.stderr.strip()[-300:]!r}, left {os.listdir(full)}")
         r = subprocess.run(script + [build], capture_output=True, text=True, env=env, timeout=300)
         print(r.stdout)
         check(r.returncode == 0, f"stand-in run: exit {r.returncode}, {r.stderr.strip()[-500:]!r}")

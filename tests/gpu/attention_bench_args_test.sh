@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/attention/attention_bench refuses flags it cannot run, with one line naming them, before it
 # looks for a device: it said "skipped, no CUDA device" whatever the flags on a machine without
-# one, so a typo in gpu_check.sh's call would first be seen on the lent GPU. Among the gpu tests:
+# one, so a typo in gpu_check.sh's call would first be seen on the lent GPU; a --seq-lens with no
+# value was called an unknown argument. Among the gpu tests:
 # only the CUDA build has attention_bench (model_bench's and matmul_bench's flags are
 # tests/bench/bench_args_test.sh's). Skips (77) where it is not built.
 set -u
@@ -27,4 +28,5 @@ refused() {
 refused "--seq-lens: '100' is not a sequence length" --seq-lens 100
 refused "--seq-lens: '' is not a sequence length" --seq-lens 1024,
 refused "--seqlens: unknown argument" --seqlens 1024
+refused "--seq-lens: needs a value" --seq-lens
 exit $fail
