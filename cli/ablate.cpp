@@ -112,6 +112,8 @@ int run_ablate(int argc, char** argv) {
         if (k.name == "config" && !spec.config.empty())
             throw Error("--vary config", "cannot be combined with a base --config file");
     spec.train_args = app.remaining();
+    // As given, --seed included: a base config file's lines that it overrides are not read.
+    const std::vector<std::string> command_line = spec.train_args;
     // --seed is the first seed; the runs get base, base + 1, ...
     const auto take_base_seed = [&](std::string value, const std::string& where) {
         const std::string fault = uint64_value()(value);
@@ -148,7 +150,7 @@ int run_ablate(int argc, char** argv) {
     // what ablate sets itself, or takes from it, must not hide in the file.
     if (!spec.config.empty()) {
         if (!std::filesystem::is_regular_file(spec.config)) throw Error(spec.config, "no such config file");
-        for (const ConfigArg& c : train_config_args(spec.config, spec.train_args)) {
+        for (const ConfigArg& c : train_config_args(spec.config, command_line)) {
             if (owned_flag(c.flag)) throw Error(c.where, c.flag.substr(2) + " is set by sixnd ablate for each run; leave it out of the base config");
             const std::string v = config_value(c);
             warn_if_overruled(c.flag, v, c.where + ": " + c.flag.substr(2) + " = " + v);

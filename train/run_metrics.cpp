@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -24,6 +25,7 @@ namespace {
 // The numbers a step record gives the metrics, read through checked fields.
 struct StepNumbers {
     double loss = 0, tokens_per_s = 0, mfu = 0, hfu = 0, comm_bytes = 0, step_ms = 0;
+    bool warmup = false;  // the first step record of a process (a fresh run's or a resumed one's)
     json val_loss, val_bpb;  // null when the step had no evaluation (or its value was not finite)
     std::map<std::string, double> memory;
 };
@@ -82,6 +84,12 @@ struct Branch {
     }
 };
 
+// A rollback's record, and that of the spike that made it (step -1: none).
+struct Rollback {
+    int step = 0, line = 0;
+    int spike_step = -1, spike_line = 0;
+};
+
 // The stops of sixnd train that end a run for good: a rerun from its checkpoint goes the same
 // way (a "signal" stop, the other reason, is an interruption).
 bool divergence_stop(const std::string& reason) {
@@ -99,17 +107,20 @@ void check_header(const plan::LogFields& h) {
 RunMetrics read_run_metrics(const std::string& log_path) {
     RunMetrics m;
     Branch branch;
-    // The rollbacks and the spikes that made them (step -> line): a rollback undoes the steps
-    // after the one it goes back to, not the rollbacks before it, so a resume alone cuts these.
-    std::multimap<int, int> rollback_lines;
-    std::set<int> rollback_spikes;
+    // The rollbacks and the spikes that made them: a rollback undoes the steps after the one it
+    // goes back to, not the rollbacks before it, so a resume alone cuts these.
+    std::vector<Rollback> rollbacks;
     std::pair<int, int> last_spike{-1, 0};  // step, line
+    // step -> line of its newest checkpoint record: the checkpoint a resume from that step reads.
+    std::map<int, int> checkpoint_lines;
     // Whether the log ends on steps skipped for a non-finite loss or gradient (or, in
     // m.diverged_at, on a stop that ends the run): a step record after them (a resumed run's)
     // means the run went on.
     bool ended_non_finite = false;
     // A header opens a segment; a resumed one starts at the step of its first record.
     bool segment_opened = false;
+    // Until the segment's first step record: each process pays its start-up in its first step.
+    bool process_first = false;
     read_run_log(log_path, [&](const plan::LogRecord& rec) {
         const plan::LogFields f(log_path, rec);
         const std::string type = f.has("type") ? f.text("type") : "";
@@ -122,16 +133,25 @@ RunMetrics read_run_metrics(const std::string& log_path) {
             ended_non_finite = false;
             m.diverged_at.clear();
             branch.cut(first);
-            erase_from(rollback_lines, first);
-            erase_from(rollback_spikes, first);
+            // A rollback is the resumed checkpoint's past when that checkpoint was saved after it
+            // (in the steps the rollback ran again, which come before the spike's step); without
+            // the checkpoint's record, those of the resumed steps and later are taken as its future.
+            const auto saved = checkpoint_lines.find(first - 1);
+            rollbacks.erase(std::remove_if(rollbacks.begin(), rollbacks.end(),
+                                           [&](const Rollback& r) {
+                                               return saved != checkpoint_lines.end() ? r.line > saved->second : r.step >= first;
+                                           }),
+                            rollbacks.end());
         }
         if (type == "header") {
             check_header(f);
             m.header = rec.json;
             segment_opened = true;
+            process_first = true;
         } else if (type == "step") {
             const int step = f.integer("step", 0);
             branch.steps[step] = read_step(f, rec.json);
+            branch.steps[step].warmup = std::exchange(process_first, false);
             branch.step_lines.emplace(step, rec.line);
             branch.reached.insert(step);
             ended_non_finite = false;
@@ -147,13 +167,12 @@ RunMetrics read_run_metrics(const std::string& log_path) {
                 const int to = f.integer("to", 0);
                 branch.cut(to + 1);
                 ended_non_finite = false;
-                if (last_spike.first == f.integer("from", 0)) {
-                    rollback_lines.emplace(last_spike.first, last_spike.second);
-                    rollback_spikes.insert(last_spike.first);
-                }
-                rollback_lines.emplace(step, rec.line);
+                Rollback r{step, rec.line};
+                if (last_spike.first == f.integer("from", 0)) std::tie(r.spike_step, r.spike_line) = last_spike;
+                rollbacks.push_back(r);
                 return;
             }
+            if (event == "checkpoint") checkpoint_lines[step] = rec.line;
             (event == "eval" ? branch.eval_lines : branch.event_lines).emplace(step, rec.line);
             if (event == "spike") {
                 branch.spikes.insert(step);
@@ -171,8 +190,15 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     if (steps.empty() && m.diverged_at.empty()) throw Error(log_path, "has no step records");
     m.last_step = branch.reached.empty() ? 0 : *branch.reached.rbegin();
     std::vector<int> lines;
-    for (const auto* by_step : {&branch.step_lines, &branch.eval_lines, &branch.event_lines, &rollback_lines})
+    for (const auto* by_step : {&branch.step_lines, &branch.eval_lines, &branch.event_lines})
         for (const auto& [s, line] : *by_step) lines.push_back(line);
+    std::set<int> spikes = branch.spikes;
+    for (const Rollback& r : rollbacks) {
+        lines.push_back(r.line);
+        if (r.spike_step < 0) continue;
+        lines.push_back(r.spike_line);
+        spikes.insert(r.spike_step);
+    }
     std::sort(lines.begin(), lines.end());
     for (int line : lines) {
         if (!m.branch_lines.empty() && m.branch_lines.back().second + 1 == line) m.branch_lines.back().second = line;
@@ -195,11 +221,12 @@ RunMetrics read_run_metrics(const std::string& log_path) {
         if (!r.val_loss.is_null() || !r.val_bpb.is_null()) evals.emplace(s, std::make_pair(r.val_loss, r.val_bpb));
     // The last evaluation's, null where it was not finite.
     if (!evals.empty() && !diverged) std::tie(v["val_loss"], v["val_bpb"]) = evals.rbegin()->second;
+    const bool warmed_up = std::any_of(steps.begin(), steps.end(), [](const auto& s) { return !s.second.warmup; });
     const auto mean = [&](double StepNumbers::*field) {
         double sum = 0;
         int n = 0;
         for (const auto& [s, r] : steps) {
-            if (steps.size() > 1 && s == steps.begin()->first) continue;
+            if (warmed_up && r.warmup) continue;
             sum += r.*field;
             n++;
         }
@@ -217,8 +244,6 @@ RunMetrics read_run_metrics(const std::string& log_path) {
     }
     v["peak_memory"] = mem;
     v["comm_bytes"] = comm;
-    std::set<int> spikes = branch.spikes;
-    spikes.insert(rollback_spikes.begin(), rollback_spikes.end());
     v["spikes"] = spikes.size();
     v["wall_clock_s"] = wall_ms / 1e3;
     return m;

@@ -10,8 +10,9 @@
 //   val_loss, val_bpb the last evaluation's (the run's end has one), null where it was not
 //                     finite or the run diverged: from the eval events and step records, by step
 //                     (a skipped step's evaluation is in its event only)
-//   tokens_per_s, mfu, hfu   mean over the step records, the first step (warm-up) left out
-//                     when there are others (null without any: a run that diverged at once)
+//   tokens_per_s, mfu, hfu   mean over the step records, the first of each process (its
+//                     warm-up: a resumed run's first step too) left out when there are others
+//                     (null without any: a run that diverged at once)
 //   peak_memory       per category (params, grads, ..., and "peak", the ledger's peak total):
 //                     the largest value over the step records (rank 0's ledger)
 //   comm_bytes        bytes sent by rank 0, summed over the step records
@@ -24,7 +25,9 @@
 // run's last steps, a later branch left by a resume from an older checkpoint, the steps a
 // rollback undid: their step records, evaluations, skips, spikes, samples, checkpoints) is
 // dropped. A rollback and the spike that made it stay (they are why those steps were run again)
-// until a resume from before them drops them too. Missing numbers are JSON null.
+// until a resume from a checkpoint saved before them drops them too (by the log's order: one
+// saved in the steps the rollback ran again keeps them, though its step comes before the
+// spike's). Missing numbers are JSON null.
 #pragma once
 #include <map>
 #include <string>

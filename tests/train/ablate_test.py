@@ -29,7 +29,8 @@ import tiny_text  # noqa: E402
 
 def run_metrics(path):
     """The metrics of train/run_metrics.h, written again from its comment."""
-    steps, spikes, opened = {}, set(), False
+    steps, spikes, opened, warmups = {}, set(), False, set()
+    first_of_process = False
 
     def drop_from(first, with_spikes):
         for s in [s for s in steps if s >= first]:
@@ -46,16 +47,20 @@ def run_metrics(path):
             opened = False
             drop_from(r["step"], True)
         if r.get("type") == "header":
-            opened = True
+            opened = first_of_process = True
         elif r.get("type") == "step":
             steps[r["step"]] = r
+            # Each process's first step is its warm-up, a resumed one's too.
+            if first_of_process:
+                warmups.add(id(r))
+            first_of_process = False
         elif r.get("type") == "event" and r.get("event") == "spike":
             spikes.add(r["step"])
         elif r.get("type") == "event" and r.get("event") == "rollback":
             drop_from(r["to"] + 1, False)
     order = sorted(steps)
     recs = [steps[s] for s in order]
-    timed = recs[1:] if len(recs) > 1 else recs
+    timed = [r for r in recs if id(r) not in warmups] or recs
     mem = {}
     for r in recs:
         for k, v in r.get("memory", {}).items():

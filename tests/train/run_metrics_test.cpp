@@ -265,6 +265,45 @@ TEST(RunMetrics, ALaterRollbackKeepsTheRollbacksBeforeIt) {
     EXPECT_EQ(resumed.branch_lines, (std::vector<std::pair<int, int>>{{2, 3}, {8, 8}}));
 }
 
+TEST(RunMetrics, AResumeFromACheckpointSavedAfterARollbackKeepsIt) {
+    // Step 5 spiked and rolled back to step 2; step 3 ran again and was saved, and the run was
+    // killed in step 4. The resume from that checkpoint of step 3 (first step 4, before the
+    // spike's step 5) continues the rolled-back branch: the rollback and its spike are the run's,
+    // as in the run that was never killed.
+    const std::string before = step(1, 3.0) + step(2, 2.5) + step(3, 2.25) +                    // lines 2-4
+                               event("checkpoint", 3, "\"dir\":\"ck/step-00000003\"") +         // 5
+                               step(4, 2.0) + event("spike", 5, "\"loss\":9,\"action\":\"rollback\"") +  // 6-7
+                               rollback(5, 2, 1) + step(3, 2.125) +                             // 8-9
+                               event("checkpoint", 3, "\"dir\":\"ck/step-00000003\"") +         // 10
+                               step(4, 2.0);                                                    // 11
+    const std::string resumed = "{\"type\":\"header\",\"config\":{},\"model\":{}}\n" + step(4, 1.875) + step(5, 1.75);  // 12-14
+    const RunMetrics m = read_run_metrics(write_log("rollback_then_saved", before + resumed));
+    EXPECT_EQ(m.values["spikes"], 1) << m.values;
+    EXPECT_EQ(m.step_loss, (std::map<int, double>{{1, 3.0}, {2, 2.5}, {3, 2.125}, {4, 1.875}, {5, 1.75}}));
+    EXPECT_EQ(m.branch_lines, (std::vector<std::pair<int, int>>{{2, 3}, {7, 10}, {13, 14}}));
+    // Resumed from the first checkpoint of step 3, saved before the rollback (the second one
+    // never written): the rollback is that checkpoint's future, and goes.
+    const std::string killed = step(1, 3.0) + step(2, 2.5) + step(3, 2.25) + event("checkpoint", 3, "\"dir\":\"ck/step-00000003\"") +
+                               step(4, 2.0) + event("spike", 5, "\"loss\":9,\"action\":\"rollback\"") + rollback(5, 2, 1);
+    const RunMetrics k = read_run_metrics(write_log("rollback_then_killed", killed + resumed));
+    EXPECT_EQ(k.values["spikes"], 0) << k.values;
+}
+
+TEST(RunMetrics, EachProcesssFirstStepIsItsWarmUp) {
+    // Stopped after step 2 and resumed: step 3 is the resumed process's first, slow as step 1
+    // was; the rate is the other steps', as in the run that was never stopped.
+    const std::string log = write_log(
+        "warm_up", step(1, 3.0, ",\"tokens_per_s\":10,\"mfu\":0.01") + step(2, 2.5, ",\"tokens_per_s\":100,\"mfu\":0.1") +
+                       "{\"type\":\"header\",\"config\":{},\"model\":{}}\n" + step(3, 2.25, ",\"tokens_per_s\":20,\"mfu\":0.02") +
+                       step(4, 2.0, ",\"tokens_per_s\":200,\"mfu\":0.2"));
+    const RunMetrics m = read_run_metrics(log);
+    EXPECT_DOUBLE_EQ(m.values["tokens_per_s"].get<double>(), 150) << m.values;
+    EXPECT_DOUBLE_EQ(m.values["mfu"].get<double>(), 0.15) << m.values;
+    // A run of one step has only its warm-up to show.
+    EXPECT_DOUBLE_EQ(read_run_metrics(write_log("one_step", step(1, 3.0, ",\"tokens_per_s\":10"))).values["tokens_per_s"].get<double>(),
+                     10);
+}
+
 TEST(RunMetrics, TheLastStepIsTheLastOneRunSkippedOrStopped) {
     // Steps 3 and 4 skipped as non-finite at the end of --steps 4: the run ran 4 steps.
     const std::string skipped = step(1, 3.0) + step(2, 2.5) +
