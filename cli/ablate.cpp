@@ -71,6 +71,17 @@ std::vector<ConfigArg> train_config_args(const std::string& path, std::vector<st
     return config_file_args(train_app, "train", command_line);
 }
 
+// Each knob is a sixnd train flag: one that is not is named here, rather than by train's parser
+// as an unexpected value ("The following arguments were not expected: 1 --nosuch").
+void require_train_flags(const std::vector<AblationKnob>& knobs) {
+    CLI::App train_app;
+    TrainFlags unused;
+    add_train_flags(train_app, unused);
+    for (const AblationKnob& k : knobs)
+        if (!train_app.get_option_no_throw("--" + k.name))
+            throw Error("--vary " + k.name, "not a sixnd train flag (sixnd train --help lists them)");
+}
+
 // A config setting's value as it would be written on the command line (a flag: true or false).
 std::string config_value(const ConfigArg& c) {
     return c.args.size() > 1 ? c.args[1] : c.args.empty() ? "false" : "true";
@@ -107,6 +118,7 @@ int run_ablate(int argc, char** argv) {
         throw Error("--mpirun", "names the launcher of --np N processes; without --np the runs start directly");
     if (!(spec.loss_tol >= 0)) throw Error("--loss-tol", "must be a number >= 0");
     spec.knobs = parse_vary(vary);
+    require_train_flags(spec.knobs);
     // Knobs that must change together (a tokenizer and its shards) vary as whole config files.
     for (const AblationKnob& k : spec.knobs)
         if (k.name == "config" && !spec.config.empty())

@@ -68,9 +68,15 @@ NumberKind number_kind(const CLI::Option& opt) {
 
 bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
     const std::string verb = argv[0];
+    const std::vector<CLI::Option*> options = app.get_options();
+    const bool positionals = std::any_of(options.begin(), options.end(), [](const CLI::Option* o) { return o->get_positional(); });
     std::vector<std::string> args;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
+        // CLI11 drops what follows a "--" where nothing is positional: `sixnd ablate ... -- --train-data
+        // x` said "--train-data is required".
+        if (a == "--" && !positionals)
+            throw Error("--", "not a flag: this command takes flags only, and drops those after a '--'; leave it out");
         // CLI11 takes "--log=" for "--log" with its value still to come, and so swallows the next
         // argument ("--log= --check" would log to a file named --check, and run): an empty value.
         const size_t eq = a.find('=');

@@ -77,6 +77,9 @@ def run(tmp):
         # An unquoted glob: the shell gives --train-data one name and the rest as loose arguments.
         Case("a second shard after --train-data", train() + [other_data], ["not expected", other_data, "quote it"],
              unchanged=[fresh], env=ENV),
+        # The flags after it were dropped: "--train-data is required", or a run without them.
+        Case("a '--' before flags", ["train", "--"] + train()[1:], ["--:", "not a flag", "after a '--'"],
+             unchanged=[fresh], env=ENV),
         flag("--lr", "nan", ["finite"]), flag("--lr", "inf", ["finite"]), flag("--lr", "-1e-3", ["> 0"]),
         flag("--lr", "0", ["> 0"]),
         flag("--eps", "0", ["> 0"]), flag("--eps", "nan", ["finite"]),
