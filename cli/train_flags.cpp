@@ -46,7 +46,7 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
                    "every N steps and at the last, a sample from <|endoftext|>, shown and logged (needs --tokenizer; "
                    "--zero 0-2; 0: none)")
         ->capture_default_str();
-    app.add_option("--sample-tokens", o.sample_tokens, "tokens per --sample-every sample (at most the context)")->capture_default_str();
+    app.add_option("--sample-tokens", o.sample_tokens, "tokens per --sample-every sample (at most the context: more is warned of)")->capture_default_str();
     app.add_option("--max-bad-steps", o.max_bad_steps, "stop after this many non-finite steps in a row")->capture_default_str();
     app.add_option("--spike-window", o.spike.detect.window, "loss-spike detection: steps in the rolling window (it fires once the window is full)")->capture_default_str();
     app.add_option("--spike-z-loss", o.spike.detect.z_loss, "a loss this many standard deviations above the window's mean is a spike (0: off)")->capture_default_str();

@@ -507,6 +507,9 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
     if (root_ && o.schedule.warmup > o.steps)
         log_warn("--warmup " + std::to_string(o.schedule.warmup) + " is longer than --steps " + std::to_string(o.steps) +
                  ": the learning rate never reaches --lr");
+    if (root_ && o.sample_every > 0 && o.sample_tokens > cfg_.max_seq_len)
+        log_warn("--sample-tokens " + std::to_string(o.sample_tokens) + " is more than the model's context: each sample is " +
+                 std::to_string(cfg_.max_seq_len) + " tokens");
     if (val_ && !o.tokenizer.empty()) val_bytes_ = std::make_unique<TokenBytes>(*tok_);
     else if (val_ && root_) log_info("no --tokenizer: validation reports loss per token only, not bits per byte");
     if (!o.eval_task.empty()) {

@@ -428,6 +428,8 @@ def run(tmp):
         f.write("the cat sat on the mat and the dog sat on the log\n" * 50)
     tok = os.path.join(tmp, "tok.bin")
     sixnd(["tokenizer", "train", "--input", text, "--vocab-size", "260", "--out", tok])
+    tok_eot = os.path.join(tmp, "tok_eot.bin")
+    sixnd(["tokenizer", "train", "--input", text, "--vocab-size", "260", "--special", "<|endoftext|>", "--out", tok_eot])
     nested = os.path.join(tmp, "parent")
     # A shard without a manifest carries no tokenizer hash: its ids are checked against --tokenizer.
     val_other = os.path.join(tmp, "val_other.bin")
@@ -443,6 +445,10 @@ def run(tmp):
         Case("--eval-task without --eval-every", train("--tokenizer", tok, "--vocab-size", "300", "--eval-task", hs,
                                                      out=os.path.join(tmp, "warn_task")),
              [], exit_code=0, env=ENV, warns=["--eval-task has no effect without --eval-every"]),
+        # A sample is at most the context long: more was drawn as that, without a word.
+        Case("--sample-tokens past the context", train("--tokenizer", tok_eot, "--vocab-size", "300", "--sample-every", "1",
+                                                       "--sample-tokens", "500", out=os.path.join(tmp, "warn_sample")),
+             [], exit_code=0, env=ENV, warns=["--sample-tokens 500", "context", "each sample is"]),
         Case("--tokenizer with more tokens than the model's vocabulary", train("--tokenizer", tok),
              [tok, "260 tokens", "vocabulary of 64"], unchanged=[fresh], env=ENV),
         Case("--check: --tokenizer with more tokens than the model's vocabulary", train("--check", "--tokenizer", tok),
