@@ -26,7 +26,8 @@ cat "$T"/fortunes/* /usr/share/doc/*/copyright >"$T/tok_corpus.txt"
 "$BIN" tokenizer train --input "$T/tok_corpus.txt" --vocab-size 4096 --special '<|endoftext|>' --out "$T/tok.bin" >/dev/null 2>"$T/logt" ||
     failed "$BIN tokenizer train" $? "$T/logt"
 
-threads_all=$(nproc)
+# nproc takes OMP_NUM_THREADS for the CPU count: under OMP_NUM_THREADS=1 both runs had one thread.
+threads_all=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 for threads in 1 "$threads_all"; do
     /usr/bin/time -v "$BIN" data prepare \
