@@ -159,7 +159,7 @@ int run_plan(int argc, char** argv) {
     app.add_option("--devices", in.devices, "number of devices");
     app.add_option("--days", in.days, "wall-clock days");
     app.add_option("--mfu", in.mfu, "model FLOPs utilisation, a fraction (0.4 = 40%)");
-    app.add_option("--device", device, "h100, h200, a100, a100-40gb, b200 or cpu (this machine, measured)");
+    app.add_option("--device", device, "one of " + plan::device_keys() + " (cpu: this machine, measured)");
     app.add_option("--peak-tflops", peak_tflops, "override the device's peak TFLOP/s");
     app.add_option("--params", in.params, "parameter count N (instead of a model shape)");
     // The model flags of `sixnd train`; without --model, --n-layer, --n-head and --n-embd over
