@@ -73,7 +73,8 @@ SpikeReportRows read_spike_report(const std::string& path) {
         const std::string where = "batch row " + std::to_string(i);
         if (!row.is_object() || !row.contains("shard") || !row["shard"].is_string() || row["shard"].get<std::string>().empty())
             throw bad(where + " has no \"shard\" path");
-        if (!row.contains("offset") || !row["offset"].is_number_integer() || row["offset"].get<long long>() < 0)
+        // The parser keeps every integer >= 0 unsigned: one past 2^63 is an offset too (beyond any shard).
+        if (!row.contains("offset") || !row["offset"].is_number_unsigned())
             throw bad(where + " has no \"offset\" (a token offset >= 0)");
         const json loss = row.value("loss", json());
         r.rows.push_back({row["shard"].get<std::string>(), row["offset"].get<uint64_t>(),
@@ -166,8 +167,9 @@ std::string content_of(const Shard& s) { return content_text(s.size(), hex64(s.t
 
 // The report's rows, read from their shards: the path as written, else a shard of the same
 // name beside the report or in --train-data (a report read on another machine or after the data
-// moved); of these, the first whose content the run trained on (a file of that name rewritten
-// since, or another data set's under the same relative path, holds other rows than the spike's).
+// moved); of these, the first shard whose content the run trained on (a file of that name rewritten
+// since, or another data set's under the same relative path, holds other rows than the spike's),
+// taken as --train-data's where that holds the same tokens under the name.
 // A row that runs past its shard's end goes on at the start of the next shard of --train-data,
 // as the loader reads it (data/loader.h); the report names only where it starts.
 std::vector<Row> spike_rows(const SpikeReportRows& rep, const std::string& report_path, const TokenSet& data,
@@ -197,16 +199,26 @@ std::vector<Row> spike_rows(const SpikeReportRows& rep, const std::string& repor
         const std::set<std::string> recorded = recorded_contents(trained_on, name.string());
         const Shard* shard = nullptr;
         const Shard* first = nullptr;
+        // A file of that name that is not a shard (the report's relative path, read from another
+        // directory, can name anything) holds none of the run's rows: the next candidate may.
+        std::optional<Error> unreadable;
         for (const std::string& c : candidates) {
             std::error_code ec;
             if (!fs::is_regular_file(c, ec)) continue;
-            const Shard& s = open(c);
-            if (!first) first = &s;
-            if (recorded.empty() || recorded.count(content_of(s))) {
-                shard = &s;
+            const Shard* s = nullptr;
+            try {
+                s = &open(c);
+            } catch (const Error& e) {
+                if (!unreadable) unreadable = e;
+                continue;
+            }
+            if (!first) first = s;
+            if (recorded.empty() || recorded.count(content_of(*s))) {
+                shard = s;
                 break;
             }
         }
+        if (!first && unreadable) throw *unreadable;
         if (!first)
             throw Error(report_path, "batch row " + std::to_string(i) + ": shard '" + r.shard +
                                          "' not found (nor a shard of that name beside the report or in --train-data)");
@@ -214,14 +226,24 @@ std::vector<Row> spike_rows(const SpikeReportRows& rep, const std::string& repor
             throw Error(report_path, "batch row " + std::to_string(i) + ": shard '" + r.shard + "' is not the one the run trained on (" +
                                          first->path() + ": " + content_of(*first) + "; the run's: " + *recorded.begin() +
                                          "): the spike's rows are not in it; give --train-data the run's shard of that name");
+        // The same tokens under --train-data (the data copied elsewhere, the report's path still
+        // there) are that shard: a row goes on into the shard after it, and the baseline keeps
+        // clear of the row.
+        if (!starts.count(canonical(shard->path())))
+            for (const Shard& s : data.shards())
+                if (fs::path(s.path()).filename() == name && s.size() == shard->size() &&
+                    s.tokens_hash() == shard->tokens_hash()) {
+                    shard = &s;
+                    break;
+                }
         const std::string& path = shard->path();
         Row row{std::nullopt, std::vector<int32_t>(n)};
         const auto start = starts.find(canonical(path));
         if (start != starts.end()) row.at = start->second + r.offset;
         const bool within = r.offset <= shard->size() && shard->size() - r.offset >= n;
         if (!within && !(row.at && r.offset < shard->size() && *row.at + n <= data.size()))
-            throw Error(report_path, "batch row " + std::to_string(i) + ": tokens [" + std::to_string(r.offset) + ", " +
-                                         std::to_string(r.offset + n) + ") lie beyond the " + std::to_string(shard->size()) +
+            throw Error(report_path, "batch row " + std::to_string(i) + ": its " + std::to_string(n) + " tokens from offset " +
+                                         std::to_string(r.offset) + " lie beyond the " + std::to_string(shard->size()) +
                                          " tokens of " + path +
                                          (row.at ? " and the shards after it in --train-data"
                                                  : " (a row goes on into the next shard of --train-data, and this shard is not one of them)"));

@@ -65,6 +65,8 @@ def main():
         not_json = report("bad.json", text="{\"step\": 5, ")
         no_rows = report("norows.json", rows=[])
         beyond = report("beyond.json", rows=[{"shard": paths["train"], "offset": ntok - T}])
+        # Offsets past 2^63 and near 2^64 are offsets (read as "no offset", and end + seq_len wrapped).
+        far = [report(f"far{i}.json", rows=[{"shard": paths["train"], "offset": o}]) for i, o in enumerate((2**63, 2**64 - 3))]
         nowhere = report("nowhere.json", rows=[{"shard": os.path.join(tmp, "gone", "shard_007.bin"), "offset": 0}])
         early_spike = report("early.json", step=3)
         long_rows = report("long.json", seq_len=40)
@@ -109,6 +111,9 @@ def main():
             Case("report not JSON", args(spike_report=not_json), [not_json, "not a JSON spike report"]),
             Case("report without batch rows", args(spike_report=no_rows), [no_rows, "no batch rows"]),
             Case("row beyond its shard", args(spike_report=beyond), [beyond, "batch row 0", "beyond", paths["train"]]),
+            *[Case(f"row at offset {o}", args(spike_report=f), [f, "batch row 0", f"{T + 1} tokens from offset {o} lie beyond",
+                                                                paths["train"]])
+              for f, o in zip(far, (2**63, 2**64 - 3))],
             Case("row token outside the vocabulary", args(spike_report=out_of_vocab), [wide, "token 400 at position 50",
                                                                                          "vocabulary of 320"]),
             Case("shard not found", args(spike_report=nowhere), [nowhere, "shard_007.bin", "not found"]),

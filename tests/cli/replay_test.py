@@ -3,7 +3,8 @@ batch rows point at a shard region filled with uniform random tokens gets the ve
 (its rows are high from the checkpoint before the spike and from an earlier one); a report
 whose rows are ordinary text gets "not_reproducible". The last line is the JSON verdict, the
 table comes before it, and the same seed draws the same baseline. A report naming its junk shard
-and checkpoints relative to where the run was started replays from another directory."""
+and checkpoints relative to where the run was started replays from another directory, also where
+that relative path names a file there that is not a shard."""
 import json
 import os
 import shutil
@@ -71,8 +72,9 @@ def check_rows_across_shard_ends(tmp, run, data, text_rows, v, recent, failures)
     """The loader reads a row that runs past its shard's end on into the next shard of the
     data, and the report names only where it starts. The same training tokens cut into two
     shards just inside the second row: that row, reported as starting in the first shard, has
-    the loss it had in the whole shard; a row running past the end of a shard that is not in
-    --train-data is one error naming it."""
+    the loss it had in the whole shard, also when --train-data is a copy of the shards (the
+    report's still there); a row running past the end of a shard that is not in --train-data is
+    one error naming it."""
     tokens = shard_tokens(os.path.join(data, "train.bin")).astype(np.int64)
     cut = text_rows[1] + 5
     split = os.path.join(tmp, "split")
@@ -89,6 +91,14 @@ def check_rows_across_shard_ends(tmp, run, data, text_rows, v, recent, failures)
     if got["checkpoint"]["row_losses"] != v["checkpoint"]["row_losses"]:
         failures.append(f"rows across a shard end: losses {got['checkpoint']['row_losses']}, "
                         f"in the whole shard {v['checkpoint']['row_losses']}")
+    # A copy of the data as --train-data, the report's shards still where it names them: the
+    # copy's shards are those (a row goes on into the copy's next shard; it was refused as
+    # running past a shard outside --train-data, and the baseline could draw the spike rows).
+    shutil.copytree(split, split + "-copy")
+    copied, _ = replay(run, rep, os.path.join(split + "-copy", "*.bin"), "--other-batches", "6", "--seed", "5")
+    if copied != got:
+        failures.append(f"the report's rows with a copy of the data as --train-data: {copied}, "
+                        f"from the data itself {got}")
     r = tiny_text.sixnd("replay", "--checkpoint", os.path.join(run, "checkpoints", f"step-{STEPS:08d}"), "--spike-report",
                         rep, "--train-data", os.path.join(split, "b.bin"), "--device", "cpu", check=False)
     said = [line for line in r.stderr.splitlines() if "error" in line]
@@ -129,6 +139,11 @@ def main():
         r = json.load(open(moved))
         r["run"]["checkpoint_earlier"] = f"run/checkpoints/step-{EVERY:08d}"
         json.dump(r, open(os.path.join(spikes, f"step-{STEPS + 1:07d}.json"), "w"))
+        # There, the report's relative path names a file that is not a shard (another tool's
+        # data): it was the replay's error; the shard beside the report is the one.
+        decoy = os.path.join(data, "run", "spikes")
+        os.makedirs(decoy)
+        open(os.path.join(decoy, f"step-{STEPS + 1:07d}-junk.bin"), "wb").write(b"raw uint16 tokens, no header")
         elsewhere = subprocess.run([tiny_text.SIXND, "replay", "--checkpoint", os.path.join(run, "checkpoints", f"step-{STEPS:08d}"),
                                     "--spike-report", os.path.join(spikes, f"step-{STEPS + 1:07d}.json"), "--train-data", glob,
                                     "--device", "cpu"], capture_output=True, text=True, env=tiny_text.ENV, cwd=data)
