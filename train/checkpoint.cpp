@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -273,7 +274,7 @@ std::string step_range(const std::vector<std::string>& dirs) {
            (dirs.size() > 1 ? " .. " + fs::path(dirs.back()).filename().string() : "");
 }
 
-void prune_checkpoints(const std::string& root, int keep, const std::string& run_id, int newest_step) {
+void prune_checkpoints(const std::string& root, int keep, const std::string& run_id, int newest_step, int rollback_horizon) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(root, ec)) {
         const std::string name = e.path().filename().string();
@@ -281,8 +282,13 @@ void prune_checkpoints(const std::string& root, int keep, const std::string& run
     }
     if (run_id.empty()) return;
     std::vector<std::string> older, abandoned;  // this lineage's, oldest first
+    // older[rollback_from] on, a rollback may need: the newest at or before the horizon, and the
+    // newer ones that later horizons reach (all, while none is old enough); at a horizon of
+    // newest_step, the newest alone.
+    size_t rollback_from = rollback_horizon >= 0 && rollback_horizon < newest_step ? 0 : SIZE_MAX;
     for (const CheckpointEntry& c : list_checkpoints(root)) {
         if (!c.complete || c.run_id != run_id) continue;
+        if (c.step <= rollback_horizon && rollback_horizon < newest_step) rollback_from = older.size();
         if (c.step < newest_step) older.push_back(c.dir);
         if (c.step > newest_step) abandoned.push_back(c.dir);
     }
@@ -293,7 +299,7 @@ void prune_checkpoints(const std::string& root, int keep, const std::string& run
     if (keep <= 0) return;
     // The checkpoint at newest_step is one of the `keep`.
     const size_t keep_older = static_cast<size_t>(keep) - 1;
-    for (size_t i = 0; i + keep_older < older.size(); i++) remove_checkpoint(older[i]);
+    for (size_t i = 0; i + keep_older < older.size() && i < rollback_from; i++) remove_checkpoint(older[i]);
 }
 
 }  // namespace sixnd

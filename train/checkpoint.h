@@ -105,8 +105,14 @@ std::string step_range(const std::vector<std::string>& dirs);
 // newer than `newest_step`, the future of a branch abandoned by resuming (or rolling back to) an
 // older step, so that `latest` continues this branch; and its complete checkpoints older than
 // `newest_step` beyond the newest `keep` (0: keep all). Never touches the checkpoint at
-// `newest_step` or another lineage's.
-void prune_checkpoints(const std::string& root, int keep, const std::string& run_id, int newest_step);
+// `newest_step` or another lineage's. With `rollback_horizon` >= 0 (--on-spike rollback:
+// max(0, newest_step + 1 - --rollback-steps), the latest step a spike after this save may roll
+// back to), the newest checkpoint at or before it and every newer one stay whatever `keep` says
+// (all of them while none is that old): a spike at any later step rolls back to the newest of
+// them old enough, as with --keep-last 0, where --keep-last had deleted it and the spike was
+// skipped for want of a state to go back to.
+void prune_checkpoints(const std::string& root, int keep, const std::string& run_id, int newest_step,
+                       int rollback_horizon = -1);
 
 uint64_t xxh64_bytes(const void* data, size_t bytes);
 

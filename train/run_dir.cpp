@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 
 #include "core/error.h"
 #include "core/hex.h"
@@ -102,17 +103,29 @@ void refuse_damaged(const std::string& dir) {
 std::vector<std::string> claim_checkpoints(const std::string& root, const std::string& run_id, bool overwrite) {
     refuse_foreign_step_entries(root);
     std::vector<std::string> others;
+    std::map<std::string, std::vector<std::string>> runs;  // every lineage's step directories, this run's included
     // A directory with neither DONE nor a readable meta.json is an interrupted copy, no run's
     // checkpoint: `latest` skips it and a save of its step replaces it.
     for (const CheckpointEntry& c : list_checkpoints(root)) {
         if (c.complete && c.run_id.empty() && !overwrite) refuse_damaged(c.dir);
         if (c.run_id != run_id && (c.complete || !c.run_id.empty())) others.push_back(c.dir);
+        if (c.complete || !c.run_id.empty()) runs[c.run_id].push_back(c.dir);
     }
-    if (!others.empty() && !overwrite)
+    if (others.empty() || overwrite) return others;
+    if (runs.size() == 1)
         throw Error("--out", root + " holds " + std::to_string(others.size()) + " checkpoint(s) of another run (" +
                                  step_range(others) + "); continue that run with --resume latest, choose another --out, "
                                  "or pass --overwrite to delete them");
-    return others;
+    // Two runs' checkpoints (one copied in beside another's): continuing either with --resume
+    // latest, the advice above, takes the newest of both and refuses the other run's again.
+    std::string listed;
+    for (const auto& [id, dirs] : runs)
+        listed += (listed.empty() ? "" : "; ") + std::string("run ") + id + (id == run_id ? " (this one)" : "") + ": " +
+                  step_range(dirs);
+    throw Error("--out", root + " holds the checkpoints of " + std::to_string(runs.size()) + " runs (" + listed +
+                             "): a run directory holds one run's, and --resume latest takes the newest of any run's; move "
+                             "the checkpoints of every run but the one to continue out of it (--overwrite would delete "
+                             "every run's but this one's)");
 }
 
 void delete_other_runs(const std::string& root, const std::vector<std::string>& dirs) {

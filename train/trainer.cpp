@@ -910,7 +910,9 @@ std::string Run::save(int step) {
             log_info("deleted " + std::to_string(left.size()) + " checkpoint(s) between the resumed step " +
                      std::to_string(start_step_) + " and step " + std::to_string(step) + " (" + left.front() +
                      (left.size() > 1 ? " .. " + left.back() : "") + "): the branch this run left");
-        prune_checkpoints(ckpt_root_, o_.keep_last, run_id_, step);
+        // --keep-last never takes the checkpoint a spike after this save would roll back to.
+        const int horizon = o_.spike.action == SpikeAction::rollback ? std::max(0, step + 1 - o_.spike.rollback_steps) : -1;
+        prune_checkpoints(ckpt_root_, o_.keep_last, run_id_, step, horizon);
         log_->event("checkpoint", step, {{"dir", dir}});
     });
     last_good_ = root_ ? dir : latest_checkpoint(ckpt_root_);

@@ -8,33 +8,17 @@
 #include <vector>
 
 #include "train/checkpoint.h"
+#include "tests/util/checkpoint_stub.h"
 #include "tests/util/test_util.h"
 
 using namespace sixnd;
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string save(const std::string& root, int step) {
-    CheckpointWriter w(root, step, true);
-    w.add_file("params.bin", "x", 1);
-    CheckpointMeta m;
-    m.run_id = "0123456789abcdef";
-    m.step = step;
-    m.dtype = "fp32";
-    m.model = preset_config("tiny", 256);
-    m.config = nlohmann::json::object();
-    m.data = nlohmann::json::object();
-    return w.commit(m);
-}
-
-}  // namespace
-
 TEST(CheckpointNames, StepsPastEightDigitsAreTheRunsCheckpoints) {
     test::TempDir t("sixnd_ckname_");
     const std::string root = t.dir + "/checkpoints";
     const std::vector<int> steps{99999999, 100000000, 2147483647};
-    for (int s : steps) save(root, s);
+    for (int s : steps) test::save_stub_checkpoint(root, s);
     std::vector<int> listed;
     for (const CheckpointEntry& e : list_checkpoints(root)) listed.push_back(e.step);
     EXPECT_EQ(listed, steps);
@@ -47,7 +31,7 @@ TEST(CheckpointNames, StepsPastEightDigitsAreTheRunsCheckpoints) {
 TEST(CheckpointNames, OnlyTheWritersSpellingIsACheckpoint) {
     test::TempDir t("sixnd_ckname_");
     const std::string root = t.dir + "/checkpoints";
-    save(root, 5);
+    test::save_stub_checkpoint(root, 5);
     // Other spellings of a step (a leading zero too many, a number past INT_MAX) are not entries
     // a save would write, so neither listed nor refused.
     for (const char* name : {"step-000000005", "step-2147483648", "step-99999999999", "step-1"})

@@ -356,6 +356,26 @@ TEST(SpikeTraining, RollbackAndResumeReproduceTheUninterruptedRun) {
     }
 }
 
+// --keep-last 1 with checkpoints every 2 steps: the spike at step 25 rolls back to the checkpoint
+// at 20 (no snapshots), as with every checkpoint kept. Pruning had left only step 24, too late
+// for a rollback of 4 steps, and the spike was skipped.
+TEST(SpikeTraining, KeepLastLeavesTheCheckpointARollbackNeeds) {
+    test::TempDir t("sixnd_spike_");
+    const std::string data = make_data(t.dir);
+    std::vector<TrainResult> results;
+    for (int keep : {0, 1}) {
+        TrainOptions o = rollback_options(t.dir, data, "keep" + std::to_string(keep));
+        o.spike.snapshot_every = 0;
+        o.checkpoint_every = 2;
+        o.keep_last = keep;
+        results.push_back(train(o, tiny(), init_params()));
+        const std::vector<json> rbs = test::log_events(o.log, "rollback");
+        ASSERT_EQ(rbs.size(), 1u) << "--keep-last " << keep;
+        EXPECT_EQ(rbs[0].at("to"), 20) << "--keep-last " << keep;
+    }
+    EXPECT_EQ(results[0].losses, results[1].losses);
+}
+
 // A stop signal that arrives during the step that rolls back stops the run at the rollback's
 // target step. The state there is not the one the process may have saved at that step (the
 // loader now skips the batches around the spike, the injected fault has fired, one rollback is
