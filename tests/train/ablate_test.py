@@ -331,7 +331,7 @@ def main():
                                                     "lr=1e-3,2e-3", "--seeds", "3", "--seed", str(2**64 - 2), *flags],
                                 ["--seed", str(2**64 - 2) + " + 2", "2^64-1"], unchanged=[os.path.join(tmp, "b8")]),
                  bad_input.Case("bad_knob", ["ablate", "--out", os.path.join(tmp, "b4"), "--vary", "no-such=1,2", *flags],
-                                ["run base", "no-such"], unchanged=[os.path.join(tmp, "b4")]),
+                                ["--vary no-such", "not a sixnd train flag"], unchanged=[os.path.join(tmp, "b4")]),
                  # Every run's flags are checked before the first starts: the base runs are not
                  # trained, and no --out is left to block the corrected command.
                  bad_input.Case("bad_value", ["ablate", "--out", os.path.join(tmp, "b5"), "--vary", "lr=1e-3,-1",
