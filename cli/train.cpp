@@ -137,6 +137,9 @@ int run_train(int argc, char** argv) {
         }
     }
     cpu_features();  // a bad SIXND_CPU_ISA is refused here, before the run directory is touched
+    // The run would refuse --device cuda in a build without CUDA or with no usable GPU; auto is
+    // not resolved here, since a GPU it cannot use is warned of, and --check prints no warnings.
+    if (f.check_only && mf.device == "cuda") resolve_device(mf.device);
     if (f.check_only) return 0;  // sixnd ablate checks every run's flags so before the first run starts
 
     // Under mpirun: MPI between CPU processes, NCCL between GPUs (one per local rank).

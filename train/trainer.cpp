@@ -161,7 +161,8 @@ private:
     static ModelOptions model_options(const TrainOptions& o, int world);
     void load_initial_state(std::vector<float> params);  // freed on return
     // What the checkpoint fixes against what this run asks for; returns the loader position to
-    // start from. Throws on a conflict unless --allow-resume-changes.
+    // start from. Throws on a conflict unless --allow-resume-changes, and where the checkpoint
+    // leaves nothing to train (--steps, --stop-at).
     LoaderState resume_position();
     void warn_abandoned_branch() const;
     void warn_schedule_change() const;
@@ -471,15 +472,8 @@ Run::Run(const TrainOptions& o, const GPTConfig& config, std::vector<float>&& pa
         check_ranks_agree(comm_, data);
     }
     check_tokenizer();
-    load_initial_state(std::move(params));
     last_step_ = o.stop_at > 0 ? std::min(o.stop_at, o.steps) : o.steps;
-    on_all_agreed(comm, [&] {
-        if (start_step_ < last_step_) return;
-        const bool stop_at = o.stop_at > 0 && o.stop_at < o.steps;
-        throw Error(stop_at ? "--stop-at" : "--steps", "the checkpoint is already at step " + std::to_string(start_step_) +
-                                                           "; " + (stop_at ? "--stop-at " : "--steps ") +
-                                                           std::to_string(last_step_) + " leaves nothing to train");
-    });
+    load_initial_state(std::move(params));
     profiler_.window(start_step_, last_step_);
     if (root_ && o.schedule.lr > 1) {
         char lr_text[32];
@@ -542,12 +536,13 @@ void Run::load_initial_state(std::vector<float> params) {
         opt_ = make_optimizer(ops_, layout, engine_.shard(), o_.optimizer, param_at_, comm_, o_.schedule.lr);
         return;
     }
-    restore_checkpoint(*ck_, true);
     start_step_ = ck_->meta().step;
     for (const CheckpointEntry& e : list_checkpoints(ckpt_root_))
         if (e.complete && e.run_id == run_id_ && e.step > start_step_) left_branch_.push_back(e.step);
+    // The position's checks before the checkpoint's state is read: a refused resume reads none.
     LoaderState position;
     on_all_agreed(&comm_, [&] { position = resume_position(); });
+    restore_checkpoint(*ck_, true);
     loader_.set_state(position);
 }
 
@@ -592,6 +587,14 @@ LoaderState Run::resume_position() {
         throw Error("--resume", ck_->dir() + " was written with other data settings (" + list +
                                     "); resume with the checkpoint's values, or pass --allow-resume-changes to "
                                     "change them deliberately");
+    // Before the notes on the resume below (its schedule "from step N+1"), which a run that
+    // trains nothing would print for nothing.
+    if (start_step_ >= last_step_) {
+        const bool stop_at = o_.stop_at > 0 && o_.stop_at < o_.steps;
+        throw Error(stop_at ? "--stop-at" : "--steps", "the checkpoint is already at step " + std::to_string(start_step_) + "; " +
+                                                           (stop_at ? "--stop-at " : "--steps ") + std::to_string(last_step_) +
+                                                           " leaves nothing to train");
+    }
     if (root_)
         log_info("resuming from " + ck_->dir() + " at step " + std::to_string(m.step) + ": the checkpoint fixes the model (" +
                  cfg_.describe() + "), --dtype " + m.dtype + " and the optimizer state" +
@@ -1401,7 +1404,7 @@ TrainResult Run::go() {
         tokens_seen_ += static_cast<uint64_t>(step_tokens_);
         if (!std::isfinite(loss) || !std::isfinite(norm)) {
             skip(done, loss, norm);
-            result.last_loss = static_cast<float>(loss);  // the summary's loss is the last step's, not a stale one
+            result.last_loss = loss;  // the summary's loss is the last step's, not a stale one
             json unused;
             evaluations(done, unused, result);
             end_step(done, result);
@@ -1422,7 +1425,7 @@ TrainResult Run::go() {
                 continue;
             }
             if (out == SpikeOutcome::skipped) {
-                result.last_loss = static_cast<float>(loss);  // as for a non-finite skip: the last step's
+                result.last_loss = loss;  // as for a non-finite skip: the last step's
                 json unused;
                 evaluations(done, unused, result);
                 end_step(done, result);
@@ -1454,7 +1457,7 @@ TrainResult Run::go() {
         const double mfu = peak_.flops_per_s > 0 ? fpt_.model * per_device_s / peak_.flops_per_s : 0;
         const double hfu = peak_.flops_per_s > 0 ? fpt_.hardware * per_device_s / peak_.flops_per_s : 0;
         result.losses.push_back(static_cast<float>(loss));
-        result.last_loss = static_cast<float>(loss);
+        result.last_loss = loss;
         json rec{{"type", "step"},           {"step", done},
                  {"loss", loss},             {"lr", lr},
                  {"grad_norm", norm},        {"clip_scale", scale},

@@ -91,7 +91,7 @@ struct TrainOptions {
 struct TrainResult {
     int steps_done = 0;
     int rollbacks = 0;  // --on-spike rollback: how many this process made
-    float last_loss = 0;  // the last step's, NaN when it was not finite
+    double last_loss = 0;  // the last step's as the run log records it, NaN when it was not finite
     int skipped_at_end = 0;  // steps skipped in a row at the end (non-finite or spikes)
     float last_val_loss = -1;  // -1 without an evaluation, NaN when the last was not finite
     double last_val_bpb = -1;  // validation bits per byte: the same, and -1 without --tokenizer
