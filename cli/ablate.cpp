@@ -61,26 +61,28 @@ void print_table(const nlohmann::json& r) {
 // A --flag sixnd ablate sets for each run itself (train/ablate.h).
 bool owned_flag(const std::string& flag) { return flag.rfind("--", 0) == 0 && ablate_sets_flag(flag.substr(2)); }
 
-// The settings of a train config file, FILE:LINE each, as `sixnd train` reads them with the
-// flags `command_line` on its command line (which win: their lines are left out).
-std::vector<ConfigArg> train_config_args(const std::string& path, std::vector<std::string> command_line) {
-    CLI::App train_app;
+// sixnd train's flags, never parsed: ablate looks its knobs up in them and reads config files
+// as train will.
+struct TrainParser {
+    CLI::App app;
     TrainFlags unused;
-    add_train_flags(train_app, unused);
-    command_line.insert(command_line.end(), {"--config", path});
-    return config_file_args(train_app, "train", command_line);
-}
+    TrainParser() { add_train_flags(app, unused); }
 
-// Each knob is a sixnd train flag: one that is not is named here, rather than by train's parser
-// as an unexpected value ("The following arguments were not expected: 1 --nosuch").
-void require_train_flags(const std::vector<AblationKnob>& knobs) {
-    CLI::App train_app;
-    TrainFlags unused;
-    add_train_flags(train_app, unused);
-    for (const AblationKnob& k : knobs)
-        if (!train_app.get_option_no_throw("--" + k.name))
-            throw Error("--vary " + k.name, "not a sixnd train flag (sixnd train --help lists them)");
-}
+    // The settings of a train config file, FILE:LINE each, as `sixnd train` reads them with the
+    // flags `command_line` on its command line (which win: their lines are left out).
+    std::vector<ConfigArg> config_args(const std::string& path, std::vector<std::string> command_line) {
+        command_line.insert(command_line.end(), {"--config", path});
+        return config_file_args(app, "train", command_line);
+    }
+
+    // Each knob is a sixnd train flag: one that is not is named here, rather than by train's
+    // parser as an unexpected value ("The following arguments were not expected: 1 --nosuch").
+    void require_flags(const std::vector<AblationKnob>& knobs) {
+        for (const AblationKnob& k : knobs)
+            if (!app.get_option_no_throw("--" + k.name))
+                throw Error("--vary " + k.name, "not a sixnd train flag (sixnd train --help lists them)");
+    }
+};
 
 // A config setting's value as it would be written on the command line (a flag: true or false).
 std::string config_value(const ConfigArg& c) {
@@ -118,7 +120,8 @@ int run_ablate(int argc, char** argv) {
         throw Error("--mpirun", "names the launcher of --np N processes; without --np the runs start directly");
     if (!(spec.loss_tol >= 0)) throw Error("--loss-tol", "must be a number >= 0");
     spec.knobs = parse_vary(vary);
-    require_train_flags(spec.knobs);
+    TrainParser train;
+    train.require_flags(spec.knobs);
     // Knobs that must change together (a tokenizer and its shards) vary as whole config files.
     for (const AblationKnob& k : spec.knobs)
         if (k.name == "config" && !spec.config.empty())
@@ -162,7 +165,7 @@ int run_ablate(int argc, char** argv) {
     // what ablate sets itself, or takes from it, must not hide in the file.
     if (!spec.config.empty()) {
         if (!std::filesystem::is_regular_file(spec.config)) throw Error(spec.config, "no such config file");
-        for (const ConfigArg& c : train_config_args(spec.config, command_line)) {
+        for (const ConfigArg& c : train.config_args(spec.config, command_line)) {
             if (owned_flag(c.flag)) throw Error(c.where, c.flag.substr(2) + " is set by sixnd ablate for each run; leave it out of the base config");
             const std::string v = config_value(c);
             warn_if_overruled(c.flag, v, c.where + ": " + c.flag.substr(2) + " = " + v);
@@ -180,7 +183,7 @@ int run_ablate(int argc, char** argv) {
         for (const AblationKnob& other : spec.knobs) overriding.insert("--" + other.name);
         for (const std::string& path : k.values) {
             if (!std::filesystem::is_regular_file(path)) throw Error(path, "no such config file (--vary config)");
-            for (const ConfigArg& c : train_config_args(path, {})) {
+            for (const ConfigArg& c : train.config_args(path, {})) {
                 if (owned_flag(c.flag)) throw Error(c.where, c.flag.substr(2) + " is set by sixnd ablate for each run; leave it out of a varied config");
                 if (c.flag == "--seed")
                     throw Error(c.where, "seed: every variant runs the same seeds (ablate's --seed and --seeds); leave it out of a varied config");

@@ -285,10 +285,11 @@ void prune_checkpoints(const std::string& root, int keep, const std::string& run
     // older[rollback_from] on, a rollback may need: the newest at or before the horizon, and the
     // newer ones that later horizons reach (all, while none is old enough); at a horizon of
     // newest_step, the newest alone.
-    size_t rollback_from = rollback_horizon >= 0 && rollback_horizon < newest_step ? 0 : SIZE_MAX;
+    const bool older_reachable = rollback_horizon >= 0 && rollback_horizon < newest_step;
+    size_t rollback_from = older_reachable ? 0 : SIZE_MAX;
     for (const CheckpointEntry& c : list_checkpoints(root)) {
         if (!c.complete || c.run_id != run_id) continue;
-        if (c.step <= rollback_horizon && rollback_horizon < newest_step) rollback_from = older.size();
+        if (older_reachable && c.step <= rollback_horizon) rollback_from = older.size();
         if (c.step < newest_step) older.push_back(c.dir);
         if (c.step > newest_step) abandoned.push_back(c.dir);
     }
