@@ -21,6 +21,7 @@
 #include "model/ops.h"
 #include "train/checkpoint.h"
 #include "train/run_dir.h"
+#include "train/run_log.h"
 #include "train/tokenizer_match.h"
 #include "train/trainer.h"
 
@@ -122,6 +123,8 @@ int run_train(int argc, char** argv) {
     // world size, which mpirun's environment tells.
     o.validate(launched_world_size());
     refuse_left_out_values(app, o);
+    // The paths the run writes, as far as they can be judged without writing: --out, --log.
+    if (f.check_only) check_run_dir(o.out_dir);
     // The model the flags make is the run's unless a checkpoint is resumed, which brings its own.
     const bool fresh = o.resume.empty() || (o.resume == "latest" && latest_checkpoint(o.out_dir + "/checkpoints").empty());
     // --init's file is read here for --check alone; a run reads it once, when it builds the model.
@@ -136,6 +139,7 @@ int run_train(int argc, char** argv) {
             if (o.sample_every > 0) sample_start_token(tok, o.tokenizer);
         }
     }
+    if (f.check_only) check_run_log_path(o.log, RunLogOwner{!fresh, o.out_dir, o.overwrite});
     cpu_features();  // a bad SIXND_CPU_ISA is refused here, before the run directory is touched
     // The run would refuse --device cuda in a build without CUDA or with no usable GPU; auto is
     // not resolved here, since a GPU it cannot use is warned of, and --check prints no warnings.

@@ -62,7 +62,7 @@ void add_train_flags(CLI::App& app, TrainFlags& f) {
     app.add_option("--profile", o.profile, "time every op over N steps (after the first): roofline table, OUT/profile.json");
     app.add_option("--price-per-device-hour", o.price_per_device_hour, "dollars per device-hour, for the bill every run ends with");
     app.add_option("--tokenizer", o.tokenizer, "sixnd tokenizer file the shards were made with (stored in checkpoints)");
-    app.add_flag("--check", f.check_only, "check the flags (ranges, combinations, the model they make), then exit without reading data or checkpoints or writing anything");
+    app.add_flag("--check", f.check_only, "check the flags (ranges, combinations, the model they make, the --out and --log paths), then exit without reading data or checkpoints or writing anything");
 }
 
 }  // namespace sixnd::cli

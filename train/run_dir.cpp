@@ -56,12 +56,16 @@ void on_all_agreed(Comm* comm, const std::function<void()>& work) {
     throw Error(rank, stopping);
 }
 
+void check_run_dir(const std::string& out) {
+    require_directory_or_absent(out, "--out", "the run directory");
+    require_directory_or_absent(out + "/checkpoints", "--out", "it must hold the run's checkpoints");
+}
+
 std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm) {
     std::unique_ptr<DirLock> lock;
     on_root_agreed(comm, [&] {
-        // Both checked before the lock file is created in a directory that turns out unfit.
-        require_directory_or_absent(out, "--out", "the run directory");
-        require_directory_or_absent(out + "/checkpoints", "--out", "it must hold the run's checkpoints");
+        // Before the lock file is created in a directory that turns out unfit.
+        check_run_dir(out);
         lock = std::make_unique<DirLock>(out, "--out", "sixnd train");
         // Every run saves a checkpoint, at its end if not before: a checkpoint directory that
         // takes none (made read-only) is refused now, not after the steps it would cost.

@@ -35,7 +35,11 @@ T made_on_all(Comm* comm, const std::function<T()>& make) {
     return std::move(*made);
 }
 
-// Rank 0 checks and locks `out` (on_root_agreed): a directory, or nothing yet, whose checkpoints
+// Throws Error("--out", ...) where `out` cannot be a run directory: it, or its checkpoints
+// entry, exists and is not a directory. Writes nothing (sixnd train --check).
+void check_run_dir(const std::string& out);
+
+// Rank 0 checks (check_run_dir) and locks `out` (on_root_agreed): a directory, or nothing yet, whose checkpoints
 // entry, if any, is a directory that takes a new checkpoint. Null on the other ranks, each of
 // which must then see rank 0's lock there (the same directory, not a node-local one).
 std::unique_ptr<DirLock> lock_run_dir(const std::string& out, Comm* comm);

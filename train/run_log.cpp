@@ -57,6 +57,22 @@ bool log_belongs_to(const std::string& path, const std::string& earlier_out, con
     return !ec && !rel.empty() && *rel.begin() != "..";
 }
 
+// Why a run must not write the existing regular file (fd, size > 0) at path as its log, or "":
+// a --log that names a shard, the tokenizer, a config file or a checkpoint's file would be
+// overwritten (or appended to), so it must be a run log, and a fresh run replaces only its own.
+std::string foreign_log_fault(int fd, const std::string& path, const RunLogOwner& owner) {
+    const nlohmann::json header = first_header(fd);
+    if (header.is_null())
+        return "exists and is not a sixnd run log (its first line is no header record): give a new file or an earlier run log";
+    const std::string earlier_out = recorded_out(header);
+    if (!owner.append && !owner.overwrite && !log_belongs_to(path, earlier_out, owner.out_dir))
+        return "holds the log of a run into " + (earlier_out.empty() ? std::string("another --out") : earlier_out) +
+               ", which a fresh run into " + owner.out_dir + " would replace: give this run its own --log, or pass --overwrite to replace it";
+    return "";
+}
+
+std::string open_fault(int err) { return std::string("cannot open run log: ") + std::strerror(err); }
+
 // Where the last complete line of a file of `size` bytes ends (just after its last newline; 0
 // when it has none), or -1 when the file cannot be read.
 off_t complete_end(int fd, off_t size) {
@@ -110,13 +126,41 @@ void read_run_log(const std::string& path, const std::function<void(const plan::
     if (torn) log_warn(path + ":" + std::to_string(torn) + ": the last line is not a JSON record (a write torn by a kill); skipped");
 }
 
+void check_run_log_path(const std::string& path, const RunLogOwner& owner) {
+    namespace fs = std::filesystem;
+    if (path.empty()) return;
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        if (err != ENOENT) throw Error(path, open_fault(err));
+        // The run creates the file, in a directory that must be there by then: --out itself is
+        // made before the log is opened.
+        std::error_code ec;
+        const fs::path dir = fs::absolute(path, ec).parent_path();
+        if (fs::weakly_canonical(dir, ec) == fs::weakly_canonical(fs::absolute(owner.out_dir, ec), ec)) return;
+        struct stat st {};
+        if (stat(dir.c_str(), &st) != 0) throw Error(path, open_fault(errno));
+        if (!S_ISDIR(st.st_mode)) throw Error(path, open_fault(ENOTDIR));
+        if (access(dir.c_str(), W_OK | X_OK) != 0) throw Error(path, open_fault(errno));
+        return;
+    }
+    struct stat st {};
+    std::string fault;
+    if (fstat(fd, &st) != 0) fault = std::string("cannot stat the run log: ") + std::strerror(errno);
+    else if (S_ISDIR(st.st_mode)) fault = open_fault(EISDIR);
+    else if (access(path.c_str(), W_OK) != 0) fault = open_fault(errno);
+    else if (S_ISREG(st.st_mode) && st.st_size > 0) fault = foreign_log_fault(fd, path, owner);
+    close(fd);
+    if (!fault.empty()) throw Error(path, fault);
+}
+
 RunLog::RunLog(const std::string& path, const RunLogOwner& owner) : path_(path) {
     const bool append = owner.append;
     if (path.empty()) return;
     // Read and write: the first line is read back to tell a run log from anything else. Always
     // O_APPEND, so that a write after a failed one's cut lands at the cut, not beyond it.
     const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_APPEND, 0644);
-    if (fd < 0) throw Error(path, std::string("cannot open run log: ") + std::strerror(errno));
+    if (fd < 0) throw Error(path, open_fault(errno));
     auto refuse = [&](const std::string& fault) {
         close(fd);
         throw Error(path, fault);
@@ -134,17 +178,9 @@ RunLog::RunLog(const std::string& path, const RunLogOwner& owner) : path_(path) 
         // Its size once no other run writes it.
         if (fstat(fd, &st) != 0) refuse(std::string("cannot stat the run log: ") + std::strerror(errno));
     }
-    // A --log that names a shard, the tokenizer, a config file or a checkpoint's file would be
-    // overwritten (or appended to): an existing regular file must be empty or a run log.
     if (S_ISREG(st.st_mode) && st.st_size > 0) {
-        const nlohmann::json header = first_header(fd);
-        if (header.is_null())
-            refuse("exists and is not a sixnd run log (its first line is no header record): give a new file or an earlier run log");
-        const std::string earlier_out = recorded_out(header);
-        if (!append && !owner.overwrite && !log_belongs_to(path, earlier_out, owner.out_dir))
-            refuse("holds the log of a run into " + (earlier_out.empty() ? std::string("another --out") : earlier_out) +
-                   ", which a fresh run into " + owner.out_dir +
-                   " would replace: give this run its own --log, or pass --overwrite to replace it");
+        const std::string fault = foreign_log_fault(fd, path, owner);
+        if (!fault.empty()) refuse(fault);
     }
     if (!append && S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)
         refuse(std::string("cannot truncate the run log: ") + std::strerror(errno));

@@ -42,6 +42,12 @@ struct RunLogOwner {
     bool overwrite = false;
 };
 
+// Throws the Error a run's RunLog(path, owner) would, writing nothing and reading only path's
+// first line (sixnd train --check): a directory, a missing or unwritable directory to create it
+// in (other than owner.out_dir, which the run makes first), a file that is no run log or another
+// run's.
+void check_run_log_path(const std::string& path, const RunLogOwner& owner);
+
 class RunLog {
 public:
     // An empty path makes a disabled log (writes are dropped).
