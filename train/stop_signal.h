@@ -1,7 +1,8 @@
 // SIGINT, SIGTERM, SIGHUP (a closed terminal or ssh session), SIGUSR1 and SIGPIPE (the pipe the
 // output goes to was closed: `sixnd train | head`, a pager quit) during training: the first asks
 // the run to stop after the step in flight (the trainer then writes a checkpoint, says how to
-// resume, and exits non-zero); a second one ends the process at once. A signal ignored when the
+// resume, and exits non-zero; during set-up, before the first step: no checkpoint, as nothing was
+// trained); a second one ends the process at once. A signal ignored when the
 // run starts (`nohup sixnd train`) stays ignored. The handlers are installed for the lifetime of
 // a StopSignals and the previous ones restored after it (SIGPIPE's, once it stopped the run, is
 // left ignored). Under mpirun a scheduler's cancel signals every rank: only rank 0 announces the

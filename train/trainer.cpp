@@ -948,12 +948,17 @@ int Run::stop_signal() {
 }
 
 void Run::interrupted(int step, int sig) {
-    const std::string dir = saved_step_ == step ? last_good_ : save(step);
+    // Before the first step (a signal during set-up) nothing was trained: the resume point stays
+    // the checkpoint resumed from, or none, and no checkpoint repeats it.
+    const bool trained = iterations_ > 0;
+    const std::string dir = !trained || saved_step_ == step ? last_good_ : save(step);
     stopped(step, {{"reason", "signal"}, {"signal", sig}, {"last_checkpoint", dir}}, false);
     if (tty_) std::fprintf(stderr, "\n");
-    throw AgreedError("training", std::string("interrupted by ") + StopSignals::name(sig) + " after step " +
-                                      std::to_string(step) + "; checkpoint " + dir +
-                                      " written. To continue, run the same command with --resume latest");
+    const std::string what = trained ? "after step " + std::to_string(step) + "; checkpoint " + dir + " written"
+                                     : "before its first step; nothing was trained" +
+                                           (dir.empty() ? std::string() : " since checkpoint " + dir);
+    throw AgreedError("training", std::string("interrupted by ") + StopSignals::name(sig) + " " + what +
+                                      ". To continue, run the same command with --resume latest");
 }
 
 float Run::learning_rate(int step, float& scheduled, bool& injected) {
@@ -1362,8 +1367,7 @@ TrainResult Run::go() {
     run_start_ = std::chrono::steady_clock::now();
     maybe_snapshot(start_step_);
     for (int step = start_step_; step < last_step_; iterations_++) {
-        if (iterations_ > 0)
-            if (const int sig = stop_signal()) interrupted(step, sig);
+        if (const int sig = stop_signal()) interrupted(step, sig);
         const auto t0 = std::chrono::steady_clock::now();
         profiler_.begin_step(step);
         const size_t sent0 = comm_.bytes_sent_total();
