@@ -78,10 +78,12 @@ int run_sample(int argc, char** argv) {
     refuse_empty_values(app, {"--prompt"});
     constexpr int kMaxSamples = 100000;
     if (so.max_tokens <= 0) throw Error("--max-tokens", "must be positive, got " + std::to_string(so.max_tokens));
+    // A float as it was written: parsed, 3.5e38 is inf and 1e-9 prints as 0.000000.
+    const auto given = [&](const char* flag) { return app.get_option(flag)->results().back(); };
     if (!std::isfinite(so.temperature) || so.temperature < 0)
-        throw Error("--temperature", "must be a finite number >= 0 (0: greedy), got " + std::to_string(so.temperature));
+        throw Error("--temperature", "must be a finite number >= 0 (0: greedy), got " + given("--temperature"));
     if (so.top_k < 0) throw Error("--top-k", "must be 0 (all tokens) or more, got " + std::to_string(so.top_k));
-    if (!(so.top_p > 0 && so.top_p <= 1)) throw Error("--top-p", "must be in (0, 1] (1: all tokens), got " + std::to_string(so.top_p));
+    if (!(so.top_p > 0 && so.top_p <= 1)) throw Error("--top-p", "must be in (0, 1] (1: all tokens), got " + given("--top-p"));
     if (samples < 1 || samples > kMaxSamples)
         throw Error("--samples", "must be in [1, " + std::to_string(kMaxSamples) + "], got " + std::to_string(samples));
     if (app.count("--prompt") && app.count("--prompt-ids")) throw Error("--prompt-ids", "give either --prompt or --prompt-ids, not both");

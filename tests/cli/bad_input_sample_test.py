@@ -70,6 +70,10 @@ def run(tmp):
         Case("--init '' beside --checkpoint", sample("--prompt", "a", "--init", ""), ["--init", "empty"], env=ENV),
         Case("--temperature -1", sample("--prompt", "a", "--temperature", "-1"), ["--temperature", ">= 0"], env=ENV),
         Case("--temperature nan", sample("--prompt", "a", "--temperature", "nan"), ["--temperature", "finite"], env=ENV),
+        # Past the float range: quoted as given, not as the inf it parses to.
+        Case("--temperature 3.5e38", sample("--prompt", "a", "--temperature", "3.5e38"), ["--temperature", "got 3.5e38"],
+             env=ENV),
+        Case("--top-p 1e-50", sample("--prompt", "a", "--top-p", "1e-50"), ["--top-p", "got 1e-50"], env=ENV),
         Case("--top-k -1", sample("--prompt", "a", "--top-k", "-1"), ["--top-k"], env=ENV),
         Case("--top-k beyond the vocabulary", sample("--prompt", "a", "--top-k", "1000"), ["--top-k", "vocabulary of 256"],
              env=ENV),
