@@ -151,10 +151,16 @@ std::vector<std::string> expand_glob(const std::string& pattern) {
     globfree(&g);
     if (rc == GLOB_ABORTED && t_unlisted_errno != 0)
         throw Error(t_unlisted, "cannot list this directory to match " + pattern + ": " + std::strerror(t_unlisted_errno));
-    // A name holding glob characters ("run[1]/train.bin") matches no pattern, yet names a file.
-    struct stat st;
-    if (out.empty() && ::lstat(pattern.c_str(), &st) == 0) out.push_back(pattern);
-    if (out.empty()) throw Error(pattern, "no files match");
+    if (out.empty()) {
+        // A name holding glob characters ("run[1]/train.bin") matches no pattern, yet names a file.
+        struct stat st;
+        if (::lstat(pattern.c_str(), &st) == 0) return {pattern};
+        const int err = errno;
+        // glob() looks a name without glob characters up without telling errfunc why that failed:
+        // a directory on its way in a link loop, or one the user may not search, is not "no files".
+        if (err != ENOENT && err != ENOTDIR) throw Error(pattern, std::string("cannot look this path up: ") + std::strerror(err));
+        throw Error(pattern, "no files match");
+    }
     std::sort(out.begin(), out.end());
     return out;
 }

@@ -95,8 +95,9 @@ private:
 void write_shard(const std::string& path, const std::vector<uint32_t>& tokens, size_t vocab_size = kShardU16Vocab);
 
 // Sorted paths matching a glob, or the pattern itself where it matches nothing but is an existing
-// path (a name with '[' or '*' in it); throws Error naming the pattern when nothing matches, and
-// one naming a directory the pattern reaches but that cannot be listed (a link loop, no permission).
+// path (a name with '[' or '*' in it); throws Error naming the pattern when nothing matches or
+// it cannot be looked up (a link loop or an unsearchable directory on its way), and one naming a
+// directory the pattern reaches but that cannot be listed (a link loop, no permission).
 std::vector<std::string> expand_glob(const std::string& pattern);
 
 }  // namespace sixnd

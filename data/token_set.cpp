@@ -1,8 +1,10 @@
 #include "data/token_set.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -86,19 +88,30 @@ TokenSet::TokenSet(const std::string& spec, bool announce) : pattern_(spec) {
         if (!m.at("output").contains(split)) throw Error(spec, "the manifest has no '" + split + "' split");
         tokenizer_hash_ = m.at("tokenizer").value("hash", "");
         const nlohmann::json& listed = m.at("output").at(split).at("shards");
+        if (!listed.is_array()) throw Error(path, "the '" + split + "' split's shards are not a list");
+        std::set<std::filesystem::path> seen;
         for (const auto& sh : listed) {
             const std::string file = confined_path(path, dir, sh.at("file").get<std::string>());
-            add(file);
+            // get<size_t> would take -1 for 2^64 - 1 and 3.5 for 3.
+            const nlohmann::json& tokens = sh.at("tokens");
+            if (!tokens.is_number_unsigned())
+                throw Error(path, "the token count of " + file + " is " + tokens.dump() + ", not a whole number");
+            add(file);  // first: it names a shard that cannot be opened
+            // Listed twice (a hand edit), a shard would be read twice an epoch.
+            std::error_code ec;
+            const std::filesystem::path real = std::filesystem::weakly_canonical(file, ec);
+            if (!seen.insert(ec ? std::filesystem::path(file) : real).second)
+                throw Error(path, "the '" + split + "' split lists " + file + " twice");
             const Shard& s = shards_.back();
-            if (s.size() != sh.at("tokens").get<size_t>())
-                throw Error(file, "holds " + std::to_string(s.size()) + " tokens but " + path + " says " +
-                                      std::to_string(sh.at("tokens").get<size_t>()));
+            if (s.size() != tokens.get<size_t>())
+                throw Error(file, "holds " + std::to_string(s.size()) + " tokens but " + path + " says " + tokens.dump());
         }
         if (announce) announce_passes();
         // The content too: a shard replaced or damaged since the manifest was written would
         // otherwise train silently on other tokens.
         for (size_t i = 0; i < shards_.size(); i++) {
-            const std::string want = listed[i].at("tokens_xxh3_64").get<std::string>();
+            std::string want = listed[i].at("tokens_xxh3_64").get<std::string>();
+            std::transform(want.begin(), want.end(), want.begin(), [](unsigned char c) { return std::tolower(c); });
             const std::string got = hex64(shards_[i].tokens_hash());
             if (got != want)
                 throw Error(shards_[i].path(), "content hash " + got + " differs from " + want + " recorded in " + path +

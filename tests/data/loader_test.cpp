@@ -239,6 +239,14 @@ TEST(ExpandGlob, AnUnlistableDirectoryIsNamed) {
         EXPECT_NE(e.fault().find(t.dir + "/loop/*.bin"), std::string::npos) << e.fault();
         EXPECT_NE(e.fault().find(std::strerror(ELOOP)), std::string::npos) << e.fault();
     }
+    // A literal name behind the loop: glob() reports nothing, yet the fault is the loop.
+    try {
+        expand_glob(t.dir + "/loop/train.bin");
+        ADD_FAILURE() << "a name behind a link loop matched";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where(), t.dir + "/loop/train.bin");
+        EXPECT_NE(e.fault().find(std::strerror(ELOOP)), std::string::npos) << e.fault();
+    }
     EXPECT_EQ(expand_glob(t.dir + "/a/*.bin"), std::vector<std::string>{t.dir + "/a/train.bin"});
     try {
         expand_glob(t.dir + "/none/*.bin");

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "core/error.h"
 #include "core/hex.h"
+#include "core/read_file.h"
 #include "data/shard.h"
 #include "data/token_set.h"
 #include "tests/util/test_util.h"
@@ -23,7 +25,7 @@ namespace {
 
 std::string hash_of(const std::string& path) { return hex64(Shard(path).tokens_hash()); }
 
-void manifest(const std::string& dir, int train_tokens_claimed, const std::string& first = "train_000000.bin") {
+void manifest(const std::string& dir, const std::string& train_tokens_claimed, const std::string& first = "train_000000.bin") {
     std::ofstream(dir + "/manifest.json") << R"({"format": "sixnd data manifest", "version": 1,
       "tokenizer": {"hash": "abc"},
       "output": {"train": {"shards": [{"file": ")" << first << R"(", "tokens": )"
@@ -59,7 +61,7 @@ TEST(TokenSet, GlobAndManifestSeeTheSameTokens) {
     write_shard(d.dir + "/train_000000.bin", {1, 2, 3, 4});
     write_shard(d.dir + "/train_000001.bin", {5, 6, 7});
     write_shard(d.dir + "/val_000000.bin", {8, 9});
-    manifest(d.dir, 4);
+    manifest(d.dir, "4");
     TokenSet glob(d.dir + "/train_*.bin"), man(d.dir + "/manifest.json"), val(d.dir + "/manifest.json:val");
     ASSERT_EQ(glob.size(), 7u);
     ASSERT_EQ(man.size(), 7u);
@@ -77,13 +79,25 @@ TEST(TokenSet, ManifestFaultsAreNamed) {
     const test::TempDir d("sixnd_tokenset_");
     write_shard(d.dir + "/train_000000.bin", {1, 2, 3, 4});
     write_shard(d.dir + "/train_000001.bin", {5, 6, 7});
-    manifest(d.dir, 5);
+    manifest(d.dir, "5");
     try {
         TokenSet t(d.dir + "/manifest.json");
         FAIL();
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("train_000000.bin: holds 4 tokens but"), std::string::npos) << e.what();
     }
+    // A count that is no count is named as such: -1 was read as 2^64 - 1, and 4.5 as 4 (taken).
+    for (const char* bad : {"-1", "4.5"}) {
+        manifest(d.dir, bad);
+        const std::string what = error_of(d.dir + "/manifest.json");
+        const std::string want = "the token count of " + d.dir + "/train_000000.bin is " + bad + ", not a whole number";
+        EXPECT_NE(what.find("manifest.json: " + want), std::string::npos) << what;
+    }
+    // Shards given as an object were read as its values, then failed on an index with nlohmann's words.
+    std::ofstream(d.dir + "/manifest.json") << R"({"format": "sixnd data manifest", "tokenizer": {},
+      "output": {"train": {"shards": {"first": {"file": "train_000000.bin", "tokens": 4}}}}})";
+    const std::string what = error_of(d.dir + "/manifest.json");
+    EXPECT_NE(what.find("manifest.json: the 'train' split's shards are not a list"), std::string::npos) << what;
     EXPECT_THROW(TokenSet(d.dir + "/manifest.json:test"), Error);
     std::filesystem::create_directory(d.dir + "/bad");
     std::ofstream(d.dir + "/bad/manifest.json") << "{not json";
@@ -96,10 +110,27 @@ TEST(TokenSet, ManifestHashesAreVerified) {
     const test::TempDir d("sixnd_tokenset_");
     write_shard(d.dir + "/train_000000.bin", {1, 2, 3, 4});
     write_shard(d.dir + "/train_000001.bin", {5, 6, 7});
-    manifest(d.dir, 4);
-    EXPECT_EQ(error_of(d.dir + "/manifest.json"), "");
-    write_shard(d.dir + "/train_000001.bin", {5, 6, 8});
+    manifest(d.dir, "4");
     std::string e = error_of(d.dir + "/manifest.json");
+    EXPECT_EQ(e, "");
+    // Hex digits in upper case (a hand edit, another tool's writer) are the same hash.
+    {
+        std::string text = read_whole_file(d.dir + "/manifest.json");
+        const std::string lower = hash_of(d.dir + "/train_000000.bin");
+        std::string upper = lower;
+        for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        ASSERT_NE(upper, lower);
+        text.replace(text.find(lower), lower.size(), upper);
+        std::ofstream(d.dir + "/manifest.json") << text;
+        EXPECT_EQ(error_of(d.dir + "/manifest.json"), "");
+    }
+    // A shard listed twice (under two spellings) would be read twice an epoch.
+    manifest(d.dir, "3", "./train_000001.bin");
+    e = error_of(d.dir + "/manifest.json");
+    EXPECT_NE(e.find("manifest.json: the 'train' split lists " + d.dir + "/train_000001.bin twice"), std::string::npos) << e;
+    manifest(d.dir, "4");
+    write_shard(d.dir + "/train_000001.bin", {5, 6, 8});
+    e = error_of(d.dir + "/manifest.json");
     EXPECT_NE(e.find("train_000001.bin: content hash"), std::string::npos) << e;
     EXPECT_NE(e.find("manifest.json"), std::string::npos) << e;
 }
@@ -113,12 +144,12 @@ TEST(TokenSet, ManifestPathsAreConfined) {
     write_shard(d.dir + "/data/train_000000.bin", {1, 2, 3, 4});
     write_shard(d.dir + "/data/train_000001.bin", {5, 6, 7});
     for (const std::string& bad : {std::string("../elsewhere/train_000000.bin"), d.dir + "/elsewhere/train_000000.bin"}) {
-        manifest(d.dir + "/data", 4, bad);
+        manifest(d.dir + "/data", "4", bad);
         std::string e = error_of(d.dir + "/data/manifest.json");
         EXPECT_NE(e.find("leaves the manifest's directory"), std::string::npos) << bad << ": " << e;
     }
     std::filesystem::create_symlink(d.dir + "/elsewhere", d.dir + "/data/link");
-    manifest(d.dir + "/data", 4, "link/train_000000.bin");
+    manifest(d.dir + "/data", "4", "link/train_000000.bin");
     std::string e = error_of(d.dir + "/data/manifest.json");
     EXPECT_NE(e.find("resolves outside"), std::string::npos) << e;
 }
