@@ -5,10 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "core/error.h"
+#include "core/made_dirs.h"
 #include "core/printable.h"
 
 namespace fs = std::filesystem;
@@ -85,7 +87,7 @@ DirLock::DirLock(const std::string& dir, const std::string& flag, const std::str
         try {
             if (lock(dir, flag, holder)) return;
         } catch (const Error&) {
-            remove_created();
+            remove_made_directories(created_);
             throw;
         }
     }
@@ -95,12 +97,8 @@ DirLock::DirLock(const std::string& dir, const std::string& flag, const std::str
 
 void DirLock::create(const std::string& dir, const std::string& flag) {
     require_directory_or_absent(dir, flag, "the directory " + flag + " names");
-    created_.clear();
-    fs::path d = fs::path(dir).lexically_normal();
-    if (d.filename().empty()) d = d.parent_path();
-    for (; !d.empty() && !fs::exists(fs::symlink_status(d)); d = d.parent_path()) created_.push_back(d);
     std::error_code ec;
-    fs::create_directories(dir, ec);
+    created_ = make_directories(dir, ec);
     if (ec) throw Error(flag, dir + ": cannot create the directory: " + ec.message());
 }
 
@@ -145,22 +143,18 @@ bool DirLock::lock(const std::string& dir, const std::string& flag, const std::s
 
 DirLock::~DirLock() { release(); }
 
-// The lock file goes while it is still held, so no other process can be holding it.
+// The lock file goes while it is still held, so no other process can be holding it; only from a
+// directory this lock made, and only once the directories made beside it ("run/sub/..") are gone.
 void DirLock::release() {
     if (fd_ < 0) return;
-    const bool remove = !created_.empty() && holds_only_lock(created_.front());
-    if (remove) unlink(lock_path_.c_str());
+    std::error_code ec;
+    const fs::path lock_dir = fs::canonical(fs::path(lock_path_).parent_path(), ec);
+    remove_made_directories(created_);
+    const bool remove = !ec && std::find(created_.begin(), created_.end(), lock_dir) != created_.end() && holds_only_lock(lock_dir);
+    if (remove) unlink((lock_dir / ".lock").c_str());
     close(fd_);
     fd_ = -1;
-    if (remove) remove_created();
-}
-
-// Empty directories only (the deepest first): anything written keeps its directory.
-void DirLock::remove_created() {
-    for (const fs::path& d : created_) {
-        std::error_code ec;
-        if (!fs::remove(d, ec) || ec) return;
-    }
+    if (remove) remove_made_directories(created_);
 }
 
 }  // namespace sixnd

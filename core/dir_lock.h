@@ -28,9 +28,8 @@ private:
     // meanwhile).
     bool lock(const std::string& dir, const std::string& flag, const std::string& holder);
     void release();
-    void remove_created();
     std::string lock_path_;
-    std::vector<std::filesystem::path> created_;  // directories this lock created, dir first
+    std::vector<std::filesystem::path> created_;  // directories this lock made, the deepest first
     int fd_ = -1;
 };
 

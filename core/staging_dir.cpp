@@ -4,6 +4,7 @@
 
 #include "core/atomic_file.h"
 #include "core/error.h"
+#include "core/made_dirs.h"
 
 namespace fs = std::filesystem;
 
@@ -45,13 +46,17 @@ StagingDir::StagingDir(const fs::path& out, const std::string& tag)
     cleanup_.arm(path_.string(), true);
     std::error_code ec;
     fs::remove_all(path_, ec);
-    fs::create_directories(path_, ec);
+    made_ = make_directories(path_, ec);
     if (ec) throw Error("--out", out.string() + ": cannot create the " + tag_ + " directory: " + ec.message());
 }
 
+// Uncommitted, the directories made for OUT's parent go too: a failed export into new/dir/out
+// leaves no empty new/dir behind.
 StagingDir::~StagingDir() {
+    if (committed_) return;
     std::error_code ec;
-    if (!committed_) fs::remove_all(path_, ec);
+    fs::remove_all(path_, ec);
+    remove_made_directories(made_);
 }
 
 void StagingDir::commit() {

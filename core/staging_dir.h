@@ -1,14 +1,16 @@
 // An output directory written whole or not at all (sixnd export's, sixnd report's). The work goes
 // into a hidden sibling of OUT (.NAME.TAG-tmp.PID, cut to fit: core/sibling_name.h), removed
-// unless committed, on SIGINT, SIGTERM and SIGHUP too; commit() puts it in place of an earlier
-// OUT (core/dir_swap.h: atomically where the file system allows, else through a moved-aside
-// .NAME.TAG-old.PID), so that a failure at any point leaves OUT as it was (or absent, as it was).
+// unless committed, on SIGINT, SIGTERM and SIGHUP too (and, but for a signal, so are the missing
+// parents of OUT it made); commit() puts it in place of an earlier OUT (core/dir_swap.h:
+// atomically where the file system allows, else through a moved-aside .NAME.TAG-old.PID), so
+// that a failure at any point leaves OUT as it was (or absent, as it was).
 // Siblings left by a killed run of the same verb are dealt with when the next one starts: an
 // earlier OUT it had moved aside is put back, the rest removed. The staging directory must be
 // flat: the signal handler clears files only, and only flat siblings are reclaimed.
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/dir_swap.h"
 #include "core/signal_cleanup.h"
@@ -39,6 +41,7 @@ public:
 private:
     OutSiblings siblings_;
     std::filesystem::path path_;
+    std::vector<std::filesystem::path> made_;  // path_ and the directories made on the way to it
     std::string tag_;
     SignalCleanup cleanup_;
     bool committed_ = false;

@@ -202,3 +202,21 @@ TEST(DirLock, AProbeLeftByAKilledProcessOfThisPidIsReplaced) {
     }
     EXPECT_FALSE(std::filesystem::exists(probe));
 }
+
+// A path through "..": the directories made on the way ("new", which ".." then steps out of)
+// are made by this lock too, and go with it when nothing was written; one that was there before
+// keeps its place.
+TEST(DirLock, DirectoriesMadeOnAPathThroughDotDotGoWithIt) {
+    const test::TempDir d("sixnd-dirlock-");
+    for (const std::string& run : {d.dir + "/new/../run", d.dir + "/run/.", d.dir + "/run/sub/.."}) {
+        {
+            const DirLock lock(run, "--out", "sixnd train");
+            EXPECT_TRUE(std::filesystem::is_regular_file(d.dir + "/run/.lock")) << run;
+        }
+        EXPECT_TRUE(std::filesystem::is_empty(d.dir)) << run;
+    }
+    std::filesystem::create_directory(d.dir + "/run");
+    { const DirLock lock(d.dir + "/a/b/./../../run/", "--out", "sixnd train"); }
+    EXPECT_FALSE(std::filesystem::exists(d.dir + "/a"));
+    EXPECT_TRUE(std::filesystem::is_directory(d.dir + "/run"));
+}

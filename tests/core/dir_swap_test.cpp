@@ -137,4 +137,24 @@ TEST_F(DirSwapTest, StagingDirReclaimsAKilledRunsSiblings) {
     EXPECT_EQ(entries(), 2u);  // ex and the report's sibling
 }
 
+// An export into new/dir/ex that fails (a full disk, a bad tensor) leaves no empty new/dir; one
+// that is committed keeps them, and a parent that was there before always stays.
+TEST_F(DirSwapTest, StagingDirNotCommittedTakesTheParentsItMade) {
+    { const sixnd::StagingDir stage(dir_ / "new" / "dir" / "ex", "export"); }
+    EXPECT_EQ(entries(), 0u);
+    fs::create_directory(dir_ / "was");
+    {
+        sixnd::StagingDir stage(dir_ / "was" / "new" / ".." / "ex", "export");
+        write(stage.path() / "config.json", "partial");
+    }
+    EXPECT_EQ(entries(), 1u);
+    EXPECT_TRUE(fs::is_empty(dir_ / "was"));
+    {
+        sixnd::StagingDir stage(dir_ / "new" / "ex", "export");
+        write(stage.path() / "config.json", "new");
+        stage.commit();
+    }
+    EXPECT_EQ(read(dir_ / "new" / "ex" / "config.json"), "new");
+}
+
 }  // namespace
