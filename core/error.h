@@ -29,9 +29,14 @@ public:
 };
 
 // Input quoted in a message, cut to its first max_chars bytes ("..." marks the cut): a message
-// stays one readable line when the offending line is a megabyte of minified JSON.
+// stays one readable line when the offending line is a megabyte of minified JSON. The cut moves
+// back to the start of a UTF-8 character (by at most the three bytes one continues for), so that
+// valid text is never quoted as the \xNN of half a character.
 inline std::string excerpt(std::string_view text, size_t max_chars = 60) {
-    return text.size() <= max_chars ? std::string(text) : std::string(text.substr(0, max_chars)) + "...";
+    if (text.size() <= max_chars) return std::string(text);
+    size_t keep = max_chars;
+    for (int back = 0; back < 3 && keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80; back++) keep--;
+    return std::string(text.substr(0, keep)) + "...";
 }
 
 // Checks an invariant of an input; the message is only built when the check fails.
