@@ -11,6 +11,7 @@
 #include <iterator>
 
 #include "core/error.h"
+#include "core/signal_cleanup.h"
 
 namespace sixnd {
 
@@ -42,6 +43,9 @@ sigset_t forwarded_set() {
 
 ForwardSignals::ForwardSignals(int pass_as) {
     static_assert(std::size(kSignals) == std::size(decltype(old_){}));
+    // As a SignalBlock does: a path first armed while this lives would find this handler, not
+    // the default, and never install the cleanup's, leaving every later path unwatched.
+    install_signal_cleanup();
     g_received = 0;
     g_child = 0;
     g_pass_as = pass_as;

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "core/signal_cleanup.h"
+
 namespace sixnd {
 
 namespace {
@@ -38,6 +40,9 @@ void on_signal(int sig) {
 }  // namespace
 
 StopSignals::StopSignals(bool announce, bool under_mpirun) {
+    // As a SignalBlock does: a temporary file first armed while these handlers are in place would
+    // find them, not the default, and never install the cleanup's, leaving later files unwatched.
+    install_signal_cleanup();
     g_signal = 0;
     g_announce = announce;
     g_under_mpirun = under_mpirun;

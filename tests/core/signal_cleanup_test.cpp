@@ -15,6 +15,8 @@
 #include <string>
 
 #include "core/signal_block.h"
+#include "core/subprocess.h"
+#include "tests/util/first_arm.h"
 #include "tests/util/test_util.h"
 
 namespace fs = std::filesystem;
@@ -68,6 +70,15 @@ TEST_F(SignalCleanupTest, FirstArmedInsideASignalBlockIsStillWatched) {
         }
         ::_exit(4);
     });
+    EXPECT_TRUE(killed_by_sigterm(status)) << "status " << status;
+    EXPECT_FALSE(fs::exists(file));
+}
+
+// First armed while a ForwardSignals lives (sixnd ablate writes a run's DONE so), whose handler
+// passes signals on instead: once it is gone, a path armed later is still removed by a SIGTERM.
+TEST_F(SignalCleanupTest, FirstArmedWhileForwardingIsWatchedAfterwards) {
+    const fs::path file = dir_ / "out.tmp";
+    const int status = sixnd::test::sigterm_after_first_arm_under<sixnd::ForwardSignals>(file);
     EXPECT_TRUE(killed_by_sigterm(status)) << "status " << status;
     EXPECT_FALSE(fs::exists(file));
 }
