@@ -161,6 +161,10 @@ void check_output_dir(const std::string& path) {
     const std::filesystem::path dir = dir_of(path);
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) throw Error(path, dir_fault(dir));
+    // A directory the user may not write into (or a read-only file system) fails only when the
+    // file is created, after the work.
+    if (::access(dir.c_str(), W_OK | X_OK) != 0)
+        throw Error(path, "cannot create the output in " + dir.string() + ": " + std::strerror(errno));
 }
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {

@@ -53,8 +53,9 @@ void sync_parent_dir(const std::string& path);
 // check AtomicFile makes, for callers that want to fail before long work.
 void check_replaceable_file(const std::string& path);
 
-// Throws Error(path, ...) when the directory path is to be created in does not exist: for
-// callers that want to fail before long work rather than when AtomicFile creates the file.
+// Throws Error(path, ...) when the directory path is to be created in does not exist or takes no
+// new file (no write permission, a read-only file system): for callers that want to fail before
+// long work rather than when AtomicFile creates the file.
 void check_output_dir(const std::string& path);
 
 // "a symbolic link", "a directory", "a character device", ... for a stat mode (for messages).

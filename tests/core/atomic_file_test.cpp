@@ -122,6 +122,25 @@ TEST(AtomicFile, ADirectoryThatIsAFileIsNamedAsOne) {
     }
 }
 
+// An output in a directory that takes no new file fails the check made before long work, with
+// the reason creating it would give. Root writes anywhere, so this runs only as another user.
+TEST(AtomicFile, ADirectoryThatTakesNoFileFailsTheCheck) {
+    if (::geteuid() == 0) GTEST_SKIP() << "running as root, which may write into any directory";
+    const sixnd::test::TempDir tmp("sixnd-atomic-");
+    const std::string dir = tmp.dir + "/ro", out = dir + "/out.bin";
+    std::filesystem::create_directory(dir);
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
+    try {
+        check_output_dir(out);
+        ADD_FAILURE() << "an output in a read-only directory passed the check";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where(), out);
+        EXPECT_EQ(e.fault(), "cannot create the output in " + dir + ": " + std::strerror(EACCES));
+    }
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all);
+    EXPECT_NO_THROW(check_output_dir(out));
+}
+
 // A write at an offset reaches the file only when the stream is moved back to the end (the seek
 // flushes it): where that flush fails (here past the file size limit), the write has failed, and
 // the file must not be committed without it. In a child, whose file size limit the test sets.
