@@ -137,7 +137,6 @@ void check_earlier_output(const std::string& path, const char* flag, const char*
 }
 
 bool tokenizer_file(std::string_view head) { return head.find("\"format\": \"sixnd-tokenizer\"") != std::string_view::npos; }
-bool hf_tokenizer_json(std::string_view head) { return head.rfind("{", 0) == 0 && head.find("\"version\"") != std::string_view::npos; }
 // A token shard's first bytes: the llm.c magic of either width.
 bool token_shard(std::string_view head) {
     int32_t magic = 0;
@@ -163,7 +162,7 @@ void check_outputs(const std::string& out, const std::string& hf_out,
         check_not_same_file(hf_out, path, flag);
     }
     check_earlier_output(out, "--out", "a tokenizer file", tokenizer_file);
-    check_earlier_output(hf_out, "--hf-out", "a tokenizer.json", hf_tokenizer_json);
+    check_earlier_output(hf_out, "--hf-out", "a tokenizer.json", hf_tokenizer_json_head);
 }
 
 // tokenizer.json's text. Its fault (a special token written as it writes an ordinary one) names
@@ -527,7 +526,7 @@ int run_tokenizer(int argc, char** argv) {
     if (export_cmd->parsed()) {
         if (out != "-") {
             check_not_same_file(out, tokenizer_path, "--tokenizer");
-            check_earlier_output(out, "--out", "a tokenizer.json", hf_tokenizer_json);
+            check_earlier_output(out, "--out", "a tokenizer.json", hf_tokenizer_json_head);
         }
         const std::string json = hf_json(Tokenizer::load(tokenizer_path), tokenizer_path);
         if (out == "-")

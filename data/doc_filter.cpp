@@ -32,13 +32,6 @@ private:
     std::chrono::steady_clock::time_point last_;
 };
 
-// Nothing but white space, Unicode's included (a no-break or ideographic space is no text either).
-bool blank(std::string_view text) {
-    for (size_t i = 0; i < text.size();)
-        if (!white_space(static_cast<char32_t>(next_codepoint(text, i)))) return false;
-    return true;
-}
-
 }  // namespace
 
 void filter_document(std::string& text, const FilterConfig& cfg, DocVerdict& v) {
@@ -51,7 +44,8 @@ void filter_document(std::string& text, const FilterConfig& cfg, DocVerdict& v) 
         v.fate = kIngest, v.reason = "invalid_utf8";
         return;
     }
-    if (blank(text)) {
+    // Nothing but white space, Unicode's included (a no-break or ideographic space is no text either).
+    if (white_space_only(text)) {
         v.fate = kIngest, v.reason = "empty";
         return;
     }

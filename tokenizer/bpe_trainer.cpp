@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "tokenizer/flat_map.h"
+#include "tokenizer/pretokenizer.h"
 
 namespace sixnd {
 namespace {
@@ -210,12 +211,12 @@ std::string shown(const std::string& bytes) {
 
 // Pieces of one byte are not counted, so no counts means no pair to merge anywhere: empty
 // files, or nothing but lone characters and special tokens. Training on that would write the
-// bare bytes, not the vocabulary asked for. Input of nothing but whitespace is refused too: its
-// merges would only join runs of spaces and newlines, never a piece of text, so a file of blank
-// lines (a wrong path, a failed extraction) would pass for a corpus. A caller holding out a
-// file's tail trains on a range of it, and then the text may all be in the held-out part: that is
-// said, rather than calling the files empty or textless. Only files of no bytes at all are
-// guessed to be empty.
+// bare bytes, not the vocabulary asked for. Input of nothing but whitespace (Unicode's, no-break
+// and ideographic spaces too) is refused as well: its merges would only join runs of spaces and
+// newlines, never a piece of text, so a file of blank lines (a wrong path, a failed extraction)
+// would pass for a corpus. A caller holding out a file's tail trains on a range of it, and then
+// the text may all be in the held-out part: that is said, rather than calling the files empty or
+// textless. Only files of no bytes at all are guessed to be empty.
 Error no_text(const std::vector<InputRange>& inputs, bool only_whitespace, uint64_t trained) {
     std::vector<std::string> paths;
     uint64_t whole = 0;  // the files' sizes: more than was trained on when part is held out
@@ -248,9 +249,7 @@ Error no_text(const std::vector<InputRange>& inputs, bool only_whitespace, uint6
 
 bool only_whitespace(const PretokenCounts& counts) {
     bool text = false;
-    counts.for_each([&](std::string_view piece, uint64_t) {
-        if (piece.find_first_not_of(" \t\n\r\v\f") != std::string_view::npos) text = true;
-    });
+    counts.for_each([&](std::string_view piece, uint64_t) { text = text || !white_space_only(piece); });
     return !text;
 }
 

@@ -12,6 +12,7 @@
 #include "core/printable.h"
 #include "core/read_file.h"
 #include "tokenizer/pretokenizer.h"
+#include "tokenizer/utf8.h"
 
 namespace sixnd {
 namespace {
@@ -26,9 +27,7 @@ bool solid(std::string_view t, size_t k, size_t n) {
     const auto c = static_cast<unsigned char>(t[k]);
     if (n == 1) return printable(c);
     if (utf8_sequence_length(t, k) != n) return false;
-    char32_t cp = c & (0xFF >> (n + 1));
-    for (size_t j = 1; j < n; j++) cp = (cp << 6) | (static_cast<unsigned char>(t[k + j]) & 0x3F);
-    return !white_space(cp);
+    return !white_space(utf8_code_point(t, k, n));
 }
 bool solid_at(std::string_view t, size_t k) {
     const auto c = static_cast<unsigned char>(t[k]);

@@ -95,6 +95,13 @@ std::string hf_tokenizer_config_json(const Tokenizer& tok, int model_max_length)
     return doc.dump(2) + "\n";
 }
 
+bool hf_tokenizer_json_head(std::string_view head) {
+    // The fields hf_tokenizer_json() writes first, as dump(1) spells them (the same in every
+    // sixnd so far).
+    constexpr std::string_view kHead = "{\n \"version\": \"1.0\",\n \"truncation\": null,\n \"padding\": null,\n";
+    return head.substr(0, kHead.size()) == kHead;
+}
+
 void export_hf_tokenizer_json(const Tokenizer& tok, const std::string& path) {
     write_file_atomically(path, hf_tokenizer_json(tok));
 }

@@ -7,6 +7,8 @@
 #include <cctype>
 
 #include "core/error.h"
+#include "core/printable.h"
+#include "tokenizer/utf8.h"
 
 namespace sixnd {
 namespace {
@@ -73,6 +75,15 @@ std::string resolve_pattern(const std::string& name_or_regex, const std::string&
 bool white_space(char32_t cp) {
     return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680 ||
            (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000;
+}
+
+bool white_space_only(std::string_view text) {
+    for (size_t i = 0; i < text.size();) {
+        const size_t n = static_cast<unsigned char>(text[i]) < 0x80 ? 1 : utf8_sequence_length(text, i);
+        if (n == 0 || !white_space(utf8_code_point(text, i, n))) return false;
+        i += n;
+    }
+    return true;
 }
 
 std::string pattern_name(const std::string& regex) {

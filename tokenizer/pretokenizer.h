@@ -18,6 +18,9 @@ std::string resolve_pattern(const std::string& name_or_regex, const std::string&
 std::string pattern_name(const std::string& regex);
 // Whether \s of the published patterns takes the code point (Unicode's White_Space).
 bool white_space(char32_t cp);
+// Whether text is nothing but such characters (a no-break or ideographic space as much as a
+// newline); a byte of invalid UTF-8 is not one.
+bool white_space_only(std::string_view text);
 
 class Pretokenizer {
 public:

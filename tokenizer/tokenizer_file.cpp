@@ -55,6 +55,11 @@ TokenizerSpec read_tokenizer_file(const std::string& path, std::string* stored_h
     if (stored_hash) *stored_hash = hash;
     TokenizerSpec spec;
     spec.pattern = field(doc, "pattern", json::value_t::string, path).get<std::string>();
+    // The regex itself, as --pattern resolves it: a name there would compile as a regex matching
+    // only that word, and every text would encode as one piece (a bare word is refused as such).
+    SIXND_CHECK(resolve_pattern(spec.pattern, path) == spec.pattern, path,
+                "\"pattern\" is \"" + spec.pattern + "\", a pattern's name: the file holds the regex itself " +
+                    "(\"pattern_name\" holds the name)");
     const json& tokens = field(doc, "tokens", json::value_t::array, path);
     spec.tokens.reserve(tokens.size());
     for (size_t i = 0; i < tokens.size(); i++) {

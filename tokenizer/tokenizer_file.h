@@ -7,7 +7,7 @@
 //     "model": "byte-level-bpe",
 //     "byte_encoding": "gpt2-bytes-to-unicode",
 //     "pattern_name": "gpt2",               "gpt2", "gpt4" or "custom" (informative only)
-//     "pattern": "'s|'t|...",               the pre-tokenizer regex (PCRE2, UTF + UCP)
+//     "pattern": "'s|'t|...",               the pre-tokenizer regex (PCRE2, UTF + UCP), never a name
 //     "vocab_size": 50257,                  the length of "tokens"
 //     "hash": "9f0c...",                    Tokenizer::hash(), checked on load
 //     "specials": [{"id": 50256, "token": "<|endoftext|>"}],

@@ -47,6 +47,13 @@ std::string replace_invalid_utf8(std::string_view s) {
     return out;
 }
 
+char32_t utf8_code_point(std::string_view s, size_t i, size_t n) {
+    const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+    char32_t cp = n == 1 ? byte(0) : byte(0) & (0xFF >> (n + 1));
+    for (size_t k = 1; k < n; k++) cp = (cp << 6) | (byte(k) & 0x3F);
+    return cp;
+}
+
 bool valid_utf8(std::string_view bytes) {
     for (size_t i = 0; i < bytes.size();) {
         const size_t n = static_cast<unsigned char>(bytes[i]) < 0x80 ? 1 : utf8_sequence_length(bytes, i);

@@ -12,4 +12,8 @@ std::string replace_invalid_utf8(std::string_view bytes);
 // Whether bytes are valid UTF-8 (RFC 3629), as JSON text must be.
 bool valid_utf8(std::string_view bytes);
 
+// The code point of the valid n-byte sequence at s[i] (n: utf8_sequence_length(s, i), or 1 for
+// ASCII).
+char32_t utf8_code_point(std::string_view s, size_t i, size_t n);
+
 }  // namespace sixnd

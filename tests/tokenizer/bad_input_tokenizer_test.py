@@ -255,6 +255,8 @@ def main():
         os.symlink(p("target.txt"), p("link.bin"))
         with open(p("notes.txt"), "w") as f:
             f.write("my notes, not sixnd's\n")
+        with open(p("package.json"), "w") as f:  # a JSON object with a "version", as tokenizer.json has
+            f.write('{\n  "name": "mypkg",\n  "version": "1.2.3"\n}\n')
         os.mkdir(p("adir"))
         with open(p("binary.dat"), "wb") as f:
             f.write(b"\x00\x01\x02 not ids")
@@ -308,8 +310,10 @@ def main():
         # Training text with no pair to merge.
         for name, text in {"empty.txt": "", "empty2.txt": "", "specials_only.txt": "<|endoftext|>" * 3,
                            "ab.txt": "ab", "special_then_text.txt": "<|endoftext|>abcdq",
-                           "blank.txt": "  \n\n\t \r\n   \n" * 50, "blank2.txt": "\n" * 20}.items():
-            with open(p(name), "w") as f:
+                           "blank.txt": "  \n\n\t \r\n   \n" * 50, "blank2.txt": "\n" * 20,
+                           # no-break, ideographic, line separator and en spaces: Unicode's whitespace
+                           "unicode_blank.txt": "\u00a0\u00a0\u3000\u3000 \u2028\u2002\u2002\n" * 50}.items():
+            with open(p(name), "w", encoding="utf-8") as f:
                 f.write(text)
         # Windows' "Unicode" text, and files an editor started with a UTF-8 byte order mark.
         with open(p("utf16.txt"), "wb") as f:
@@ -360,6 +364,12 @@ def main():
             Case("export-hf --out onto a file sixnd did not write",
                  ["tokenizer", "export-hf", "--tokenizer", tok, "--out", p("notes.txt")],
                  ["notes.txt", "not a tokenizer.json sixnd wrote"], unchanged=[p("notes.txt")]),
+            Case("export-hf --out onto a user's JSON with a version",
+                 ["tokenizer", "export-hf", "--tokenizer", tok, "--out", p("package.json")],
+                 ["package.json", "not a tokenizer.json sixnd wrote"], unchanged=[p("package.json")]),
+            Case("train --hf-out onto a user's JSON with a version",
+                 train + ["--out", p("pkg_fresh.tok"), "--hf-out", p("package.json")],
+                 ["package.json", "not a tokenizer.json sixnd wrote"], unchanged=[p("package.json"), p("pkg_fresh.tok")]),
             Case("encode --out - still writes stdout", enc + ["--out", "-"], [], exit_code=0),
             Case("encode --threads huge", enc + ["--threads", "100000"], ["--threads"]),
             Case("train --vocab-size negative",
@@ -475,6 +485,9 @@ def main():
             Case("train: several inputs of whitespace only",
                  ["tokenizer", "train", "--input", p("blank.txt"), p("blank2.txt"), "--vocab-size", "300", "--out",
                   p("e.bin")], ["blank.txt", "blank2.txt", "the inputs hold only whitespace"], unchanged=[p("e.bin")]),
+            Case("train: an input of Unicode whitespace only",
+                 ["tokenizer", "train", "--input", p("unicode_blank.txt"), "--vocab-size", "300", "--out", p("e.bin")],
+                 ["unicode_blank.txt", "holds only whitespace"], unchanged=[p("e.bin")]),
             Case("train: whitespace beside a little text is a corpus",
                  ["tokenizer", "train", "--input", p("blank.txt"), p("ab.txt"), "--vocab-size", "300", "--out",
                   p("ab2.bin"), "--heldout-fraction", "0"], [], exit_code=0),

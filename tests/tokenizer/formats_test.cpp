@@ -282,6 +282,39 @@ TEST_F(Formats, ImportRefusesASpecialSpeltLikeAnOrdinaryToken) {
     EXPECT_EQ(import_with("<|pad|>"), "no error");
 }
 
+// --hf-out and export-hf replace only a tokenizer.json sixnd wrote: its own text is known by its
+// head, another JSON object with a "version" (a package.json) is not.
+// "pattern" holds the regex; a name or another bare word there would split no text at all.
+TEST_F(Formats, PatternThatIsANameIsRefused) {
+    Tokenizer::from_spec(small_spec(), "t").save(path("t.tok"));
+    auto doc = nlohmann::json::parse(slurp(path("t.tok")));
+    doc.erase("hash");
+    for (const char* pattern : {"gpt2", "cl100k", "words"}) {
+        doc["pattern"] = pattern;
+        spit(path("edited.tok"), doc.dump());
+        try {
+            Tokenizer::load(path("edited.tok"));
+            ADD_FAILURE() << pattern << " loaded";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where(), path("edited.tok"));
+            EXPECT_TRUE(contains(e.what(), pattern)) << e.what();
+        }
+    }
+    doc["pattern"] = "(?:words)";
+    spit(path("edited.tok"), doc.dump());
+    EXPECT_EQ(Tokenizer::load(path("edited.tok")).spec().pattern, "(?:words)");
+}
+
+TEST_F(Formats, HuggingFaceExportIsKnownByItsHead) {
+    TokenizerSpec no_specials = small_spec();
+    no_specials.specials.clear();
+    for (const TokenizerSpec& spec : {small_spec(), no_specials})
+        EXPECT_TRUE(hf_tokenizer_json_head(hf_tokenizer_json(Tokenizer::from_spec(spec, "t")).substr(0, 256)));
+    EXPECT_FALSE(hf_tokenizer_json_head("{\n  \"name\": \"mypkg\",\n  \"version\": \"1.2.3\"\n}\n"));
+    EXPECT_FALSE(hf_tokenizer_json_head("{\"version\": \"1.0\"}"));
+    EXPECT_FALSE(hf_tokenizer_json_head(""));
+}
+
 TEST_F(Formats, HuggingFaceExportRefusesAKeyGivenTwice) {
     // A special "Ġa" is written as its text, the ordinary " a" through the byte table: both "Ġa".
     TokenizerSpec spec = small_spec();

@@ -47,6 +47,17 @@ TEST(Pretokenizer, MongolianVowelSeparatorIsNotWhitespace) {
     EXPECT_EQ(split("gpt2", "a\x1c\x1f" "b"), (V{"a", "\x1c\x1f", "b"}));
 }
 
+// Training refuses text of whitespace only, Unicode's as much as ASCII's.
+TEST(Pretokenizer, WhiteSpaceOnlyIsUnicodesWhiteSpace) {
+    EXPECT_TRUE(white_space_only(""));
+    EXPECT_TRUE(white_space_only(" \t\r\n\x0b\x0c"));
+    EXPECT_TRUE(white_space_only("\xc2\xa0\xe3\x80\x80\xe2\x80\xa8\xc2\x85"));  // NBSP, U+3000, U+2028, NEL
+    EXPECT_FALSE(white_space_only("\xc2\xa0x"));
+    EXPECT_FALSE(white_space_only("\xe1\xa0\x8e"));  // U+180E: a format character
+    EXPECT_FALSE(white_space_only(" \xa0"));          // a lone byte, not NBSP
+    EXPECT_FALSE(white_space_only("\xe3\x80"));      // U+3000 cut short
+}
+
 TEST(Pretokenizer, InvalidUtf8BecomesItsOwnPieces) {
     V pieces = split("gpt2", "ab\xff\xfe cd\xc3");
     std::string joined;
