@@ -70,6 +70,8 @@ plan::ModelInfo model_info(const GPTConfig& cfg, const std::string& name, size_t
     return m;
 }
 
+constexpr const char* kPeakGiven = "FLOP/s from --peak-tflops";
+
 // A plan's device: the table, or this machine's CPU (feature/measured peak, measured bandwidth).
 plan::DeviceSpec device_spec(const std::string& key, const std::string& dtype, double peak_tflops) {
     if (key == "cpu") {
@@ -77,7 +79,7 @@ plan::DeviceSpec device_spec(const std::string& key, const std::string& dtype, d
         const PeakFlops peak = peak_flops(be, peak_tflops);
         const Roof r = machine_roof(be, peak);
         plan::DeviceSpec s{"cpu", be.device_name, peak.flops_per_s, r.mem_bw, r.mem_bytes, peak.source + "; " + r.bw_source};
-        s.peak_what = dtype == "fp32" ? "FP32 FLOP/s" : "BF16 FLOP/s";
+        s.peak_what = peak_tflops > 0 ? kPeakGiven : dtype == "fp32" ? "FP32 FLOP/s" : "BF16 FLOP/s";
         return s;
     }
     const plan::DeviceSpec* d = plan::find_device(key);
@@ -88,7 +90,7 @@ plan::DeviceSpec device_spec(const std::string& key, const std::string& dtype, d
     if (peak_tflops > 0) {
         s.peak_flops = peak_tflops * 1e12;
         s.source += "; peak from --peak-tflops";
-        s.peak_what = "FLOP/s from --peak-tflops";
+        s.peak_what = kPeakGiven;
     } else if (dtype == "fp32") {
         if (s.fp32_flops <= 0) throw Error("--dtype", "fp32: no FP32 peak is listed for " + s.name + " (give --peak-tflops)");
         s.peak_flops = s.fp32_flops;
@@ -201,7 +203,7 @@ int run_plan(int argc, char** argv) {
     in.master_weights = parse_on_off("--master-weights", master);
     if (app.count("--master-weights") && in.dtype_bytes == 4)
         log_warn("--master-weights " + master + " has no effect with --dtype fp32: FP32 parameters are their own master copy");
-    in.recompute = plan::parse_recompute(recompute);
+    in.recompute = parse_recompute(recompute);
     if (attention != "flash" && attention != "naive") throw Error("--attention", "expected naive or flash, got '" + attention + "'");
     in.flash = attention == "flash";
     if (schedule != "1f1b" && schedule != "gpipe") throw Error("--pipeline-schedule", "expected 1f1b or gpipe, got '" + schedule + "'");

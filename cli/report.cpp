@@ -56,14 +56,24 @@ std::string find_script() {
     throw Error(kScript, "not found (looked at " + tried + "); set SIXND_SOURCE to the sixnd source directory");
 }
 
+const char* kInputKinds = "run log, run directory or ablation directory";
+
 // A run's log: the file itself, DIR/run.jsonl (sixnd ablate's layout), or DIR's only *.jsonl.
+// The drawing script reads the log again, so a pipe (read once) is refused with the devices.
 std::string find_log(const std::string& arg) {
-    if (fs::is_regular_file(arg)) return arg;
-    if (!fs::is_directory(arg)) throw Error(arg, "no such run log, run directory or ablation directory");
-    if (fs::is_regular_file(fs::path(arg) / "run.jsonl")) return (fs::path(arg) / "run.jsonl").string();
+    const fs::file_type type = path_type(arg);
+    if (type == fs::file_type::regular) return arg;
+    if (type == fs::file_type::not_found) throw Error(arg, std::string("no such ") + kInputKinds);
+    if (type != fs::file_type::directory) require_regular_file(arg, kInputKinds);
+    const fs::path run_log = fs::path(arg) / "run.jsonl";
+    if (path_type(run_log.string()) == fs::file_type::regular) return run_log.string();
     std::vector<std::string> logs;
-    for (const auto& e : fs::directory_iterator(arg))
-        if (e.is_regular_file() && e.path().extension() == ".jsonl") logs.push_back(e.path().string());
+    std::error_code ec;
+    fs::directory_iterator entries(arg, ec);
+    if (ec) throw Error(arg, "cannot be looked at: " + ec.message());
+    for (const auto& e : entries)
+        if (e.path().extension() == ".jsonl" && path_type(e.path().string()) == fs::file_type::regular)
+            logs.push_back(e.path().string());
     if (logs.size() != 1)
         throw Error(arg, logs.empty() ? "holds no run log (*.jsonl) and no results.json"
                                       : "holds several run logs (*.jsonl); name the one to report");
@@ -120,10 +130,11 @@ json ablation(const std::string& arg, const fs::path& results) {
 
 json source(const std::string& arg) {
     const fs::path results = fs::path(arg) / "results.json";
-    if (fs::is_directory(arg) && fs::is_regular_file(results)) return ablation(arg, results);
+    const bool dir = path_type(arg) == fs::file_type::directory;
+    if (dir && path_type(results.string()) == fs::file_type::regular) return ablation(arg, results);
     // sixnd ablate writes results.json after its last run: before that its table would be
     // some variants' seeds only, and p-values over a different number of seeds.
-    if (fs::is_directory(arg) && fs::is_regular_file(fs::path(arg) / "ablation.json")) {
+    if (dir && path_type((fs::path(arg) / "ablation.json").string()) == fs::file_type::regular) {
         const AblationProgress p = ablation_progress(arg);
         throw Error(arg, "ablation not finished (" + std::to_string(p.done) + " of " + std::to_string(p.planned) +
                              " runs done, no results.json): rerun the sixnd ablate command that made it (it skips the "
@@ -131,8 +142,11 @@ json source(const std::string& arg) {
     }
     const std::string log = find_log(arg);
     const RunMetrics m = read_run_metrics(log);
-    std::string name = fs::path(log).parent_path().filename().string();
-    if (fs::path(log).filename() != "run.jsonl" || name.empty()) name = fs::path(log).stem().string();
+    // Named by its directory (or file) as resolved: a run reported as "." or "run/.." is named
+    // by the directory that is, not "." or "..".
+    const fs::path path = fs::absolute(log).lexically_normal();
+    std::string name = path.parent_path().filename().string();
+    if (path.filename() != "run.jsonl" || name.empty()) name = path.stem().string();
     return json{{"kind", "run"},
                 {"path", fs::absolute(log).string()},
                 {"name", name},

@@ -1,25 +1,8 @@
 #include "model/flops.h"
 
-#include "core/error.h"
 #include "model/param_layout.h"
 
 namespace sixnd {
-
-Recompute parse_recompute(const std::string& s) {
-    if (s == "none") return Recompute::none;
-    if (s == "selective") return Recompute::selective;
-    if (s == "full") return Recompute::full;
-    throw Error("--recompute", "unknown policy '" + s + "' (expected none, selective or full)");
-}
-
-const char* recompute_name(Recompute r) {
-    switch (r) {
-        case Recompute::none: return "none";
-        case Recompute::selective: return "selective";
-        case Recompute::full: return "full";
-    }
-    return "?";
-}
 
 namespace {
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "core/error.h"
 #include "core/zero_slots.h"
 #include "model/ops.h"  // Ops::newton_schulz_floats, header-only
 
@@ -28,13 +27,6 @@ StateBytes model_state_bytes(const LayoutShape& l, int stage, int n, int e, bool
     s.grads = e * (stage < 2 ? psi : psi / n + l.unit0() + l.max_other());
     s.workspace = stage >= 1 ? e * l.max_unit() / n : 0;
     return s;
-}
-
-Recompute parse_recompute(const std::string& s) {
-    if (s == "none") return Recompute::none;
-    if (s == "selective") return Recompute::selective;
-    if (s == "full") return Recompute::full;
-    throw Error("--recompute", "unknown policy '" + s + "' (expected none, selective or full)");
 }
 
 // Per token of a layer: always kept (per layer under none and selective) qkv (QW), attention

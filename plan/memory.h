@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "model/recompute.h"  // header-only
+
 namespace sixnd::plan {
 
 // The parameter layout as the ZeRO engine sees it: unit sizes in elements, padding included.
@@ -50,9 +52,6 @@ struct StateBytes {
 // e: bytes per element of parameters and gradients; master: FP32 master weights are kept
 // (only meaningful when e < 4).
 StateBytes model_state_bytes(const LayoutShape& layout, int zero_stage, int ranks, int e, bool master);
-
-enum class Recompute { none, selective, full };
-Recompute parse_recompute(const std::string& s);  // none | selective | full
 
 struct ActivationShape {
     int n_layer = 0, n_head = 0, n_embd = 0, padded_vocab = 0;

@@ -227,7 +227,7 @@ Report make_plan(const PlanInputs& in) {
     if (r.attention_per_token > 0)
         rep.add("compute", "attention_flops", r.attention_per_token * r.D, Unit::flops, "12 L C T per token (sixnd's counter)");
     rep.add("compute", "params", r.N, Unit::params, N_is);
-    if (in.model) rep.add("compute", "params_total", in.model->params, Unit::params, "every parameter (with wpe)");
+    if (in.model) rep.add("compute", "params_total", in.model->params, Unit::params, "every parameter (with wpe, and the rows of the padded vocabulary)");
     rep.add("compute", "tokens", r.D, Unit::tokens, "D");
     rep.add("compute", "tokens_per_param", r.D / r.N, Unit::ratio, "D / N");
     rep.add("compute", "vs_chinchilla_20", r.D / r.N / kChinchillaTokensPerParam, Unit::ratio, "(D / N) / 20");

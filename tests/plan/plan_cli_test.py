@@ -114,6 +114,10 @@ def worked_numbers():
     # --peak-tflops on any device; decoding is bandwidth-bound up to the ridge point, compute-bound
     # past it (2N FLOPs a token); memory as the driver reports it (nvidia-smi's 81559 MiB).
     want("--peak-tflops on an H100", plan("--params", "1e9", "--device", "h100", "--peak-tflops", "500")["device"]["peak_flops"], 5e14)
+    # Given on this CPU too, the peak is said to be the given one (it was labelled "BF16 FLOP/s").
+    j = plan("--params", "1e9", "--device", "cpu", "--peak-tflops", "2")
+    want("--peak-tflops on the CPU", (j["device"]["peak_flops"], j["formulas"]["device.peak_flops"]),
+         (2e12, "FLOP/s from --peak-tflops"))
     want("decode at batch 1: bandwidth / weight bytes",
          plan("--params", "1e9", "--device", "h100")["serving"]["decode_tokens_per_s"], 3.35e12 / 2e9)
     want("decode at batch 1024: peak / 2N",
