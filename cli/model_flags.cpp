@@ -69,7 +69,7 @@ void check_model_shape_flags(const CLI::App& app, const ModelFlags& f) {
     dim("--mlp-hidden", f.mlp_hidden, 0);
     dim("--n-kv-head", f.n_kv_head, 0);
     if (app.count("--rope-theta") > 0 && !(std::isfinite(f.rope_theta) && f.rope_theta > 1.0f))
-        throw Error("--rope-theta", "must be a finite number above 1, got " + std::to_string(f.rope_theta));
+        throw Error("--rope-theta", "must be a finite number above 1, got " + app.get_option("--rope-theta")->results().back());
 }
 
 std::string first_knob_flag(const CLI::App& app) {

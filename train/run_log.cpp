@@ -100,7 +100,7 @@ void read_run_log(const std::string& path, const std::function<void(const plan::
     // A device has no end (/dev/zero would be read until memory runs out); a pipe is read.
     if (std::filesystem::is_character_file(st) || std::filesystem::is_block_file(st)) throw Error(path, "is a device, not a run log");
     std::ifstream in(path);
-    if (!in) throw Error(path, "cannot open the run log");
+    if (!in) throw Error(path, std::string("cannot open the run log: ") + std::strerror(errno));
     const std::string not_a_log = "not a sixnd run log (no header record): ";
     bool started = false;
     int torn = 0;  // the line number of a line that is not JSON

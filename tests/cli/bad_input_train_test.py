@@ -138,7 +138,7 @@ def run(tmp):
         flag("--n-layer", "0", ["[1,"]), flag("--n-head", "-2", ["[1,"]), flag("--n-embd", "0", ["[1,"]),
         flag("--n-head", "5", ["not divisible", "48"]), flag("--n-embd", "50", ["not divisible", "50"]),
         flag("--pos", "alibi", ["learned or rope"]), flag("--rope-theta", "1", ["above 1"]),
-        flag("--rope-theta", "nan", ["finite"]), flag("--rope-theta", "500", ["--pos rope only"]), flag("--norm", "batchnorm", ["layernorm or rmsnorm"]),
+        flag("--rope-theta", "nan", ["finite"]), flag("--rope-theta", "1e-50", ["got 1e-50"]), flag("--rope-theta", "500", ["--pos rope only"]), flag("--norm", "batchnorm", ["layernorm or rmsnorm"]),
         flag("--mlp", "geglu", ["gelu, swiglu or relu2"]), flag("--mlp-hidden", "-1", ["[0,"]),
         flag("--qk-norm", "yes", ["on or off"]), flag("--tie-embeddings", "1", ["on or off"]),
         flag("--bias", "none", ["on or off"]), flag("--n-kv-head", "3", ["divide", "4"]),

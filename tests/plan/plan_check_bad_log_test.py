@@ -183,6 +183,8 @@ def run(tmp):
                       [f"{torn_mid}:{steps[1] + 1}: ", "not the last line", "\\xff"]))
     cases.append(Case("a directory", ["plan", "--check", tmp], [tmp + ": ", "is a directory"]))
     cases.append(Case("a device", ["plan", "--check", "/dev/zero"], ["/dev/zero: ", "is a device"], timeout=30))
+    long_name = os.path.join(tmp, "n" * 300)
+    cases.append(Case("a name too long", ["plan", "--check", long_name], [long_name + ": ", "cannot open the run log: File name too long"]))
     # RunLog writes its header first, and refuses to append to a file that does not open with one.
     step_first = os.path.join(tmp, "step_first.jsonl")
     with open(step_first, "w") as f:
