@@ -122,6 +122,9 @@ std::vector<ConfigArg> config_file_args(CLI::App& app, const std::string& verb, 
         if (!applies) continue;
         const std::string flag = "--" + key;
         const CLI::Option* opt = key.empty() ? nullptr : app.get_option_no_throw(flag);
+        // `help = true` printed the flags and ran nothing, exit status 0.
+        if (opt && opt == app.get_help_ptr())
+            throw Error(where, "'" + excerpt(trim(t.substr(0, eq))) + "' is not a setting: --help prints the flags a config file may set");
         if (!opt)
             throw Error(where, "unknown key '" + excerpt(trim(t.substr(0, eq))) + "' (sixnd " + verb + " has no " +
                                    excerpt(flag) + ")");

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "cli/config_file.h"
 #include "cli/verbs.h"
@@ -100,7 +101,11 @@ int main(int argc, char** argv) {
         sixnd::abort_after_lone_failure();
         return 1;
     }
-    std::fprintf(stderr, "sixnd: unknown verb '%s'\n", argv[1]);
+    std::vector<std::string> names;
+    for (const auto& v : sixnd::cli::verbs()) names.emplace_back(v.name);
+    const std::string near = sixnd::cli::closest_name(argv[1], names);
+    std::fprintf(stderr, "sixnd: error: unknown verb '%s'%s\n", sixnd::printable(argv[1]).c_str(),
+                 near.empty() ? "" : (" (did you mean " + near + "?)").c_str());
     usage(stderr);
     return 2;
 }

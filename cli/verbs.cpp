@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
 
 #include "cli/config_file.h"
 #include "core/error.h"
@@ -23,13 +27,17 @@ bool names_flag(const std::string& what, const std::string& flag) {
 }
 
 // What is wrong with a number flag's value that CLI11 accepted, or "". It reads an empty value
-// as 0 ("grad-clip =" in a config file would turn clipping off), and integers as C's strtoll
-// with base 0 does: "--stop-at 00000500", a step copied from a checkpoint's name, would be 320
-// (octal), and 0x10 16.
+// as 0 ("grad-clip =" in a config file would turn clipping off), integers as C's strtoll with
+// base 0 does ("--stop-at 00000500", a step copied from a checkpoint's name, would be 320
+// (octal), and 0x10 16), reals as strtold does (0x1p-3 is 0.125), and either past leading
+// blanks, which would let " 010" through as octal.
 std::string number_fault(const std::string& value, bool integer) {
     if (value.empty()) return "needs a number, and its value is empty";
+    if (std::isspace(static_cast<unsigned char>(value[0])))
+        return "takes a number without blanks around it, got '" + excerpt(value) + "'";
     const size_t i = value[0] == '-' || value[0] == '+' ? 1 : 0;
-    if (!integer || value.size() < i + 2 || value[i] != '0') return "";
+    if (value.size() < i + 2 || value[i] != '0') return "";
+    if (!integer) return value[i + 1] == 'x' || value[i + 1] == 'X' ? "takes a decimal number, got '" + excerpt(value) + "'" : "";
     if (std::isdigit(static_cast<unsigned char>(value[i + 1]))) {
         const size_t digits = value.find_first_not_of('0', i);
         return "takes a decimal number without leading zeros, got '" + excerpt(value) + "' (write " +
@@ -58,7 +66,52 @@ void check_number_values(const CLI::App& app, const std::vector<ConfigArg>& conf
     for (const CLI::App* sub : app.get_subcommands()) check_number_values(*sub, config);
 }
 
+// Edits (insert, delete, replace, swap two neighbours) from a to b: the usual typos.
+size_t typo_distance(const std::string& a, const std::string& b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); i++) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); j++) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); i++)
+        for (size_t j = 1; j <= b.size(); j++) {
+            d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[a.size()][b.size()];
+}
+
+// " (did you mean --X?)" for the first unknown flag among CLI11's leftovers that is a typo of
+// one of the flags of app or its subcommand, else "".
+std::string flag_suggestion(const CLI::App& app, const std::vector<std::string>& extras) {
+    std::vector<std::string> flags;
+    for (const CLI::Option* opt : app.get_options())
+        if (opt->get_name().rfind("--", 0) == 0) flags.push_back(opt->get_name());
+    for (const CLI::App* sub : app.get_subcommands())
+        for (const CLI::Option* opt : sub->get_options())
+            if (opt->get_name().rfind("--", 0) == 0) flags.push_back(opt->get_name());
+    for (const std::string& x : extras) {
+        if (x.rfind("--", 0) != 0) continue;
+        const std::string near = closest_name(x.substr(0, x.find('=')), flags);
+        if (!near.empty()) return " (did you mean " + near + "?)";
+    }
+    return "";
+}
+
 }  // namespace
+
+std::string closest_name(const std::string& given, const std::vector<std::string>& names) {
+    const size_t skip = given.rfind("--", 0) == 0 ? 2 : 0;  // "--" is never the typo
+    const size_t most = std::max<size_t>(1, std::min<size_t>(2, (given.size() - skip) / 3));
+    std::string best;
+    size_t best_distance = most + 1;
+    for (const std::string& name : names) {
+        const size_t distance = typo_distance(given, name);
+        if (distance > 0 && distance < best_distance) {
+            best = name;
+            best_distance = distance;
+        }
+    }
+    return best;
+}
 
 NumberKind number_kind(const CLI::Option& opt) {
     const std::string type = opt.get_type_name();
@@ -70,6 +123,14 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
     const std::string verb = argv[0];
     const std::vector<CLI::Option*> options = app.get_options();
     const bool positionals = std::any_of(options.begin(), options.end(), [](const CLI::Option* o) { return o->get_positional(); });
+    // A verb with subcommands has the flags of the one named first (check_subcommand saw to it).
+    const CLI::App* sub = nullptr;
+    for (const CLI::App* s : app.get_subcommands({}))
+        if (argc > 1 && s->get_name() == argv[1]) sub = s;
+    auto flag_named = [&](const std::string& name) {
+        const CLI::Option* opt = app.get_option_no_throw(name);
+        return opt || !sub ? opt : sub->get_option_no_throw(name);
+    };
     std::vector<std::string> args;
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
@@ -79,9 +140,12 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
             throw Error("--", "not a flag: this command takes flags only, and drops those after a '--'; leave it out");
         // CLI11 takes "--log=" for "--log" with its value still to come, and so swallows the next
         // argument ("--log= --check" would log to a file named --check, and run): an empty value.
+        // A flag's "--overwrite=" it takes as "--overwrite": "--overwrite=$UNSET" would delete.
         const size_t eq = a.find('=');
-        const CLI::Option* opt = a.rfind("--", 0) == 0 && eq == a.size() - 1 ? app.get_option_no_throw(a.substr(0, eq)) : nullptr;
-        if (opt && opt->get_expected_min() > 0) {
+        const CLI::Option* opt = a.rfind("--", 0) == 0 && eq == a.size() - 1 ? flag_named(a.substr(0, eq)) : nullptr;
+        if (opt && opt->get_expected_min() == 0)
+            throw Error(opt->get_name(), "is given an empty value ('" + a + "'); give " + opt->get_name() + " alone, or leave it out");
+        if (opt) {
             args.push_back(a.substr(0, eq));
             args.emplace_back();
         } else {
@@ -98,25 +162,42 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
         app.parse(all);
     } catch (const CLI::ParseError& e) {
         if (e.get_exit_code() == 0) {
-            app.exit(e);
+            // Written here, not by CLI11 into std::cout: the help is longer than stdout's buffer, so
+            // a full disk fails a write inside CLI11, and by the final flush the reason is gone.
+            std::ostringstream help;
+            app.exit(e, help);
+            const std::string text = help.str();
+            errno = 0;
+            if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+                throw Error("stdout", std::string("write failed") + (errno ? std::string(": ") + std::strerror(errno) : ""));
             return false;
         }
-        // A bad value from the config file: name its line.
         std::string what = e.what();
         // CLI11's words for a flag given twice.
         const std::string twice = "At Most 1 required but received ";
         if (const size_t at = what.find(twice); at != std::string::npos)
             what = what.substr(0, at) + "is given " + what.substr(at + twice.size()) + " times; give it once";
-        // An unquoted glob for a flag that takes one pattern arrives as several file names; the
-        // ones after the first are "not expected".
-        if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
-            const std::vector<std::string> extras = app.remaining();
+        // CLI11 checks for missing flags before unknown ones: `--trian-data x` was "--train-data is
+        // required", the typo unmentioned. (A verb that takes extras, ablate, passes them on.)
+        const std::vector<std::string> extras = app.remaining(true);
+        bool unknown = dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr;
+        if (!unknown && !app.get_allow_extras() && dynamic_cast<const CLI::RequiredError*>(&e) && !extras.empty()) {
+            what = CLI::ExtrasError(extras).what();
+            unknown = true;
+        }
+        // Not part of `what` while a config file's line is looked for: it names a flag the file may give.
+        std::string suggestion;
+        if (unknown) {
+            // An unquoted glob for a flag that takes one pattern arrives as several file names; the
+            // ones after the first are "not expected".
             if (std::any_of(extras.begin(), extras.end(), [](const std::string& x) { return path_present(x); }))
                 what += " (an existing file: a glob the shell expanded into several names? quote it, e.g. 'data/*.bin')";
+            suggestion = flag_suggestion(app, extras);
         }
+        // A bad value from the config file: name its line.
         for (const ConfigArg& c : config)
-            if (names_flag(what, c.flag)) throw Error(c.where, what);
-        throw Error("", what);
+            if (names_flag(what, c.flag)) throw Error(c.where, what + suggestion);
+        throw Error("", what + suggestion);
     }
     check_number_values(app, config);
     return true;

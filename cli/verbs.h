@@ -2,6 +2,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <string>
 #include <vector>
 
 namespace sixnd::cli {
@@ -33,6 +34,9 @@ void refuse_empty_values(const CLI::App& app, const std::vector<std::string>& ma
 // a number (a text flag stays text, whatever it spells).
 enum class NumberKind { none, integer, real };
 NumberKind number_kind(const CLI::Option& opt);
+
+// The one of `names` that `given` is a typo of (a letter or two off, two letters swapped), or "".
+std::string closest_name(const std::string& given, const std::vector<std::string>& names);
 
 // For a verb with subcommands, before parse_flags: a missing or misspelt subcommand is an Error
 // naming the ones there are (CLI11 would say only "a subcommand is required").
