@@ -93,18 +93,9 @@ void detect_isa(CpuFeatures& f, ClockEvidence& clocks) {
 void detect_isa(CpuFeatures&, ClockEvidence&) {}
 #endif
 
-// SIXND_CPU_ISA: clears what the named CPU kind lacks.
 void apply_cap(CpuFeatures& f) {
     const char* env = std::getenv("SIXND_CPU_ISA");
-    const std::string cap = env && *env ? env : "native";
-    if (cap == "avx2") {
-        f.avx512f = f.avx512_bf16 = f.amx_bf16 = false;
-    } else if (cap == "avx512_core") {
-        f.avx512_bf16 = f.amx_bf16 = false;
-    } else if (cap != "native") {
-        throw Error("SIXND_CPU_ISA", "unknown value '" + cap + "' (expected native, avx512_core or avx2)");
-    }
-    f.isa_cap = cap;
+    apply_isa_cap(f, env && *env ? env : "native");
 }
 
 // SIXND_BF16_MATMUL, after the cap: "bf16" needs dot products the capped CPU still has.
@@ -179,6 +170,26 @@ double read_khz(const char* path) {
 }
 
 }  // namespace
+
+// A cap above the CPU would run its own path under another's name (the header's isa_cap, oneDNN
+// capped to instructions it never had): refused, as an unknown value is.
+void apply_isa_cap(CpuFeatures& f, const std::string& cap) {
+    auto refuse_without = [&](bool has, const char* what) {
+        if (!has)
+            throw Error("SIXND_CPU_ISA", cap + " needs " + what + ", which this CPU (" + f.flags() +
+                                             ") does not have: leave it unset to run what the CPU has");
+    };
+    if (cap == "avx2") {
+        refuse_without(f.avx2 && f.fma, "AVX2 and FMA");
+        f.avx512f = f.avx512_bf16 = f.amx_bf16 = false;
+    } else if (cap == "avx512_core") {
+        refuse_without(f.avx512f, "AVX-512");
+        f.avx512_bf16 = f.amx_bf16 = false;
+    } else if (cap != "native") {
+        throw Error("SIXND_CPU_ISA", "unknown value '" + cap + "' (expected native, avx512_core or avx2)");
+    }
+    f.isa_cap = cap;
+}
 
 CpuClock pick_clock(const ClockEvidence& e) {
     if (e.cpuid_max_mhz > 0) return {e.cpuid_max_mhz / 1000.0, "cpuid leaf 0x16 maximum frequency", true};

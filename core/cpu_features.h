@@ -5,8 +5,9 @@
 //
 // SIXND_CPU_ISA caps what is reported, so that one machine can run the code another CPU kind
 // runs: "avx2" (no AVX-512, no AVX512-BF16, no AMX: an AVX2-only EPYC or laptop), "avx512_core"
-// (AVX-512 without BF16 arithmetic), "native" or unset (everything present). The CPU matmul
-// caps oneDNN to the same ISA before its first use (model/cpu/matmul.cpp).
+// (AVX-512 without BF16 arithmetic), "native" or unset (everything present); a kind the CPU does
+// not reach is refused. The CPU matmul caps oneDNN to the same ISA before its first use
+// (model/cpu/matmul.cpp).
 //
 // SIXND_BF16_MATMUL overrides where BF16 matmuls run: "bf16" (the BF16 dot products, where the
 // CPU, as capped, has them), "fp32" (the packed GEMM in FP32 arithmetic), "auto" or unset (the
@@ -66,6 +67,10 @@ struct CpuClock {
 // The clock a peak is computed at: the first stated maximum (boost) clock, else the first base or
 // nominal one (see cpu_features.cpp for the order). Pure: no timing, no I/O.
 CpuClock pick_clock(const ClockEvidence& e);
+
+// SIXND_CPU_ISA's value applied to detected features: clears what the named CPU kind lacks, and
+// refuses an unknown kind or one that needs what f lacks (Error naming SIXND_CPU_ISA).
+void apply_isa_cap(CpuFeatures& f, const std::string& cap);
 
 // Detected on first use, then the same object for the life of the process.
 const CpuFeatures& cpu_features();

@@ -326,7 +326,7 @@ def main():
         run_dir = os.path.join(t, "sig run")
         interrupt(repo, env, t, run_dir, lambda p: os.kill(p.pid, signal.SIGTERM), 143, "SIGTERM to run.sh")
         shutil.rmtree(run_dir, ignore_errors=True)
-        interrupt(repo, dict(env, SIXND_CPU_ISA="avx512_core"), t, run_dir, lambda p: os.killpg(p.pid, signal.SIGINT),
+        interrupt(repo, dict(env, SIXND_CPU_ISA="avx2"), t, run_dir, lambda p: os.killpg(p.pid, signal.SIGINT),
                   130, "Ctrl-C")
         rc, out, err = run(repo, dict(env, SIXND_RUN=run_dir, SIXND_STEPS="1"), t)
         ckpts = sorted(os.listdir(os.path.join(run_dir, "checkpoints")))
