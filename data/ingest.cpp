@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +18,7 @@
 #include "core/log.h"
 #include "core/read_file.h"
 #include "core/sibling_name.h"
+#include "data/byte_source.h"
 #include "data/prepare_out.h"
 #include "data/shard.h"
 #include "tokenizer/utf8.h"
@@ -154,32 +154,11 @@ DocReader::DocReader(const std::string& path, const IngestOptions& opts)
     : path_(path), opts_(opts), format_(opts.format), buf_(1 << 20) {
     // Only regular files: opening a FIFO waits for a writer, a device such as /dev/zero never
     // ends, and neither reads the same twice (pass 2 reads every file again). A missing file is
-    // named below.
+    // named when it is opened.
     require_regular_file(path);
-    // zlib reads a non-gzip file as plain bytes; a file named .gz that is not gzip is a mistake
-    // (a renamed or half-downloaded file) better named now than read as text.
-    if (ends_with(path, ".gz")) {
-        unsigned char magic[2] = {0, 0};
-        std::FILE* f = std::fopen(path.c_str(), "rb");
-        if (!f) throw Error(path, std::string("cannot open: ") + std::strerror(errno));
-        size_t got = std::fread(magic, 1, 2, f);
-        std::fclose(f);
-        if (got > 0 && (got < 2 || magic[0] != 0x1f || magic[1] != 0x8b))
-            throw Error(path, "is named .gz but is not gzip data (no gzip signature 1f 8b at the start)");
-    }
+    source_ = std::make_unique<ByteSource>(path, ends_with(path, ".gz"));
     hash_state_ = XXH3_createState();
     XXH3_64bits_reset(static_cast<XXH3_state_t*>(hash_state_));
-    errno = 0;
-    gz_ = gzopen(path.c_str(), "rb");  // reads uncompressed files transparently
-    if (!gz_) {
-        const int err = errno;
-        XXH3_freeState(static_cast<XXH3_state_t*>(hash_state_));
-        std::error_code ec;
-        if (err == ENOENT && fs::is_symlink(fs::symlink_status(path, ec)))
-            throw Error(path, "is a symbolic link to " + fs::read_symlink(path, ec).string() + ", which does not exist");
-        throw Error(path, std::string("cannot open: ") + (err ? std::strerror(err) : "out of memory"));
-    }
-    gzbuffer(gz_, 1 << 17);
     if (format_ != InputFormat::automatic) return;
     std::string base = ends_with(path, ".gz") ? path.substr(0, path.size() - 3) : path;
     if (ends_with(base, ".jsonl") || ends_with(base, ".ndjson")) {
@@ -190,7 +169,6 @@ DocReader::DocReader(const std::string& path, const IngestOptions& opts)
     try {
         fill();
     } catch (...) {  // the destructor will not run for a half-built reader
-        gzclose(gz_);
         XXH3_freeState(static_cast<XXH3_state_t*>(hash_state_));
         throw;
     }
@@ -203,17 +181,10 @@ DocReader::DocReader(const std::string& path, const IngestOptions& opts)
 }
 
 DocReader::~DocReader() {
-    if (gz_) gzclose(gz_);
     XXH3_freeState(static_cast<XXH3_state_t*>(hash_state_));
 }
 
 uint64_t DocReader::content_hash() const { return XXH3_64bits_digest(static_cast<XXH3_state_t*>(hash_state_)); }
-
-// zlib prefixes its messages with the path, which the Error already names.
-std::string DocReader::without_path(const char* msg) const {
-    std::string m = msg;
-    return m.rfind(path_ + ": ", 0) == 0 ? m.substr(path_.size() + 2) : m;
-}
 
 // Appends more decompressed bytes to the buffer (compacting it first); false at end of file.
 bool DocReader::fill() {
@@ -224,23 +195,15 @@ bool DocReader::fill() {
         pos_ = 0;
     }
     if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);
-    int n = gzread(gz_, buf_.data() + end_, static_cast<unsigned>(buf_.size() - end_));
-    if (n < 0) {
-        int err = 0;
-        const char* msg = gzerror(gz_, &err);
-        throw Error(path_, "read failed: " + (err == Z_ERRNO ? std::string(std::strerror(errno)) : without_path(msg)));
-    }
+    const size_t n = source_->read(buf_.data() + end_, buf_.size() - end_);
     if (n == 0) {
-        int err = 0;
-        const char* msg = gzerror(gz_, &err);
-        if (err != Z_OK) throw Error(path_, "corrupt or truncated gzip data: " + without_path(msg));
         eof_ = true;
         return false;
     }
-    XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), buf_.data() + end_, static_cast<size_t>(n));
+    XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), buf_.data() + end_, n);
     const bool first = bytes_ == 0;
-    bytes_ += static_cast<uint64_t>(n);
-    end_ += static_cast<size_t>(n);
+    bytes_ += n;
+    end_ += n;
     // A byte order mark says how the file is encoded; it is no part of the first document.
     if (first) {
         const std::string_view head(buf_.data(), end_);
@@ -390,7 +353,9 @@ std::optional<std::string> jsonl_text(const std::string& raw_line, const std::st
             }
             if (!all.empty()) return all;
             fault = "no string in the record";
-        } else if (!j.is_object() || !j.contains(field))
+        } else if (!j.is_object())
+            fault = "a JSON " + std::string(j.type_name()) + ", not an object";
+        else if (!j.contains(field))
             fault = "no field \"" + field + "\" (see --jsonl-field)";
         else if (!j[field].is_string())
             fault = "field \"" + field + "\" is not a string";

@@ -1,17 +1,18 @@
 // Ingest: turns input files into documents. Plain text (one document per file), fortune files
 // (documents separated by lines holding only "%"), and JSON Lines (one document per line, text
-// in a chosen field); any of them may be gzip'd, and a UTF-8 byte order mark that starts a file
-// is dropped. Then every document is made valid UTF-8 and NFC-normalised, so later stages and
+// in a chosen field); any of them may be gzip'd (data/byte_source.h), and a UTF-8 byte order
+// mark that starts a file is dropped. Then every document is made valid UTF-8 and NFC-normalised, so later stages and
 // both passes over the data see identical text.
 #pragma once
-#include <zlib.h>
-
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace sixnd::data {
+
+class ByteSource;
 
 enum class InputFormat { automatic, text, jsonl, fortune };
 enum class OnError { fail, skip };
@@ -59,12 +60,11 @@ private:
     bool read_line(std::string& line);
     bool fill();
     bool next_jsonl(std::string& doc);
-    std::string without_path(const char* msg) const;
 
     std::string path_;
     IngestOptions opts_;
     InputFormat format_;
-    gzFile gz_ = nullptr;
+    std::unique_ptr<ByteSource> source_;
     std::vector<char> buf_;
     size_t pos_ = 0, end_ = 0;
     bool eof_ = false, done_ = false;
