@@ -18,4 +18,8 @@ inline std::string shortest_number(double v, bool as_float = false) {
     return text;
 }
 
+// A float as the double of its shortest decimal (0.9, not 0.8999999761581421): a float setting
+// recorded in JSON as the number it was given as.
+inline double float_as_decimal(float v) { return std::strtod(shortest_number(v, true).c_str(), nullptr); }
+
 }  // namespace sixnd

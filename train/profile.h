@@ -33,8 +33,8 @@ public:
     // be: the (wrapped) backend.
     StepProfiler(Backend& be, int steps);
     ~StepProfiler();
-    // Profiles `steps` steps of the run's [first, last): from first + 1 when there is room, so
-    // that allocation and warm-up stay out of it.
+    // Profiles at most `steps` steps of the run's [first, last), from first + 1 unless first is
+    // the only one, so that allocation and warm-up stay out of it.
     void window(int first, int last);
     bool enabled() const { return ops_ != nullptr; }
 

@@ -52,9 +52,6 @@ namespace sixnd {
 using nlohmann::json;
 
 nlohmann::json TrainOptions::to_json() const {
-    // A float option as the decimal it was given as (0.9, not 0.8999999761581421): the shortest
-    // text that reads back as the same float.
-    const auto decimal = [](float v) { return std::strtod(shortest_number(v, true).c_str(), nullptr); };
     return json{{"device", device},
                 {"dtype", dtype_name(dtype)},
                 {"attention", attention_name(attention)},
@@ -69,20 +66,20 @@ nlohmann::json TrainOptions::to_json() const {
                 {"total_batch_tokens", total_batch_tokens},
                 {"steps", steps},
                 {"stop_at", stop_at},
-                {"lr", decimal(schedule.lr)},
+                {"lr", float_as_decimal(schedule.lr)},
                 {"schedule", schedule_name(schedule.kind)},
                 {"warmup", schedule.warmup},
-                {"final_lr_frac", decimal(schedule.final_frac)},
-                {"weight_decay", decimal(optimizer.weight_decay)},
-                {"beta1", decimal(optimizer.beta1)},
-                {"beta2", decimal(optimizer.beta2)},
-                {"eps", decimal(optimizer.eps)},
+                {"final_lr_frac", float_as_decimal(schedule.final_frac)},
+                {"weight_decay", float_as_decimal(optimizer.weight_decay)},
+                {"beta1", float_as_decimal(optimizer.beta1)},
+                {"beta2", float_as_decimal(optimizer.beta2)},
+                {"eps", float_as_decimal(optimizer.eps)},
                 {"master_weights", optimizer.master_weights},
                 {"optimizer", optimizer_name(optimizer.kind)},
-                {"muon_lr", decimal(optimizer.muon_lr)},
-                {"muon_momentum", decimal(optimizer.muon_momentum)},
-                {"muon_weight_decay", decimal(optimizer.muon_weight_decay)},
-                {"grad_clip", decimal(grad_clip)},
+                {"muon_lr", float_as_decimal(optimizer.muon_lr)},
+                {"muon_momentum", float_as_decimal(optimizer.muon_momentum)},
+                {"muon_weight_decay", float_as_decimal(optimizer.muon_weight_decay)},
+                {"grad_clip", float_as_decimal(grad_clip)},
                 {"out", out_dir},
                 {"overwrite", overwrite},
                 {"allow_resume_changes", allow_resume_changes},
@@ -234,9 +231,12 @@ private:
     std::string save(int step);
     void finish(int steps_run);
     // A run that stops early (a signal, too many bad steps or rollbacks, non-finite weights)
-    // logs why, and its bill for the steps it ran (the one it stops in, where that was computed:
-    // every stop but a signal's, which comes between steps), before it throws.
+    // logs why, the profile of the steps profiled so far, and its bill for the steps it ran (the
+    // one it stops in, where that was computed: every stop but a signal's, which comes between
+    // steps), before it throws.
     void stopped(int step, const json& why, bool computed_this_step);
+    // --profile N: profile.json, its log event and table, from the steps profiled (none: nothing).
+    void write_profile(int step);
     void bill(int step, int steps_run);
 
     const std::chrono::steady_clock::time_point created_ = std::chrono::steady_clock::now();  // for the bill
@@ -1463,7 +1463,7 @@ TrainResult Run::go() {
         result.losses.push_back(static_cast<float>(loss));
         result.last_loss = loss;
         json rec{{"type", "step"},           {"step", done},
-                 {"loss", loss},             {"lr", lr},
+                 {"loss", loss},             {"lr", float_as_decimal(lr)},
                  {"grad_norm", norm},        {"clip_scale", scale},
                  {"tokens", tokens_seen_},   {"step_ms", secs * 1e3},
                  {"tokens_per_s", step_tokens_ / secs}, {"flops", flops},
@@ -1501,21 +1501,24 @@ TrainResult Run::go() {
 
 // The profile (--profile) and the bill: log events, OUT/profile.json, summary lines.
 void Run::finish(int steps_run) {
-    const double step_tokens = static_cast<double>(step_tokens_);
-    if (profiler_.enabled() && root_) {
-        const json rep = profiler_.report(machine_roof(be_, peak_), {fpt_.model * step_tokens, fpt_.hardware * step_tokens, world_, peak_.flops_per_s});
-        if (!rep.is_null()) {
-            write_file_atomically(o_.out_dir + "/profile.json", rep.dump(2) + "\n");
-            log_->event("profile", last_step_, {{"path", o_.out_dir + "/profile.json"}, {"mfu", rep.at("mfu")}, {"hfu", rep.at("hfu")}});
-            std::fprintf(stderr, "%s", StepProfiler::table(rep).c_str());
-        }
-    }
+    write_profile(last_step_);
     bill(last_step_, steps_run);
 }
 
 void Run::stopped(int step, const json& why, bool computed_this_step) {
     log_->event("stop", step, why);
+    write_profile(step);
     bill(step, iterations_ + (computed_this_step ? 1 : 0));
+}
+
+void Run::write_profile(int step) {
+    if (!profiler_.enabled() || !root_) return;
+    const double step_tokens = static_cast<double>(step_tokens_);
+    const json rep = profiler_.report(machine_roof(be_, peak_), {fpt_.model * step_tokens, fpt_.hardware * step_tokens, world_, peak_.flops_per_s});
+    if (rep.is_null()) return;
+    write_file_atomically(o_.out_dir + "/profile.json", rep.dump(2) + "\n");
+    log_->event("profile", step, {{"path", o_.out_dir + "/profile.json"}, {"mfu", rep.at("mfu")}, {"hfu", rep.at("hfu")}});
+    std::fprintf(stderr, "%s", StepProfiler::table(rep).c_str());
 }
 
 // What the run cost: its wall-clock device time, FLOPs and MFU (a log event and one line).

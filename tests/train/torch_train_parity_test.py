@@ -1,7 +1,8 @@
 """Training parity with PyTorch: `sixnd train` (FP32, CPU) from an llm.c model file, against
 torch.optim.AdamW (betas 0.9/0.95, eps 1e-8) on the same weights and tokens — per-step losses
-to 1e-4 relative and the final parameters — without and with gradient clipping and weight
-decay (matrices only), and with gradient accumulation."""
+to 1e-4 relative, the step records' grad_norm (the global norm before clipping, of the gradient
+averaged over the micro-batches) and clip_scale, and the final parameters — without and with
+gradient clipping and weight decay (matrices only), and with gradient accumulation."""
 import json
 import os
 import subprocess
@@ -17,6 +18,7 @@ import torch_gpt2 as ref  # noqa: E402
 SIXND = os.environ["SIXND_BIN"]
 LOSS_TOL = 1e-4
 PARAM_TOL = 1e-4  # relative Frobenius error of each parameter tensor after training
+NORM_TOL = 1e-5  # relative error of grad_norm and clip_scale (seen: 1e-7)
 
 
 def run_case(tmp, name, cfg, B, T, steps, lr, wd, clip, accum):
@@ -41,9 +43,10 @@ def run_case(tmp, name, cfg, B, T, steps, lr, wd, clip, accum):
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     got = [json.loads(l) for l in open(log)]
     got_losses = [r["loss"] for r in got if r.get("type") == "step"]
+    got_norms = [(r["grad_norm"], r["clip_scale"]) for r in got if r.get("type") == "step"]
 
     opt = torch_training.adamw(model.params.values(), lr, wd)
-    ref_losses = []
+    ref_losses, ref_norms = [], []
     for s in range(steps):
         opt.zero_grad()
         total = 0.0
@@ -53,13 +56,19 @@ def run_case(tmp, name, cfg, B, T, steps, lr, wd, clip, accum):
             _, loss = model(chunk[:-1].view(B, T), chunk[1:].view(B, T))
             (loss / accum).backward()
             total += loss.item() / accum
-        torch_training.clip_grads(model.parameters(), clip)
+        ref_norms.append(torch_training.clip_grads(model.parameters(), clip))
         opt.step()
         ref_losses.append(total)
 
+    failures = []
+    for i, (g, r) in enumerate(zip(got_norms, ref_norms)):
+        for what, a, b in (("grad_norm", g[0], r[0]), ("clip_scale", g[1], r[1])):
+            if abs(a - b) > NORM_TOL * abs(b):
+                failures.append(f"{name}: step {i + 1} {what} {a} vs {b}")
+    print(f"{name}: (grad_norm, clip_scale) sixnd {got_norms}, torch {ref_norms}")
     ckpt = os.path.join(run, "checkpoints", f"step-{steps:08d}")
-    return torch_training.compare(name, got_losses, ref_losses, steps, ckpt, model.p, cfg.vocab_size, LOSS_TOL,
-                                  PARAM_TOL)
+    return failures + torch_training.compare(name, got_losses, ref_losses, steps, ckpt, model.p, cfg.vocab_size,
+                                             LOSS_TOL, PARAM_TOL)
 
 
 def main():

@@ -13,14 +13,15 @@ def adamw(params, lr, wd):
 
 
 def clip_grads(params, clip):
-    """Scales every gradient by clip / norm where the global L2 norm is above clip (0: off)."""
-    if clip <= 0:
-        return
+    """Scales every gradient by clip / norm where the global L2 norm is above clip (0: off).
+    Returns the norm before clipping and the scale applied: a step record's grad_norm and clip_scale."""
     params = list(params)
     norm = torch.sqrt(sum((p.grad ** 2).sum() for p in params))
-    if norm > clip:
+    scale = clip / norm if 0 < clip < norm else 1.0
+    if scale != 1.0:
         for p in params:
-            p.grad.mul_(clip / norm)
+            p.grad.mul_(scale)
+    return float(norm), float(scale)
 
 
 def compare(name, got_losses, ref_losses, steps, ckpt_dir, reference, vocab, loss_tol, param_tol,
