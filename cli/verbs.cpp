@@ -50,6 +50,15 @@ std::string number_fault(const std::string& value, bool integer) {
 
 // number_fault for every number flag given, subcommands' too, named at its config-file line
 // when the file gave it.
+// An on/off flag given twice: CLI11 keeps the last ("--check --check=false" ran for real), where
+// an option given twice is refused.
+void check_flags_once(const CLI::App& app) {
+    for (const CLI::Option* opt : app.get_options())
+        if (opt->get_expected_min() == 0 && opt != app.get_help_ptr() && opt->count() > 1)
+            throw Error(opt->get_name(), "is given " + std::to_string(opt->count()) + " times; give it once");
+    for (const CLI::App* sub : app.get_subcommands()) check_flags_once(*sub);
+}
+
 void check_number_values(const CLI::App& app, const std::vector<ConfigArg>& config) {
     for (const CLI::Option* opt : app.get_options()) {
         const NumberKind kind = number_kind(*opt);
@@ -199,6 +208,7 @@ bool parse_flags(CLI::App& app, int argc, char** argv, ConfigFile config_file) {
             if (names_flag(what, c.flag)) throw Error(c.where, what + suggestion);
         throw Error("", what + suggestion);
     }
+    check_flags_once(app);
     check_number_values(app, config);
     return true;
 }

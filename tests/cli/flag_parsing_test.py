@@ -49,6 +49,10 @@ def main():
         cases = [
             Case("a misspelt flag beside a missing required one", ["train", "--trian-data", "x.bin", "--check"],
                  ["not expected: ", "--trian-data", "(did you mean --train-data?)"]),
+            Case("an on/off flag given twice", check + ["--overwrite", "--overwrite=false"],
+                 ["--overwrite: is given 2 times; give it once"]),
+            Case("a subcommand's on/off flag given twice", ["tokenizer", "encode", "--tokenizer", "t.tok", "--ordinary", "--ordinary"],
+                 ["--ordinary: is given 2 times"]),
             # ablate passes flags it does not know to train: a missing --out is not taken for a typo.
             Case("ablate without --out, with train flags", ["ablate", "--vary", "lr=1e-3,2e-3", "--train-data", "x.bin"],
                  ["--out is required"]),
