@@ -65,6 +65,8 @@ public:
         int world = 1;
         double peak_flops = 0;  // what MFU/HFU are against (the run log's peak; on a CPU not the roof)
     };
+    // Whether a profiled step has ended (a run stopped before that has no profile to write).
+    bool profiled_any() const { return steps_done_ > 0; }
     // The report (null when not profiling, or, with a warning, when no profiled step ended);
     // `roof` is the device's, `flops` the counter's.
     nlohmann::json report(const Roof& roof, const StepFlops& flops) const;

@@ -1507,7 +1507,9 @@ void Run::finish(int steps_run) {
 
 void Run::stopped(int step, const json& why, bool computed_this_step) {
     log_->event("stop", step, why);
-    write_profile(step);
+    // Stopped before any profiled step ended, there is nothing to report: the end's warning would
+    // call the steps it never ran skipped, and the roof would be measured for nothing.
+    if (profiler_.profiled_any()) write_profile(step);
     bill(step, iterations_ + (computed_this_step ? 1 : 0));
 }
 

@@ -2,7 +2,8 @@
 whenever another step follows (--help: "over N steps (after the first)"), also where N covers
 the whole run: --steps 3 --profile 3 once averaged step 1 in and read several times the ms/step
 of steps 2-3. A one-step run profiles its only step. A run stopped by a signal writes the profile of the steps
-it got through (it wrote none). Steps are counted; no time is compared."""
+it got through (it wrote none); one stopped before any profiled step ended writes none and warns
+of nothing. Steps are counted; no time is compared."""
 import json
 import os
 import signal
@@ -58,6 +59,19 @@ def stopped(tmp, failures):
         failures.append(f"a run stopped by SIGINT: exit {p.returncode}, profile (steps, first) {got}, events {events}")
 
 
+def stopped_before_the_window(tmp, failures):
+    """--max-bad-steps 1 stops the run at step 2, the first of the window, which no profiled step
+    ended: no profile, and no warning calling the steps it never ran skipped."""
+    out, log, cmd = command(tmp, "bad", 5, 2)
+    r = subprocess.run(cmd + ["--lr", "1e30", "--max-bad-steps", "1"], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0", OMP_NUM_THREADS="1"))
+    warned = [x for x in r.stderr.splitlines() if "--profile" in x]
+    print(f"stopped at step 2 by --max-bad-steps: exit {r.returncode}, profile warnings {warned}")
+    if r.returncode != 1 or warned or os.path.exists(os.path.join(out, "profile.json")):
+        failures.append(f"a run stopped before any profiled step ended: exit {r.returncode}, warnings {warned}, "
+                        f"profile.json {os.path.exists(os.path.join(out, 'profile.json'))}")
+
+
 def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,6 +81,7 @@ def main():
         profiled(tmp, 4, 2, failures, 2, 2)
         profiled(tmp, 1, 1, failures, 1, 1)
         stopped(tmp, failures)
+        stopped_before_the_window(tmp, failures)
     return sixnd_files.report(failures, "the profile leaves the first step out")
 
 
